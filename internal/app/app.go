@@ -1,0 +1,73 @@
+// Package app wires storbench's commands together. Main is the only place
+// that exits the process.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/storbench/storbench/internal/cli"
+	"github.com/storbench/storbench/internal/cli/runcmd"
+	"github.com/storbench/storbench/internal/cli/runscmd"
+	"github.com/storbench/storbench/internal/cli/showcmd"
+	"github.com/storbench/storbench/internal/cli/suitescmd"
+	"github.com/storbench/storbench/internal/version"
+)
+
+// Main runs storbench with the process's arguments and exits.
+func Main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:], os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// Run runs storbench and returns its exit code.
+func Run(ctx context.Context, streams cli.Streams, args []string, getenv func(string) string) int {
+	root := NewRootCommand(cli.Deps{Streams: streams, Globals: &cli.Globals{}, Getenv: getenv})
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return cli.ExitOK
+	}
+	fmt.Fprintf(streams.ErrOut, "storbench: %v\n", err)
+	var ee *cli.ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	if ctx.Err() != nil {
+		return cli.ExitInterrupted
+	}
+	return cli.ExitFailed
+}
+
+// NewRootCommand builds the command tree.
+func NewRootCommand(d cli.Deps) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "storbench",
+		Short:         "Benchmark and qualify storage for small Kubernetes clusters and their hosts",
+		Version:       version.Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(d.In)
+	root.SetOut(d.Out)
+	root.SetErr(d.ErrOut)
+	root.PersistentFlags().StringVar(&d.Globals.DB, "db", "", "results database (default $XDG_DATA_HOME/storbench/results.db)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return cli.Usage(fmt.Errorf("%s: %w (see %s --help)", c.CommandPath(), err, c.CommandPath()))
+	})
+	root.AddCommand(
+		suitescmd.NewCommand(d),
+		runcmd.NewCommand(d),
+		runscmd.NewCommand(d),
+		showcmd.NewCommand(d),
+	)
+	return root
+}

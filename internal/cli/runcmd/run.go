@@ -1,0 +1,207 @@
+// Package runcmd implements "storbench run": a suite (or a raw fio job) on
+// one or more targets, stored as it goes.
+package runcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/storbench/storbench/internal/cli"
+	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/render"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/store"
+)
+
+type flags struct {
+	suite       string
+	fioJob      string
+	targets     []string
+	labels      []string
+	repeat      int
+	destructive []string
+	failFast    bool
+	workloads   []string
+	output      string
+}
+
+// NewCommand returns the run command.
+func NewCommand(d cli.Deps) *cobra.Command {
+	f := &flags{}
+	cmd := &cobra.Command{
+		Use:   "run --target PATH [--suite NAME|FILE] [flags]",
+		Short: "Run a benchmark suite on one or more targets and store the results",
+		Long: `Run a suite of fio workloads on each target in turn and store every result
+as soon as it is measured.
+
+A target is a directory (storbench creates its own test file there and removes
+it afterwards) or a block device. Writing to a device destroys its contents:
+storbench only does it when --destructive names that exact device, and refuses
+even then while the device is mounted, partitioned, held, or carries a
+filesystem or partition-table signature.`,
+		Example: `  storbench run --suite quick --target /tmp
+  storbench run --suite standard --target /mnt/ssd --label storage=usb-ssd
+  storbench run --suite etcd --target /var/lib/etcd-test --repeat 3
+  storbench run --suite ./mine.yaml --target /mnt/a --target /mnt/b
+  storbench run --fio-job ./job.fio --target /mnt/ssd
+  storbench run --suite standard --target /dev/sdb --destructive /dev/sdb`,
+		Args: cobra.NoArgs,
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.suite, "suite", "standard", "built-in suite name or a suite YAML file (see: storbench suites)")
+	fl.StringVar(&f.fioJob, "fio-job", "", "run this fio job file as it is instead of a suite")
+	fl.StringArrayVarP(&f.targets, "target", "t", nil, "directory or block device to benchmark (repeatable)")
+	fl.StringArrayVarP(&f.labels, "label", "l", nil, "label the run, key=value (repeatable), e.g. storage=usb-ssd")
+	fl.IntVar(&f.repeat, "repeat", 1, "run the suite this many times on each target")
+	fl.StringArrayVar(&f.destructive, "destructive", nil, "allow write workloads on this block device, destroying its contents (repeatable)")
+	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed workload")
+	fl.StringSliceVar(&f.workloads, "workloads", nil, "run only these workloads of the suite (comma-separated)")
+	check := cli.OutputFlag(cmd, &f.output, "table", "json")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := check(); err != nil {
+			return err
+		}
+		return run(cmd.Context(), d, f, cmd.Flags().Changed("suite"))
+	}
+	return cmd
+}
+
+func run(ctx context.Context, d cli.Deps, f *flags, suiteSet bool) error {
+	plan, err := buildPlan(f, suiteSet)
+	if err != nil {
+		return err
+	}
+	st, err := d.OpenStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	obs := newProgress(d, f.output == "json")
+	eng := &engine.Engine{Store: st, Observer: obs}
+	r, runErr := eng.Run(ctx, *plan)
+	obs.finish()
+
+	var refused *engine.RefusedError
+	switch {
+	case errors.As(runErr, &refused):
+		return cli.Usage(runErr)
+	case r == nil:
+		return runErr
+	}
+	if err := report(context.WithoutCancel(ctx), d, st, r, f.output); err != nil {
+		return errors.Join(runErr, err)
+	}
+	switch {
+	case errors.Is(runErr, engine.ErrInterrupted):
+		fmt.Fprintf(d.ErrOut, "interrupted: run %s is stored as interrupted with the workloads that finished; test files removed\n", r.ID)
+		return &cli.ExitError{Code: cli.ExitInterrupted, Err: runErr}
+	case errors.Is(runErr, engine.ErrWorkloadFailed):
+		return &cli.ExitError{Code: cli.ExitFailed, Err: runErr}
+	}
+	var missing *fio.MissingError
+	if errors.As(runErr, &missing) {
+		return &cli.ExitError{Code: cli.ExitFailed, Err: runErr}
+	}
+	return runErr
+}
+
+func buildPlan(f *flags, suiteSet bool) (*engine.Plan, error) {
+	if len(f.targets) == 0 {
+		return nil, cli.Usagef("no target: pass --target DIR or --target /dev/DEVICE")
+	}
+	if f.repeat < 1 {
+		return nil, cli.Usagef("--repeat %d: must be at least 1", f.repeat)
+	}
+	labels, err := cli.ParseLabels(f.labels)
+	if err != nil {
+		return nil, err
+	}
+	plan := &engine.Plan{Repeat: f.repeat, Labels: labels, FailFast: f.failFast, Round: result.RoundIsolated}
+	switch {
+	case f.fioJob != "" && suiteSet:
+		return nil, cli.Usagef("--suite and --fio-job are alternatives: pass one")
+	case f.fioJob != "":
+		if len(f.workloads) > 0 {
+			return nil, cli.Usagef("--workloads selects suite workloads; it does not apply to --fio-job")
+		}
+		data, err := os.ReadFile(f.fioJob)
+		if err != nil {
+			return nil, cli.Usage(fmt.Errorf("reading fio job: %w", err))
+		}
+		job, err := fio.ParseJobFile(data, f.fioJob)
+		if err != nil {
+			return nil, cli.Usage(err)
+		}
+		plan.RawJob = &engine.RawJob{Path: f.fioJob, Job: job}
+	default:
+		s, err := spec.Resolve(f.suite)
+		if err != nil {
+			return nil, cli.Usage(err)
+		}
+		if err := s.Select(f.workloads); err != nil {
+			return nil, cli.Usage(err)
+		}
+		plan.Suite = s
+	}
+	seen := map[string]bool{}
+	for _, t := range f.targets {
+		if seen[t] {
+			return nil, cli.Usagef("--target %s is given twice", t)
+		}
+		seen[t] = true
+		plan.Targets = append(plan.Targets, targetFor(t, f))
+	}
+	return plan, nil
+}
+
+func targetFor(t string, f *flags) runner.Target {
+	return local.NewTarget(t, local.Options{Destructive: f.destructive})
+}
+
+type runOutput struct {
+	Run     *result.Run     `json:"run"`
+	Results []result.Result `json:"results"`
+}
+
+func report(ctx context.Context, d cli.Deps, st store.Store, r *result.Run, output string) error {
+	results, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{r.ID}})
+	if err != nil {
+		return err
+	}
+	if output == "json" {
+		if results == nil {
+			results = []result.Result{}
+		}
+		return render.JSON(d.Out, runOutput{Run: r, Results: results})
+	}
+	fmt.Fprintln(d.Out)
+	if err := render.RunHeader(d.Out, r); err != nil {
+		return err
+	}
+	if len(results) == 0 {
+		_, err := fmt.Fprintln(d.Out, "No workload finished.")
+		return err
+	}
+	if err := render.ResultsTable(d.Out, results); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(d.Out, "\nStored in %s as run %s (storbench show %s).\n", dbPath(st), r.ID, strings.SplitN(r.ID, "-", 3)[0]+"-"+strings.SplitN(r.ID, "-", 3)[1])
+	return err
+}
+
+func dbPath(st store.Store) string {
+	if p, ok := st.(interface{ Path() string }); ok {
+		return p.Path()
+	}
+	return "the database"
+}

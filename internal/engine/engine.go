@@ -1,0 +1,401 @@
+// Package engine runs a suite on targets: it prepares each target, runs
+// every workload through fio, stores each result the moment it is known, and
+// cleans up on success, failure and interruption. It reports what happens
+// through an Observer and never prints.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/version"
+)
+
+// Plan is what to run, where, and how often.
+type Plan struct {
+	// Suite is the workloads to run. Exactly one of Suite and RawJob is set.
+	Suite *spec.Suite
+	// RawJob is a user's fio job file, run as it is.
+	RawJob *RawJob
+	// Targets run one after the other.
+	Targets []runner.Target
+	// Repeat runs the whole suite this many times on each target (>= 1).
+	Repeat int
+	// Round names the conditions, "isolated" unless said otherwise.
+	Round string
+	// Labels are the user's own labels, added to the run and every result.
+	Labels map[string]string
+	// FailFast stops at the first failed workload.
+	FailFast bool
+	// CleanupTimeout bounds the cleanup after the run; 0 means 2 minutes.
+	CleanupTimeout time.Duration
+	// Now and RandID make IDs deterministic in tests; nil means real ones.
+	Now func() time.Time
+}
+
+// RawJob is a fio job file given by the user.
+type RawJob struct {
+	Path string
+	Job  fio.Job
+}
+
+// Step identifies one workload execution for observers.
+type Step struct {
+	RunID       string
+	Target      string
+	Workload    string
+	Index       int // 1-based position of the workload within the suite
+	Count       int // workloads in the suite
+	Repetition  int
+	Repetitions int
+	// Expected is the workload's planned duration (ramp + runtime); zero for
+	// size-based workloads.
+	Expected time.Duration
+}
+
+// Observer hears about progress. Calls come from the goroutine running the
+// plan, in order.
+type Observer interface {
+	RunStarted(run *result.Run)
+	Notice(target, message string)
+	WorkloadStarted(s Step)
+	WorkloadProgress(s Step, p fio.Progress)
+	WorkloadFinished(s Step, r *result.Result)
+}
+
+// ErrInterrupted is returned when the context was cancelled mid-run.
+var ErrInterrupted = errors.New("interrupted")
+
+// ErrWorkloadFailed is returned (wrapped) when at least one workload failed.
+var ErrWorkloadFailed = errors.New("a workload failed")
+
+// RefusedError is a target that refused the plan before the run began.
+type RefusedError struct {
+	Target string
+	Err    error
+}
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Engine runs plans against a store.
+type Engine struct {
+	Store    store.Store
+	Observer Observer
+}
+
+// Run executes the plan. The returned run is stored and final; the error is
+// ErrInterrupted, wraps ErrWorkloadFailed, or says why nothing could run.
+func (e *Engine) Run(ctx context.Context, plan Plan) (*result.Run, error) {
+	now := plan.Now
+	if now == nil {
+		now = time.Now
+	}
+	if plan.Repeat < 1 {
+		plan.Repeat = 1
+	}
+	if plan.Round == "" {
+		plan.Round = result.RoundIsolated
+	}
+	run := &result.Run{
+		ID:      result.NewRunID(now(), uint16(rand.UintN(1<<16))),
+		Status:  result.StatusRunning,
+		Started: now(),
+		Source:  "storbench",
+		Labels:  map[string]string{"storbench_version": version.Version},
+	}
+	for k, v := range plan.Labels {
+		run.Labels[k] = v
+	}
+	if plan.Suite != nil {
+		run.Suite = plan.Suite.Name
+		for _, w := range plan.Suite.Workloads {
+			run.Workloads = append(run.Workloads, w.Name)
+		}
+	} else {
+		run.Suite = "fio-job:" + plan.RawJob.Path
+		for _, s := range plan.RawJob.Job.Sections {
+			run.Workloads = append(run.Workloads, s.Name)
+		}
+	}
+	for _, t := range plan.Targets {
+		run.Targets = append(run.Targets, t.Name())
+	}
+	// Refusals (unsafe device, no space) come before anything is stored.
+	need := e.need(plan, run.ID)
+	for _, t := range plan.Targets {
+		if c, ok := t.(runner.Checker); ok {
+			if err := c.Check(ctx, need); err != nil {
+				return nil, &RefusedError{Target: t.Name(), Err: err}
+			}
+		}
+	}
+	if err := e.Store.CreateRun(ctx, run); err != nil {
+		return nil, err
+	}
+	e.Observer.RunStarted(run)
+
+	var failures []error
+	for _, t := range plan.Targets {
+		errs := e.runTarget(ctx, run, plan, t)
+		failures = append(failures, errs...)
+		if ctx.Err() != nil || (plan.FailFast && len(failures) > 0) {
+			break
+		}
+	}
+
+	// Final bookkeeping must happen even after Ctrl-C.
+	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	run.Finished = now()
+	switch {
+	case ctx.Err() != nil:
+		run.Status = result.StatusInterrupted
+	case len(failures) > 0:
+		run.Status = result.StatusFailed
+		run.Note = errors.Join(failures...).Error()
+	default:
+		run.Status = result.StatusComplete
+	}
+	if err := e.Store.UpdateRun(fin, run); err != nil {
+		return run, fmt.Errorf("recording the end of run %s: %w", run.ID, err)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return run, ErrInterrupted
+	case len(failures) > 0:
+		return run, fmt.Errorf("%w: %w", ErrWorkloadFailed, errors.Join(failures...))
+	}
+	return run, nil
+}
+
+// runTarget prepares one target, runs everything on it and cleans it up.
+func (e *Engine) runTarget(ctx context.Context, run *result.Run, plan Plan, t runner.Target) (failures []error) {
+	need := e.need(plan, run.ID)
+	p, err := t.Prepare(ctx, need)
+	if err != nil {
+		e.recordTargetFailure(ctx, run, plan, t.Name(), err)
+		return []error{err}
+	}
+	defer func() {
+		timeout := plan.CleanupTimeout
+		if timeout == 0 {
+			timeout = 2 * time.Minute
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		defer cancel()
+		if err := p.Cleanup(cctx); err != nil {
+			e.Observer.Notice(p.Name, "cleanup failed: "+err.Error())
+			failures = append(failures, fmt.Errorf("target %s: cleanup: %w", p.Name, err))
+		}
+	}()
+	for _, n := range p.Notices {
+		e.Observer.Notice(p.Name, n)
+	}
+
+	fr := fio.Runner{Cmder: p.Cmder, Dir: p.Dir}
+	fioVersion, err := fr.Version(ctx)
+	if err != nil {
+		e.recordTargetFailure(ctx, run, plan, t.Name(), err)
+		return []error{err}
+	}
+	labels := map[string]string{"fio_version": fioVersion, "target_kind": p.Kind}
+	for k, v := range p.Labels {
+		labels[k] = v
+	}
+	for k, v := range plan.Labels {
+		labels[k] = v
+	}
+	// Host-wide labels of the first target describe the run too.
+	for _, k := range []string{"hostname", "kernel", "arch", "cpu_model", "fio_version"} {
+		if _, set := run.Labels[k]; !set && labels[k] != "" {
+			run.Labels[k] = labels[k]
+		}
+	}
+
+	engine, err := e.engineFor(ctx, fr, plan, p.Name)
+	if err != nil {
+		e.recordTargetFailure(ctx, run, plan, t.Name(), err)
+		return []error{err}
+	}
+
+	steps := e.steps(plan, p)
+	for rep := 1; rep <= plan.Repeat; rep++ {
+		for i, st := range steps {
+			step := Step{RunID: run.ID, Target: p.Name, Workload: st.name, Index: i + 1, Count: len(steps),
+				Repetition: rep, Repetitions: plan.Repeat, Expected: st.expected}
+			_, err := e.runStep(ctx, run, plan, step, fr, st.job(engine), labels)
+			if ctx.Err() != nil {
+				return failures
+			}
+			if err != nil {
+				failures = append(failures, err)
+				if plan.FailFast {
+					return failures
+				}
+			}
+		}
+	}
+	return failures
+}
+
+type step struct {
+	name     string
+	expected time.Duration
+	job      func(engine string) fio.Job
+}
+
+func (e *Engine) steps(plan Plan, p *runner.Prepared) []step {
+	if plan.RawJob != nil {
+		return []step{{name: rawName(plan.RawJob), job: func(string) fio.Job { return plan.RawJob.Job }}}
+	}
+	var out []step
+	for _, w := range plan.Suite.Workloads {
+		out = append(out, step{
+			name:     w.Name,
+			expected: time.Duration(w.Ramp) + time.Duration(w.Runtime),
+			job:      func(engine string) fio.Job { return fio.FromWorkload(w, p.File, engine) },
+		})
+	}
+	return out
+}
+
+func rawName(r *RawJob) string {
+	if len(r.Job.Sections) == 1 {
+		return r.Job.Sections[0].Name
+	}
+	return fmt.Sprintf("%d jobs of %s", len(r.Job.Sections), r.Path)
+}
+
+// engineFor picks libaio where fio has it and the suite asks for it, else
+// psync, with a notice.
+func (e *Engine) engineFor(ctx context.Context, fr fio.Runner, plan Plan, target string) (string, error) {
+	if plan.Suite == nil {
+		return "", nil
+	}
+	uses := false
+	for _, w := range plan.Suite.Workloads {
+		if w.IOEngine == "libaio" {
+			uses = true
+		}
+	}
+	if !uses {
+		return "", nil
+	}
+	ok, err := fr.HasEngine(ctx, "libaio")
+	if err != nil {
+		return "", err
+	}
+	if ok {
+		return "", nil
+	}
+	e.Observer.Notice(target, "fio here has no libaio engine: falling back to psync, so queue depths above 1 are not honoured")
+	return "psync", nil
+}
+
+// runStep runs one fio invocation and stores its result(s).
+func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, step Step, fr fio.Runner, job fio.Job, labels map[string]string) ([]*result.Result, error) {
+	e.Observer.WorkloadStarted(step)
+	started := time.Now()
+	out, ferr := fr.Run(ctx, job, func(p fio.Progress) { e.Observer.WorkloadProgress(step, p) })
+	finished := time.Now()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	base := result.Result{
+		RunID: run.ID, Target: step.Target, Round: plan.Round, Repetition: step.Repetition,
+		Workload: step.Workload, Labels: labels, Started: started, Finished: finished,
+	}
+	var jobs []fio.JobResult
+	if out != nil {
+		jobs = out.Final.AllJobs()
+	}
+	var stored []*result.Result
+	var failure error
+	if len(jobs) == 0 || (ferr != nil && plan.RawJob == nil) {
+		r := base
+		r.Status = result.StatusFailed
+		msg := "fio produced no result"
+		if ferr != nil {
+			msg = ferr.Error()
+		}
+		if len(jobs) > 0 {
+			r = mergeJob(base, jobs[0], out.Raw)
+		}
+		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("workload %s on %s: %s", step.Workload, step.Target, msg)
+		failure = errors.New(r.Error)
+		if err := e.Store.AddResult(ctx, &r); err != nil {
+			return nil, err
+		}
+		e.Observer.WorkloadFinished(step, &r)
+		return []*result.Result{&r}, failure
+	}
+	for _, j := range jobs {
+		r := mergeJob(base, j, out.Raw)
+		if plan.RawJob != nil {
+			r.Workload = j.Name
+		}
+		if r.Status == result.StatusFailed {
+			r.Error = fmt.Sprintf("workload %s on %s: %s", r.Workload, step.Target, r.Error)
+			failure = errors.Join(failure, errors.New(r.Error))
+		}
+		if err := e.Store.AddResult(ctx, &r); err != nil {
+			return stored, err
+		}
+		stored = append(stored, &r)
+		s := step
+		s.Workload = r.Workload
+		e.Observer.WorkloadFinished(s, &r)
+	}
+	if ferr != nil && failure == nil {
+		failure = fmt.Errorf("workload %s on %s: %w", step.Workload, step.Target, ferr)
+	}
+	return stored, failure
+}
+
+func mergeJob(base result.Result, j fio.JobResult, raw []byte) result.Result {
+	r := fio.ToResult(j)
+	r.RunID, r.Target, r.Round, r.Repetition, r.Workload = base.RunID, base.Target, base.Round, base.Repetition, base.Workload
+	r.Labels, r.Started, r.Finished = base.Labels, base.Started, base.Finished
+	r.RawFioJSON = raw
+	return r
+}
+
+func (e *Engine) need(plan Plan, runID string) runner.Need {
+	n := runner.Need{RunID: runID}
+	if plan.Suite != nil {
+		n.FileSize = plan.Suite.MaxFileSize()
+		n.Writers = plan.Suite.Writes()
+		for _, w := range plan.Suite.Workloads {
+			if *w.Direct {
+				n.Direct = true
+			}
+		}
+		return n
+	}
+	n.FileSize, n.Writers, n.Direct = rawNeeds(plan.RawJob.Job)
+	return n
+}
+
+// recordTargetFailure stores a failed result for every workload of a target
+// that could not be prepared, so show and compare say why it has no figures.
+func (e *Engine) recordTargetFailure(ctx context.Context, run *result.Run, plan Plan, target string, cause error) {
+	e.Observer.Notice(target, cause.Error())
+	sctx := context.WithoutCancel(ctx)
+	for _, w := range run.Workloads {
+		r := result.Result{RunID: run.ID, Target: target, Round: plan.Round, Repetition: 1, Workload: w,
+			Status: result.StatusFailed, Error: cause.Error(), Started: time.Now(), Finished: time.Now()}
+		if err := e.Store.AddResult(sctx, &r); err != nil {
+			e.Observer.Notice(target, "storing the failure: "+err.Error())
+			return
+		}
+	}
+}

@@ -1,0 +1,261 @@
+// Package fio builds fio jobs from workloads, runs fio through an
+// execx.Cmder and reads its JSON output into storbench's result model.
+package fio
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/storbench/storbench/internal/spec"
+)
+
+// Option is one fio option; an empty Value is a flag (e.g. stonewall).
+type Option struct {
+	Key   string
+	Value string
+}
+
+// Section is one [name] block of a job file.
+type Section struct {
+	Name    string
+	Options []Option
+}
+
+// Job is a fio job file: global options and job sections, in order.
+type Job struct {
+	Global   []Option
+	Sections []Section
+}
+
+// PercentileList is the latency percentiles storbench asks fio to keep.
+const PercentileList = "1:5:10:25:50:75:90:95:99:99.5:99.9:99.95:99.99"
+
+// File is where a workload does its I/O.
+type File struct {
+	// Name is the file or device fio opens, relative to the working directory
+	// for files storbench creates.
+	Name string
+	// Size caps the span fio uses; 0 keeps the workload's own size.
+	Size int64
+}
+
+// FromSuite builds the job file for a whole suite: one section per workload,
+// each behind a stonewall so they run in sequence.
+func FromSuite(s *spec.Suite, f File, engine string) Job {
+	j := Job{Global: globalOptions(f)}
+	for _, w := range s.Workloads {
+		j.Sections = append(j.Sections, section(w, f, engine))
+	}
+	return j
+}
+
+// FromWorkload builds the job that measures one workload on its own.
+func FromWorkload(w spec.Workload, f File, engine string) Job {
+	return Job{Global: globalOptions(f), Sections: []Section{section(w, f, engine)}}
+}
+
+func globalOptions(f File) []Option {
+	return []Option{
+		{"filename", f.Name},
+		// Fresh random offsets every run, and write buffers refilled with random
+		// data on every submit, so neither caches nor compressing or
+		// deduplicating devices flatter the figures.
+		{"randrepeat", "0"},
+		{"refill_buffers", "1"},
+		{"group_reporting", "1"},
+		{"clat_percentiles", "1"},
+		{"lat_percentiles", "1"},
+		{"percentile_list", PercentileList},
+	}
+}
+
+func section(w spec.Workload, f File, engine string) Section {
+	if engine == "" || w.IOEngine != "libaio" {
+		engine = w.IOEngine
+	}
+	size := int64(w.FileSize)
+	if f.Size > 0 && f.Size < size {
+		size = f.Size
+	}
+	o := []Option{
+		{"rw", w.RW},
+		{"bs", strconv.FormatInt(int64(w.BlockSize), 10)},
+		{"size", strconv.FormatInt(size, 10)},
+		{"ioengine", engine},
+		{"direct", boolOpt(*w.Direct)},
+		{"iodepth", strconv.Itoa(*w.IODepth)},
+		{"numjobs", strconv.Itoa(*w.NumJobs)},
+	}
+	if w.RWMixRead != nil {
+		o = append(o, Option{"rwmixread", strconv.Itoa(*w.RWMixRead)})
+	}
+	if w.Runtime > 0 {
+		o = append(o, Option{"time_based", "1"}, Option{"runtime", seconds(w.Runtime)})
+	}
+	if w.Ramp > 0 {
+		o = append(o, Option{"ramp_time", seconds(w.Ramp)})
+	}
+	if w.Fdatasync != nil {
+		o = append(o, Option{"fdatasync", strconv.Itoa(*w.Fdatasync)})
+	}
+	if w.Fsync != nil {
+		o = append(o, Option{"fsync", strconv.Itoa(*w.Fsync)})
+	}
+	if w.Sync != nil && *w.Sync {
+		o = append(o, Option{"sync", "1"})
+	}
+	if w.EndFsync != nil && *w.EndFsync {
+		o = append(o, Option{"end_fsync", "1"})
+	}
+	for _, k := range sortedKeys(w.Extra) {
+		o = append(o, Option{k, w.Extra[k]})
+	}
+	o = append(o, Option{Key: "stonewall"})
+	return Section{Name: w.Name, Options: o}
+}
+
+// seconds renders a duration for fio, which reads a bare number as seconds
+// and accepts an "ms" suffix.
+func seconds(d spec.Duration) string {
+	ms := int64(d) / 1e6
+	if ms%1000 == 0 {
+		return strconv.FormatInt(ms/1000, 10)
+	}
+	return strconv.FormatInt(ms, 10) + "ms"
+}
+
+func boolOpt(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// String renders the job as a fio job file.
+func (j Job) String() string {
+	var b strings.Builder
+	if len(j.Global) > 0 {
+		b.WriteString("[global]\n")
+		writeOptions(&b, j.Global)
+	}
+	for _, s := range j.Sections {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "[%s]\n", s.Name)
+		writeOptions(&b, s.Options)
+	}
+	return b.String()
+}
+
+func writeOptions(b *strings.Builder, opts []Option) {
+	for _, o := range opts {
+		if o.Value == "" {
+			fmt.Fprintf(b, "%s\n", o.Key)
+		} else {
+			fmt.Fprintf(b, "%s=%s\n", o.Key, o.Value)
+		}
+	}
+}
+
+// Args renders the job as fio command-line arguments. Options before the
+// first --name are global, exactly as a [global] section. Passing the job on
+// the command line needs no file or stdin where fio runs.
+func (j Job) Args() []string {
+	var a []string
+	add := func(opts []Option) {
+		for _, o := range opts {
+			if o.Value == "" {
+				a = append(a, "--"+o.Key)
+			} else {
+				a = append(a, "--"+o.Key+"="+o.Value)
+			}
+		}
+	}
+	add(j.Global)
+	for _, s := range j.Sections {
+		a = append(a, "--name="+s.Name)
+		add(s.Options)
+	}
+	return a
+}
+
+// ParseJobFile reads a fio job file. It supports what job files commonly
+// hold: [global] and job sections, key=value and bare flags, comments
+// starting with ';' or '#'. include directives are refused.
+func ParseJobFile(data []byte, source string) (Job, error) {
+	var j Job
+	var cur *[]Option
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == ';' || line[0] == '#' {
+			continue
+		}
+		if line[0] == '[' {
+			if !strings.HasSuffix(line, "]") {
+				return Job{}, fmt.Errorf("%s:%d: section header %q lacks its closing ]", source, n, line)
+			}
+			name := strings.TrimSpace(line[1 : len(line)-1])
+			if name == "" {
+				return Job{}, fmt.Errorf("%s:%d: empty section name", source, n)
+			}
+			if name == "global" {
+				cur = &j.Global
+			} else {
+				j.Sections = append(j.Sections, Section{Name: name})
+				cur = &j.Sections[len(j.Sections)-1].Options
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "include ") {
+			return Job{}, fmt.Errorf("%s:%d: include is not supported; put the included options in the file", source, n)
+		}
+		if cur == nil {
+			return Job{}, fmt.Errorf("%s:%d: option %q stands before any [section]", source, n, line)
+		}
+		k, v, _ := strings.Cut(line, "=")
+		*cur = append(*cur, Option{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
+	}
+	if err := sc.Err(); err != nil {
+		return Job{}, fmt.Errorf("%s: %w", source, err)
+	}
+	if len(j.Sections) == 0 {
+		return Job{}, fmt.Errorf("%s: no job section: a job file needs at least one [name] section besides [global]", source)
+	}
+	return j, nil
+}
+
+// Lookup returns the value of key in section name, falling back to global.
+func (j Job) Lookup(name, key string) (string, bool) {
+	for _, s := range j.Sections {
+		if s.Name != name {
+			continue
+		}
+		for _, o := range s.Options {
+			if o.Key == key {
+				return o.Value, true
+			}
+		}
+	}
+	for _, o := range j.Global {
+		if o.Key == key {
+			return o.Value, true
+		}
+	}
+	return "", false
+}
+
+func sortedKeys(m map[string]string) []string {
+	k := make([]string, 0, len(m))
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}

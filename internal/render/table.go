@@ -1,0 +1,163 @@
+// Package render turns runs and results into what people read: terminal
+// tables, and JSON for scripts. Renderers write to an io.Writer and return
+// errors; they never decide where output goes.
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/units"
+)
+
+// JSON writes v as indented JSON.
+func JSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// RunHeader writes a run's identity, labels and status.
+func RunHeader(w io.Writer, run *result.Run) error {
+	dur := "-"
+	if !run.Finished.IsZero() {
+		dur = run.Finished.Sub(run.Started).Round(time.Second).String()
+	}
+	fmt.Fprintf(w, "Run %s  suite %s  %s  started %s  took %s\n", run.ID, run.Suite, run.Status,
+		run.Started.Local().Format("2006-01-02 15:04:05"), dur)
+	if len(run.Labels) > 0 {
+		fmt.Fprintf(w, "Labels: %s\n", Labels(run.Labels))
+	}
+	if run.Note != "" && run.Status != result.StatusComplete {
+		fmt.Fprintf(w, "Note: %s\n", firstLine(run.Note))
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// ResultsTable writes one row per result and direction: IOPS, MB/s and the
+// completion-latency mean and percentiles, plus the fsync/fdatasync p99 when
+// any workload synced. Failed results show their reason.
+func ResultsTable(w io.Writer, results []result.Result) error {
+	hasSync := false
+	multiTarget := false
+	for i, r := range results {
+		if r.Sync != nil {
+			hasSync = true
+		}
+		if i > 0 && r.Target != results[0].Target {
+			multiTarget = true
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"WORKLOAD", "REP", "DIR", "IOPS", "MB/s", "LAT MEAN", "P50", "P99", "P99.9"}
+	if hasSync {
+		head = append(head, "SYNC P99")
+	}
+	if multiTarget {
+		head = append([]string{"TARGET"}, head...)
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	var failed []result.Result
+	for _, r := range results {
+		lead := []string{r.Workload, fmt.Sprint(r.Repetition)}
+		if multiTarget {
+			lead = append([]string{r.Target}, lead...)
+		}
+		dirs := r.Directions()
+		if r.Status == result.StatusFailed {
+			failed = append(failed, r)
+			if len(dirs) == 0 {
+				row := append(lead, "failed", "-", "-", "-", "-", "-", "-")
+				if hasSync {
+					row = append(row, "-")
+				}
+				fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+				continue
+			}
+		}
+		for i, d := range dirs {
+			row := append(append([]string(nil), lead...), d.Name,
+				units.IOPS(d.IOPS), fmt.Sprintf("%.1f", d.BytesPerSec/1e6),
+				units.Latency(d.Completion.Mean), pct(d.Completion, 50), pct(d.Completion, 99), pct(d.Completion, 99.9))
+			if hasSync {
+				s := "-"
+				if r.Sync != nil && i == 0 {
+					s = pct(*r.Sync, 99)
+				}
+				row = append(row, s)
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nMB/s = 10^6 bytes/s. Latency: fio's completion latency (clat); SYNC: fsync/fdatasync latency.")
+	for _, r := range failed {
+		fmt.Fprintf(w, "FAILED %s: %s\n", r.Workload, r.Error)
+	}
+	return nil
+}
+
+func pct(l result.Latency, p float64) string {
+	v, ok := l.At(p)
+	if !ok {
+		return "-"
+	}
+	return units.Latency(v)
+}
+
+// RunsTable lists runs, newest first.
+func RunsTable(w io.Writer, runs []result.Run) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTARTED\tTOOK\tSUITE\tSTATUS\tTARGETS\tLABELS")
+	for _, r := range runs {
+		took := "-"
+		if !r.Finished.IsZero() {
+			took = r.Finished.Sub(r.Started).Round(time.Second).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Started.Local().Format("2006-01-02 15:04"), took,
+			r.Suite, r.Status, strings.Join(r.Targets, ","), userLabels(r.Labels))
+	}
+	return tw.Flush()
+}
+
+// automatic labels are shown by show, not in the runs list.
+var automatic = map[string]bool{"hostname": true, "kernel": true, "arch": true, "cpu_model": true,
+	"fio_version": true, "storbench_version": true}
+
+func userLabels(l map[string]string) string {
+	u := map[string]string{}
+	for k, v := range l {
+		if !automatic[k] {
+			u[k] = v
+		}
+	}
+	return Labels(u)
+}
+
+// Labels formats labels as k=v pairs in key order.
+func Labels(l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+l[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}

@@ -1,0 +1,205 @@
+package local
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Device is what storbench knows of a block device before touching it.
+type Device struct {
+	Path       string // resolved /dev path
+	Name       string // kernel name, e.g. sda, nvme0n1, loop3
+	Major      uint32
+	Minor      uint32
+	SizeBytes  int64
+	Partitions []string
+	Holders    []string
+	Mounts     []string // "<device> on <mount point>"
+	Swaps      []string
+	Signature  string // filesystem or partition-table signature, "" if none
+}
+
+// InUse lists why writing to the device would destroy something.
+func (d *Device) InUse() []string {
+	var r []string
+	if len(d.Mounts) > 0 {
+		r = append(r, "mounted: "+strings.Join(d.Mounts, ", "))
+	}
+	if len(d.Swaps) > 0 {
+		r = append(r, "in use as swap: "+strings.Join(d.Swaps, ", "))
+	}
+	if len(d.Partitions) > 0 {
+		r = append(r, "has partitions: "+strings.Join(d.Partitions, ", "))
+	}
+	if len(d.Holders) > 0 {
+		r = append(r, "held by "+strings.Join(d.Holders, ", ")+" (device-mapper, RAID or LVM)")
+	}
+	if d.Signature != "" {
+		r = append(r, "carries a signature: "+d.Signature+" (erase it yourself with wipefs if you mean to)")
+	}
+	return r
+}
+
+func inspectDevice(root, path string) (*Device, error) {
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", path, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(resolved, &st); err != nil {
+		return nil, fmt.Errorf("target %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
+		return nil, fmt.Errorf("target %s is not a block device", path)
+	}
+	d := &Device{Path: resolved, Major: unix.Major(uint64(st.Rdev)), Minor: unix.Minor(uint64(st.Rdev))}
+	sysLink := filepath.Join(root, "sys/dev/block", fmt.Sprintf("%d:%d", d.Major, d.Minor))
+	sysDir, err := filepath.EvalSymlinks(sysLink)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: finding it in /sys: %w", path, err)
+	}
+	d.Name = filepath.Base(sysDir)
+	if b, err := os.ReadFile(filepath.Join(sysDir, "size")); err == nil {
+		sectors, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		d.SizeBytes = sectors * 512
+	}
+	devnums := map[string]string{fmt.Sprintf("%d:%d", d.Major, d.Minor): d.Name}
+	entries, _ := os.ReadDir(sysDir)
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(sysDir, e.Name(), "partition")); err == nil {
+			d.Partitions = append(d.Partitions, e.Name())
+			if b, err := os.ReadFile(filepath.Join(sysDir, e.Name(), "dev")); err == nil {
+				devnums[strings.TrimSpace(string(b))] = e.Name()
+			}
+			d.Holders = append(d.Holders, holders(filepath.Join(sysDir, e.Name()))...)
+		}
+	}
+	d.Holders = append(d.Holders, holders(sysDir)...)
+	d.Mounts = mountsOf(root, devnums)
+	d.Swaps = swapsOf(root, devnums)
+	d.Signature = signature(resolved)
+	return d, nil
+}
+
+func holders(sysDir string) []string {
+	var out []string
+	entries, _ := os.ReadDir(filepath.Join(sysDir, "holders"))
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// mountsOf finds mounts of any of the device numbers in /proc/self/mountinfo.
+func mountsOf(root string, devnums map[string]string) []string {
+	data, err := os.ReadFile(filepath.Join(root, "proc/self/mountinfo"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 5 {
+			continue
+		}
+		if name, ok := devnums[f[2]]; ok {
+			out = append(out, name+" on "+unescapeMount(f[4]))
+		}
+	}
+	return out
+}
+
+func swapsOf(root string, devnums map[string]string) []string {
+	data, err := os.ReadFile(filepath.Join(root, "proc/swaps"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(f[0], &st) == nil {
+			key := fmt.Sprintf("%d:%d", unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev)))
+			if _, ok := devnums[key]; ok {
+				out = append(out, f[0])
+			}
+		}
+	}
+	return out
+}
+
+// signature asks blkid (util-linux) for any filesystem, RAID, LVM or
+// partition-table signature, falling back to a few well-known magic numbers
+// when blkid is not installed.
+func signature(dev string) string {
+	if path, err := exec.LookPath("blkid"); err == nil {
+		out, err := exec.Command(path, "-p", "-o", "export", dev).Output()
+		if err == nil {
+			var parts []string
+			for _, l := range strings.Split(string(out), "\n") {
+				k, v, _ := strings.Cut(l, "=")
+				switch k {
+				case "TYPE", "PTTYPE", "USAGE":
+					parts = append(parts, strings.ToLower(k)+"="+v)
+				}
+			}
+			if len(parts) > 0 {
+				return strings.Join(parts, " ")
+			}
+			return ""
+		}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 2 {
+			return "" // blkid: nothing found
+		}
+	}
+	return magicSignature(dev)
+}
+
+var magics = []struct {
+	name   string
+	offset int64
+	magic  []byte
+}{
+	{"ext2/3/4", 0x438, []byte{0x53, 0xef}},
+	{"xfs", 0, []byte("XFSB")},
+	{"btrfs", 0x10040, []byte("_BHRfS_M")},
+	{"swap", 4086, []byte("SWAPSPACE2")},
+	{"LUKS", 0, []byte("LUKS\xba\xbe")},
+	{"LVM2 member", 0x218, []byte("LVM2 001")},
+	{"GPT partition table", 512, []byte("EFI PART")},
+	{"DOS partition table", 510, []byte{0x55, 0xaa}},
+}
+
+func magicSignature(dev string) string {
+	f, err := os.Open(dev)
+	if err != nil {
+		return "unreadable (" + err.Error() + "); cannot prove the device is blank"
+	}
+	defer f.Close()
+	for _, m := range magics {
+		buf := make([]byte, len(m.magic))
+		if _, err := f.ReadAt(buf, m.offset); err == nil && bytes.Equal(buf, m.magic) {
+			return m.name
+		}
+	}
+	return ""
+}
+
+func unescapeMount(s string) string {
+	r := strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
+	return r.Replace(s)
+}

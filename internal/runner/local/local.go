@@ -1,0 +1,252 @@
+// Package local runs fio on this host, against a directory or a block device.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/runner"
+)
+
+// TestFileName is the file storbench writes inside its own work directory.
+const TestFileName = "storbench-test.dat"
+
+// MinFileSize is the smallest test file storbench reduces to when space is short.
+const MinFileSize = 32 << 20
+
+// MaxFill is how full storbench may make a filesystem.
+const MaxFill = 0.90
+
+// Options configure local targets.
+type Options struct {
+	// Destructive lists the devices the user explicitly allowed writes to.
+	Destructive []string
+	// Sys is the root of /sys and /proc for tests; "" means "/".
+	Root string
+}
+
+// Target is a directory or block device on this host.
+type Target struct {
+	path string
+	opts Options
+}
+
+var _ runner.Target = (*Target)(nil)
+
+// NewTarget returns a local target for path.
+func NewTarget(path string, opts Options) *Target {
+	return &Target{path: path, opts: opts}
+}
+
+// Name implements runner.Target.
+func (t *Target) Name() string { return t.path }
+
+var _ runner.Checker = (*Target)(nil)
+
+// Check implements runner.Checker: it applies the safety and free-space rules
+// without creating anything.
+func (t *Target) Check(ctx context.Context, need runner.Need) error {
+	fi, err := os.Stat(t.path)
+	if err != nil {
+		return fmt.Errorf("target %s: %w", t.path, err)
+	}
+	switch {
+	case fi.IsDir():
+		if _, _, err := fitFileSize(t.path, need.FileSize); err != nil {
+			return fmt.Errorf("target %s: %w", t.path, err)
+		}
+		return nil
+	case fi.Mode()&os.ModeDevice != 0 && fi.Mode()&os.ModeCharDevice == 0:
+		dev, err := inspectDevice(t.root(), t.path)
+		if err != nil {
+			return err
+		}
+		if len(need.Writers) > 0 {
+			return t.allowWrites(dev, need.Writers)
+		}
+		return nil
+	}
+	return fmt.Errorf("target %s is neither a directory nor a block device", t.path)
+}
+
+// Prepare implements runner.Target.
+func (t *Target) Prepare(ctx context.Context, need runner.Need) (*runner.Prepared, error) {
+	fi, err := os.Stat(t.path)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.path, err)
+	}
+	switch {
+	case fi.IsDir():
+		return t.prepareDir(need)
+	case fi.Mode()&os.ModeDevice != 0 && fi.Mode()&os.ModeCharDevice == 0:
+		return t.prepareDevice(need)
+	default:
+		return nil, fmt.Errorf("target %s is neither a directory nor a block device", t.path)
+	}
+}
+
+func (t *Target) prepareDir(need runner.Need) (*runner.Prepared, error) {
+	dir, err := filepath.Abs(t.path)
+	if err != nil {
+		return nil, err
+	}
+	p := &runner.Prepared{Name: t.path, Kind: "directory", Cmder: execx.Local{}}
+	size, notice, err := fitFileSize(dir, need.FileSize)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.path, err)
+	}
+	if notice != "" {
+		p.Notices = append(p.Notices, notice)
+	}
+	work := filepath.Join(dir, "storbench-"+need.RunID)
+	// Mkdir, not MkdirAll: the directory must be new, so cleanup removes only
+	// what this run created.
+	if err := os.Mkdir(work, 0o755); err != nil {
+		return nil, fmt.Errorf("target %s: creating work directory: %w", t.path, err)
+	}
+	p.Dir = work
+	p.File = fio.File{Name: TestFileName, Size: size}
+	p.Cleanup = func(context.Context) error {
+		if err := os.RemoveAll(work); err != nil {
+			return fmt.Errorf("removing %s: %w", work, err)
+		}
+		return nil
+	}
+	if need.Direct {
+		if err := checkDirectIO(work); err != nil {
+			cerr := p.Cleanup(context.Background())
+			return nil, errors.Join(fmt.Errorf("target %s: %w", t.path, err), cerr)
+		}
+	}
+	p.Labels = t.environment(dir, "")
+	return p, nil
+}
+
+func (t *Target) prepareDevice(need runner.Need) (*runner.Prepared, error) {
+	dev, err := inspectDevice(t.root(), t.path)
+	if err != nil {
+		return nil, err
+	}
+	if len(need.Writers) > 0 {
+		if err := t.allowWrites(dev, need.Writers); err != nil {
+			return nil, err
+		}
+	}
+	size := need.FileSize
+	if dev.SizeBytes > 0 && dev.SizeBytes < size {
+		size = dev.SizeBytes
+	}
+	return &runner.Prepared{
+		Name:    t.path,
+		Kind:    "device",
+		Cmder:   execx.Local{},
+		File:    fio.File{Name: dev.Path, Size: size},
+		Labels:  t.environment("", dev.Name),
+		Cleanup: func(context.Context) error { return nil },
+	}, nil
+}
+
+// allowWrites enforces the device safety rules: the user must name this
+// exact device with --destructive, and even then a device in use or holding
+// data structures is refused.
+func (t *Target) allowWrites(dev *Device, writers []string) error {
+	named := false
+	for _, d := range t.opts.Destructive {
+		if r, err := filepath.EvalSymlinks(d); err == nil && r == dev.Path {
+			named = true
+		}
+	}
+	what := fmt.Sprintf("workloads %s write to %s", strings.Join(writers, ", "), t.path)
+	if reasons := dev.InUse(); len(reasons) > 0 {
+		return &UnsafeError{Device: t.path, Reasons: reasons, Msg: what + ", which storbench refuses even with --destructive"}
+	}
+	if !named {
+		return &UnsafeError{Device: t.path, Msg: what + " and would destroy its contents: pass --destructive " + t.path + " to allow it, or choose a read-only suite"}
+	}
+	return nil
+}
+
+// UnsafeError is a refusal to write to a device.
+type UnsafeError struct {
+	Device  string
+	Reasons []string
+	Msg     string
+}
+
+func (e *UnsafeError) Error() string {
+	if len(e.Reasons) == 0 {
+		return "refusing to write: " + e.Msg
+	}
+	return fmt.Sprintf("refusing to write: %s: %s", e.Msg, strings.Join(e.Reasons, "; "))
+}
+
+func (t *Target) root() string {
+	if t.opts.Root == "" {
+		return "/"
+	}
+	return t.opts.Root
+}
+
+// fitFileSize checks free space and returns the test-file size that keeps
+// the filesystem at most MaxFill full.
+func fitFileSize(dir string, want int64) (int64, string, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, "", fmt.Errorf("checking free space: %w", err)
+	}
+	bs := int64(st.Bsize)
+	total := int64(st.Blocks) * bs
+	used := total - int64(st.Bfree)*bs
+	avail := int64(st.Bavail) * bs
+	allowed := int64(float64(total)*MaxFill) - used
+	if avail < allowed {
+		allowed = avail
+	}
+	// Leave room for fio's own metadata and rounding.
+	allowed -= 1 << 20
+	if want <= allowed {
+		return want, "", nil
+	}
+	reduced := allowed &^ (1<<20 - 1)
+	if reduced >= MinFileSize {
+		return reduced, fmt.Sprintf("test file reduced from %s to %s so the filesystem stays at most %.0f%% full (%s free of %s)",
+			iec(want), iec(reduced), MaxFill*100, iec(avail), iec(total)), nil
+	}
+	return 0, "", fmt.Errorf("not enough free space: the suite needs a %s test file, but only %s can be written before the filesystem is %.0f%% full (%s free of %s; the smallest useful test file is %s)",
+		iec(want), iec(max(allowed, 0)), MaxFill*100, iec(avail), iec(total), iec(MinFileSize))
+}
+
+// checkDirectIO fails early, with a reason, where the filesystem refuses
+// O_DIRECT (tmpfs, some FUSE and overlay setups).
+func checkDirectIO(dir string) error {
+	probe := filepath.Join(dir, ".direct-io-probe")
+	fd, err := unix.Open(probe, unix.O_CREAT|unix.O_WRONLY|unix.O_DIRECT, 0o600)
+	if err != nil {
+		if errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("the filesystem does not support direct I/O (O_DIRECT), which storbench uses to measure the disk rather than the page cache; tmpfs is one such filesystem: choose a directory on the disk you want to measure")
+		}
+		return fmt.Errorf("probing direct I/O: %w", err)
+	}
+	unix.Close(fd)
+	return os.Remove(probe)
+}
+
+func iec(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}

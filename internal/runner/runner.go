@@ -1,0 +1,58 @@
+// Package runner says where a suite runs. A Target is what the user named
+// (a directory, a device, later a Kubernetes class or a remote host);
+// preparing it yields a Prepared target: an execx.Cmder that reaches the place
+// fio runs, the file or device fio uses, and a cleanup that removes
+// everything storbench created there.
+package runner
+
+import (
+	"context"
+
+	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/fio"
+)
+
+// Target is a place to benchmark, before anything is created there.
+type Target interface {
+	// Name is the target as results show it.
+	Name() string
+	// Prepare checks safety and space and creates what fio needs. On error
+	// nothing is left behind.
+	Prepare(ctx context.Context, need Need) (*Prepared, error)
+}
+
+// Checker is a Target that can refuse a plan before anything is created or
+// stored: unsafe devices, too little space, missing permissions.
+type Checker interface {
+	Check(ctx context.Context, need Need) error
+}
+
+// Need describes what a suite will do to a target.
+type Need struct {
+	RunID string
+	// FileSize is the largest span any workload uses, in bytes.
+	FileSize int64
+	// Writers names the workloads that write; empty for read-only suites.
+	Writers []string
+	// Direct reports whether any workload uses O_DIRECT.
+	Direct bool
+}
+
+// Prepared is a target ready for fio.
+type Prepared struct {
+	Name string
+	// Kind is "directory", "device", or a runner's own kind.
+	Kind  string
+	Cmder execx.Cmder
+	// Dir is fio's working directory ("" for the Cmder's default).
+	Dir string
+	// File is the file or device the generated jobs use.
+	File fio.File
+	// Labels describe the environment: filesystem, device model, host.
+	Labels map[string]string
+	// Notices are things the user should know (a reduced file size).
+	Notices []string
+	// Cleanup removes what Prepare and fio created. It must be safe to call
+	// with a fresh context after the run's context is cancelled.
+	Cleanup func(ctx context.Context) error
+}

@@ -1,0 +1,254 @@
+package spec
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed suites/*.yaml
+var builtinFS embed.FS
+
+// BuiltinNames lists the built-in suites, in the order users meet them.
+var BuiltinNames = []string{"quick", "standard", "crystal", "mixed", "etcd", "ceph-osd", "pi"}
+
+// Builtin returns a built-in suite by name.
+func Builtin(name string) (*Suite, error) {
+	data, err := builtinFS.ReadFile("suites/" + name + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("no built-in suite %q (built-in: %s)", name, strings.Join(BuiltinNames, ", "))
+	}
+	s, err := Parse(data, "built-in "+name)
+	if err != nil {
+		return nil, err
+	}
+	s.Source = "built-in"
+	return s, nil
+}
+
+// BuiltinYAML returns the YAML text of a built-in suite, as written.
+func BuiltinYAML(name string) ([]byte, error) {
+	return builtinFS.ReadFile("suites/" + name + ".yaml")
+}
+
+// Resolve finds a suite by built-in name or by file path. A value containing
+// a path separator or ending in .yaml/.yml is always read as a file.
+func Resolve(nameOrPath string) (*Suite, error) {
+	if !strings.ContainsRune(nameOrPath, os.PathSeparator) && !strings.HasSuffix(nameOrPath, ".yaml") && !strings.HasSuffix(nameOrPath, ".yml") {
+		return Builtin(nameOrPath)
+	}
+	return Load(nameOrPath)
+}
+
+// Load reads and validates a suite file.
+func Load(path string) (*Suite, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading suite: %w", err)
+	}
+	s, err := Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	s.Source = path
+	return s, nil
+}
+
+// Error is a problem in a suite file, located by line and field.
+type Error struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, ": %s", e.Field)
+	}
+	fmt.Fprintf(&b, ": %s", e.Msg)
+	return b.String()
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
+
+// Parse decodes and validates suite YAML; source names it in errors.
+func Parse(data []byte, source string) (*Suite, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlError(source, err)
+	}
+	if len(root.Content) == 0 {
+		return nil, &Error{File: source, Msg: "empty suite file"}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var s Suite
+	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
+		return nil, yamlError(source, err)
+	}
+	s.applyDefaults()
+	if err := s.validate(source, root.Content[0]); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func yamlError(source string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		err = errors.New(te.Errors[0])
+	}
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		msg := strings.TrimPrefix(m[2], "field ")
+		msg = strings.Replace(msg, " not found in type spec.Suite", " is not a suite field (fields: name, description, defaults, workloads)", 1)
+		msg = strings.Replace(msg, " not found in type spec.Workload", " is not a workload option", 1)
+		msg = strings.Replace(msg, " not found in type spec.Options", " is not a workload option", 1)
+		return &Error{File: source, Line: line, Msg: msg}
+	}
+	return &Error{File: source, Msg: err.Error()}
+}
+
+var (
+	validRW      = map[string]bool{"read": true, "write": true, "randread": true, "randwrite": true, "rw": true, "readwrite": true, "randrw": true, "trim": true, "randtrim": true, "trimwrite": true}
+	validName    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	reservedKeys = map[string]string{
+		"gtod_reduce":   "it drops the timing storbench reports",
+		"filename":      "storbench chooses the file or device from --target",
+		"directory":     "storbench chooses the file or device from --target",
+		"output":        "storbench reads fio's output itself",
+		"output-format": "storbench reads fio's output itself",
+		"randrepeat":    "storbench always sets randrepeat=0",
+	}
+)
+
+func (s *Suite) validate(source string, root *yaml.Node) error {
+	fail := func(line int, field, format string, args ...any) error {
+		return &Error{File: source, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if s.Name == "" {
+		return fail(root.Line, "name", "is required")
+	}
+	if !validName.MatchString(s.Name) {
+		return fail(lineOf(root, "name"), "name", "%q may hold only letters, digits, '.', '_' and '-'", s.Name)
+	}
+	if len(s.Workloads) == 0 {
+		return fail(lineOf(root, "workloads"), "workloads", "the suite needs at least one workload")
+	}
+	seen := map[string]int{}
+	wnodes := child(root, "workloads")
+	for i, w := range s.Workloads {
+		var wn *yaml.Node
+		if wnodes != nil && i < len(wnodes.Content) {
+			wn = wnodes.Content[i]
+		}
+		line := func(field string) int {
+			if l := lineOf(wn, field); l > 0 {
+				return l
+			}
+			if l := lineOf(child(root, "defaults"), field); l > 0 {
+				return l
+			}
+			if wn != nil {
+				return wn.Line
+			}
+			return 0
+		}
+		f := func(field string) string { return fmt.Sprintf("workloads[%d].%s", i, field) }
+		if w.Name == "" {
+			return fail(line("name"), f("name"), "is required")
+		}
+		if !validName.MatchString(w.Name) {
+			return fail(line("name"), f("name"), "%q may hold only letters, digits, '.', '_' and '-'", w.Name)
+		}
+		if prev, dup := seen[w.Name]; dup {
+			return fail(line("name"), f("name"), "%q is already the name of workloads[%d]", w.Name, prev)
+		}
+		seen[w.Name] = i
+		if w.RW == "" {
+			return fail(line("rw"), f("rw"), "is required (one of %s)", keys(validRW))
+		}
+		if !validRW[w.RW] {
+			return fail(line("rw"), f("rw"), "%q is not a fio access pattern (one of %s)", w.RW, keys(validRW))
+		}
+		if w.BlockSize <= 0 {
+			return fail(line("bs"), f("bs"), "is required and must be positive (e.g. 4KiB)")
+		}
+		if *w.Direct && w.BlockSize%512 != 0 {
+			return fail(line("bs"), f("bs"), "%d bytes is not a multiple of 512, which direct I/O needs; set direct: false for buffered I/O", int64(w.BlockSize))
+		}
+		if w.FileSize < w.BlockSize {
+			return fail(line("size"), f("size"), "%s is smaller than the block size %s", w.FileSize, w.BlockSize)
+		}
+		if *w.IODepth < 1 || *w.IODepth > 65536 {
+			return fail(line("iodepth"), f("iodepth"), "%d is out of range (1 to 65536)", *w.IODepth)
+		}
+		if *w.NumJobs < 1 || *w.NumJobs > 1024 {
+			return fail(line("numjobs"), f("numjobs"), "%d is out of range (1 to 1024)", *w.NumJobs)
+		}
+		if w.RWMixRead != nil && (*w.RWMixRead < 0 || *w.RWMixRead > 100) {
+			return fail(line("rwmixread"), f("rwmixread"), "%d is not a percentage (0 to 100)", *w.RWMixRead)
+		}
+		if w.Runtime < 0 || w.Ramp < 0 {
+			return fail(line("runtime"), f("runtime"), "durations cannot be negative")
+		}
+		if w.Ramp > 0 && w.Runtime == 0 {
+			return fail(line("ramp"), f("ramp"), "a ramp needs a runtime: set runtime as well, or drop ramp")
+		}
+		if w.IOEngine != "" && !validName.MatchString(w.IOEngine) {
+			return fail(line("ioengine"), f("ioengine"), "%q is not an engine name", w.IOEngine)
+		}
+		for k := range w.Extra {
+			if why, bad := reservedKeys[k]; bad {
+				return fail(line("extra"), f("extra."+k), "cannot be set: %s", why)
+			}
+			if !validName.MatchString(k) {
+				return fail(line("extra"), f("extra."+k), "is not a fio option name")
+			}
+		}
+	}
+	return nil
+}
+
+func child(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func lineOf(n *yaml.Node, key string) int {
+	if c := child(n, key); c != nil {
+		return c.Line
+	}
+	return 0
+}
+
+func keys(m map[string]bool) string {
+	var k []string
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return strings.Join(k, ", ")
+}

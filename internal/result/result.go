@@ -67,9 +67,19 @@ type Result struct {
 	// Sync holds fio's fsync/fdatasync latency where the workload synced.
 	Sync *Latency `json:"sync,omitempty"`
 	CPU  CPU      `json:"cpu"`
+	// Bottleneck says what limited the figures, with the evidence; nil when
+	// nothing was sampled.
+	Bottleneck *Attribution `json:"bottleneck,omitempty"`
 	// RawFioJSON is fio's own output for this workload, kept so any figure can
 	// be derived again later. Stores keep it compressed.
 	RawFioJSON []byte `json:"-"`
+}
+
+// Attribution names what limited a result: "device", "cpu", "network",
+// "thermal" or "unclear", with the evidence in words and figures.
+type Attribution struct {
+	LimitedBy string `json:"limited_by"`
+	Evidence  string `json:"evidence"`
 }
 
 // Direction is what fio measured for reads, writes or trims.

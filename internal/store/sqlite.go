@@ -149,6 +149,8 @@ type resultData struct {
 	Trim  *result.Direction `json:"trim,omitempty"`
 	Sync  *result.Latency   `json:"sync,omitempty"`
 	CPU   result.CPU        `json:"cpu"`
+	// Bottleneck is kept here so reports need no second query.
+	Bottleneck *result.Attribution `json:"bottleneck,omitempty"`
 }
 
 func (s *SQLite) AddResult(ctx context.Context, r *result.Result) error {
@@ -156,7 +158,7 @@ func (s *SQLite) AddResult(ctx context.Context, r *result.Result) error {
 	if err != nil {
 		return err
 	}
-	data, err := json.Marshal(resultData{Read: r.Read, Write: r.Write, Trim: r.Trim, Sync: r.Sync, CPU: r.CPU})
+	data, err := json.Marshal(resultData{Read: r.Read, Write: r.Write, Trim: r.Trim, Sync: r.Sync, CPU: r.CPU, Bottleneck: r.Bottleneck})
 	if err != nil {
 		return err
 	}
@@ -298,7 +300,7 @@ func (s *SQLite) Results(ctx context.Context, f ResultFilter) ([]result.Result, 
 		if err := unmarshalAll(&r.Labels, labels, &d, data); err != nil {
 			return nil, fmt.Errorf("result %d: %w", r.ID, err)
 		}
-		r.Read, r.Write, r.Trim, r.Sync, r.CPU = d.Read, d.Write, d.Trim, d.Sync, d.CPU
+		r.Read, r.Write, r.Trim, r.Sync, r.CPU, r.Bottleneck = d.Read, d.Write, d.Trim, d.Sync, d.CPU, d.Bottleneck
 		out = append(out, r)
 	}
 	return out, rows.Err()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os/exec"
 	"syscall"
 	"time"
@@ -51,7 +52,8 @@ func (c *localCmd) Run() error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, exec.ErrNotFound) {
+	var pe *fs.PathError
+	if errors.Is(err, exec.ErrNotFound) || (errors.As(err, &pe) && errors.Is(pe.Err, fs.ErrNotExist) && pe.Path == c.cmd.Path) {
 		return &NotFoundError{Name: c.name}
 	}
 	re := &RunError{Command: append([]string{c.name}, c.args...), ExitCode: -1, Stderr: tail.String(), Inner: err}

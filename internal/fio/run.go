@@ -218,7 +218,8 @@ func totals(o *Output) (ios, bytes int64) {
 // "error=" lines, else the job's errno, else the command error.
 func failureMessage(out *Outcome, runErr error) string {
 	var lines []string
-	for _, l := range strings.Split(out.Stderr, "\n") {
+	// fio prints some errors on stdout beside its JSON, others on stderr.
+	for _, l := range append(out.Noise, strings.Split(out.Stderr, "\n")...) {
 		l = strings.TrimSpace(l)
 		if l != "" && (strings.HasPrefix(l, "fio:") || strings.Contains(l, "error=") || strings.Contains(l, "err=")) {
 			lines = append(lines, l)

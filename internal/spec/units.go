@@ -44,7 +44,7 @@ func ParseSize(s string) (Size, error) {
 func (s *Size) UnmarshalYAML(n *yaml.Node) error {
 	v, err := ParseSize(n.Value)
 	if err != nil {
-		return err
+		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
 	*s = v
 	return nil
@@ -77,7 +77,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("%q is not a duration (examples: 10s, 500ms, 2m)", n.Value)
+		return fmt.Errorf("line %d: %q is not a duration (examples: 10s, 500ms, 2m)", n.Line, n.Value)
 	}
 	*d = Duration(v)
 	return nil

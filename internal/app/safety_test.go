@@ -1,0 +1,168 @@
+package app
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storbench/storbench/internal/cli"
+)
+
+// Safety tests use real loop devices and real filesystems; they need root.
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for loop devices and mounts")
+	}
+	for _, tool := range []string{"losetup", "mkfs.ext4", "mount"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed (util-linux, e2fsprogs)", tool)
+		}
+	}
+	if _, err := os.Stat("/dev/loop-control"); err != nil {
+		t.Skip("no loop device support here: /dev/loop-control is missing")
+	}
+}
+
+func sh(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// loopDevice attaches a blank sparse file of the given size.
+func loopDevice(t *testing.T, sizeMiB int) string {
+	t.Helper()
+	img := filepath.Join(t.TempDir(), "disk.img")
+	f, err := os.Create(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(int64(sizeMiB) << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	dev := sh(t, "losetup", "--find", "--show", img)
+	t.Cleanup(func() { exec.Command("losetup", "-d", dev).Run() })
+	return dev
+}
+
+func mounted(t *testing.T, dev string) string {
+	t.Helper()
+	mnt := t.TempDir()
+	sh(t, "mount", dev, mnt)
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	return mnt
+}
+
+const deviceSuite = `name: dev
+defaults: {size: 16MiB, runtime: 1s}
+workloads:
+  - {name: rr, rw: randread, bs: 4KiB, iodepth: 4}
+  - {name: rw, rw: randwrite, bs: 4KiB, iodepth: 4}
+`
+
+func TestDeviceWithFilesystemIsRefusedEvenWithDestructive(t *testing.T) {
+	needRoot(t)
+	needFio(t)
+	dev := loopDevice(t, 64)
+	sh(t, "mkfs.ext4", "-q", dev)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	suite := writeFile(t, dir, "dev.yaml", deviceSuite)
+	for _, extra := range [][]string{nil, {"--destructive", dev}} {
+		inv := storbench(t, db, append([]string{"run", "--suite", suite, "--target", dev}, extra...)...)
+		if inv.code != cli.ExitUsage || !strings.Contains(inv.stderr, "refusing to write") || !strings.Contains(inv.stderr, "ext4") {
+			t.Errorf("%v: exit %d: %s", extra, inv.code, inv.stderr)
+		}
+	}
+	// The filesystem is intact.
+	if out := sh(t, "blkid", "-p", "-o", "value", "-s", "TYPE", dev); out != "ext4" {
+		t.Errorf("blkid says %q after the refusals", out)
+	}
+	// Mounted: refused, and the mount named.
+	sh(t, "wipefs", "-q", "-a", dev)
+	sh(t, "mkfs.ext4", "-q", dev)
+	mnt := mounted(t, dev)
+	inv := storbench(t, db, "run", "--suite", suite, "--target", dev, "--destructive", dev)
+	if inv.code != cli.ExitUsage || !strings.Contains(inv.stderr, "mounted") || !strings.Contains(inv.stderr, mnt) {
+		t.Errorf("mounted device: exit %d: %s", inv.code, inv.stderr)
+	}
+	if runs := runsJSON(t, db); len(runs) != 0 {
+		t.Errorf("refusals stored runs: %v", runs)
+	}
+}
+
+func TestBlankDeviceNeedsDestructiveNamingIt(t *testing.T) {
+	needRoot(t)
+	needFio(t)
+	dev := loopDevice(t, 64)
+	other := loopDevice(t, 16)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	suite := writeFile(t, dir, "dev.yaml", deviceSuite)
+
+	inv := storbench(t, db, "run", "--suite", suite, "--target", dev)
+	if inv.code != cli.ExitUsage || !strings.Contains(inv.stderr, "pass --destructive "+dev) || !strings.Contains(inv.stderr, "rw write") {
+		t.Errorf("without --destructive: exit %d: %s", inv.code, inv.stderr)
+	}
+	inv = storbench(t, db, "run", "--suite", suite, "--target", dev, "--destructive", other)
+	if inv.code != cli.ExitUsage {
+		t.Errorf("--destructive naming another device: exit %d: %s", inv.code, inv.stderr)
+	}
+	// Read workloads alone need no permission.
+	inv = storbench(t, db, "run", "--suite", suite, "--workloads", "rr", "--target", dev)
+	if inv.code != 0 {
+		t.Errorf("read-only on a blank device: exit %d: %s", inv.code, inv.stderr)
+	}
+	inv = storbench(t, db, "run", "--suite", suite, "--target", dev, "--destructive", dev, "--output", "json")
+	if inv.code != 0 {
+		t.Fatalf("with --destructive: exit %d: %s", inv.code, inv.stderr)
+	}
+	if !strings.Contains(inv.stdout, `"target_kind": "device"`) || !strings.Contains(inv.stdout, `"device": "loop`) {
+		t.Errorf("device labels missing:\n%s", inv.stdout)
+	}
+}
+
+func TestTinyFilesystemReducesOrRefuses(t *testing.T) {
+	needRoot(t)
+	needFio(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	suite := writeFile(t, dir, "big.yaml", `name: big
+defaults: {size: 64MiB, runtime: 1s}
+workloads:
+  - {name: sw, rw: write, bs: 1MiB, iodepth: 4}
+`)
+
+	// 48 MiB: 90% leaves room for a reduced file above the 32 MiB floor.
+	devA := loopDevice(t, 48)
+	sh(t, "mkfs.ext4", "-q", "-m", "0", devA)
+	mntA := mounted(t, devA)
+	inv := storbench(t, db, "run", "--suite", suite, "--target", mntA)
+	if inv.code != 0 || !strings.Contains(inv.stderr, "test file reduced from 64.0 MiB") {
+		t.Fatalf("reduced size: exit %d\n%s\n%s", inv.code, inv.stdout, inv.stderr)
+	}
+	assertEmptyDir(t, mntA+"/lost+found")
+	entries, _ := os.ReadDir(mntA)
+	for _, e := range entries {
+		if e.Name() != "lost+found" {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+
+	// 16 MiB: below the floor, a clear error and nothing written.
+	devB := loopDevice(t, 16)
+	sh(t, "mkfs.ext4", "-q", devB)
+	mntB := mounted(t, devB)
+	inv = storbench(t, db, "run", "--suite", suite, "--target", mntB)
+	if inv.code != cli.ExitUsage || !strings.Contains(inv.stderr, "not enough free space") || !strings.Contains(inv.stderr, "90% full") {
+		t.Errorf("tiny fs: exit %d: %s", inv.code, inv.stderr)
+	}
+}

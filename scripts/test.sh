@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what the tests use (as root, on Debian or
+# Ubuntu), then runs every Go test with real fio, loop devices, SQLite and
+# headless Chromium, the brief fuzz runs, and the Kubernetes integration tests
+# against a real control plane on loopback.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+  need=()
+  for p in fio hdparm chromium e2fsprogs util-linux procps; do
+    dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+  done
+  if [ ${#need[@]} -gt 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  fi
+fi
+go test -count=1 -timeout 30m ./...
+for s in scripts/fuzz-brief.sh scripts/k8s-integration.sh; do
+  [ -f "$s" ] && bash "$s"
+done

@@ -55,15 +55,16 @@ func ResultsTable(w io.Writer, results []result.Result) error {
 			multiTarget = true
 		}
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	g := &grid{left: 3}
 	head := []string{"WORKLOAD", "REP", "DIR", "IOPS", "MB/s", "LAT MEAN", "P50", "P99", "P99.9"}
 	if hasSync {
 		head = append(head, "SYNC P99")
 	}
 	if multiTarget {
 		head = append([]string{"TARGET"}, head...)
+		g.left++
 	}
-	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	g.add(head...)
 	var failed []result.Result
 	for _, r := range results {
 		lead := []string{r.Workload, fmt.Sprint(r.Repetition)}
@@ -78,7 +79,7 @@ func ResultsTable(w io.Writer, results []result.Result) error {
 				if hasSync {
 					row = append(row, "-")
 				}
-				fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+				g.add(row...)
 				continue
 			}
 		}
@@ -93,10 +94,10 @@ func ResultsTable(w io.Writer, results []result.Result) error {
 				}
 				row = append(row, s)
 			}
-			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+			g.add(row...)
 		}
 	}
-	if err := tw.Flush(); err != nil {
+	if err := g.write(w); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\nMB/s = 10^6 bytes/s. Latency: fio's completion latency (clat); SYNC: fsync/fdatasync latency.")

@@ -195,7 +195,7 @@ func report(ctx context.Context, d cli.Deps, st store.Store, r *result.Run, outp
 	if err := render.ResultsTable(d.Out, results); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(d.Out, "\nStored in %s as run %s (storbench show %s).\n", dbPath(st), r.ID, strings.SplitN(r.ID, "-", 3)[0]+"-"+strings.SplitN(r.ID, "-", 3)[1])
+	_, err = fmt.Fprintf(d.Out, "\nStored in %s as run %s (storbench show %s).\n", dbPath(st), r.ID, r.ID)
 	return err
 }
 

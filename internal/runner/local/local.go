@@ -127,6 +127,10 @@ func (t *Target) prepareDir(need runner.Need) (*runner.Prepared, error) {
 		}
 	}
 	p.Labels = t.environment(dir, "")
+	switch p.Labels["fs_type"] {
+	case "tmpfs", "ramfs":
+		p.Notices = append(p.Notices, p.Labels["fs_type"]+" keeps files in memory: these figures measure RAM, not a disk")
+	}
 	return p, nil
 }
 
@@ -231,7 +235,7 @@ func checkDirectIO(dir string) error {
 	fd, err := unix.Open(probe, unix.O_CREAT|unix.O_WRONLY|unix.O_DIRECT, 0o600)
 	if err != nil {
 		if errors.Is(err, unix.EINVAL) {
-			return fmt.Errorf("the filesystem does not support direct I/O (O_DIRECT), which storbench uses to measure the disk rather than the page cache; tmpfs is one such filesystem: choose a directory on the disk you want to measure")
+			return fmt.Errorf("the filesystem does not support direct I/O (O_DIRECT), which storbench uses to measure the disk rather than the page cache (older kernels' tmpfs is one such filesystem): choose a directory on the disk you want to measure")
 		}
 		return fmt.Errorf("probing direct I/O: %w", err)
 	}

@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/store"
+)
+
+// fakeFio is a recording Cmder that answers like a fio without libaio and
+// prints a real fio JSON document for every job.
+type fakeFio struct {
+	mu       sync.Mutex
+	calls    [][]string
+	json     []byte
+	block    chan struct{} // when set, jobs wait here until the context ends
+	started  chan struct{}
+	noLibaio bool
+}
+
+func (f *fakeFio) Command(ctx context.Context, name string, args ...string) execx.Cmd {
+	return &fakeCmd{f: f, ctx: ctx, args: append([]string{name}, args...)}
+}
+
+type fakeCmd struct {
+	f      *fakeFio
+	ctx    context.Context
+	args   []string
+	stdout io.Writer
+}
+
+func (c *fakeCmd) SetDir(string) execx.Cmd         { return c }
+func (c *fakeCmd) SetEnv(...string) execx.Cmd      { return c }
+func (c *fakeCmd) SetStdin(io.Reader) execx.Cmd    { return c }
+func (c *fakeCmd) SetStdout(w io.Writer) execx.Cmd { c.stdout = w; return c }
+func (c *fakeCmd) SetStderr(io.Writer) execx.Cmd   { return c }
+
+func (c *fakeCmd) Run() error {
+	c.f.mu.Lock()
+	c.f.calls = append(c.f.calls, c.args)
+	c.f.mu.Unlock()
+	switch {
+	case c.args[1] == "--version":
+		_, err := io.WriteString(c.stdout, "fio-3.33\n")
+		return err
+	case strings.HasPrefix(c.args[1], "--enghelp="):
+		if c.f.noLibaio {
+			return &execx.RunError{Command: c.args, ExitCode: 1, Stderr: "fio: engine libaio not loadable"}
+		}
+		return nil
+	}
+	if c.f.block != nil {
+		close(c.f.started)
+		<-c.ctx.Done()
+		return &execx.RunError{Command: c.args, ExitCode: -1, Inner: c.ctx.Err()}
+	}
+	_, err := c.stdout.Write(c.f.json)
+	return err
+}
+
+type fakeTarget struct {
+	name       string
+	cmder      execx.Cmder
+	prepareErr error
+	cleanups   int
+}
+
+func (t *fakeTarget) Name() string { return t.name }
+func (t *fakeTarget) Prepare(ctx context.Context, need runner.Need) (*runner.Prepared, error) {
+	if t.prepareErr != nil {
+		return nil, t.prepareErr
+	}
+	return &runner.Prepared{Name: t.name, Kind: "fake", Cmder: t.cmder, File: fio.File{Name: "f.dat"},
+		Labels: map[string]string{"device": "fake0"},
+		Cleanup: func(context.Context) error {
+			t.cleanups++
+			return nil
+		}}, nil
+}
+
+type notes struct{ messages []string }
+
+func (n *notes) RunStarted(*result.Run)                {}
+func (n *notes) Notice(target, m string)               { n.messages = append(n.messages, target+": "+m) }
+func (n *notes) WorkloadStarted(Step)                  {}
+func (n *notes) WorkloadProgress(Step, fio.Progress)   {}
+func (n *notes) WorkloadFinished(Step, *result.Result) {}
+
+func setup(t *testing.T) (*store.SQLite, *spec.Suite, []byte) {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s, err := spec.Parse([]byte("name: two\ndefaults: {size: 8MiB, runtime: 1s}\nworkloads:\n  - {name: a, rw: randread, bs: 4KiB, iodepth: 8}\n  - {name: b, rw: randread, bs: 4KiB}\n"), "two.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile("../fio/testdata/libaio-randread.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, s, raw
+}
+
+func TestFallsBackToPsyncWithANotice(t *testing.T) {
+	st, s, raw := setup(t)
+	ff := &fakeFio{json: raw, noLibaio: true}
+	tgt := &fakeTarget{name: "t1", cmder: ff}
+	n := &notes{}
+	run, err := (&Engine{Store: st, Observer: n}).Run(context.Background(), Plan{Suite: s, Targets: []runner.Target{tgt}, Labels: map[string]string{"storage": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != result.StatusComplete || tgt.cleanups != 1 {
+		t.Errorf("status %s, cleanups %d", run.Status, tgt.cleanups)
+	}
+	if len(n.messages) != 1 || !strings.Contains(n.messages[0], "psync") {
+		t.Errorf("notices: %q", n.messages)
+	}
+	jobs := 0
+	for _, c := range ff.calls {
+		if strings.HasPrefix(c[len(c)-1], "--stonewall") {
+			jobs++
+			if !contains(c, "--ioengine=psync") || contains(c, "--ioengine=libaio") {
+				t.Errorf("job not switched to psync: %v", c)
+			}
+		}
+	}
+	if jobs != 2 {
+		t.Errorf("%d jobs run, want 2", jobs)
+	}
+	rs, err := st.Results(context.Background(), store.ResultFilter{RunIDs: []string{run.ID}})
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("%d results, %v", len(rs), err)
+	}
+	if rs[0].Labels["storage"] != "x" || rs[0].Labels["device"] != "fake0" || rs[0].Labels["fio_version"] != "fio-3.33" {
+		t.Errorf("labels %v", rs[0].Labels)
+	}
+	if rawOut, err := st.RawFioJSON(context.Background(), rs[0].ID); err != nil || !strings.Contains(string(rawOut), `"fio version"`) {
+		t.Errorf("raw fio JSON not kept: %v", err)
+	}
+}
+
+func TestPrepareFailureIsRecordedAndOtherTargetsRun(t *testing.T) {
+	st, s, raw := setup(t)
+	bad := &fakeTarget{name: "bad", prepareErr: errors.New("PVC never bound")}
+	good := &fakeTarget{name: "good", cmder: &fakeFio{json: raw}}
+	run, err := (&Engine{Store: st, Observer: &notes{}}).Run(context.Background(), Plan{Suite: s, Targets: []runner.Target{bad, good}})
+	if !errors.Is(err, ErrWorkloadFailed) || !strings.Contains(err.Error(), "PVC never bound") {
+		t.Fatalf("error %v", err)
+	}
+	if run.Status != result.StatusFailed || good.cleanups != 1 {
+		t.Errorf("status %s cleanups %d", run.Status, good.cleanups)
+	}
+	rs, _ := st.Results(context.Background(), store.ResultFilter{RunIDs: []string{run.ID}})
+	var failed, ok int
+	for _, r := range rs {
+		switch {
+		case r.Target == "bad" && r.Status == result.StatusFailed && strings.Contains(r.Error, "PVC never bound"):
+			failed++
+		case r.Target == "good" && r.Status == result.StatusComplete:
+			ok++
+		}
+	}
+	if failed != 2 || ok != 2 {
+		t.Errorf("failed %d ok %d: %+v", failed, ok, rs)
+	}
+}
+
+func TestCancelCleansUpAndMarksInterrupted(t *testing.T) {
+	st, s, raw := setup(t)
+	ff := &fakeFio{json: raw, block: make(chan struct{}), started: make(chan struct{})}
+	tgt := &fakeTarget{name: "t", cmder: ff}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-ff.started
+		cancel()
+	}()
+	run, err := (&Engine{Store: st, Observer: &notes{}}).Run(ctx, Plan{Suite: s, Targets: []runner.Target{tgt}})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("error %v", err)
+	}
+	if tgt.cleanups != 1 {
+		t.Errorf("cleanups %d", tgt.cleanups)
+	}
+	got, err := st.Run(context.Background(), run.ID)
+	if err != nil || got.Status != result.StatusInterrupted || got.Finished.IsZero() {
+		t.Errorf("stored run %+v %v", got, err)
+	}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -121,6 +121,12 @@ func TestBlankDeviceNeedsDestructiveNamingIt(t *testing.T) {
 	if inv.code != 0 {
 		t.Errorf("read-only on a blank device: exit %d: %s", inv.code, inv.stderr)
 	}
+	// A raw fio job that names the device is held to the same rule.
+	job := writeFile(t, dir, "dev.fio", "[w]\nfilename="+dev+"\nrw=randwrite\nbs=4k\nsize=4m\nruntime=1\ntime_based\n")
+	inv = storbench(t, db, "run", "--fio-job", job, "--target", t.TempDir())
+	if inv.code != cli.ExitUsage || !strings.Contains(inv.stderr, "pass --destructive "+dev) {
+		t.Errorf("raw job writing to the device: exit %d: %s", inv.code, inv.stderr)
+	}
 	inv = storbench(t, db, "run", "--suite", suite, "--target", dev, "--destructive", dev, "--output", "json")
 	if inv.code != 0 {
 		t.Fatalf("with --destructive: exit %d: %s", inv.code, inv.stderr)

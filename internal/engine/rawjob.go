@@ -18,11 +18,7 @@ func rawNeeds(j fio.Job) (size int64, writers []string, direct bool) {
 				size = int64(sz)
 			}
 		}
-		rw, _ := j.Lookup(s.Name, "rw")
-		if rw == "" {
-			rw, _ = j.Lookup(s.Name, "readwrite")
-		}
-		if rw != "" && rw != "read" && rw != "randread" {
+		if j.Writes(s.Name) {
 			writers = append(writers, s.Name)
 		}
 		if v, ok := j.Lookup(s.Name, "direct"); ok {

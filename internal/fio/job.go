@@ -251,6 +251,16 @@ func (j Job) Lookup(name, key string) (string, bool) {
 	return "", false
 }
 
+// Writes reports whether the named section writes: fio's rw (or readwrite)
+// is anything but read or randread; fio's default is read.
+func (j Job) Writes(section string) bool {
+	rw, ok := j.Lookup(section, "rw")
+	if !ok {
+		rw, _ = j.Lookup(section, "readwrite")
+	}
+	return rw != "" && rw != "read" && rw != "randread"
+}
+
 func sortedKeys(m map[string]string) []string {
 	k := make([]string, 0, len(m))
 	for s := range m {

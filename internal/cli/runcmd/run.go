@@ -141,6 +141,9 @@ func buildPlan(f *flags, suiteSet bool) (*engine.Plan, error) {
 		if err != nil {
 			return nil, cli.Usage(err)
 		}
+		if err := checkJobDevices(job, f.destructive); err != nil {
+			return nil, cli.Usage(err)
+		}
 		plan.RawJob = &engine.RawJob{Path: f.fioJob, Job: job}
 	default:
 		s, err := spec.Resolve(f.suite)

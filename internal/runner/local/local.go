@@ -158,6 +158,17 @@ func (t *Target) prepareDevice(need runner.Need) (*runner.Prepared, error) {
 	}, nil
 }
 
+// CheckDeviceWrites applies the device safety rules to a block device that
+// a user's own fio job names: writers are the job sections that write to it.
+func CheckDeviceWrites(path string, writers, destructive []string) error {
+	t := NewTarget(path, Options{Destructive: destructive})
+	dev, err := inspectDevice(t.root(), path)
+	if err != nil {
+		return err
+	}
+	return t.allowWrites(dev, writers)
+}
+
 // allowWrites enforces the device safety rules: the user must name this
 // exact device with --destructive, and even then a device in use or holding
 // data structures is refused.

@@ -13,6 +13,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storbench/storbench/internal/cli"
+	"github.com/storbench/storbench/internal/cli/classescmd"
+	"github.com/storbench/storbench/internal/cli/cleanupcmd"
+	"github.com/storbench/storbench/internal/cli/comparecmd"
+	"github.com/storbench/storbench/internal/cli/doctorcmd"
+	"github.com/storbench/storbench/internal/cli/healthcmd"
+	"github.com/storbench/storbench/internal/cli/importcmd"
+	"github.com/storbench/storbench/internal/cli/qualifycmd"
+	"github.com/storbench/storbench/internal/cli/reportcmd"
 	"github.com/storbench/storbench/internal/cli/runcmd"
 	"github.com/storbench/storbench/internal/cli/runscmd"
 	"github.com/storbench/storbench/internal/cli/showcmd"
@@ -68,6 +76,14 @@ func NewRootCommand(d cli.Deps) *cobra.Command {
 		runcmd.NewCommand(d),
 		runscmd.NewCommand(d),
 		showcmd.NewCommand(d),
+		comparecmd.NewCommand(d),
+		reportcmd.NewCommand(d),
+		qualifycmd.NewCommand(d),
+		importcmd.NewCommand(d),
+		healthcmd.NewCommand(d),
+		doctorcmd.NewCommand(d),
+		classescmd.NewCommand(d),
+		cleanupcmd.NewCommand(d),
 	)
 	return root
 }

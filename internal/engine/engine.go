@@ -16,6 +16,7 @@ import (
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/telemetry"
 	"github.com/storbench/storbench/internal/version"
 )
 
@@ -31,6 +32,9 @@ type Plan struct {
 	Repeat int
 	// Round names the conditions, "isolated" unless said otherwise.
 	Round string
+	// Rounds, when they include "parallel", prepare all targets at once and
+	// run these rounds in order ("isolated", "parallel"); see parallel.go.
+	Rounds []string
 	// Labels are the user's own labels, added to the run and every result.
 	Labels map[string]string
 	// FailFast stops at the first failed workload.
@@ -39,6 +43,12 @@ type Plan struct {
 	CleanupTimeout time.Duration
 	// Now and RandID make IDs deterministic in tests; nil means real ones.
 	Now func() time.Time
+	// Telemetry gives the sampler of a prepared target, nil for a target
+	// that cannot be sampled; a nil Telemetry turns sampling off.
+	Telemetry func(p *runner.Prepared) *telemetry.Sampler
+	// Contention, when set, runs the contention round (contention.go)
+	// instead of a suite: Suite and RawJob stay nil.
+	Contention *Contention
 }
 
 // RawJob is a fio job file given by the user.
@@ -105,6 +115,9 @@ func (e *Engine) Run(ctx context.Context, plan Plan) (*result.Run, error) {
 	if plan.Round == "" {
 		plan.Round = result.RoundIsolated
 	}
+	if plan.Contention != nil {
+		plan.Suite, plan.Round = plan.Contention.suite(), result.RoundContention
+	}
 	run := &result.Run{
 		ID:      result.NewRunID(now(), uint16(rand.UintN(1<<16))),
 		Status:  result.StatusRunning,
@@ -126,6 +139,9 @@ func (e *Engine) Run(ctx context.Context, plan Plan) (*result.Run, error) {
 			run.Workloads = append(run.Workloads, s.Name)
 		}
 	}
+	if plan.Contention != nil {
+		run.Workloads = plan.Contention.workloadNames()
+	}
 	for _, t := range plan.Targets {
 		run.Targets = append(run.Targets, t.Name())
 	}
@@ -138,13 +154,20 @@ func (e *Engine) Run(ctx context.Context, plan Plan) (*result.Run, error) {
 			}
 		}
 	}
+	if err := plan.Contention.check(ctx, run.ID); err != nil {
+		return nil, err
+	}
 	if err := e.Store.CreateRun(ctx, run); err != nil {
 		return nil, err
 	}
 	e.Observer.RunStarted(run)
 
 	var failures []error
-	for _, t := range plan.Targets {
+	targets := plan.Targets
+	if plan.parallel() {
+		failures, targets = e.runRounds(ctx, run, plan), nil // parallel.go
+	}
+	for _, t := range targets {
 		errs := e.runTarget(ctx, run, plan, t)
 		failures = append(failures, errs...)
 		if ctx.Err() != nil || (plan.FailFast && len(failures) > 0) {
@@ -226,13 +249,20 @@ func (e *Engine) runTarget(ctx context.Context, run *result.Run, plan Plan, t ru
 		e.recordTargetFailure(ctx, run, plan, t.Name(), err)
 		return []error{err}
 	}
+	var sampler *telemetry.Sampler
+	if plan.Telemetry != nil {
+		sampler = plan.Telemetry(p)
+	}
+	if plan.Contention != nil {
+		return e.runContention(ctx, run, plan, p, fr, engine, labels, sampler)
+	}
 
 	steps := e.steps(plan, p)
 	for rep := 1; rep <= plan.Repeat; rep++ {
 		for i, st := range steps {
 			step := Step{RunID: run.ID, Target: p.Name, Workload: st.name, Index: i + 1, Count: len(steps),
 				Repetition: rep, Repetitions: plan.Repeat, Expected: st.expected}
-			_, err := e.runStep(ctx, run, plan, step, fr, st.job(engine), labels)
+			_, err := e.runStep(ctx, run, plan, step, fr, st.job(engine), labels, sampler)
 			if ctx.Err() != nil {
 				return failures
 			}
@@ -301,18 +331,27 @@ func (e *Engine) engineFor(ctx context.Context, fr fio.Runner, plan Plan, target
 	return "psync", nil
 }
 
-// runStep runs one fio invocation and stores its result(s).
-func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, step Step, fr fio.Runner, job fio.Job, labels map[string]string) ([]*result.Result, error) {
+// runStep runs one fio invocation and stores its result(s), with the
+// telemetry sampled meanwhile when sampler is not nil.
+func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, step Step, fr fio.Runner, job fio.Job, labels map[string]string, sampler *telemetry.Sampler) ([]*result.Result, error) {
 	e.Observer.WorkloadStarted(step)
+	var rec *telemetry.Recording
+	if sampler != nil {
+		rec = sampler.Start()
+	}
 	started := time.Now()
 	out, ferr := fr.Run(ctx, job, func(p fio.Progress) { e.Observer.WorkloadProgress(step, p) })
 	finished := time.Now()
+	var tel *result.Telemetry
+	if rec != nil {
+		tel = rec.Stop()
+	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	base := result.Result{
 		RunID: run.ID, Target: step.Target, Round: plan.Round, Repetition: step.Repetition,
-		Workload: step.Workload, Labels: labels, Started: started, Finished: finished,
+		Workload: step.Workload, Labels: labels, Started: started, Finished: finished, Telemetry: tel,
 	}
 	var jobs []fio.JobResult
 	if out != nil {
@@ -366,6 +405,8 @@ func mergeJob(base result.Result, j fio.JobResult, raw []byte) result.Result {
 	r.RunID, r.Target, r.Round, r.Repetition, r.Workload = base.RunID, base.Target, base.Round, base.Repetition, base.Workload
 	r.Labels, r.Started, r.Finished = base.Labels, base.Started, base.Finished
 	r.RawFioJSON = raw
+	r.Telemetry = base.Telemetry
+	r.Bottleneck = telemetry.Attribute(&r, r.Telemetry)
 	return r
 }
 
@@ -379,6 +420,7 @@ func (e *Engine) need(plan Plan, runID string) runner.Need {
 				n.Direct = true
 			}
 		}
+		plan.Contention.adjustNeed(&n)
 		return n
 	}
 	n.FileSize, n.Writers, n.Direct = rawNeeds(plan.RawJob.Job)

@@ -47,9 +47,13 @@ func RunHeader(w io.Writer, run *result.Run) error {
 func ResultsTable(w io.Writer, results []result.Result) error {
 	hasSync := false
 	multiTarget := false
+	hasLimit := false
 	for i, r := range results {
 		if r.Sync != nil {
 			hasSync = true
+		}
+		if r.Bottleneck != nil {
+			hasLimit = true
 		}
 		if i > 0 && r.Target != results[0].Target {
 			multiTarget = true
@@ -59,6 +63,9 @@ func ResultsTable(w io.Writer, results []result.Result) error {
 	head := []string{"WORKLOAD", "REP", "DIR", "IOPS", "MB/s", "LAT MEAN", "P50", "P99", "P99.9"}
 	if hasSync {
 		head = append(head, "SYNC P99")
+	}
+	if hasLimit {
+		head = append(head, "LIMITED BY")
 	}
 	if multiTarget {
 		head = append([]string{"TARGET"}, head...)
@@ -79,6 +86,9 @@ func ResultsTable(w io.Writer, results []result.Result) error {
 				if hasSync {
 					row = append(row, "-")
 				}
+				if hasLimit {
+					row = append(row, "-")
+				}
 				g.add(row...)
 				continue
 			}
@@ -94,6 +104,9 @@ func ResultsTable(w io.Writer, results []result.Result) error {
 				}
 				row = append(row, s)
 			}
+			if hasLimit {
+				row = append(row, limitedBy(r, i))
+			}
 			g.add(row...)
 		}
 	}
@@ -104,7 +117,7 @@ func ResultsTable(w io.Writer, results []result.Result) error {
 	for _, r := range failed {
 		fmt.Fprintf(w, "FAILED %s: %s\n", r.Workload, r.Error)
 	}
-	return nil
+	return Bottlenecks(w, results)
 }
 
 func pct(l result.Latency, p float64) string {

@@ -60,6 +60,10 @@ type Result struct {
 	// Method describes how the figure was obtained when it was not measured by
 	// storbench's own suite (e.g. "iozone -a, 4k record, random read").
 	Method string `json:"method,omitempty"`
+	// DisplayUnits names, per metric (MetricBW, MetricLatP99...), the unit
+	// the figure was given in when imported ("MB/s", "ms"), so it can be
+	// shown back that way. Values are always stored in base units.
+	DisplayUnits map[string]string `json:"display_units,omitempty"`
 
 	Read  *Direction `json:"read,omitempty"`
 	Write *Direction `json:"write,omitempty"`
@@ -70,6 +74,9 @@ type Result struct {
 	// Bottleneck says what limited the figures, with the evidence; nil when
 	// nothing was sampled.
 	Bottleneck *Attribution `json:"bottleneck,omitempty"`
+	// Telemetry is what the host running fio did meanwhile; nil when the
+	// target could not be sampled or telemetry was off.
+	Telemetry *Telemetry `json:"telemetry,omitempty"`
 	// RawFioJSON is fio's own output for this workload, kept so any figure can
 	// be derived again later. Stores keep it compressed.
 	RawFioJSON []byte `json:"-"`
@@ -145,7 +152,8 @@ func SortPercentiles(ps []Percentile) {
 func (r *Result) Directions() []NamedDirection {
 	var out []NamedDirection
 	for _, d := range []NamedDirection{{"read", r.Read}, {"write", r.Write}, {"trim", r.Trim}} {
-		if d.Direction != nil && (d.Direction.TotalIOs > 0 || d.Direction.IOPS > 0 || d.Direction.BytesPerSec > 0) {
+		// Imported results may hold only latency figures for a direction.
+		if d.Direction != nil && (d.Direction.TotalIOs > 0 || d.Direction.IOPS > 0 || d.Direction.BytesPerSec > 0 || d.Direction.Completion.Measured()) {
 			out = append(out, d)
 		}
 	}

@@ -38,4 +38,49 @@ var migrations = []string{
 		encoding  TEXT NOT NULL,
 		body      BLOB NOT NULL
 	);`,
+	// 2: provenance of imported files (one row per input file, keyed by its
+	// SHA-256 so the same file is never imported twice) and SMART health.
+	`CREATE TABLE imports (
+		sha256       TEXT PRIMARY KEY,
+		run_id       TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+		file         TEXT NOT NULL,
+		format       TEXT NOT NULL,
+		tool         TEXT NOT NULL DEFAULT '',
+		tool_version TEXT NOT NULL DEFAULT '',
+		size_bytes   INTEGER NOT NULL DEFAULT 0,
+		results      INTEGER NOT NULL DEFAULT 0,
+		imported_ns  INTEGER NOT NULL
+	);
+	CREATE INDEX imports_run ON imports(run_id);
+	CREATE TABLE device_health (
+		id          INTEGER PRIMARY KEY AUTOINCREMENT,
+		run_id      TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+		target      TEXT NOT NULL,
+		captured_ns INTEGER NOT NULL DEFAULT 0,
+		healthy     INTEGER NOT NULL,
+		data        TEXT NOT NULL
+	);
+	CREATE INDEX device_health_target ON device_health(target);`,
+	// 3: a compact copy of each result for analyses over many results:
+	// its identity and labels, and every metric precomputed, so compare and
+	// report read a hundred bytes or so per result instead of decoding latency
+	// distributions. figures packs the metrics as little-endian float64 in
+	// the order of store.figureMetrics (NaN: not held); the bottleneck is
+	// copied too. Results stored before this version have no row; readers
+	// derive their figures from results.data instead.
+	`CREATE TABLE result_figures (
+		result_id  INTEGER PRIMARY KEY REFERENCES results(id) ON DELETE CASCADE,
+		run_id     TEXT NOT NULL,
+		target     TEXT NOT NULL,
+		round      TEXT NOT NULL,
+		repetition INTEGER NOT NULL,
+		workload   TEXT NOT NULL,
+		status     TEXT NOT NULL,
+		method     TEXT NOT NULL DEFAULT '',
+		labels     TEXT NOT NULL DEFAULT '{}',
+		figures    BLOB NOT NULL,
+		limited_by TEXT NOT NULL DEFAULT '',
+		evidence   TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX result_figures_run ON result_figures(run_id);`,
 }

@@ -151,46 +151,61 @@ type resultData struct {
 	CPU   result.CPU        `json:"cpu"`
 	// Bottleneck is kept here so reports need no second query.
 	Bottleneck *result.Attribution `json:"bottleneck,omitempty"`
+	Telemetry  *result.Telemetry   `json:"telemetry,omitempty"`
+	// DisplayUnits keeps an imported result's original units.
+	DisplayUnits map[string]string `json:"display_units,omitempty"`
 }
 
 func (s *SQLite) AddResult(ctx context.Context, r *result.Result) error {
-	labels, err := json.Marshal(nonNil(r.Labels))
-	if err != nil {
-		return err
-	}
-	data, err := json.Marshal(resultData{Read: r.Read, Write: r.Write, Trim: r.Trim, Sync: r.Sync, CPU: r.CPU, Bottleneck: r.Bottleneck})
-	if err != nil {
-		return err
-	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("storing result: %w", err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `INSERT INTO results(run_id, target, round, repetition, workload, status, error, started_ns, finished_ns, method, labels, data)
-		VALUES(?,?,?,?,?,?,?,?,?,?,?,?)`, r.RunID, r.Target, r.Round, r.Repetition, r.Workload, string(r.Status), r.Error,
-		nanos(r.Started), nanos(r.Finished), r.Method, string(labels), string(data))
-	if err != nil {
-		return fmt.Errorf("storing result of %s on %s: %w", r.Workload, r.Target, err)
-	}
-	id, err := res.LastInsertId()
+	id, err := insertResult(ctx, tx, r)
 	if err != nil {
 		return err
-	}
-	if len(r.RawFioJSON) > 0 {
-		gz, err := compress(r.RawFioJSON)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO raw_outputs(result_id, encoding, body) VALUES(?, 'gzip', ?)`, id, gz); err != nil {
-			return fmt.Errorf("storing fio output of %s: %w", r.Workload, err)
-		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("storing result of %s on %s: %w", r.Workload, r.Target, err)
 	}
 	r.ID = id
 	return nil
+}
+
+// insertResult writes one result and its raw output inside tx.
+func insertResult(ctx context.Context, tx *sql.Tx, r *result.Result) (int64, error) {
+	labels, err := json.Marshal(nonNil(r.Labels))
+	if err != nil {
+		return 0, err
+	}
+	data, err := json.Marshal(resultData{Read: r.Read, Write: r.Write, Trim: r.Trim, Sync: r.Sync, CPU: r.CPU, Bottleneck: r.Bottleneck, Telemetry: r.Telemetry, DisplayUnits: r.DisplayUnits})
+	if err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO results(run_id, target, round, repetition, workload, status, error, started_ns, finished_ns, method, labels, data)
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?)`, r.RunID, r.Target, r.Round, r.Repetition, r.Workload, string(r.Status), r.Error,
+		nanos(r.Started), nanos(r.Finished), r.Method, string(labels), string(data))
+	if err != nil {
+		return 0, fmt.Errorf("storing result of %s on %s: %w", r.Workload, r.Target, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, err
+	}
+	if err := insertFigures(ctx, tx, id, r, string(labels)); err != nil {
+		return 0, err
+	}
+	if len(r.RawFioJSON) > 0 {
+		gz, err := compress(r.RawFioJSON)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO raw_outputs(result_id, encoding, body) VALUES(?, 'gzip', ?)`, id, gz); err != nil {
+			return 0, fmt.Errorf("storing fio output of %s: %w", r.Workload, err)
+		}
+	}
+	return id, nil
 }
 
 const runColumns = `id, suite, source, status, started_ns, finished_ns, labels, workloads, targets, note`
@@ -301,6 +316,8 @@ func (s *SQLite) Results(ctx context.Context, f ResultFilter) ([]result.Result, 
 			return nil, fmt.Errorf("result %d: %w", r.ID, err)
 		}
 		r.Read, r.Write, r.Trim, r.Sync, r.CPU, r.Bottleneck = d.Read, d.Write, d.Trim, d.Sync, d.CPU, d.Bottleneck
+		r.Telemetry = d.Telemetry
+		r.DisplayUnits = d.DisplayUnits
 		out = append(out, r)
 	}
 	return out, rows.Err()

@@ -15,6 +15,7 @@ import (
 var throughput = map[string]float64{
 	"B/s": 1, "kB/s": 1e3, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9,
 	"KiB/s": 1 << 10, "MiB/s": 1 << 20, "GiB/s": 1 << 30,
+	"TB/s": 1e12, "TiB/s": 1 << 40,
 }
 
 // Latency units users may choose.

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storbench/storbench/internal/cli"
+	"github.com/storbench/storbench/internal/contention"
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/render"
@@ -31,6 +32,14 @@ type flags struct {
 	failFast    bool
 	workloads   []string
 	output      string
+	// Telemetry and the contention round (contention.go).
+	round       string
+	probe       string
+	noiseTarget string
+	telemetry   bool
+	// Kubernetes targets and rounds (kube.go).
+	kube    kubeFlags
+	changed func(name string) bool
 }
 
 // NewCommand returns the run command.
@@ -64,11 +73,17 @@ filesystem or partition-table signature.`,
 	fl.StringArrayVar(&f.destructive, "destructive", nil, "allow write workloads on this block device, destroying its contents (repeatable)")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed workload")
 	fl.StringSliceVar(&f.workloads, "workloads", nil, "run only these workloads of the suite (comma-separated)")
+	fl.StringVar(&f.round, "round", result.RoundIsolated, "isolated: the suite on each target; contention: a latency probe alone, then beside a bulk writer")
+	fl.StringVar(&f.probe, "probe", "", "contention round: the latency probe workload (default etcd-fdatasync; any built-in workload name, or a workload of --suite)")
+	fl.StringVar(&f.noiseTarget, "noise-target", "", "contention round: run the bulk writer on this directory or device instead of the probe's target")
+	fl.BoolVar(&f.telemetry, "telemetry", true, "sample CPU, disk, pressure, temperature and network once a second while each workload runs")
+	addKubeFlags(fl, &f.kube)
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {
 			return err
 		}
+		f.changed = cmd.Flags().Changed
 		return run(cmd.Context(), d, f, cmd.Flags().Changed("suite"))
 	}
 	return cmd
@@ -78,6 +93,14 @@ func run(ctx context.Context, d cli.Deps, f *flags, suiteSet bool) error {
 	plan, err := buildPlan(f, suiteSet)
 	if err != nil {
 		return err
+	}
+	kt, notices, err := kubeTargets(ctx, &f.kube, f.changedFlag, lockedNotices(d.ErrOut))
+	if err != nil {
+		return err
+	}
+	plan.Targets = append(plan.Targets, kt...)
+	for _, n := range notices {
+		fmt.Fprintf(d.ErrOut, "notice: %s\n", n)
 	}
 	st, err := d.OpenStore(ctx)
 	if err != nil {
@@ -161,7 +184,20 @@ func buildPlan(f *flags, suiteSet bool) (*engine.Plan, error) {
 			return nil, cli.Usagef("--target %s is given twice", t)
 		}
 		seen[t] = true
+		if class, ok, err := splitKubeTarget(t); ok {
+			if err != nil {
+				return nil, err
+			}
+			f.kube.classes = append(f.kube.classes, class)
+			continue
+		}
 		plan.Targets = append(plan.Targets, targetFor(t, f))
+	}
+	if err := applyRound(plan, f, suiteSet); err != nil {
+		return nil, err
+	}
+	if err := checkRounds(plan, &f.kube); err != nil {
+		return nil, err
 	}
 	return plan, nil
 }
@@ -173,6 +209,8 @@ func targetFor(t string, f *flags) runner.Target {
 type runOutput struct {
 	Run     *result.Run     `json:"run"`
 	Results []result.Result `json:"results"`
+	// Contention pairs the probe alone and under load (--round contention).
+	Contention []contention.Report `json:"contention,omitempty"`
 }
 
 func report(ctx context.Context, d cli.Deps, st store.Store, r *result.Run, output string) error {
@@ -184,7 +222,7 @@ func report(ctx context.Context, d cli.Deps, st store.Store, r *result.Run, outp
 		if results == nil {
 			results = []result.Result{}
 		}
-		return render.JSON(d.Out, runOutput{Run: r, Results: results})
+		return render.JSON(d.Out, runOutput{Run: r, Results: results, Contention: contention.Reports(results)})
 	}
 	fmt.Fprintln(d.Out)
 	if err := render.RunHeader(d.Out, r); err != nil {
@@ -195,6 +233,9 @@ func report(ctx context.Context, d cli.Deps, st store.Store, r *result.Run, outp
 		return err
 	}
 	if err := render.ResultsTable(d.Out, results); err != nil {
+		return err
+	}
+	if err := render.ContentionSection(d.Out, results); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(d.Out, "\nStored in %s as run %s (storbench show %s).\n", dbPath(st), r.ID, r.ID)

@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storbench/storbench/internal/cli"
+	"github.com/storbench/storbench/internal/contention"
 	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
@@ -48,7 +49,9 @@ func NewCommand(d cli.Deps) *cobra.Command {
 			return render.JSON(d.Out, struct {
 				Run     *result.Run     `json:"run"`
 				Results []result.Result `json:"results"`
-			}{run, results})
+				// Contention pairs the probe alone and under load.
+				Contention []contention.Report `json:"contention,omitempty"`
+			}{run, results, contention.Reports(results)})
 		}
 		if err := render.RunHeader(d.Out, run); err != nil {
 			return err
@@ -57,7 +60,10 @@ func NewCommand(d cli.Deps) *cobra.Command {
 			_, err := d.Out.Write([]byte("No results stored for this run.\n"))
 			return err
 		}
-		return render.ResultsTable(d.Out, results)
+		if err := render.ResultsTable(d.Out, results); err != nil {
+			return err
+		}
+		return render.ContentionSection(d.Out, results)
 	}
 	return cmd
 }

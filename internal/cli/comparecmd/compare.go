@@ -1,0 +1,78 @@
+// Package comparecmd implements "storbench compare": stored runs side by
+// side, per workload and metric, with efficiency against a baseline,
+// change between rounds, the best per workload and outliers.
+package comparecmd
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/storbench/storbench/internal/analysis"
+	"github.com/storbench/storbench/internal/cli"
+	"github.com/storbench/storbench/internal/render"
+)
+
+type flags struct {
+	groupBy  string
+	baseline string
+	round    string
+	output   string
+}
+
+// NewCommand returns the compare command.
+func NewCommand(d cli.Deps) *cobra.Command {
+	f := &flags{}
+	cmd := &cobra.Command{
+		Use:   "compare RUN-ID... [--group-by KEY] [--baseline KEY=VALUE|TARGET] [--round NAME]",
+		Short: "Compare stored runs side by side: efficiency, rounds, best per workload, outliers",
+		Long: `Compare the results of one or more runs per workload and metric.
+
+Every target is a column of its own, or, with --group-by KEY, every group of
+targets sharing a label value (storage=nvme): a group's figure is the mean of
+its targets' means. --baseline shows each target or group as a percentage of
+the baseline (a label KEY=VALUE or a target name). Results of several rounds
+(isolated, parallel, contention) show the change between rounds. The best
+per workload is marked with ★; a target below 0.5x the median of its peers'
+IOPS or throughput (or above 2x their p99 latency) is flagged as an outlier;
+repetitions spreading more than 10% (coefficient of variation) are flagged
+unstable.`,
+		Example: `  storbench compare 20261122-1423 20261122-1510
+  storbench compare RUN1 RUN2 RUN3 --group-by storage --baseline storage=nvme
+  storbench compare RUN --baseline /mnt/nvme --output markdown
+  storbench compare RUN --round parallel --output json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cli.Usagef("%s: name at least one run ID (see: storbench runs)", cmd.CommandPath())
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.groupBy, "group-by", "", "group targets by this result label (e.g. storage, node) and average each group")
+	fl.StringVar(&f.baseline, "baseline", "", "show efficiency against KEY=VALUE (a label) or a target name")
+	fl.StringVar(&f.round, "round", "", "compare only this round (isolated, parallel, contention)")
+	check := cli.OutputFlag(cmd, &f.output, "table", "json", "markdown")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := check(); err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		st, err := d.OpenStore(ctx)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		cmp, err := cli.LoadComparison(ctx, st, args, analysis.Options{GroupBy: f.groupBy, Baseline: f.baseline, Round: f.round})
+		if err != nil {
+			return err
+		}
+		rep := &render.Report{Comparison: cmp.Comparison, Runs: cmp.Runs}
+		switch f.output {
+		case "json":
+			return render.CompareJSON(d.Out, rep)
+		case "markdown":
+			return render.CompareMarkdown(d.Out, rep)
+		}
+		return render.CompareText(d.Out, rep, d.Color(d.Out))
+	}
+	return cmd
+}

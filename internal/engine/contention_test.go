@@ -1,0 +1,217 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/storbench/storbench/internal/contention"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/telemetry"
+)
+
+// diskDir is an empty directory on a real disk: the test temp dir unless
+// that is a tmpfs (no direct I/O), else one in the working tree.
+func diskDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err == nil && st.Type != unix.TMPFS_MAGIC {
+		return dir
+	}
+	dir, err := os.MkdirTemp(".", "contention-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(dir)
+	t.Cleanup(func() { os.RemoveAll(abs) })
+	return abs
+}
+
+// tinyProbe is etcd's check shrunk to 2 MiB: 2300-byte writes, each
+// followed by fdatasync.
+func tinyProbe(t *testing.T) spec.Workload {
+	s, err := spec.Parse([]byte("name: p\nworkloads:\n  - {name: etcd-fdatasync, rw: write, bs: 2300, ioengine: sync, direct: false, fdatasync: 1, size: 2MiB}\n"), "probe.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Workloads[0]
+}
+
+func needFio(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("fio is not installed (apt-get install fio)")
+	}
+}
+
+func emptyDir(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		t.Errorf("left behind in %s: %s", dir, e.Name())
+	}
+}
+
+// TestContentionRoundRealFio runs a real contention round on a temporary
+// directory: the probe alone, then beside the bulk writer (two fio
+// processes at once), all three stored with round=contention.
+func TestContentionRoundRealFio(t *testing.T) {
+	needFio(t)
+	dir := diskDir(t)
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	plan := Plan{
+		Targets:    []runner.Target{local.NewTarget(dir, local.Options{})},
+		Contention: &Contention{Probe: tinyProbe(t), NoiseSize: 64 << 20, Warmup: time.Second, ProbeLimit: 3 * time.Second},
+		Telemetry:  telemetry.ForPrepared,
+	}
+	run, err := (&Engine{Store: st, Observer: &notes{}}).Run(context.Background(), plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emptyDir(t, dir)
+	if run.Status != result.StatusComplete || strings.Join(run.Workloads, ",") != "etcd-fdatasync,etcd-fdatasync+bulk-write,bulk-write-1m-qd16" {
+		t.Errorf("run %s, workloads %v", run.Status, run.Workloads)
+	}
+	rs, err := st.Results(context.Background(), store.ResultFilter{RunIDs: []string{run.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRole := map[string]result.Result{}
+	for _, r := range rs {
+		if r.Round != result.RoundContention || r.Labels["probe"] != "etcd-fdatasync" {
+			t.Errorf("%s: round %s labels %v", r.Workload, r.Round, r.Labels)
+		}
+		byRole[r.Labels[contention.LabelRole]] = r
+	}
+	alone, loaded, noise := byRole[contention.RoleAlone], byRole[contention.RoleLoaded], byRole[contention.RoleNoise]
+	if len(rs) != 3 || alone.Workload != "etcd-fdatasync" || loaded.Workload != "etcd-fdatasync+bulk-write" || noise.Workload != NoiseName {
+		t.Fatalf("results: %+v", rs)
+	}
+	aloneP99, ok1 := alone.Metric(result.MetricSyncP99)
+	loadedP99, ok2 := loaded.Metric(result.MetricSyncP99)
+	if !ok1 || !ok2 || aloneP99 <= 0 || loadedP99 <= 0 {
+		t.Errorf("fdatasync p99 alone %v (%v), loaded %v (%v)", aloneP99, ok1, loadedP99, ok2)
+	}
+	bw, ok := noise.Metric(result.MetricBW)
+	if noise.Status != result.StatusComplete || !ok || bw <= 0 || noise.Write == nil || noise.Write.Bytes < 1<<20 {
+		t.Errorf("noise writer: %s %s, %v B/s", noise.Status, noise.Error, bw)
+	}
+	// The writer ran the whole time the loaded probe did.
+	if !noise.Started.Before(loaded.Started) || noise.Finished.Before(loaded.Finished) {
+		t.Errorf("noise %s..%s does not span the loaded probe %s..%s", noise.Started, noise.Finished, loaded.Started, loaded.Finished)
+	}
+	if loaded.Telemetry == nil || loaded.Bottleneck == nil {
+		t.Errorf("loaded probe without telemetry or attribution")
+	} else if s, ok := loaded.Telemetry.Stat(result.SeriesDiskWriteBPS); !ok || s.Mean <= 0 {
+		t.Errorf("no disk writes sampled under load: %+v", s)
+	}
+	reps := contention.Reports(rs)
+	if len(reps) != 1 {
+		t.Fatalf("reports: %+v", reps)
+	}
+	r := reps[0]
+	t.Logf("verdict: %s", r.Verdict)
+	if r.Latency != "fdatasync" || r.Slowdown <= 0 || r.NoiseBytesPerSec != bw || r.EtcdPass == nil ||
+		!strings.Contains(r.Verdict, "etcd") || !strings.Contains(r.Verdict, "1 s timeout") {
+		t.Errorf("report %+v", r)
+	}
+}
+
+// cancelOnLoaded interrupts the run once the loaded probe has run a while,
+// as Ctrl-C would.
+type cancelOnLoaded struct {
+	notes
+	cancel    context.CancelFunc
+	after     time.Duration
+	cancelled chan time.Time
+}
+
+func (c *cancelOnLoaded) WorkloadStarted(s Step) {
+	if strings.HasSuffix(s.Workload, LoadedSuffix) {
+		time.AfterFunc(c.after, func() {
+			c.cancel()
+			c.cancelled <- time.Now()
+		})
+	}
+}
+
+// TestContentionInterruptedCleansUp interrupts the round while the probe
+// and the bulk writer (on a separate --noise-target) both run: both
+// directories end empty and no fio is left running there.
+func TestContentionInterruptedCleansUp(t *testing.T) {
+	needFio(t)
+	dir, noiseDir := diskDir(t), diskDir(t)
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	probe := tinyProbe(t)
+	probe.FileSize = spec.Size(64 << 20) // long enough to be interrupted
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	obs := &cancelOnLoaded{cancel: cancel, after: 700 * time.Millisecond, cancelled: make(chan time.Time, 1)}
+	plan := Plan{
+		Targets: []runner.Target{local.NewTarget(dir, local.Options{})},
+		Contention: &Contention{Probe: probe, NoiseTarget: local.NewTarget(noiseDir, local.Options{}),
+			NoiseSize: 64 << 20, Warmup: 500 * time.Millisecond, ProbeLimit: 2 * time.Second},
+	}
+	run, err := (&Engine{Store: st, Observer: obs}).Run(ctx, plan)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("error %v", err)
+	}
+	select {
+	case at := <-obs.cancelled:
+		if took := time.Since(at); took > 10*time.Second {
+			t.Errorf("the run ended %s after the interrupt", took)
+		}
+	default:
+		t.Fatal("the loaded probe never started")
+	}
+	emptyDir(t, dir)
+	emptyDir(t, noiseDir)
+	for _, d := range []string{dir, noiseDir} {
+		if pids := fioIn(d); len(pids) > 0 {
+			t.Errorf("fio still running in %s: %v", d, pids)
+		}
+	}
+	got, err := st.Run(context.Background(), run.ID)
+	if err != nil || got.Status != result.StatusInterrupted {
+		t.Errorf("stored run %+v %v", got, err)
+	}
+	rs, _ := st.Results(context.Background(), store.ResultFilter{RunIDs: []string{run.ID}})
+	if len(rs) != 1 || rs[0].Labels[contention.LabelRole] != contention.RoleAlone || rs[0].Labels["noise_target"] != noiseDir {
+		t.Errorf("results after interrupt: %+v", rs)
+	}
+}
+
+// fioIn lists processes whose working directory is under dir.
+func fioIn(dir string) []string {
+	var pids []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, p := range procs {
+		if cwd, err := os.Readlink(p); err == nil && strings.HasPrefix(cwd, dir) {
+			pids = append(pids, filepath.Base(filepath.Dir(p)))
+		}
+	}
+	return pids
+}

@@ -1,0 +1,396 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/telemetry"
+)
+
+// Labels the parallel round adds to each of its results.
+const (
+	// LabelStartSkew is how far apart, in milliseconds, the targets began
+	// measuring one workload of the parallel round.
+	LabelStartSkew = "start_skew_ms"
+	// LabelParallelTargets is how many targets ran the workload together.
+	LabelParallelTargets = "parallel_targets"
+)
+
+// parallel reports whether the plan asks for a parallel round, which needs
+// every target prepared at once.
+func (p Plan) parallel() bool {
+	for _, r := range p.Rounds {
+		if r == result.RoundParallel {
+			return true
+		}
+	}
+	return false
+}
+
+// ready is a prepared target with what running fio on it needs.
+type ready struct {
+	target  runner.Target
+	p       *runner.Prepared
+	fr      fio.Runner
+	labels  map[string]string
+	steps   []step
+	engine  string
+	sampler *telemetry.Sampler
+}
+
+// runRounds prepares every target at once, runs the plan's rounds in order
+// on all that are ready, and cleans every target up at the end:
+//
+//	isolated  each target alone, one after the other
+//	parallel  each workload on all targets at the same moment; the next
+//	          workload starts when all have finished
+func (e *Engine) runRounds(ctx context.Context, run *result.Run, plan Plan) (failures []error) {
+	// Targets prepare, report and measure concurrently; observers are
+	// promised calls in order from one goroutine at a time.
+	e = &Engine{Store: e.Store, Observer: &lockedObserver{o: e.Observer}}
+	need := e.need(plan, run.ID)
+
+	var (
+		mu     sync.Mutex
+		wg     sync.WaitGroup
+		all    = make([]*ready, len(plan.Targets))
+		errs   = make([]error, len(plan.Targets))
+		labels sync.Mutex
+	)
+	for i, t := range plan.Targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := t.Prepare(ctx, need)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			r := &ready{target: t, p: p}
+			mu.Lock()
+			all[i] = r
+			mu.Unlock()
+			errs[i] = e.setUp(ctx, run, plan, r, &labels)
+		}()
+	}
+	wg.Wait()
+
+	defer func() {
+		failures = append(failures, e.cleanUpAll(ctx, plan, all)...)
+	}()
+
+	var targets []*ready
+	for i, r := range all {
+		if errs[i] != nil {
+			if ctx.Err() != nil {
+				return failures
+			}
+			failures = append(failures, errs[i])
+			for _, round := range plan.Rounds {
+				rp := plan
+				rp.Round = round
+				e.recordTargetFailure(ctx, run, rp, plan.Targets[i].Name(), errs[i])
+			}
+			continue
+		}
+		targets = append(targets, r)
+	}
+	if len(targets) == 0 {
+		return failures
+	}
+
+	for _, round := range plan.Rounds {
+		rp := plan
+		rp.Round = round
+		var errs []error
+		switch round {
+		case result.RoundParallel:
+			errs = e.parallelRound(ctx, run, rp, targets)
+		default:
+			errs = e.isolatedRound(ctx, run, rp, targets)
+		}
+		failures = append(failures, errs...)
+		if ctx.Err() != nil || (plan.FailFast && len(failures) > 0) {
+			return failures
+		}
+	}
+	return failures
+}
+
+// setUp asks fio its version and engines and merges the labels, as
+// runTarget does for a target run on its own.
+func (e *Engine) setUp(ctx context.Context, run *result.Run, plan Plan, r *ready, runLabels *sync.Mutex) error {
+	for _, n := range r.p.Notices {
+		e.Observer.Notice(r.p.Name, n)
+	}
+	r.fr = fio.Runner{Cmder: r.p.Cmder, Dir: r.p.Dir}
+	v, err := r.fr.Version(ctx)
+	if err != nil {
+		return err
+	}
+	r.labels = map[string]string{"fio_version": v, "target_kind": r.p.Kind}
+	maps.Copy(r.labels, r.p.Labels)
+	maps.Copy(r.labels, plan.Labels)
+	runLabels.Lock()
+	for _, k := range []string{"hostname", "kernel", "arch", "cpu_model", "fio_version"} {
+		if _, set := run.Labels[k]; !set && r.labels[k] != "" {
+			run.Labels[k] = r.labels[k]
+		}
+	}
+	runLabels.Unlock()
+	if r.engine, err = e.engineFor(ctx, r.fr, plan, r.p.Name); err != nil {
+		return err
+	}
+	r.steps = e.steps(plan, r.p)
+	if plan.Telemetry != nil {
+		r.sampler = plan.Telemetry(r.p)
+	}
+	return nil
+}
+
+func (e *Engine) isolatedRound(ctx context.Context, run *result.Run, plan Plan, targets []*ready) (failures []error) {
+	for _, r := range targets {
+		for rep := 1; rep <= plan.Repeat; rep++ {
+			for i, st := range r.steps {
+				step := Step{RunID: run.ID, Target: r.p.Name, Workload: st.name, Index: i + 1, Count: len(r.steps),
+					Repetition: rep, Repetitions: plan.Repeat, Expected: st.expected}
+				_, err := e.runStep(ctx, run, plan, step, r.fr, st.job(r.engine), r.labels, r.sampler)
+				if ctx.Err() != nil {
+					return failures
+				}
+				if err != nil {
+					failures = append(failures, err)
+					if plan.FailFast {
+						return failures
+					}
+				}
+			}
+		}
+	}
+	return failures
+}
+
+// parallelRound runs each workload on every target at once. All targets'
+// goroutines wait at a barrier that opens for them together; the results of
+// a workload are held until every target has finished it, so that each can
+// carry the start skew.
+func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, targets []*ready) (failures []error) {
+	count := len(targets[0].steps)
+	for rep := 1; rep <= plan.Repeat; rep++ {
+		for i := range count {
+			held := &heldStore{Store: e.Store}
+			pe := &Engine{Store: held, Observer: e.Observer}
+			barrier := make(chan struct{})
+			var wg sync.WaitGroup
+			errs := make([]error, len(targets))
+			for ti, r := range targets {
+				st := r.steps[i]
+				step := Step{RunID: run.ID, Target: r.p.Name, Workload: st.name, Index: i + 1, Count: count,
+					Repetition: rep, Repetitions: plan.Repeat, Expected: st.expected}
+				job := st.job(r.engine)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-barrier
+					_, errs[ti] = pe.runStep(ctx, run, plan, step, r.fr, job, r.labels, r.sampler)
+				}()
+			}
+			close(barrier)
+			wg.Wait()
+			if ctx.Err() != nil {
+				return failures
+			}
+			skew, n, ok := startSkew(held.results)
+			if ok {
+				e.Observer.Notice(result.RoundParallel, fmt.Sprintf("workload %s began on %d targets within %s", targets[0].steps[i].name, n, skew.Round(time.Millisecond)))
+			}
+			if err := held.flush(ctx, func(r *result.Result) {
+				r.Labels = maps.Clone(r.Labels)
+				if r.Labels == nil {
+					r.Labels = map[string]string{}
+				}
+				r.Labels[LabelParallelTargets] = strconv.Itoa(len(targets))
+				if ok {
+					r.Labels[LabelStartSkew] = strconv.FormatFloat(float64(skew)/float64(time.Millisecond), 'f', 1, 64)
+				}
+			}); err != nil {
+				return append(failures, err)
+			}
+			for _, err := range errs {
+				if err != nil {
+					failures = append(failures, err)
+				}
+			}
+			if plan.FailFast && len(failures) > 0 {
+				return failures
+			}
+		}
+	}
+	return failures
+}
+
+// startSkew is the spread of the moments the targets began measuring: from
+// fio's own clock (the end of its report less the job's runtime) where its
+// output says, else from when storbench started fio. n is the number of
+// targets compared.
+func startSkew(results []*result.Result) (skew time.Duration, n int, ok bool) {
+	starts := map[string]time.Time{}
+	for _, r := range results {
+		if r.Status == result.StatusFailed && len(r.RawFioJSON) == 0 {
+			continue
+		}
+		s := ioStart(r.RawFioJSON)
+		if s.IsZero() {
+			s = r.Started
+		}
+		if prev, seen := starts[r.Target]; !seen || s.Before(prev) {
+			starts[r.Target] = s
+		}
+	}
+	if len(starts) < 2 {
+		return 0, len(starts), false
+	}
+	var lo, hi time.Time
+	for _, s := range starts {
+		if lo.IsZero() || s.Before(lo) {
+			lo = s
+		}
+		if s.After(hi) {
+			hi = s
+		}
+	}
+	return hi.Sub(lo), len(starts), true
+}
+
+// ioStart reads when fio began measuring: its report's timestamp_ms less
+// the longest job_runtime (both milliseconds). Zero when unknown.
+func ioStart(raw []byte) time.Time {
+	if len(raw) == 0 {
+		return time.Time{}
+	}
+	var doc struct {
+		TimestampMS int64 `json:"timestamp_ms"`
+		Jobs        []struct {
+			JobRuntime int64 `json:"job_runtime"`
+		} `json:"jobs"`
+	}
+	if json.Unmarshal(raw, &doc) != nil || doc.TimestampMS == 0 || len(doc.Jobs) == 0 {
+		return time.Time{}
+	}
+	var rt int64
+	for _, j := range doc.Jobs {
+		rt = max(rt, j.JobRuntime)
+	}
+	if rt <= 0 || rt > math.MaxInt64/int64(time.Millisecond) {
+		return time.Time{}
+	}
+	return time.UnixMilli(doc.TimestampMS - rt)
+}
+
+// cleanUpAll cleans every prepared target at once, with a fresh context.
+func (e *Engine) cleanUpAll(ctx context.Context, plan Plan, all []*ready) []error {
+	timeout := plan.CleanupTimeout
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(all))
+	for i, r := range all {
+		if r == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.p.Cleanup(cctx); err != nil {
+				e.Observer.Notice(r.p.Name, "cleanup failed: "+err.Error())
+				errs[i] = fmt.Errorf("target %s: cleanup: %w", r.p.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	var out []error
+	for _, err := range errs {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// heldStore keeps the results of one parallel workload until all targets
+// have finished it; everything else goes straight to the store.
+type heldStore struct {
+	store.Store
+	mu      sync.Mutex
+	results []*result.Result
+}
+
+func (h *heldStore) AddResult(_ context.Context, r *result.Result) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.results = append(h.results, r)
+	return nil
+}
+
+// flush stores the held results, each first passed to edit.
+func (h *heldStore) flush(ctx context.Context, edit func(*result.Result)) error {
+	sctx := context.WithoutCancel(ctx)
+	var errs []error
+	for _, r := range h.results {
+		edit(r)
+		if err := h.Store.AddResult(sctx, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// lockedObserver serialises calls to an Observer from several goroutines.
+type lockedObserver struct {
+	mu sync.Mutex
+	o  Observer
+}
+
+func (l *lockedObserver) RunStarted(r *result.Run) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.o.RunStarted(r)
+}
+
+func (l *lockedObserver) Notice(target, message string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.o.Notice(target, message)
+}
+
+func (l *lockedObserver) WorkloadStarted(s Step) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.o.WorkloadStarted(s)
+}
+
+func (l *lockedObserver) WorkloadProgress(s Step, p fio.Progress) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.o.WorkloadProgress(s, p)
+}
+
+func (l *lockedObserver) WorkloadFinished(s Step, r *result.Result) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.o.WorkloadFinished(s, r)
+}

@@ -1,0 +1,403 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/units"
+)
+
+const csvHeader = "target,labels,round,workload,metric,value,unit"
+
+var csvColumns = strings.Split(csvHeader, ",")
+
+// row is one figure of the generic CSV/JSON form, with where it came from.
+type row struct {
+	Target   string
+	Labels   map[string]string
+	Round    string
+	Workload string
+	Metric   string
+	Value    float64
+	Unit     string
+	// at gives the line and column of a field, for errors; computed only
+	// when needed, since finding a line in a large JSON file is costly.
+	at func(field string) (line, col int)
+}
+
+// parseCSV reads storbench's generic CSV: header
+// target,labels,round,workload,metric,value,unit (any column order; labels
+// and round may be left out), labels written k=v;k=v.
+func parseCSV(data []byte) (*parsed, error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	r.TrimLeadingSpace = true
+	r.Comment = '#'
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err != nil {
+		return nil, csvError(err, "the header "+csvHeader)
+	}
+	index := map[string]int{}
+	for i, h := range header {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if !slices.Contains(csvColumns, h) {
+			line, col := r.FieldPos(i)
+			return nil, errAt(line, col, "expected a column of %s, found %q", csvHeader, header[i])
+		}
+		if _, dup := index[h]; dup {
+			line, col := r.FieldPos(i)
+			return nil, errAt(line, col, "column %q appears twice in the header", h)
+		}
+		index[h] = i
+	}
+	for _, need := range []string{"target", "workload", "metric", "value", "unit"} {
+		if _, ok := index[need]; !ok {
+			line, _ := r.FieldPos(0)
+			return nil, errAt(line, 1, "expected a %q column in the header (%s)", need, csvHeader)
+		}
+	}
+	var rows []row
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, csvError(err, "a CSV record")
+		}
+		line, _ := r.FieldPos(0)
+		if len(rec) != len(header) {
+			if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+				continue
+			}
+			return nil, errAt(line, 1, "expected %d fields as in the header, found %d", len(header), len(rec))
+		}
+		get := func(name string) string {
+			if i, ok := index[name]; ok {
+				return strings.TrimSpace(rec[i])
+			}
+			return ""
+		}
+		cols := map[string]int{}
+		for name, i := range index {
+			_, c := r.FieldPos(i)
+			cols[name] = c
+		}
+		rw := row{Target: get("target"), Round: get("round"), Workload: get("workload"), Metric: get("metric"), Unit: get("unit"),
+			at: func(f string) (int, int) { return line, cols[f] }}
+		if labels := get("labels"); labels != "" {
+			m, err := parseLabelList(labels)
+			if err != nil {
+				return nil, errAt(line, cols["labels"], "%v", err)
+			}
+			rw.Labels = m
+		}
+		v := get("value")
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, errAt(line, cols["value"], "expected a number in column value, found %q", v)
+		}
+		rw.Value = f
+		rows = append(rows, rw)
+	}
+	return rowsToResults(rows, "csv")
+}
+
+func csvError(err error, expected string) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return errAt(pe.Line, pe.Column, "expected %s, found malformed CSV: %v", expected, pe.Err)
+	}
+	if err == io.EOF {
+		return errAt(1, 1, "expected %s, found an empty file", expected)
+	}
+	return err
+}
+
+// parseLabelList reads "k=v;k=v".
+func parseLabelList(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ";") {
+		if strings.TrimSpace(kv) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("expected labels written k=v;k=v, found %q", kv)
+		}
+		out[k] = strings.TrimSpace(v)
+	}
+	return out, nil
+}
+
+// jsonRow is one element of the generic JSON form. Labels may be an object
+// or the CSV's "k=v;k=v" string.
+type jsonRow struct {
+	Target   string          `json:"target"`
+	Labels   json.RawMessage `json:"labels"`
+	Round    string          `json:"round"`
+	Workload string          `json:"workload"`
+	Metric   string          `json:"metric"`
+	Value    *float64        `json:"value"`
+	Unit     string          `json:"unit"`
+}
+
+// parseGenericJSON reads the JSON form of the generic import: an array of
+// objects with the CSV's fields, or {"results": [...]}.
+func parseGenericJSON(data []byte) (*parsed, error) {
+	start := bytes.IndexAny(data, "[{")
+	if start < 0 {
+		return nil, errAt(1, 1, "expected a JSON array of {target, labels, round, workload, metric, value, unit} objects")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data[start:]))
+	at := func() (int, int) { return lineCol(data, start+int(dec.InputOffset())) }
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, jsonError(data, start, err, "a JSON array")
+	}
+	if tok == json.Delim('{') {
+		// {"results": [...]}
+		for {
+			key, err := dec.Token()
+			if err != nil {
+				return nil, jsonError(data, start+int(dec.InputOffset()), err, `{"results": [...]}`)
+			}
+			if key == json.Delim('}') {
+				l, c := at()
+				return nil, errAt(l, c, `expected a "results" array, found none`)
+			}
+			if key == "results" {
+				break
+			}
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil, jsonError(data, start+int(dec.InputOffset()), err, "a JSON value")
+			}
+		}
+		if tok, err = dec.Token(); err != nil {
+			return nil, jsonError(data, start+int(dec.InputOffset()), err, "a JSON array")
+		}
+	}
+	if tok != json.Delim('[') {
+		l, c := at()
+		return nil, errAt(l, c, "expected a JSON array of result objects, found %v", tok)
+	}
+	var rows []row
+	for dec.More() {
+		off := start + int(dec.InputOffset())
+		// InputOffset is before the separating comma and blanks: step to the object.
+		for off < len(data) && (data[off] == ',' || data[off] == ' ' || data[off] == '\n' || data[off] == '\r' || data[off] == '\t') {
+			off++
+		}
+		pos := func() (int, int) { return lineCol(data, off) }
+		var jr jsonRow
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, jsonError(data, start+int(dec.InputOffset()), err, "a result object")
+		}
+		od := json.NewDecoder(bytes.NewReader(raw))
+		od.DisallowUnknownFields()
+		if err := od.Decode(&jr); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				l, c := lineCol(data, off+int(te.Offset))
+				return nil, errAt(l, c, "expected a %s for %q, found a JSON %s", te.Type, te.Field, te.Value)
+			}
+			line, col := pos()
+			return nil, errAt(line, col, "expected an object with fields %s: %v", csvHeader, err)
+		}
+		rw := row{Target: jr.Target, Round: jr.Round, Workload: jr.Workload, Metric: jr.Metric, Unit: jr.Unit, at: func(string) (int, int) { return pos() }}
+		if jr.Value == nil {
+			line, col := pos()
+			return nil, errAt(line, col, `expected a number in "value", found none`)
+		}
+		rw.Value = *jr.Value
+		if len(jr.Labels) > 0 && string(jr.Labels) != "null" {
+			var m map[string]string
+			var s string
+			switch {
+			case json.Unmarshal(jr.Labels, &m) == nil:
+				rw.Labels = m
+			case json.Unmarshal(jr.Labels, &s) == nil:
+				if rw.Labels, err = parseLabelList(s); err != nil {
+					line, col := pos()
+					return nil, errAt(line, col, "%v", err)
+				}
+			default:
+				line, col := pos()
+				return nil, errAt(line, col, `expected "labels" as an object of strings or "k=v;k=v", found %s`, jr.Labels)
+			}
+		}
+		rows = append(rows, rw)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, jsonError(data, start+int(dec.InputOffset()), err, "the end of the array")
+	}
+	return rowsToResults(rows, "json")
+}
+
+// rowsToResults validates rows and gathers them into results: one result
+// per target, round, workload and labels; a metric given again for the same
+// key is the next repetition.
+func rowsToResults(rows []row, tool string) (*parsed, error) {
+	p := &parsed{tool: tool}
+	type key struct {
+		k   string
+		rep int
+	}
+	results := map[key]*result.Result{}
+	var order []key
+	seen := map[string]int{}
+	for _, rw := range rows {
+		if err := rw.validate(); err != nil {
+			return nil, err
+		}
+		if rw.Round == "" {
+			rw.Round = result.RoundIsolated
+		}
+		r := result.Result{Target: rw.Target, Round: rw.Round, Workload: rw.Workload, Labels: rw.Labels}
+		base := repKey(&r)
+		seen[base+"\x00"+rw.Metric]++
+		k := key{base, seen[base+"\x00"+rw.Metric]}
+		res, ok := results[k]
+		if !ok {
+			r.Repetition = k.rep
+			r.Method = "imported from " + tool + " (figures as given; method not recorded)"
+			r.DisplayUnits = map[string]string{}
+			if r.Labels == nil {
+				r.Labels = map[string]string{}
+			}
+			res = &r
+			results[k] = res
+			order = append(order, k)
+		}
+		setMetric(res, rw)
+		p.rows++
+	}
+	if len(order) == 0 {
+		return nil, errAt(1, 0, "expected at least one result row after the header, found none")
+	}
+	for _, k := range order {
+		res := results[k]
+		for _, d := range []*result.Direction{res.Read, res.Write} {
+			if d != nil {
+				result.SortPercentiles(d.Completion.Percentiles)
+			}
+		}
+		p.results = append(p.results, *res)
+	}
+	return p, nil
+}
+
+func (rw row) validate() error {
+	switch {
+	case rw.Target == "":
+		return rw.errAt("target", "expected a target name, found an empty field")
+	case rw.Workload == "":
+		return rw.errAt("workload", "expected a workload name, found an empty field")
+	case !slices.Contains(result.Metrics, rw.Metric):
+		return rw.errAt("metric", "expected a metric (%s), found %q", strings.Join(result.Metrics, ", "), rw.Metric)
+	case math.IsNaN(rw.Value) || math.IsInf(rw.Value, 0) || rw.Value < 0:
+		return rw.errAt("value", "expected a non-negative number, found %v", rw.Value)
+	}
+	var ok bool
+	switch rw.Metric {
+	case result.MetricIOPS:
+		ok = rw.Unit == "IOPS"
+	case result.MetricBW:
+		_, ok = units.ThroughputFactor(rw.Unit)
+		ok = ok && rw.Unit != "KB/s" && rw.Unit != "TB/s" && rw.Unit != "TiB/s"
+	default:
+		_, ok = units.LatencyFactor(rw.Unit)
+	}
+	if !ok {
+		return rw.errAt("unit", "expected a unit for %s (%s), found %q", rw.Metric, unitsFor(rw.Metric), rw.Unit)
+	}
+	if f, _ := units.LatencyFactor(rw.Unit); rw.Value*f > float64(math.MaxInt64) {
+		return rw.errAt("value", "expected a latency below 292 years, found %v %s", rw.Value, rw.Unit)
+	}
+	return nil
+}
+
+func unitsFor(metric string) string {
+	switch metric {
+	case result.MetricIOPS:
+		return "IOPS"
+	case result.MetricBW:
+		return "B/s, kB/s, KiB/s, MB/s, MiB/s, GB/s, GiB/s"
+	}
+	return "ns, us, ms, s"
+}
+
+// setMetric stores a row's value, in base units, in the direction the
+// workload uses (a built-in workload's, or "write" when the name says so).
+func setMetric(r *result.Result, rw row) {
+	dir := csvDirection(r, rw.Workload)
+	r.DisplayUnits[rw.Metric] = rw.Unit
+	switch rw.Metric {
+	case result.MetricIOPS:
+		dir.IOPS = rw.Value
+	case result.MetricBW:
+		f, _ := units.ThroughputFactor(rw.Unit)
+		dir.BytesPerSec = rw.Value * f
+	case result.MetricLatMean:
+		f, _ := units.LatencyFactor(rw.Unit)
+		dir.Completion.Mean = time.Duration(rw.Value * f)
+	case result.MetricSyncP99:
+		f, _ := units.LatencyFactor(rw.Unit)
+		if r.Sync == nil {
+			r.Sync = &result.Latency{}
+		}
+		r.Sync.Percentiles = setPercentile(r.Sync.Percentiles, 99, time.Duration(rw.Value*f))
+	default:
+		f, _ := units.LatencyFactor(rw.Unit)
+		p := map[string]float64{result.MetricLatP50: 50, result.MetricLatP90: 90, result.MetricLatP99: 99, result.MetricLatP999: 99.9}[rw.Metric]
+		dir.Completion.Percentiles = setPercentile(dir.Completion.Percentiles, p, time.Duration(rw.Value*f))
+	}
+}
+
+func setPercentile(ps []result.Percentile, p float64, v time.Duration) []result.Percentile {
+	for i := range ps {
+		if ps[i].P == p {
+			ps[i].Value = v
+			return ps
+		}
+	}
+	return append(ps, result.Percentile{P: p, Value: v})
+}
+
+func csvDirection(r *result.Result, workload string) *result.Direction {
+	write := false
+	if m, ok := BuiltinWorkload(workload); ok {
+		write = m.RW == "write" || m.RW == "randwrite"
+	} else {
+		w := strings.ToLower(workload)
+		write = strings.Contains(w, "write") && !strings.Contains(w, "read")
+	}
+	if write {
+		if r.Write == nil {
+			r.Write = &result.Direction{}
+		}
+		return r.Write
+	}
+	if r.Read == nil {
+		r.Read = &result.Direction{}
+	}
+	return r.Read
+}
+
+func (rw row) errAt(field, format string, args ...any) error {
+	line, col := rw.at(field)
+	return errAt(line, col, format, args...)
+}

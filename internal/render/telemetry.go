@@ -1,0 +1,123 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/storbench/storbench/internal/contention"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/units"
+)
+
+// limitedBy is the LIMITED BY cell: the class on a result's first row.
+func limitedBy(r result.Result, row int) string {
+	if r.Bottleneck == nil || row > 0 {
+		return "-"
+	}
+	return r.Bottleneck.LimitedBy
+}
+
+// Bottlenecks writes, per result, what limited it and the evidence, then
+// the telemetry sources the sampled hosts lacked, each named once.
+func Bottlenecks(w io.Writer, results []result.Result) error {
+	var lines []string
+	missing := map[string]bool{}
+	for _, r := range results {
+		if r.Bottleneck != nil {
+			name := r.Workload
+			if r.Repetition > 1 {
+				name += fmt.Sprintf(" (rep %d)", r.Repetition)
+			}
+			lines = append(lines, fmt.Sprintf("  %s: limited by %s: %s", name, r.Bottleneck.LimitedBy, r.Bottleneck.Evidence))
+		}
+		if r.Telemetry != nil {
+			for _, m := range r.Telemetry.Missing {
+				missing[m] = true
+			}
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintln(w, "\nWhat limited each result (host telemetry sampled once a second):")
+		fmt.Fprintln(w, strings.Join(lines, "\n"))
+	}
+	if len(missing) > 0 {
+		var m []string
+		for k := range missing {
+			m = append(m, k)
+		}
+		sort.Strings(m)
+		fmt.Fprintln(w, "Telemetry sources not available, skipped:")
+		for _, k := range m {
+			fmt.Fprintln(w, "  "+k)
+		}
+	}
+	return nil
+}
+
+// ContentionSection writes the contention round's comparison, probe alone
+// against probe under the bulk writer, and the verdicts; nothing when the
+// results hold no contention round.
+func ContentionSection(w io.Writer, results []result.Result) error {
+	reps := contention.Reports(results)
+	if len(reps) == 0 {
+		return nil
+	}
+	multi := false
+	for _, r := range reps {
+		if r.Target != reps[0].Target {
+			multi = true
+		}
+	}
+	g := &grid{left: 3}
+	head := []string{"PROBE", "REP", "LATENCY", "P50 ALONE", "LOADED", "P99 ALONE", "LOADED", "P99.9 ALONE", "LOADED", "SLOWDOWN", "NOISE MB/s", "> 1 s"}
+	if multi {
+		head = append([]string{"TARGET"}, head...)
+		g.left++
+	}
+	g.add(head...)
+	for _, r := range reps {
+		noise := "-"
+		if r.NoiseBytesPerSec > 0 {
+			noise = fmt.Sprintf("%.1f", r.NoiseBytesPerSec/1e6)
+		}
+		row := []string{r.Probe, fmt.Sprint(r.Repetition), r.Latency,
+			units.Latency(r.Alone.P50), units.Latency(r.Loaded.P50),
+			units.Latency(r.Alone.P99), units.Latency(r.Loaded.P99),
+			units.Latency(r.Alone.P999), units.Latency(r.Loaded.P999),
+			fmt.Sprintf("%.1fx", r.Slowdown), noise, timeoutCell(r)}
+		if multi {
+			row = append([]string{r.Target}, row...)
+		}
+		g.add(row...)
+	}
+	fmt.Fprintln(w, "\nContention round: the probe alone, then beside a bulk sequential writer (1 MiB, QD16)")
+	if err := g.write(w); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "SLOWDOWN = p99 under load / p99 alone; > 1 s = estimated share of probe operations over a 1 s timeout under load.")
+	for _, r := range reps {
+		who := r.Probe
+		if multi {
+			who = r.Target + " " + who
+		}
+		fmt.Fprintf(w, "%s: %s.\n", who, r.Verdict)
+	}
+	return nil
+}
+
+func timeoutCell(r contention.Report) string {
+	switch r.TimeoutBound {
+	case "":
+		return "?"
+	case "less than":
+		return fmt.Sprintf("<%.2g%%", r.TimeoutPercent)
+	case "more than":
+		return fmt.Sprintf(">%.2g%%", r.TimeoutPercent)
+	}
+	if r.TimeoutPercent == 0 {
+		return "0%"
+	}
+	return fmt.Sprintf("%.2g%%", r.TimeoutPercent)
+}

@@ -1,0 +1,109 @@
+package result
+
+import "time"
+
+// Telemetry series names. Each is sampled about once a second while a
+// workload runs; the unit is in the name's suffix: _pct percent, _c degrees
+// Celsius, _mhz megahertz, _bps bytes per second, _iops operations per
+// second; disk_queue_depth is the mean number of requests in flight.
+const (
+	SeriesCPUBusy        = "cpu_busy_pct"     // all cores, everything but idle and iowait
+	SeriesCPUUser        = "cpu_user_pct"     // user + nice
+	SeriesCPUSystem      = "cpu_system_pct"   // system + irq + softirq
+	SeriesCPUIOWait      = "cpu_iowait_pct"   // idle with I/O outstanding
+	SeriesCPUSteal       = "cpu_steal_pct"    // taken by the hypervisor
+	SeriesCPUCoreMaxBusy = "cpu_core_max_pct" // the busiest single core
+	SeriesDiskUtil       = "disk_util_pct"    // time the device had I/O in flight
+	SeriesDiskQueue      = "disk_queue_depth"
+	SeriesDiskReadBPS    = "disk_read_bps"
+	SeriesDiskWriteBPS   = "disk_write_bps"
+	SeriesDiskReadIOPS   = "disk_read_iops"
+	SeriesDiskWriteIOPS  = "disk_write_iops"
+	SeriesIOPressureSome = "io_pressure_some_pct" // PSI: some task stalled on I/O
+	SeriesIOPressureFull = "io_pressure_full_pct" // PSI: all non-idle tasks stalled on I/O
+	SeriesCPUTemp        = "cpu_temp_c"
+	SeriesCPUFreq        = "cpu_freq_mhz" // mean over cores
+	SeriesThrottled      = "throttled_flags"
+	SeriesNetRxBPS       = "net_rx_bps"
+	SeriesNetTxBPS       = "net_tx_bps"
+	SeriesNetLinkUtil    = "net_link_pct" // max(rx, tx) against the link speed
+)
+
+// SeriesNames lists every telemetry series in display order.
+var SeriesNames = []string{
+	SeriesCPUBusy, SeriesCPUUser, SeriesCPUSystem, SeriesCPUIOWait, SeriesCPUSteal, SeriesCPUCoreMaxBusy,
+	SeriesDiskUtil, SeriesDiskQueue, SeriesDiskReadBPS, SeriesDiskWriteBPS, SeriesDiskReadIOPS, SeriesDiskWriteIOPS,
+	SeriesIOPressureSome, SeriesIOPressureFull, SeriesCPUTemp, SeriesCPUFreq, SeriesThrottled,
+	SeriesNetRxBPS, SeriesNetTxBPS, SeriesNetLinkUtil,
+}
+
+// Telemetry is what the host running fio did while one workload ran.
+type Telemetry struct {
+	// Host is the host that was sampled.
+	Host string `json:"host,omitempty"`
+	// Interval is the sampling period asked for (samples may be shorter at
+	// the end of a workload).
+	Interval time.Duration `json:"interval_ns"`
+	// CPUs is the number of cores /proc/stat reported.
+	CPUs int `json:"cpus,omitempty"`
+	// Device is the block device whose /proc/diskstats were sampled.
+	Device string `json:"device,omitempty"`
+	// Interface carries a network-backed target; LinkBytesPerSec is its
+	// link speed (0 when the kernel does not know it, e.g. Wi-Fi).
+	Interface       string  `json:"interface,omitempty"`
+	LinkBytesPerSec float64 `json:"link_bytes_per_sec,omitempty"`
+	// MaxFreqMHz is the highest frequency the CPU can reach (cpuinfo_max_freq).
+	MaxFreqMHz float64 `json:"max_freq_mhz,omitempty"`
+	// Throttled is every Raspberry Pi get_throttled flag seen during the
+	// workload, ORed (bit 0 under-voltage, 1 frequency capped, 2 throttled,
+	// 3 soft temperature limit).
+	Throttled uint32 `json:"throttled,omitempty"`
+	// Missing names the sources this host could not provide, each as
+	// "source: reason"; they are skipped, not failures.
+	Missing []string           `json:"missing,omitempty"`
+	Totals  TelemetryTotals    `json:"totals"`
+	Summary map[string]Summary `json:"summary,omitempty"`
+	Series  *TelemetrySeries   `json:"series,omitempty"`
+}
+
+// TelemetryTotals are counters accumulated over the whole workload.
+type TelemetryTotals struct {
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// CPU time summed over all cores.
+	CPUBusy   time.Duration `json:"cpu_busy_ns"`
+	CPUUser   time.Duration `json:"cpu_user_ns"`
+	CPUSystem time.Duration `json:"cpu_system_ns"`
+	// Completed I/Os and bytes on Device.
+	DiskReadIOs    int64 `json:"disk_read_ios"`
+	DiskWriteIOs   int64 `json:"disk_write_ios"`
+	DiskReadBytes  int64 `json:"disk_read_bytes"`
+	DiskWriteBytes int64 `json:"disk_write_bytes"`
+	// Bytes through Interface.
+	NetRxBytes int64 `json:"net_rx_bytes,omitempty"`
+	NetTxBytes int64 `json:"net_tx_bytes,omitempty"`
+}
+
+// Summary condenses one series.
+type Summary struct {
+	Min     float64 `json:"min"`
+	Mean    float64 `json:"mean"`
+	Max     float64 `json:"max"`
+	Samples int     `json:"n"`
+}
+
+// TelemetrySeries is the time series, stored column-wise to stay compact:
+// Values[name][i] was measured over the interval ending OffsetsMS[i]
+// milliseconds after the workload started.
+type TelemetrySeries struct {
+	OffsetsMS []int64              `json:"t_ms"`
+	Values    map[string][]float64 `json:"values"`
+}
+
+// Stat returns the summary of a series and whether it was sampled.
+func (t *Telemetry) Stat(name string) (Summary, bool) {
+	if t == nil {
+		return Summary{}, false
+	}
+	s, ok := t.Summary[name]
+	return s, ok && s.Samples > 0
+}

@@ -1,0 +1,164 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// NoProvisioner is the provisioner of classes with static PVs only.
+const NoProvisioner = "kubernetes.io/no-provisioner"
+
+// ClassInfo is what a StorageClass gives, in the terms homelab users trade
+// off: dynamic provisioning, failover, and (from stored results) speed.
+type ClassInfo struct {
+	Name        string            `json:"name"`
+	Provisioner string            `json:"provisioner"`
+	Default     bool              `json:"default"`
+	Dynamic     bool              `json:"dynamic_provisioning"`
+	Failover    string            `json:"failover"` // "yes", "no" or "unknown"
+	FailoverWhy string            `json:"failover_reason"`
+	BindingMode string            `json:"binding_mode"`
+	Reclaim     string            `json:"reclaim_policy"`
+	Expansion   bool              `json:"volume_expansion"`
+	AccessModes []string          `json:"access_modes"`
+	Snapshots   string            `json:"snapshots"` // "yes: CLASS", "no" or "unknown"
+	Parameters  map[string]string `json:"parameters,omitempty"`
+}
+
+// Classes describes every StorageClass. snapshotDrivers maps a CSI driver to
+// its VolumeSnapshotClasses; nil means snapshot support is unknown.
+func Classes(ctx context.Context, client kubernetes.Interface, snapshotDrivers map[string][]string) ([]ClassInfo, error) {
+	list, err := client.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing StorageClasses: %w", err)
+	}
+	var out []ClassInfo
+	for _, sc := range list.Items {
+		out = append(out, describeClass(sc, snapshotDrivers))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func describeClass(sc storagev1.StorageClass, snapshotDrivers map[string][]string) ClassInfo {
+	ci := ClassInfo{
+		Name: sc.Name, Provisioner: sc.Provisioner, Parameters: sc.Parameters,
+		Default:     sc.Annotations["storageclass.kubernetes.io/is-default-class"] == "true",
+		Dynamic:     sc.Provisioner != NoProvisioner,
+		BindingMode: string(storagev1.VolumeBindingImmediate),
+		Reclaim:     "Delete",
+		Expansion:   sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion,
+	}
+	if sc.VolumeBindingMode != nil {
+		ci.BindingMode = string(*sc.VolumeBindingMode)
+	}
+	if sc.ReclaimPolicy != nil {
+		ci.Reclaim = string(*sc.ReclaimPolicy)
+	}
+	ci.Failover, ci.FailoverWhy = Failover(sc.Provisioner, sc.Parameters)
+	ci.AccessModes = accessModes(sc.Provisioner)
+	switch {
+	case snapshotDrivers == nil:
+		ci.Snapshots = "unknown"
+	case len(snapshotDrivers[sc.Provisioner]) > 0:
+		ci.Snapshots = "yes: " + strings.Join(snapshotDrivers[sc.Provisioner], ", ")
+	default:
+		ci.Snapshots = "no"
+	}
+	return ci
+}
+
+// Failover says whether a volume of this provisioner survives the loss of
+// the node it is used on: replicated or network-backed storage does,
+// node-local storage does not.
+func Failover(provisioner string, params map[string]string) (answer, why string) {
+	p := strings.ToLower(provisioner)
+	replicas := func(key string, def int) (string, string) {
+		n := def
+		if v, ok := params[key]; ok {
+			if i, err := strconv.Atoi(v); err == nil {
+				n = i
+			}
+		}
+		if n > 1 {
+			return "yes", fmt.Sprintf("replicated: %s=%d", key, n)
+		}
+		return "no", fmt.Sprintf("a single replica (%s=%d) lives on one node", key, n)
+	}
+	switch {
+	case p == "driver.longhorn.io" || p == "rancher.io/longhorn":
+		return replicas("numberOfReplicas", 3)
+	case strings.Contains(p, "rbd.csi.ceph.com") || strings.Contains(p, "cephfs.csi.ceph.com") || p == "kubernetes.io/rbd" || strings.HasPrefix(p, "ceph.rook.io"):
+		return "yes", "Ceph: replicated across OSDs"
+	case p == "linstor.csi.linbit.com":
+		for _, k := range []string{"placementCount", "autoPlace", "linstor.csi.linbit.com/placementCount", "linstor.csi.linbit.com/autoPlace"} {
+			if _, ok := params[k]; ok {
+				return replicas(k, 1)
+			}
+		}
+		return "no", "LINSTOR places one replica unless placementCount/autoPlace says more"
+	case p == "io.openebs.csi-mayastor":
+		return replicas("repl", 1)
+	case p == "cstor.csi.openebs.io" || p == "jiva.csi.openebs.io":
+		return "yes", "OpenEBS replicated engine"
+	case strings.Contains(p, "nfs") || p == "smb.csi.k8s.io" || strings.Contains(p, "iscsi") || strings.Contains(p, "democratic-csi"):
+		return "yes", "network-backed: any node can mount it (the server itself is not replicated by Kubernetes)"
+	case p == NoProvisioner:
+		return "no", "static local PVs are bound to one node"
+	case p == "rancher.io/local-path" || strings.Contains(p, "hostpath") || p == "openebs.io/local" ||
+		p == "local.csi.openebs.io" || p == "zfs.csi.openebs.io" || strings.Contains(p, "topolvm") ||
+		strings.Contains(p, "lvm") || p == "k3s.io/local-path":
+		return "no", "node-local: the volume lives on one node's disk"
+	}
+	return "unknown", "provisioner not known to storbench"
+}
+
+func accessModes(provisioner string) []string {
+	p := strings.ToLower(provisioner)
+	switch {
+	case strings.Contains(p, "nfs") || strings.Contains(p, "cephfs") || p == "smb.csi.k8s.io" || p == "driver.longhorn.io":
+		return []string{"ReadWriteOnce", "ReadWriteOncePod", "ReadWriteMany"}
+	}
+	return []string{"ReadWriteOnce", "ReadWriteOncePod"}
+}
+
+// SnapshotDrivers lists VolumeSnapshotClasses by CSI driver. It returns
+// an empty map when the snapshot API is not installed, and nil with an error
+// when it cannot tell.
+func SnapshotDrivers(ctx context.Context, client kubernetes.Interface) (map[string][]string, error) {
+	rc := client.Discovery().RESTClient()
+	if rc == nil {
+		return nil, fmt.Errorf("no REST client for the snapshot API")
+	}
+	if _, err := client.Discovery().ServerResourcesForGroupVersion("snapshot.storage.k8s.io/v1"); err != nil {
+		return map[string][]string{}, nil // the snapshot CRDs are not installed
+	}
+	raw, err := rc.Get().AbsPath("/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing VolumeSnapshotClasses: %w", err)
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Driver string `json:"driver"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("VolumeSnapshotClasses: %w", err)
+	}
+	out := map[string][]string{}
+	for _, it := range list.Items {
+		out[it.Driver] = append(out[it.Driver], it.Metadata.Name)
+	}
+	return out, nil
+}

@@ -1,0 +1,429 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
+	utilexec "k8s.io/client-go/util/exec"
+
+	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/runnertest"
+	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/store"
+)
+
+const testRunID = "20261122-101500-abcd"
+
+func need() runner.Need { return runner.Need{RunID: testRunID, FileSize: 8 << 20} }
+
+func TestPrepareCreatesLabelledObjectsAndCleansUp(t *testing.T) {
+	f := newFakeCluster(t)
+	var reports []string
+	tg := NewTarget(f.cluster(), "fast", "node-a", 1, TargetOptions{Timeout: 5 * time.Second,
+		Report: func(_, msg string) { reports = append(reports, msg) }})
+	p, err := tg.Prepare(context.Background(), need())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, err := f.client.CoreV1().Pods("bench").Get(context.Background(), objectName(testRunID, 1), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Labels[LabelManagedBy] != ManagedBy || pod.Labels[LabelRunID] != testRunID {
+		t.Errorf("pod labels = %v", pod.Labels)
+	}
+	if got := pod.Spec.NodeSelector["kubernetes.io/hostname"]; got != "node-a" {
+		t.Errorf("pod pinned to %q, want node-a", got)
+	}
+	if wd := pod.Spec.Containers[0].WorkingDir; wd != WorkDir || pod.Spec.Containers[0].VolumeMounts[0].MountPath != WorkDir {
+		t.Errorf("working directory %q is not the volume mount", wd)
+	}
+	for k, want := range map[string]string{"node": "node-a", "storage": "nvme", "storage_class": "fast",
+		"provisioner": "driver.example.com", "class.numberOfReplicas": "3", "pv": "pv-" + objectName(testRunID, 1), "arch": "arm64"} {
+		if p.Labels[k] != want {
+			t.Errorf("label %s = %q, want %q", k, p.Labels[k], want)
+		}
+	}
+	if p.File.Name != TestFileName {
+		t.Errorf("fio file %q, want the relative %q", p.File.Name, TestFileName)
+	}
+	if f.labelled() != 2 {
+		t.Errorf("%d labelled objects, want a pod and a PVC", f.labelled())
+	}
+	if err := p.Cleanup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.labelled(); n != 0 {
+		t.Errorf("%d labelled objects left after cleanup", n)
+	}
+	if len(reports) != 1 || !strings.Contains(reports[0], "kubectl delete pv pv-"+objectName(testRunID, 1)) {
+		t.Errorf("Retain volume not reported with its command: %q", reports)
+	}
+	var wiped bool
+	for _, c := range f.exec.commands() {
+		if strings.Contains(strings.Join(c, " "), "rm -f "+TestFileName) {
+			wiped = true
+		}
+	}
+	if !wiped {
+		t.Error("cleanup did not remove the test file through the pod")
+	}
+}
+
+func TestPreparationFailuresExplainAndLeaveNothing(t *testing.T) {
+	name := objectName(testRunID, 1)
+	ev := func(kind, reason, msg string) runtime.Object {
+		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name + "." + reason, Namespace: "bench"},
+			InvolvedObject: corev1.ObjectReference{Kind: kind, Name: name, Namespace: "bench"},
+			Reason:         reason, Message: msg, Type: corev1.EventTypeWarning, Count: 3}
+	}
+	cases := []struct {
+		name       string
+		noBind     bool
+		noSchedule bool
+		events     []runtime.Object
+		want       []string
+	}{
+		{
+			name: "PVC never binds", noBind: true,
+			events: []runtime.Object{
+				ev("PersistentVolumeClaim", "ProvisioningFailed", "failed to provision volume: executable file not found: iscsiadm"),
+				ev("Pod", "FailedScheduling", "0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind."),
+			},
+			want: []string{"not bound", "ProvisioningFailed", "iscsiadm", "didn't find available persistent volumes", "x3"},
+		},
+		{
+			name: "pod unschedulable", noSchedule: true,
+			want: []string{"not scheduled", "untolerated taint"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeCluster(t, tc.events...)
+			f.noBind, f.noSchedule = tc.noBind, tc.noSchedule
+			tg := NewTarget(f.cluster(), "fast", "node-a", 1, TargetOptions{Timeout: 600 * time.Millisecond})
+			start := time.Now()
+			_, err := tg.Prepare(context.Background(), need())
+			if err == nil {
+				t.Fatal("Prepare succeeded")
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("took %s with a 600ms timeout", took)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q: %v", w, err)
+				}
+			}
+			if n := f.labelled(); n != 0 {
+				t.Errorf("%d labelled objects left after a failed Prepare", n)
+			}
+		})
+	}
+}
+
+func TestPodThatStopsFailsAtOnce(t *testing.T) {
+	f := newFakeCluster(t)
+	f.mutatePod = func(pod *corev1.Pod) {
+		pod.Status.Phase = corev1.PodFailed
+		pod.Status.Conditions = nil
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ContainerName, State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: "storbench: this image has no fio"}}}}
+	}
+	tg := NewTarget(f.cluster(), "fast", "node-a", 1, TargetOptions{Timeout: time.Minute})
+	start := time.Now()
+	_, err := tg.Prepare(context.Background(), need())
+	if err == nil || !strings.Contains(err.Error(), "has no fio") {
+		t.Fatalf("want the container's message, got %v", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Error("a stopped pod was waited for until the timeout")
+	}
+}
+
+func TestExecErrors(t *testing.T) {
+	cases := []struct {
+		name     string
+		err      error
+		wantCode int
+	}{
+		{"exit code known", utilexec.CodeExitError{Err: errors.New("command terminated with non-zero exit code"), Code: 2}, 2},
+		{"transport failure", errors.New("error dialing backend: connection refused"), -1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			le := &localExec{root: t.TempDir(), fail: tc.err}
+			c := &PodCmder{Exec: le, Namespace: "bench", Pod: "p", Container: ContainerName}
+			err := c.Command(context.Background(), "fio", "--version").Run()
+			var re *execx.RunError
+			if !errors.As(err, &re) {
+				t.Fatalf("want *execx.RunError, got %T %v", err, err)
+			}
+			if re.ExitCode != tc.wantCode || !strings.Contains(re.Error(), tc.err.Error()) {
+				t.Errorf("got %v (code %d)", re, re.ExitCode)
+			}
+			fr := fio.Runner{Cmder: c}
+			if _, err := fr.Version(context.Background()); err == nil || !strings.Contains(err.Error(), tc.err.Error()) {
+				t.Errorf("fio version error hides the exec error: %v", err)
+			}
+		})
+	}
+}
+
+func TestDeletionErrorIsReported(t *testing.T) {
+	f := newFakeCluster(t)
+	f.client.PrependReactor("delete", "persistentvolumeclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("etcdserver: request timed out")
+	})
+	tg := NewTarget(f.cluster(), "fast", "node-b", 1, TargetOptions{Timeout: time.Second})
+	p, err := tg.Prepare(context.Background(), need())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Cleanup(context.Background())
+	if err == nil {
+		t.Fatal("cleanup swallowed a deletion error")
+	}
+	for _, w := range []string{"pvc bench/" + objectName(testRunID, 1), "not deleted", "request timed out"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("cleanup error lacks %q: %v", w, err)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	f := newFakeCluster(t)
+	cases := []struct {
+		name, class, node string
+		opts              TargetOptions
+		fileSize          int64
+		want              string
+	}{
+		{"fits by default", "fast", "node-a", TargetOptions{}, 4 << 30, ""},
+		{"too small", "fast", "node-a", TargetOptions{Size: 1 << 30}, 4 << 30, "needs a 4.0 GiB test file but a 1.0 GiB PVC holds at most 921.6 MiB"},
+		{"block uses it all", "fast", "node-a", TargetOptions{Size: 1 << 30, VolumeMode: corev1.PersistentVolumeBlock}, 1 << 30, ""},
+		{"no such class", "slow", "node-a", TargetOptions{}, 1 << 20, `StorageClass "slow" does not exist`},
+		{"no such node", "fast", "node-z", TargetOptions{}, 1 << 20, `node "node-z" does not exist`},
+		{"overrides that break the pod", "fast", "node-a", TargetOptions{PodOverrides: []byte(`{"spec":{"containers":[{"name":"other","image":"x"}]}}`)}, 1 << 20, "first container must stay"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := NewTarget(f.cluster(), tc.class, tc.node, 1, tc.opts)
+			err := tg.Check(context.Background(), runner.Need{RunID: testRunID, FileSize: tc.fileSize})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("unexpected refusal: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("want %q, got %v", tc.want, err)
+			}
+		})
+	}
+	if n := f.labelled(); n != 0 {
+		t.Errorf("Check created %d objects", n)
+	}
+}
+
+func TestPodOverridesMerge(t *testing.T) {
+	patch := []byte(`{"spec":{"tolerations":[{"key":"node-role.kubernetes.io/control-plane","operator":"Exists","effect":"NoSchedule"}],
+		"priorityClassName":"bench","containers":[{"name":"fio","resources":{"limits":{"cpu":"2"}}}]}}`)
+	tg := NewTarget(nil, "fast", "node-a", 3, TargetOptions{PodOverrides: patch})
+	pod, err := tg.podSpec("n", "ns", testRunID, map[string]string{"kubernetes.io/hostname": "node-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pod.Spec.Tolerations) != 1 || pod.Spec.PriorityClassName != "bench" {
+		t.Errorf("overrides not applied: %+v", pod.Spec)
+	}
+	c := pod.Spec.Containers[0]
+	if c.Resources.Limits.Cpu().String() != "2" || c.Image != DefaultImage || c.WorkingDir != WorkDir {
+		t.Errorf("container not merged by name: %+v", c)
+	}
+	if pod.Labels[LabelManagedBy] != ManagedBy {
+		t.Error("managed-by label lost")
+	}
+	if tol := OverrideTolerations(patch); len(tol) != 1 {
+		t.Errorf("tolerations read from the patch: %v", tol)
+	}
+}
+
+func TestResolveNodes(t *testing.T) {
+	tainted := node("cp", nil)
+	tainted.Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
+	notReady := node("down", nil)
+	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
+	f := newFakeCluster(t, tainted, notReady)
+	cases := []struct {
+		name        string
+		ch          NodeChoice
+		want        string
+		wantSkipped int
+		wantErr     string
+	}{
+		{"all", NodeChoice{Names: []string{"all"}}, "node-a,node-b", 2, ""},
+		{"selector", NodeChoice{Selector: "storage=sd"}, "node-b", 0, ""},
+		{"named tainted node is kept", NodeChoice{Names: []string{"cp", "node-a"}}, "cp,node-a", 0, ""},
+		{"tolerated taint", NodeChoice{Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists}}}, "cp,node-a,node-b", 1, ""},
+		{"missing node", NodeChoice{Names: []string{"nope"}}, "", 0, `node "nope" does not exist`},
+		{"nothing matches", NodeChoice{Selector: "storage=tape"}, "", 0, "no usable node matches"},
+		{"bad selector", NodeChoice{Selector: "a=b=c"}, "", 0, "--node-selector"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes, skipped, err := ResolveNodes(context.Background(), f.client, tc.ch)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("want error %q, got %v", tc.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(nodes, ","); got != tc.want || len(skipped) != tc.wantSkipped {
+				t.Errorf("nodes %s skipped %v; want %s and %d skipped", got, skipped, tc.want, tc.wantSkipped)
+			}
+		})
+	}
+}
+
+// TestPodCmderConformance runs the runner conformance suite through the pod
+// wrapper with an exec transport that, like kwok's, leaves a cancelled
+// process running: the stop exec must end it.
+func TestPodCmderConformance(t *testing.T) {
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("fio is not installed: apt-get install fio")
+	}
+	runnertest.Conformance(t, func(t *testing.T) runnertest.Env {
+		le := &localExec{root: t.TempDir()}
+		t.Cleanup(func() {
+			deadline := time.Now().Add(10 * time.Second)
+			for le.alive() > 0 && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if n := le.alive(); n > 0 {
+				t.Errorf("%d commands still run after their context was cancelled", n)
+			}
+		})
+		return runnertest.Env{Cmder: &PodCmder{Exec: le, Namespace: "ns", Pod: "pod", Container: ContainerName}, ExitCodeKnown: true}
+	})
+}
+
+func TestSetDirAndEnv(t *testing.T) {
+	le := &localExec{root: t.TempDir()}
+	c := &PodCmder{Exec: le, Namespace: "ns", Pod: "pod", Container: ContainerName}
+	out, err := execx.Output(c.Command(context.Background(), "sh", "-c", "mkdir -p sub && echo ok").SetDir(""))
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatal(out, err)
+	}
+	out, err = execx.Output(c.Command(context.Background(), "sh", "-c", `echo "$PWD $GREETING"`).SetDir("sub").SetEnv("GREETING=hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != filepath.Join(le.root, "ns", "pod", "sub")+" hi" {
+		t.Errorf("got %q", got)
+	}
+}
+
+// TestInterruptDeletesEverything cancels a parallel run mid-workload: fio
+// is stopped in every pod and no labelled object remains.
+func TestInterruptDeletesEverything(t *testing.T) {
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("fio is not installed: apt-get install fio")
+	}
+	f := newFakeCluster(t)
+	c := f.cluster()
+	var targets []runner.Target
+	for i, n := range []string{"node-a", "node-b"} {
+		targets = append(targets, NewTarget(c, "fast", n, i+1, TargetOptions{Timeout: 5 * time.Second}))
+	}
+	s, err := spec.Parse([]byte(`
+name: long
+workloads:
+  - {name: w, rw: randwrite, bs: 4KiB, size: 4MiB, runtime: 30s, ioengine: psync}
+`), "long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	obs := &cancelOnStart{cancel: cancel, want: len(targets)}
+	start := time.Now()
+	run, err := (&engine.Engine{Store: st, Observer: obs}).Run(ctx, engine.Plan{
+		Suite: s, Targets: targets, Rounds: []string{result.RoundParallel}, CleanupTimeout: 20 * time.Second})
+	if !errors.Is(err, engine.ErrInterrupted) {
+		t.Fatalf("want ErrInterrupted, got %v", err)
+	}
+	if took := time.Since(start); took > 25*time.Second {
+		t.Errorf("interrupt took %s", took)
+	}
+	if run.Status != result.StatusInterrupted {
+		t.Errorf("run status %s", run.Status)
+	}
+	if n := f.labelled(); n != 0 {
+		t.Errorf("%d labelled objects left", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for f.exec.alive() > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := f.exec.alive(); n != 0 {
+		t.Errorf("%d fio processes outlived the interrupt", n)
+	}
+	var stops int
+	for _, c := range f.exec.commands() {
+		if len(c) > 3 && c[3] == "storbench-stop" {
+			stops++
+		}
+	}
+	if stops < len(targets) {
+		t.Errorf("%d stop execs, want one per target", stops)
+	}
+}
+
+// cancelOnStart cancels the run once every target has started a workload
+// and fio has had a moment to begin.
+type cancelOnStart struct {
+	mu      sync.Mutex
+	started int
+	want    int
+	cancel  context.CancelFunc
+}
+
+func (o *cancelOnStart) RunStarted(*result.Run) {}
+func (o *cancelOnStart) Notice(string, string)  {}
+func (o *cancelOnStart) WorkloadStarted(engine.Step) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.started++
+	if o.started == o.want {
+		time.AfterFunc(1500*time.Millisecond, o.cancel)
+	}
+}
+func (o *cancelOnStart) WorkloadProgress(engine.Step, fio.Progress)   {}
+func (o *cancelOnStart) WorkloadFinished(engine.Step, *result.Result) {}
+
+func TestFitSize(t *testing.T) {
+	for _, tc := range []struct{ file, want int64 }{{1 << 20, 1 << 30}, {1 << 30, 2 << 30}, {4 << 30, 6 << 30}} {
+		if got := FitSize(tc.file); got != tc.want {
+			t.Errorf("FitSize(%d) = %d, want %d", tc.file, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,687 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/units"
+)
+
+// Paths inside the pod.
+const (
+	// WorkDir is the container's working directory: the volume's mount (or
+	// an emptyDir beside a raw block device). fio gets paths relative to it.
+	WorkDir = "/storbench"
+	// BlockDevicePath is where a Block-mode volume appears.
+	BlockDevicePath = "/dev/storbench-volume"
+	// TestFileName is the file fio uses on a filesystem volume.
+	TestFileName = "storbench-test.dat"
+	// ContainerName is the fio container's name.
+	ContainerName = "fio"
+)
+
+// TargetOptions configure the PVC and pod of every target.
+type TargetOptions struct {
+	Image      string
+	PullPolicy corev1.PullPolicy
+	// Size is the PVC's requested size in bytes; 0 fits the suite.
+	Size       int64
+	VolumeMode corev1.PersistentVolumeMode
+	AccessMode corev1.PersistentVolumeAccessMode
+	// PodOverrides is a strategic-merge patch (JSON) applied to the pod.
+	PodOverrides []byte
+	// Timeout bounds each waiting phase; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Report hears things the user should know that are not failures, such
+	// as a Released volume left by a Retain class. May be nil.
+	Report func(target, message string)
+}
+
+// Target is one StorageClass on one node.
+type Target struct {
+	cluster *Cluster
+	class   string
+	node    string
+	index   int
+	opts    TargetOptions
+}
+
+var (
+	_ runner.Target  = (*Target)(nil)
+	_ runner.Checker = (*Target)(nil)
+)
+
+// NewTarget returns the target for class on node. index makes object names
+// unique within a run.
+func NewTarget(c *Cluster, class, node string, index int, opts TargetOptions) *Target {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Image == "" {
+		opts.Image = DefaultImage
+	}
+	if opts.VolumeMode == "" {
+		opts.VolumeMode = corev1.PersistentVolumeFilesystem
+	}
+	if opts.AccessMode == "" {
+		opts.AccessMode = corev1.ReadWriteOnce
+	}
+	if opts.PullPolicy == "" {
+		opts.PullPolicy = corev1.PullIfNotPresent
+	}
+	return &Target{cluster: c, class: class, node: node, index: index, opts: opts}
+}
+
+// TargetName is how results name a class on a node.
+func TargetName(class, node string) string { return "k8s:" + class + "@" + node }
+
+// Name implements runner.Target.
+func (t *Target) Name() string { return TargetName(t.class, t.node) }
+
+// Class is the target's StorageClass.
+func (t *Target) Class() string { return t.class }
+
+// Node is the target's node.
+func (t *Target) Node() string { return t.node }
+
+// FitSize is the PVC size storbench asks for when --size is not given: the
+// largest test file plus a quarter and 64 MiB for filesystem overhead, in
+// whole GiB, at least 1 GiB.
+func FitSize(fileSize int64) int64 {
+	const gib = 1 << 30
+	want := fileSize + fileSize/4 + 64<<20
+	n := (want + gib - 1) / gib
+	return max(n, 1) * gib
+}
+
+// usable is how much of a PVC of this size a test file may fill.
+func (t *Target) usable(size int64) int64 {
+	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
+		return size
+	}
+	return size / 10 * 9 // filesystem metadata and reserved blocks
+}
+
+func (t *Target) pvcSize(need runner.Need) int64 {
+	if t.opts.Size > 0 {
+		return t.opts.Size
+	}
+	return FitSize(need.FileSize)
+}
+
+// Check implements runner.Checker: the suite fits the PVC, the class and the
+// node exist, and the pod overrides apply. Nothing is created.
+func (t *Target) Check(ctx context.Context, need runner.Need) error {
+	if size := t.pvcSize(need); need.FileSize > t.usable(size) {
+		return fmt.Errorf("target %s: the suite needs a %s test file but a %s PVC holds at most %s of it: pass --size %s or more",
+			t.Name(), units.Bytes(need.FileSize), units.Bytes(size), units.Bytes(t.usable(size)), quantity(FitSize(need.FileSize)))
+	}
+	if _, err := t.cluster.Client.StorageV1().StorageClasses().Get(ctx, t.class, metav1.GetOptions{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("target %s: StorageClass %q does not exist (storbench classes lists them)", t.Name(), t.class)
+		}
+		if !apierrors.IsForbidden(err) {
+			return fmt.Errorf("target %s: %w", t.Name(), err)
+		}
+	}
+	if _, err := t.cluster.Client.CoreV1().Nodes().Get(ctx, t.node, metav1.GetOptions{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("target %s: node %q does not exist", t.Name(), t.node)
+		}
+		if !apierrors.IsForbidden(err) {
+			return fmt.Errorf("target %s: %w", t.Name(), err)
+		}
+	}
+	if _, err := t.podSpec("check", t.cluster.Namespace(), "check", map[string]string{"kubernetes.io/hostname": t.node}); err != nil {
+		return err
+	}
+	return nil
+}
+
+func quantity(bytes int64) string {
+	return resource.NewQuantity(bytes, resource.BinarySI).String()
+}
+
+// objectName is the name of the target's PVC and pod.
+func objectName(runID string, index int) string {
+	return fmt.Sprintf("storbench-%s-%d", strings.ToLower(runID), index)
+}
+
+func (t *Target) labels(runID string) map[string]string {
+	return map[string]string{LabelManagedBy: ManagedBy, LabelName: "storbench", LabelRunID: runID}
+}
+
+// Prepare implements runner.Target: it creates the PVC and the pod, waits
+// for the pod to run, and returns a Cmder that execs into it.
+func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepared, err error) {
+	ns, err := t.cluster.EnsureNamespace(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
+	}
+	var notices []string
+	if n := t.cluster.NamespaceNotice(); n != "" {
+		notices = append(notices, n)
+	}
+	sc, err := t.cluster.Client.StorageV1().StorageClasses().Get(ctx, t.class, metav1.GetOptions{})
+	if err != nil && !apierrors.IsForbidden(err) {
+		return nil, fmt.Errorf("target %s: StorageClass: %w", t.Name(), err)
+	}
+	node, err := t.cluster.Client.CoreV1().Nodes().Get(ctx, t.node, metav1.GetOptions{})
+	if err != nil && !apierrors.IsForbidden(err) {
+		return nil, fmt.Errorf("target %s: node: %w", t.Name(), err)
+	}
+	hostSel := map[string]string{"kubernetes.io/hostname": t.node}
+	if node != nil && node.Labels["kubernetes.io/hostname"] != "" {
+		hostSel["kubernetes.io/hostname"] = node.Labels["kubernetes.io/hostname"]
+	}
+
+	name := objectName(need.RunID, t.index)
+	o := &objects{cluster: t.cluster, ns: ns, name: name, target: t.Name(), report: t.opts.Report, timeout: t.opts.Timeout}
+	defer func() {
+		if err != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.opts.Timeout)
+			defer cancel()
+			if cerr := o.delete(cctx, false); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("and cleaning up: %w", cerr))
+			}
+		}
+	}()
+
+	pod, err := t.podSpec(name, ns, need.RunID, hostSel)
+	if err != nil {
+		return nil, err
+	}
+	size := t.pvcSize(need)
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: t.labels(need.RunID),
+			Annotations: map[string]string{AnnotationTarget: t.Name()}},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: &t.class,
+			AccessModes:      []corev1.PersistentVolumeAccessMode{t.opts.AccessMode},
+			VolumeMode:       &t.opts.VolumeMode,
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceStorage: *resource.NewQuantity(size, resource.BinarySI)}},
+		},
+	}
+	if _, err := t.cluster.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("target %s: creating PVC %s/%s: %w", t.Name(), ns, name, err)
+	}
+	o.pvcCreated = true
+	if _, err := t.cluster.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("target %s: creating pod %s/%s: %w", t.Name(), ns, name, err)
+	}
+	o.podCreated = true
+
+	running, err := o.waitRunning(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
+	}
+
+	labels := map[string]string{
+		"k8s_namespace": ns, "k8s_pod": name, "k8s_pvc": name,
+		"storage_class": t.class, "volume_mode": string(t.opts.VolumeMode), "access_mode": string(t.opts.AccessMode),
+		"pvc_size": quantity(size), "image": t.opts.Image,
+	}
+	nodeName := running.Spec.NodeName
+	labels["node"] = nodeName
+	if node != nil {
+		for k, v := range node.Labels {
+			labels[k] = v
+		}
+		labels["node"] = nodeName
+		if a := node.Status.NodeInfo.Architecture; a != "" {
+			labels["arch"] = a
+		}
+		if k := node.Status.NodeInfo.KernelVersion; k != "" {
+			labels["kernel"] = k
+		}
+		if v := node.Status.NodeInfo.KubeletVersion; v != "" {
+			labels["kubelet_version"] = v
+		}
+	}
+	if sc != nil {
+		labels["provisioner"] = sc.Provisioner
+		for k, v := range sc.Parameters {
+			labels["class."+k] = v
+		}
+		if sc.ReclaimPolicy != nil {
+			labels["reclaim_policy"] = string(*sc.ReclaimPolicy)
+		}
+	}
+	if err := o.volumeLabels(ctx, labels); err != nil {
+		notices = append(notices, err.Error())
+	}
+
+	p := &runner.Prepared{
+		Name:    t.Name(),
+		Kind:    "kubernetes",
+		Cmder:   &PodCmder{Exec: t.cluster.Exec, Namespace: ns, Pod: name, Container: ContainerName},
+		Labels:  labels,
+		Notices: notices,
+		File:    fio.File{Name: TestFileName},
+	}
+	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
+		p.File = fio.File{Name: BlockDevicePath}
+	}
+	p.Cleanup = func(ctx context.Context) error {
+		return o.delete(ctx, true)
+	}
+	return p, nil
+}
+
+// containerScript keeps the container alive for exec, installing fio first
+// on images that lack it but have apk (the default Alpine image).
+const containerScript = `if ! command -v fio >/dev/null 2>&1; then
+  if command -v apk >/dev/null 2>&1; then apk add --no-cache fio >&2 || exit 1
+  else echo "storbench: this image has no fio and no apk to install it: pass --image with fio in it" >&2; exit 1; fi
+fi
+echo "storbench: $(fio --version) ready"
+trap 'exit 0' TERM INT
+while :; do sleep 3600 & wait $!; done`
+
+// podSpec builds the pod and applies the user's overrides.
+func (t *Target) podSpec(name, ns, runID string, nodeSelector map[string]string) (*corev1.Pod, error) {
+	grace := int64(5)
+	no := false
+	c := corev1.Container{
+		Name:            ContainerName,
+		Image:           t.opts.Image,
+		ImagePullPolicy: t.opts.PullPolicy,
+		Command:         []string{"sh", "-c", containerScript},
+		WorkingDir:      WorkDir,
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "command -v fio >/dev/null"}}},
+			PeriodSeconds: 1, FailureThreshold: 1,
+		},
+	}
+	vols := []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: name}}}}
+	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
+		c.VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: BlockDevicePath}}
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "work", MountPath: WorkDir}}
+		vols = append(vols, corev1.Volume{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	} else {
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: WorkDir}}
+	}
+	pod := &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: t.labels(runID),
+			Annotations: map[string]string{AnnotationTarget: t.Name()}},
+		Spec: corev1.PodSpec{
+			NodeSelector:                  nodeSelector,
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			TerminationGracePeriodSeconds: &grace,
+			AutomountServiceAccountToken:  &no,
+			EnableServiceLinks:            &no,
+			Containers:                    []corev1.Container{c},
+			Volumes:                       vols,
+		},
+	}
+	if len(t.opts.PodOverrides) == 0 {
+		return pod, nil
+	}
+	orig, err := json.Marshal(pod)
+	if err != nil {
+		return nil, err
+	}
+	patched, err := strategicpatch.StrategicMergePatch(orig, t.opts.PodOverrides, corev1.Pod{})
+	if err != nil {
+		return nil, fmt.Errorf("--pod-overrides: %w", err)
+	}
+	var out corev1.Pod
+	if err := json.Unmarshal(patched, &out); err != nil {
+		return nil, fmt.Errorf("--pod-overrides: the patched pod does not parse: %w", err)
+	}
+	// What cleanup relies on cannot be overridden.
+	out.Name, out.Namespace = name, ns
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
+	}
+	for k, v := range t.labels(runID) {
+		out.Labels[k] = v
+	}
+	if len(out.Spec.Containers) == 0 || out.Spec.Containers[0].Name != ContainerName {
+		return nil, fmt.Errorf("--pod-overrides: the first container must stay %q", ContainerName)
+	}
+	return &out, nil
+}
+
+// objects are one target's PVC and pod.
+type objects struct {
+	cluster    *Cluster
+	ns, name   string
+	target     string
+	report     func(target, message string)
+	timeout    time.Duration
+	pvcCreated bool
+	podCreated bool
+	pvName     string
+}
+
+const pollInterval = 200 * time.Millisecond
+
+// waitRunning waits, in two bounded phases, for the pod to be scheduled with
+// its volume bound, then for it to run with fio ready.
+func (o *objects) waitRunning(ctx context.Context) (*corev1.Pod, error) {
+	pods := o.cluster.Client.CoreV1().Pods(o.ns)
+	pvcs := o.cluster.Client.CoreV1().PersistentVolumeClaims(o.ns)
+
+	var pod *corev1.Pod
+	phase := func(what string, done func() (bool, error)) error {
+		pctx, cancel := context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+		tick := time.NewTicker(pollInterval)
+		defer tick.Stop()
+		for {
+			p, err := pods.Get(pctx, o.name, metav1.GetOptions{})
+			if err == nil {
+				pod = p
+				if err := podFailed(p); err != nil {
+					return o.explain(ctx, err)
+				}
+				ok, err := done()
+				if err != nil {
+					return o.explain(ctx, err)
+				}
+				if ok {
+					return nil
+				}
+			} else if pctx.Err() == nil {
+				return fmt.Errorf("reading pod %s/%s: %w", o.ns, o.name, err)
+			}
+			select {
+			case <-pctx.Done():
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return o.explain(ctx, fmt.Errorf("%s within %s", what, o.timeout))
+			case <-tick.C:
+			}
+		}
+	}
+	err := phase("PVC "+o.name+" not bound and pod not scheduled", func() (bool, error) {
+		if pod.Spec.NodeName == "" {
+			return false, nil
+		}
+		pvc, err := pvcs.Get(ctx, o.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return pvc.Status.Phase == corev1.ClaimBound, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = phase("pod "+o.name+" not running with fio ready", func() (bool, error) {
+		if err := containerStuck(pod); err != nil {
+			return false, err
+		}
+		return pod.Status.Phase == corev1.PodRunning && podReady(pod), nil
+	})
+	return pod, err
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// podFailed reports a pod that stopped: its container exited (no fio, no
+// way to install it) or the node evicted it.
+func podFailed(p *corev1.Pod) error {
+	if p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded {
+		return nil
+	}
+	msg := fmt.Sprintf("pod %s stopped (%s)", p.Name, p.Status.Phase)
+	if p.Status.Reason != "" || p.Status.Message != "" {
+		msg += ": " + strings.TrimSpace(p.Status.Reason+" "+p.Status.Message)
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil {
+			msg += fmt.Sprintf("; container %s exited with code %d", cs.Name, t.ExitCode)
+			if t.Message != "" {
+				msg += ": " + t.Message
+			}
+		}
+	}
+	return errors.New(msg)
+}
+
+// containerStuck reports waiting reasons that never resolve by themselves.
+func containerStuck(p *corev1.Pod) error {
+	for _, cs := range p.Status.ContainerStatuses {
+		w := cs.State.Waiting
+		if w == nil {
+			continue
+		}
+		switch w.Reason {
+		case "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError":
+			return fmt.Errorf("container %s cannot start: %s: %s", cs.Name, w.Reason, w.Message)
+		}
+	}
+	return nil
+}
+
+// explain adds what the cluster says about the PVC and pod: the scheduler's
+// condition, container waiting reasons and the objects' recent events.
+func (o *objects) explain(ctx context.Context, cause error) error {
+	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	var why []string
+	if p, err := o.cluster.Client.CoreV1().Pods(o.ns).Get(ectx, o.name, metav1.GetOptions{}); err == nil {
+		for _, c := range p.Status.Conditions {
+			if c.Status != corev1.ConditionTrue && c.Message != "" {
+				why = append(why, fmt.Sprintf("pod %s: %s", c.Type, c.Message))
+			}
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && w.Reason != "" {
+				why = append(why, fmt.Sprintf("container %s waiting: %s %s", cs.Name, w.Reason, w.Message))
+			}
+		}
+	}
+	if pvc, err := o.cluster.Client.CoreV1().PersistentVolumeClaims(o.ns).Get(ectx, o.name, metav1.GetOptions{}); err == nil && pvc.Status.Phase != corev1.ClaimBound {
+		why = append(why, fmt.Sprintf("PVC %s is %s", o.name, pvc.Status.Phase))
+	}
+	evs, err := Events(ectx, o.cluster.Client, o.ns, o.name)
+	if err != nil {
+		why = append(why, "events unavailable: "+err.Error())
+	}
+	for _, e := range evs {
+		why = append(why, e)
+	}
+	if len(why) == 0 {
+		return cause
+	}
+	return fmt.Errorf("%w: %s", cause, strings.Join(dedupe(why), "; "))
+}
+
+// Events returns the recent events about objects named name in ns, oldest
+// first, as "Kind Reason: message".
+func Events(ctx context.Context, client kubernetes.Interface, ns, name string) ([]string, error) {
+	list, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+	if err != nil {
+		return nil, err
+	}
+	items := list.Items
+	sort.SliceStable(items, func(i, j int) bool { return eventTime(items[i]).Before(eventTime(items[j])) })
+	var out []string
+	for _, e := range items {
+		if e.InvolvedObject.Name != name {
+			continue
+		}
+		msg := fmt.Sprintf("%s %s: %s", e.InvolvedObject.Kind, e.Reason, strings.TrimSpace(e.Message))
+		if e.Count > 1 {
+			msg += fmt.Sprintf(" (x%d)", e.Count)
+		}
+		out = append(out, msg)
+	}
+	if len(out) > 8 {
+		out = out[len(out)-8:]
+	}
+	return out, nil
+}
+
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// volumeLabels records the bound PV and, for node-bound volumes, the node
+// that holds it.
+func (o *objects) volumeLabels(ctx context.Context, labels map[string]string) error {
+	pvc, err := o.cluster.Client.CoreV1().PersistentVolumeClaims(o.ns).Get(ctx, o.name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading PVC %s: %w", o.name, err)
+	}
+	o.pvName = pvc.Spec.VolumeName
+	if o.pvName == "" {
+		return nil
+	}
+	labels["pv"] = o.pvName
+	pv, err := o.cluster.Client.CoreV1().PersistentVolumes().Get(ctx, o.pvName, metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsForbidden(err) {
+			return nil
+		}
+		return fmt.Errorf("reading PV %s: %w", o.pvName, err)
+	}
+	if q, ok := pv.Spec.Capacity[corev1.ResourceStorage]; ok {
+		labels["pv_capacity"] = q.String()
+	}
+	if n := volumeNode(pv); n != "" {
+		labels["volume_node"] = n
+	}
+	if pv.Spec.CSI != nil {
+		labels["csi_driver"] = pv.Spec.CSI.Driver
+	}
+	return nil
+}
+
+// volumeNode is the single node a PV's node affinity pins it to, if any.
+func volumeNode(pv *corev1.PersistentVolume) string {
+	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return ""
+	}
+	var nodes []string
+	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+		for _, e := range term.MatchExpressions {
+			if e.Key == "kubernetes.io/hostname" && e.Operator == corev1.NodeSelectorOpIn {
+				nodes = append(nodes, e.Values...)
+			}
+		}
+	}
+	if len(nodes) == 1 {
+		return nodes[0]
+	}
+	return ""
+}
+
+// delete removes the pod and PVC and waits for both to go. With wipe, it
+// first removes fio's files from the volume, so a Retain class does not
+// keep them.
+func (o *objects) delete(ctx context.Context, wipe bool) error {
+	var errs []error
+	if wipe && o.podCreated {
+		if err := o.wipe(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if o.pvName == "" && o.pvcCreated {
+		if pvc, err := o.cluster.Client.CoreV1().PersistentVolumeClaims(o.ns).Get(ctx, o.name, metav1.GetOptions{}); err == nil {
+			o.pvName = pvc.Spec.VolumeName
+		}
+	}
+	res := DeleteObjects(ctx, o.cluster.Client, []Object{
+		{Kind: "pod", Namespace: o.ns, Name: o.name, skip: !o.podCreated},
+		{Kind: "pvc", Namespace: o.ns, Name: o.name, skip: !o.pvcCreated},
+	}, o.timeout)
+	errs = append(errs, res.Err())
+	if o.pvName != "" && res.Err() == nil {
+		if msg := releasedVolume(ctx, o.cluster.Client, o.pvName); msg != "" && o.report != nil {
+			o.report(o.target, msg)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// wipe removes fio's test file (and exec PID files) through the pod. A pod
+// that is not running has nothing to wipe with; the volume's reclaim policy
+// decides then.
+func (o *objects) wipe(ctx context.Context) error {
+	p, err := o.cluster.Client.CoreV1().Pods(o.ns).Get(ctx, o.name, metav1.GetOptions{})
+	if err != nil || p.Status.Phase != corev1.PodRunning {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, StopTimeout)
+	defer cancel()
+	var errb strings.Builder
+	err = o.cluster.Exec.Exec(wctx, ExecRequest{Namespace: o.ns, Pod: o.name, Container: ContainerName,
+		Command: []string{"sh", "-c", "rm -f " + TestFileName + " .storbench-exec-*.pid"}, Stderr: &errb})
+	if err != nil {
+		return fmt.Errorf("removing the test file in pod %s/%s: %w %s", o.ns, o.name, err, strings.TrimSpace(errb.String()))
+	}
+	return nil
+}
+
+// releasedVolume describes a PV its reclaim policy kept after storbench's
+// PVC went, with the command that removes it.
+func releasedVolume(ctx context.Context, client kubernetes.Interface, name string) string {
+	pv, err := client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	if pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain {
+		return ""
+	}
+	if pv.Status.Phase != corev1.VolumeReleased && pv.Status.Phase != corev1.VolumeFailed {
+		// The PV controller may not have noticed the PVC's deletion yet.
+		if pv.Spec.ClaimRef == nil {
+			return ""
+		}
+	}
+	return fmt.Sprintf("PV %s (reclaim policy Retain) is left %s by storbench's claim and still holds the volume; remove it with: kubectl delete pv %s",
+		name, phaseOr(pv.Status.Phase, "Released"), name)
+}
+
+func phaseOr(p corev1.PersistentVolumePhase, def string) string {
+	if p == corev1.VolumeBound || p == "" {
+		return def
+	}
+	return string(p)
+}

@@ -1,0 +1,199 @@
+package telemetry
+
+import (
+	"time"
+
+	"github.com/storbench/storbench/internal/result"
+)
+
+// accumulator turns successive snapshots into per-interval figures and
+// running totals.
+type accumulator struct {
+	s       *Sampler
+	first   snapshot
+	last    snapshot
+	n       int // snapshots seen
+	offsets []int64
+	values  map[string][]float64
+	totals  result.TelemetryTotals
+	throt   uint32
+	cpus    int
+}
+
+func newAccumulator(s *Sampler) *accumulator {
+	return &accumulator{s: s, values: map[string][]float64{}}
+}
+
+// add records a snapshot. Counters are differenced against the previous
+// snapshot that had the same source, so a failed read widens one interval
+// instead of inventing a zero.
+func (a *accumulator) add(sn snapshot) {
+	a.n++
+	if a.n == 1 {
+		a.first, a.last = sn, sn
+		if sn.hasCPU {
+			a.cpus = len(sn.cores)
+		}
+		return
+	}
+	prev := a.last
+	dt := sn.at.Sub(prev.at)
+	if dt <= 0 {
+		return
+	}
+	secs := dt.Seconds()
+	vals := map[string]float64{}
+
+	if sn.hasCPU && prev.hasCPU {
+		d := diff(prev.cpu, sn.cpu)
+		if tot := float64(d.total()); tot > 0 {
+			vals[result.SeriesCPUBusy] = 100 * float64(d.busy()) / tot
+			vals[result.SeriesCPUUser] = 100 * float64(d.user+d.nice) / tot
+			vals[result.SeriesCPUSystem] = 100 * float64(d.system+d.irq+d.softirq) / tot
+			vals[result.SeriesCPUIOWait] = 100 * float64(d.iowait) / tot
+			vals[result.SeriesCPUSteal] = 100 * float64(d.steal) / tot
+		}
+		var peak float64
+		for i := 0; i < len(sn.cores) && i < len(prev.cores); i++ {
+			c := diff(prev.cores[i], sn.cores[i])
+			if tot := float64(c.total()); tot > 0 {
+				peak = max(peak, 100*float64(c.busy())/tot)
+			}
+		}
+		if len(sn.cores) > 0 {
+			vals[result.SeriesCPUCoreMaxBusy] = peak
+		}
+		a.totals.CPUBusy += ticks(d.busy())
+		a.totals.CPUUser += ticks(d.user + d.nice)
+		a.totals.CPUSystem += ticks(d.system + d.irq + d.softirq)
+	}
+
+	if sn.hasDisk && prev.hasDisk {
+		d := sn.disk
+		p := prev.disk
+		ms := float64(dt.Milliseconds())
+		if ms > 0 {
+			vals[result.SeriesDiskUtil] = min(100, 100*float64(sub(d.ioTicksMS, p.ioTicksMS))/ms)
+			vals[result.SeriesDiskQueue] = float64(sub(d.weightedMS, p.weightedMS)) / ms
+		}
+		rb, wb := 512*sub(d.readSectors, p.readSectors), 512*sub(d.writeSectors, p.writeSectors)
+		ri, wi := sub(d.reads, p.reads), sub(d.writes, p.writes)
+		vals[result.SeriesDiskReadBPS] = float64(rb) / secs
+		vals[result.SeriesDiskWriteBPS] = float64(wb) / secs
+		vals[result.SeriesDiskReadIOPS] = float64(ri) / secs
+		vals[result.SeriesDiskWriteIOPS] = float64(wi) / secs
+		a.totals.DiskReadBytes += int64(rb)
+		a.totals.DiskWriteBytes += int64(wb)
+		a.totals.DiskReadIOs += int64(ri)
+		a.totals.DiskWriteIOs += int64(wi)
+	}
+
+	if sn.hasPSI && prev.hasPSI {
+		us := float64(dt.Microseconds())
+		vals[result.SeriesIOPressureSome] = min(100, 100*float64(sub(sn.psiSome, prev.psiSome))/us)
+		vals[result.SeriesIOPressureFull] = min(100, 100*float64(sub(sn.psiFull, prev.psiFull))/us)
+	}
+
+	if sn.hasTemp {
+		vals[result.SeriesCPUTemp] = sn.tempC
+	}
+	if sn.hasFreq {
+		vals[result.SeriesCPUFreq] = sn.freqMHz
+	}
+	if sn.hasThrot {
+		// The low bits are the current state; the high ones are sticky
+		// "since boot" flags that say nothing about this workload.
+		now := sn.throttled & 0xF
+		vals[result.SeriesThrottled] = float64(now)
+		a.throt |= now
+	}
+
+	if sn.hasNet && prev.hasNet {
+		rx, tx := sub(sn.rx, prev.rx), sub(sn.tx, prev.tx)
+		vals[result.SeriesNetRxBPS] = float64(rx) / secs
+		vals[result.SeriesNetTxBPS] = float64(tx) / secs
+		if a.s.linkBPS > 0 {
+			vals[result.SeriesNetLinkUtil] = 100 * float64(max(rx, tx)) / secs / a.s.linkBPS
+		}
+		a.totals.NetRxBytes += int64(rx)
+		a.totals.NetTxBytes += int64(tx)
+	}
+
+	i := len(a.offsets)
+	a.offsets = append(a.offsets, sn.at.Sub(a.first.at).Milliseconds())
+	for name, v := range vals {
+		col := a.values[name]
+		// A series that starts late (its source failed at first) is padded
+		// with its first value so every column lines up with the offsets.
+		for len(col) < i {
+			col = append(col, round(v))
+		}
+		a.values[name] = append(col, round(v))
+	}
+	for name, col := range a.values {
+		if len(col) < i+1 {
+			a.values[name] = append(col, col[len(col)-1]) // a failed read repeats the previous value
+		}
+	}
+	a.totals.Elapsed = sn.at.Sub(a.first.at)
+	// Keep, per source, the newest snapshot that had it.
+	keep := sn
+	if !sn.hasCPU {
+		keep.cpu, keep.cores, keep.hasCPU = prev.cpu, prev.cores, prev.hasCPU
+	}
+	if !sn.hasDisk {
+		keep.disk, keep.hasDisk = prev.disk, prev.hasDisk
+	}
+	if !sn.hasPSI {
+		keep.psiSome, keep.psiFull, keep.hasPSI = prev.psiSome, prev.psiFull, prev.hasPSI
+	}
+	if !sn.hasNet {
+		keep.rx, keep.tx, keep.hasNet = prev.rx, prev.tx, prev.hasNet
+	}
+	a.last = keep
+}
+
+// telemetry condenses what was recorded.
+func (a *accumulator) telemetry() *result.Telemetry {
+	s := a.s
+	t := &result.Telemetry{
+		Host: s.cfg.Host, Interval: s.cfg.Interval, CPUs: a.cpus, Device: s.cfg.Device,
+		Interface: s.cfg.Interface, LinkBytesPerSec: s.linkBPS, MaxFreqMHz: s.maxMHz,
+		Throttled: a.throt, Missing: s.Missing(), Totals: a.totals,
+	}
+	if len(a.offsets) == 0 {
+		return t
+	}
+	t.Summary = map[string]result.Summary{}
+	for name, col := range a.values {
+		sum := result.Summary{Min: col[0], Max: col[0], Samples: len(col)}
+		var total float64
+		for _, v := range col {
+			sum.Min, sum.Max = min(sum.Min, v), max(sum.Max, v)
+			total += v
+		}
+		sum.Mean = round(total / float64(len(col)))
+		t.Summary[name] = sum
+	}
+	t.Series = &result.TelemetrySeries{OffsetsMS: a.offsets, Values: a.values}
+	return t
+}
+
+func diff(a, b cpuTimes) cpuTimes {
+	return cpuTimes{
+		user: sub(b.user, a.user), nice: sub(b.nice, a.nice), system: sub(b.system, a.system),
+		idle: sub(b.idle, a.idle), iowait: sub(b.iowait, a.iowait), irq: sub(b.irq, a.irq),
+		softirq: sub(b.softirq, a.softirq), steal: sub(b.steal, a.steal),
+	}
+}
+
+// sub differences two counters; a counter that went backwards (iowait can,
+// and a device can be re-created) counts as no progress.
+func sub(b, a uint64) uint64 {
+	if b < a {
+		return 0
+	}
+	return b - a
+}
+
+func ticks(n uint64) time.Duration { return time.Duration(n) * (time.Second / userHZ) }

@@ -1,0 +1,110 @@
+package telemetry
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/local"
+)
+
+// prepareDisk prepares a local directory target on a real disk: the test
+// temp dir, or one in the working tree where $TMPDIR is a tmpfs (no
+// direct I/O, no block device).
+func prepareDisk(t *testing.T, need runner.Need) *runner.Prepared {
+	t.Helper()
+	ctx := context.Background()
+	p, err := local.NewTarget(t.TempDir(), local.Options{}).Prepare(ctx, need)
+	if err != nil || p.Labels["device"] == "" {
+		if p != nil {
+			if err := p.Cleanup(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dir, derr := os.MkdirTemp(".", "fio-test-")
+		if derr != nil {
+			t.Fatal(derr)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if p, err = local.NewTarget(dir, local.Options{}).Prepare(ctx, need); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		if err := p.Cleanup(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return p
+}
+
+// TestTelemetryDuringRealFio samples this host while fio writes to a real
+// disk and checks the figures against fio's own CPU and I/O counts.
+func TestTelemetryDuringRealFio(t *testing.T) {
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("fio is not installed (apt-get install fio)")
+	}
+	p := prepareDisk(t, runner.Need{RunID: "telemetry", FileSize: 64 << 20, Writers: []string{"w"}, Direct: true})
+	s := ForPrepared(p)
+	if s == nil {
+		t.Fatal("a local target has no sampler")
+	}
+	if s.cfg.Device == "" || s.cfg.Device != p.Labels["device"] {
+		t.Fatalf("sampling device %q, target labels %v", s.cfg.Device, p.Labels)
+	}
+	job := fio.Job{Global: []fio.Option{{Key: "filename", Value: p.File.Name}}, Sections: []fio.Section{{Name: "w", Options: []fio.Option{
+		{Key: "rw", Value: "randwrite"}, {Key: "bs", Value: "4k"}, {Key: "size", Value: "64M"}, {Key: "ioengine", Value: "psync"},
+		{Key: "direct", Value: "1"}, {Key: "time_based", Value: "1"}, {Key: "runtime", Value: "3"}, {Key: "randrepeat", Value: "0"},
+	}}}}
+	rec := s.Start()
+	began := time.Now()
+	out, err := fio.Runner{Cmder: p.Cmder, Dir: p.Dir}.Run(context.Background(), job, nil)
+	wall := time.Since(began)
+	tel := rec.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := out.Final.Jobs[0]
+	t.Logf("fio: %d writes, %d bytes, usr %.1f%% sys %.1f%%; telemetry totals %+v", j.Write.TotalIOs, j.Write.IOBytes, j.UsrCPU, j.SysCPU, tel.Totals)
+
+	if n := len(tel.Series.OffsetsMS); n < 3 || n > int(wall.Seconds())+2 {
+		t.Errorf("%d samples over %s", n, wall)
+	}
+	if d := tel.Totals.Elapsed - wall; d < -500*time.Millisecond || d > 500*time.Millisecond {
+		t.Errorf("telemetry covers %s, fio ran %s", tel.Totals.Elapsed, wall)
+	}
+	for _, name := range []string{result.SeriesCPUBusy, result.SeriesCPUCoreMaxBusy, result.SeriesDiskUtil, result.SeriesDiskWriteIOPS, result.SeriesDiskWriteBPS, result.SeriesDiskQueue} {
+		if s, ok := tel.Stat(name); !ok || s.Mean <= 0 {
+			t.Errorf("%s: %+v, want a non-zero mean", name, s)
+		}
+	}
+	// Every write fio completed reached the device (other processes may
+	// add more, never fewer).
+	if float64(tel.Totals.DiskWriteIOs) < 0.95*float64(j.Write.TotalIOs) {
+		t.Errorf("diskstats saw %d writes, fio completed %d", tel.Totals.DiskWriteIOs, j.Write.TotalIOs)
+	}
+	if float64(tel.Totals.DiskWriteBytes) < 0.95*float64(j.Write.IOBytes) {
+		t.Errorf("diskstats saw %d bytes written, fio wrote %d", tel.Totals.DiskWriteBytes, j.Write.IOBytes)
+	}
+	wps, _ := tel.Stat(result.SeriesDiskWriteIOPS)
+	if fioIOPS := j.Write.IOPS; wps.Max < 0.9*fioIOPS {
+		t.Errorf("peak write IOPS sampled %.0f, fio's average %.0f", wps.Max, fioIOPS)
+	}
+	// fio's CPU use (percent of one core over its runtime) is part of the
+	// host's busy time, which cannot exceed all cores for the whole run.
+	fioCPU := time.Duration((j.UsrCPU + j.SysCPU) / 100 * float64(j.Write.RuntimeMS) * float64(time.Millisecond))
+	if tel.Totals.CPUBusy < fioCPU*8/10 {
+		t.Errorf("host busy %s, fio alone used %s", tel.Totals.CPUBusy, fioCPU)
+	}
+	if capacity := time.Duration(tel.CPUs) * tel.Totals.Elapsed; tel.Totals.CPUBusy > capacity*105/100 {
+		t.Errorf("host busy %s exceeds %d cores x %s", tel.Totals.CPUBusy, tel.CPUs, tel.Totals.Elapsed)
+	}
+	if a := Attribute(&result.Result{CPU: result.CPU{UserPercent: j.UsrCPU, SystemPercent: j.SysCPU}}, tel); a == nil || a.Evidence == "" {
+		t.Errorf("no attribution: %+v", a)
+	}
+}

@@ -31,11 +31,14 @@ measure() {
 			verdict=OVER
 			status=1
 		fi
-		printf '%-8s run %d: wall %5.2f s  cpu %5.2f s  peak RSS %4d MiB  %s\n' "$name" "$i" "$wall" "$cpu" "$rss" "$verdict"
+		printf '%-15s run %d: wall %5.2f s  cpu %5.2f s  peak RSS %4d MiB  %s\n' "$name" "$i" "$wall" "$cpu" "$rss" "$verdict"
 	done
 }
 db=(--db "$work/bench.db")
 measure compare "$work/storbench" "${db[@]}" compare "${ids[@]}" --group-by storage --baseline storage=nvme
 measure report "$work/storbench" "${db[@]}" report "${ids[@]}" --group-by storage --baseline storage=nvme -o "$work/report.html"
+# Without groups: 100 targets side by side, the largest tables and charts.
+measure compare-targets "$work/storbench" "${db[@]}" compare "${ids[@]}" --baseline pvc-00-00
+measure report-targets "$work/storbench" "${db[@]}" report "${ids[@]}" --baseline pvc-00-00 -o "$work/report-targets.html"
 printf 'report.html: %s bytes; load average: %s\n' "$(stat -c %s "$work/report.html")" "$(cut -d' ' -f1-3 /proc/loadavg)"
 exit $status

@@ -44,12 +44,17 @@ for p in $(seq 1 "$pairs"); do
 		n=$((n + 1))
 		read -r m wall cpu < <(run_one "$mode" "$n")
 		iops=$(jq '[.results[] | ((.read.iops // 0) + (.write.iops // 0))] | add' "$work/$n.json")
-		jq -r --arg m "$m" '.results[] | "\($m) \(.workload) \((.read.iops // 0) + (.write.iops // 0))"' "$work/$n.json" >>"$work/per-workload"
+		jq -r --arg m "$m" --arg p "$p" '.results[] | "\($p) \($m) \(.workload) \((.read.iops // 0) + (.write.iops // 0))"' "$work/$n.json" >>"$work/per-workload"
 		echo "$p $m $wall $cpu $(echo "scale=3; 100 * $cpu / $wall" | bc) $iops"
 	done
 done
 echo
 echo "# per workload: mean IOPS with telemetry, without, ratio"
-awk '{k=$2; if ($1=="true") {on[k]+=$3; non[k]++} else {off[k]+=$3; noff[k]++}}
-	END {for (k in on) {a=on[k]/non[k]; b=off[k]/noff[k]; r=a/b; printf "%-20s %12.1f %12.1f %6.3f\n", k, a, b, r; lr+=log(r); n++}
-	printf "geometric mean ratio (on/off): %.3f\n", exp(lr/n)}' "$work/per-workload"
+awk '{k=$3; if ($2=="true") {on[k]+=$4; non[k]++} else {off[k]+=$4; noff[k]++}}
+	END {for (k in on) printf "%-20s %12.1f %12.1f %6.3f\n", k, on[k]/non[k], off[k]/noff[k], (on[k]/non[k])/(off[k]/noff[k])}' "$work/per-workload"
+echo
+echo "# per pair: geometric mean over workloads of IOPS on/off"
+awk '{k=$1" "$3; v[k" "$2]=$4; pairs[$1]=1; w[$3]=1}
+	END {for (p in pairs) {s=0; n=0; for (k in w) {a=v[p" "k" true"]; b=v[p" "k" false"]; if (a>0 && b>0) {s+=log(a/b); n++}}
+		r=exp(s/n); printf "pair %s %.3f\n", p, r; all+=log(r); np++}
+	printf "geometric mean over pairs: %.3f\n", exp(all/np)}' "$work/per-workload" | sort

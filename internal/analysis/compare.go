@@ -214,7 +214,8 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 	skipped := map[[3]string]int{}
 	for i := range figs {
 		f := &figs[i]
-		if opts.Round != "" && f.Round != opts.Round {
+		round := roundOf(f)
+		if opts.Round != "" && round != opts.Round {
 			continue
 		}
 		t := keys[i]
@@ -234,7 +235,7 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 				t, opts.GroupBy, g, opts.GroupBy, group)
 		}
 		c.targetGroup[t] = group
-		rounds.add(f.Round)
+		rounds.add(round)
 		workloads.add(f.Workload)
 		targets.add(t)
 		groups.add(group)
@@ -246,7 +247,7 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 		if !slices.Contains(e.Runs, f.RunID) {
 			e.Runs = append(e.Runs, f.RunID)
 		}
-		k := seriesKey{t, f.Round, f.Workload}
+		k := seriesKey{t, round, f.Workload}
 		s := all[k]
 		if s == nil {
 			s = &series{group: group, values: make([][]float64, len(result.Metrics))}
@@ -670,7 +671,7 @@ func targetKeys(figs []result.Figures) []string {
 			hosts[f.Target] = map[string]bool{}
 		}
 		hosts[f.Target][h] = true
-		k := h + "\x00" + f.Target + "\x00" + f.Round + "\x00" + f.Workload
+		k := h + "\x00" + f.Target + "\x00" + roundOf(f) + "\x00" + f.Workload
 		if runs[k] == nil {
 			runs[k] = map[string]bool{}
 		}
@@ -693,6 +694,15 @@ func targetKeys(figs []result.Figures) []string {
 		keys[i] = k
 	}
 	return keys
+}
+
+// roundOf is a result's round; imports that name none measured one target
+// at a time.
+func roundOf(f *result.Figures) string {
+	if f.Round == "" {
+		return result.RoundIsolated
+	}
+	return f.Round
 }
 
 // shortRunID drops the date of a run ID: 20261122-142305-3fa9 -> 142305-3fa9.

@@ -79,8 +79,8 @@ workloads:
 		t.Errorf("stderr: %s", stderr.String())
 	}
 	assertEmptyDir(t, target)
-	if out, _ := exec.Command("pgrep", "-f", "storbench-test.dat").Output(); len(out) > 0 {
-		t.Errorf("fio still running: %s", out)
+	if pids := processesIn(target); len(pids) > 0 {
+		t.Errorf("processes still working in the target: %v", pids)
 	}
 
 	runs := runsJSON(t, db)
@@ -91,6 +91,19 @@ workloads:
 	if len(s.Results) != 1 || s.Results[0].Workload != "short" || s.Results[0].Status != result.StatusComplete {
 		t.Errorf("results kept: %+v", s.Results)
 	}
+}
+
+// processesIn lists the processes whose working directory is inside dir:
+// fio runs in storbench's work directory there.
+func processesIn(dir string) []string {
+	var pids []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		if cwd, err := os.Readlink(p + "/cwd"); err == nil && strings.HasPrefix(cwd, dir) {
+			pids = append(pids, filepath.Base(p))
+		}
+	}
+	return pids
 }
 
 func fileUnder(t *testing.T, dir, name string) bool {

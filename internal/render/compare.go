@@ -75,6 +75,14 @@ func FormatValue(metric string, v float64) string {
 	return units.Latency(time.Duration(math.Round(v)))
 }
 
+// percent shows a percentage with the precision it deserves: 96%, 3.4%.
+func percent(p float64) string {
+	if math.Abs(p) < 10 {
+		return fmt.Sprintf("%.1f%%", p)
+	}
+	return fmt.Sprintf("%.0f%%", p)
+}
+
 // valueWithMetric names latency figures ("4.2 ms p99 latency"); IOPS and
 // MB/s name themselves.
 func valueWithMetric(m string, v float64) string {
@@ -178,7 +186,7 @@ func (r *Report) doc() *doc {
 	}
 	if r.Environment {
 		d.h2("Environment")
-		d.add(environmentList(c))
+		d.add(environments{c.Environments})
 	}
 	d.p("MB/s = 10^6 bytes/s. Latency is fio's completion latency (clat); sync is fsync/fdatasync latency. %s marks the best per workload.", Star)
 	return d
@@ -246,7 +254,7 @@ func summaryItems(c *analysis.Comparison) list {
 			for _, w := range c.Workloads {
 				m := c.PrimaryMetric(w)
 				if e, ok := c.EfficiencyOf(g, round, w, m); ok {
-					parts = append(parts, fmt.Sprintf("%.0f%% on %s", e.Percent, w))
+					parts = append(parts, fmt.Sprintf("%s on %s", percent(e.Percent), w))
 				}
 			}
 			if len(parts) > 0 {
@@ -297,8 +305,9 @@ func (r *Report) workloadSection(d *doc, round, w string) {
 	if hasEff {
 		t.head = append(t.head, "VS BASE")
 	}
-	for i := range t.head {
+	for i, h := range t.head {
 		t.right = append(t.right, i > 0)
+		t.optional = append(t.optional, h == "P50" || h == "TARGETS")
 	}
 	var bs bars
 	bs.title = fmt.Sprintf("%s, %s:", MetricLabel(primary), direction(primary))
@@ -359,7 +368,7 @@ func (r *Report) workloadSection(d *doc, round, w string) {
 		if hasEff {
 			eff := "-"
 			if e, found := efficiency(c, g, round, w, primary); found {
-				eff = fmt.Sprintf("%.0f%%", e.Percent)
+				eff = percent(e.Percent)
 			} else if isBaseline(c, g) {
 				eff = "base"
 			}
@@ -462,7 +471,7 @@ func efficiencyTable(c *analysis.Comparison) table {
 	for _, g := range c.Groups {
 		for _, e := range c.Efficiency {
 			if e.Group == g && e.Metric == c.PrimaryMetric(e.Workload) {
-				t.rows = append(t.rows, []string{e.Group, e.Round, e.Workload, MetricLabel(e.Metric), fmt.Sprintf("%.0f%%", e.Percent)})
+				t.rows = append(t.rows, []string{e.Group, e.Round, e.Workload, MetricLabel(e.Metric), percent(e.Percent)})
 			}
 		}
 	}
@@ -563,9 +572,9 @@ func stableText(c *analysis.Comparison) string {
 	return "Each workload ran once per target: repeat runs (storbench run --repeat 3) to measure the spread."
 }
 
-func environmentList(c *analysis.Comparison) list {
+func environmentList(envs []analysis.Environment) list {
 	var l list
-	for _, e := range c.Environments {
+	for _, e := range envs {
 		keys := make([]string, 0, len(e.Labels))
 		for k := range e.Labels {
 			keys = append(keys, k)

@@ -244,3 +244,19 @@ func TestCompareCSV(t *testing.T) {
 		t.Error("no group row for sata seq-read")
 	}
 }
+
+func TestWideTableDropsOptionalColumns(t *testing.T) {
+	long := strings.Repeat("x", 30)
+	tb := table{head: []string{"TARGET", "A", "B", "C"}, right: []bool{false, true, true, true}, optional: []bool{false, false, true, false},
+		rows: [][]string{{long, strings.Repeat("1", 20), strings.Repeat("2", 20), strings.Repeat("3", 20)}}}
+	var b bytes.Buffer
+	(&textWriter{w: &b}).table(tb)
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if n := utf8.RuneCountInString(l); n > Width {
+			t.Errorf("%d columns: %q", n, l)
+		}
+	}
+	if strings.Contains(b.String(), "222") || !strings.Contains(b.String(), "333") {
+		t.Errorf("the optional column should go first:\n%s", b.String())
+	}
+}

@@ -41,6 +41,37 @@ type table struct {
 	rows  [][]string
 	// tones colour whole cells on a terminal, indexed like rows.
 	tones [][]string
+	// optional columns are left out on a terminal when the table would not
+	// fit Width otherwise.
+	optional []bool
+}
+
+// without returns the table without column i.
+func (b table) without(i int) table {
+	drop := func(s []string) []string {
+		if i >= len(s) {
+			return s
+		}
+		return append(append([]string(nil), s[:i]...), s[i+1:]...)
+	}
+	out := table{head: drop(b.head)}
+	for j, v := range b.right {
+		if j != i {
+			out.right = append(out.right, v)
+		}
+	}
+	for j, v := range b.optional {
+		if j != i {
+			out.optional = append(out.optional, v)
+		}
+	}
+	for _, r := range b.rows {
+		out.rows = append(out.rows, drop(r))
+	}
+	for _, r := range b.tones {
+		out.tones = append(out.tones, drop(r))
+	}
+	return out
 }
 
 type bars struct {
@@ -64,6 +95,11 @@ type verdicts struct{ list []*analysis.Verdict }
 // logarithmic axis legibly.
 type latencyCharts struct{ c *analysis.Comparison }
 
+// environments list each target's labels: a list on a terminal, a card
+// per target in HTML.
+type environments struct{ list []analysis.Environment }
+
+func (environments) isBlock()  {}
 func (verdicts) isBlock()      {}
 func (latencyCharts) isBlock() {}
 func (heading) isBlock()       {}
@@ -138,6 +174,8 @@ func writeText(w io.Writer, d *doc, color bool) error {
 			writeList(t, b)
 		case verdicts:
 			writeList(t, verdictList(b.list))
+		case environments:
+			writeList(t, environmentList(b.list))
 		case table:
 			t.table(b)
 		case bars:
@@ -188,8 +226,19 @@ func (t *textWriter) table(b table) {
 	for _, w := range widths {
 		total += w + 2
 	}
-	if over := total - 2 - Width; over > 0 && widths[0]-over >= 8 {
-		widths[0] -= over
+	over := total - 2 - Width
+	if over > 0 {
+		// Shortening names hides which target a row is: drop secondary
+		// columns first.
+		for i := len(b.optional) - 1; i >= 0; i-- {
+			if b.optional[i] {
+				t.table(b.without(i))
+				return
+			}
+		}
+	}
+	if over > 0 {
+		widths[0] = max(widths[0]-over, 8)
 	}
 	line := func(cells []string, tones []string, head bool) {
 		var sb strings.Builder
@@ -302,6 +351,8 @@ func writeMarkdown(w io.Writer, d *doc) error {
 			writeMDList(t, b)
 		case verdicts:
 			writeMDList(t, verdictList(b.list))
+		case environments:
+			writeMDList(t, environmentList(b.list))
 		case table:
 			cells := func(row []string) string {
 				out := make([]string, len(row))

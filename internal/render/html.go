@@ -6,6 +6,7 @@ import (
 	"html"
 	"html/template"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/storbench/storbench/internal/analysis"
@@ -53,6 +54,8 @@ func writeHTMLBody(d *doc) string {
 			htmlList(&b, x)
 		case verdicts:
 			htmlVerdicts(&b, x.list)
+		case environments:
+			htmlEnvironments(&b, x.list)
 		case table:
 			htmlTable(&b, x)
 		case bars:
@@ -188,4 +191,23 @@ func htmlLatency(b *strings.Builder, c *analysis.Comparison) {
 	b.WriteString("<section>\n<h2>Latency percentiles</h2>\n")
 	b.WriteString(charts.String())
 	b.WriteString("</section>\n")
+}
+
+func htmlEnvironments(b *strings.Builder, envs []analysis.Environment) {
+	for _, e := range envs {
+		fmt.Fprintf(b, `<div class="env"><h3>%s</h3>`, esc(e.Target))
+		if e.Group != e.Target {
+			fmt.Fprintf(b, `<p class="small">group %s</p>`, esc(e.Group))
+		}
+		fmt.Fprintf(b, `<dl><dt>runs</dt><dd>%s</dd>`, esc(strings.Join(e.Runs, ", ")))
+		keys := make([]string, 0, len(e.Labels))
+		for k := range e.Labels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(b, `<dt>%s</dt><dd>%s</dd>`, esc(k), esc(e.Labels[k]))
+		}
+		b.WriteString("</dl></div>\n")
+	}
 }

@@ -53,8 +53,7 @@ func packFigures(f result.Figures) []byte {
 	return b
 }
 
-func unpackFigures(b []byte) []float64 {
-	vals := make([]float64, len(result.Metrics))
+func unpackFigures(b []byte, vals []float64) []float64 {
 	for i := range vals {
 		vals[i] = math.NaN()
 		if j := figurePos[i]; j >= 0 && 8*j+8 <= len(b) {
@@ -104,22 +103,23 @@ func (f ResultFilter) where(t string) (string, []any) {
 // document, the same way. Figures sharing a label set share its map:
 // callers must not modify Labels.
 func (s *SQLite) Figures(ctx context.Context, f ResultFilter) ([]result.Figures, error) {
+	// Counting through the run_id index sizes the result up front and tells
+	// whether older results need reading (far cheaper than looking for
+	// them row by row).
+	rwhere, rargs := f.where("r")
+	var stored int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM results r`+rwhere, rargs...).Scan(&stored); err != nil {
+		return nil, err
+	}
 	where, args := f.where("f")
 	rows, err := s.db.QueryContext(ctx, `SELECT f.result_id, f.run_id, f.target, f.round, f.repetition, f.workload, f.status, f.method, f.labels,
 		f.figures, f.limited_by, f.evidence FROM result_figures f`+where+` ORDER BY f.result_id`, args...)
 	if err != nil {
 		return nil, err
 	}
-	rd := newFiguresReader()
+	rd := newFiguresReader(stored)
 	out, err := rd.scan(rows, false)
 	if err != nil {
-		return nil, err
-	}
-	// Older results, if any: counting both tables through their run_id
-	// indexes is far cheaper than looking for them row by row.
-	rwhere, rargs := f.where("r")
-	var stored int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM results r`+rwhere, rargs...).Scan(&stored); err != nil {
 		return nil, err
 	}
 	if stored == len(out) {
@@ -130,6 +130,7 @@ func (s *SQLite) Figures(ctx context.Context, f ResultFilter) ([]result.Figures,
 	if err != nil {
 		return nil, err
 	}
+	rd.size = stored - len(out)
 	older, err := rd.scan(rows, true)
 	if err != nil {
 		return nil, err
@@ -154,10 +155,24 @@ func (s *SQLite) Figures(ctx context.Context, f ResultFilter) ([]result.Figures,
 type figuresReader struct {
 	strs   map[string]string
 	labels map[string]map[string]string
+	// values is carved into each result's Values: one allocation for all.
+	values []float64
+	size   int
 }
 
-func newFiguresReader() *figuresReader {
-	return &figuresReader{strs: map[string]string{}, labels: map[string]map[string]string{}}
+func newFiguresReader(size int) *figuresReader {
+	return &figuresReader{strs: map[string]string{}, labels: map[string]map[string]string{}, size: size}
+}
+
+// valuesSlot returns room for one result's values.
+func (rd *figuresReader) valuesSlot() []float64 {
+	n := len(result.Metrics)
+	if len(rd.values) < n {
+		rd.values = make([]float64, n*max(rd.size, 64))
+	}
+	v := rd.values[:n:n]
+	rd.values = rd.values[n:]
+	return v
 }
 
 func (rd *figuresReader) intern(b []byte) string {
@@ -174,7 +189,7 @@ func (rd *figuresReader) intern(b []byte) string {
 // from.
 func (rd *figuresReader) scan(rows *sql.Rows, derive bool) ([]result.Figures, error) {
 	defer rows.Close()
-	var out []result.Figures
+	out := make([]result.Figures, 0, rd.size)
 	var runID, target, round, workload, status, method, labels, figures, limitedBy, evidence sql.RawBytes
 	for rows.Next() {
 		var fg result.Figures
@@ -191,7 +206,7 @@ func (rd *figuresReader) scan(rows *sql.Rows, derive bool) ([]result.Figures, er
 			full := r.Figures()
 			fg.Values, fg.Bottleneck = full.Values, full.Bottleneck
 		} else {
-			fg.Values = unpackFigures(figures)
+			fg.Values = unpackFigures(figures, rd.valuesSlot())
 			if len(limitedBy) > 0 {
 				fg.Bottleneck = &result.Attribution{LimitedBy: rd.intern(limitedBy), Evidence: string(evidence)}
 			}

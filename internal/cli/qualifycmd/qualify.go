@@ -50,9 +50,9 @@ func NewCommand(d cli.Deps) *cobra.Command {
 		Long: `Judge whether storage is fit for a purpose, from stored runs or, with
 --target, after running the suite the verdict needs (and storing it).
 
-  etcd      p99 fdatasync latency: pass <= 10 ms (etcd maintainers), warn
-            <= 20 ms (OpenShift), fail above; synced writes per second against
-            etcd's 50 (typical) and 500 (heavy load) IOPS. Suite: etcd.
+  etcd      p99 fdatasync latency: pass <= 10 ms (etcd documentation), warn
+            <= 20 ms (tolerance band), fail above; synced writes per second
+            against etcd's 50 (typical) and 500 (heavy load) IOPS. Suite: etcd.
   ceph-osd  4 KiB sync QD1 write IOPS and 4 MiB write throughput classed as
             HDD, consumer SSD without power-loss protection or datacentre SSD,
             plus BlueStore block.db sizing from the device size. Suite: ceph-osd.
@@ -153,7 +153,7 @@ func run(ctx context.Context, d cli.Deps, f *flags, ids []string) error {
 		}
 		return &cli.ExitError{Code: cli.ExitFailed, Err: errors.Join(runErr, err)}
 	}
-	if err := print(d, f.output, cmp, v); err != nil {
+	if err := writeVerdict(d, f.output, cmp, v); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -177,7 +177,7 @@ type Output struct {
 	ExitCode int `json:"exit_code"`
 }
 
-func print(d cli.Deps, output string, cmp *cli.Compared, v *analysis.Verdict) error {
+func writeVerdict(d cli.Deps, output string, cmp *cli.Compared, v *analysis.Verdict) error {
 	if output == "json" {
 		out := Output{Verdict: v, Runs: []string{}, ExitCode: exitCode(v.Status)}
 		for _, r := range cmp.Runs {

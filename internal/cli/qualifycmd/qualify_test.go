@@ -39,7 +39,7 @@ func TestQualifyExitCodes(t *testing.T) {
 			id := clitest.SeedResults(t, db, fmt.Sprintf("20261122-10000%d-aaaa", i), []result.Result{etcdResult("/var/lib/etcd", tt.p99, 400)})
 			inv := clitest.Run(t, app.Run, db, "qualify", "--for", "etcd", id)
 			if inv.Code != tt.code || !strings.Contains(inv.Stdout, "Verdict for etcd: "+tt.word) ||
-				!strings.Contains(inv.Stdout, "threshold: pass <= 10 ms, warn <= 20 ms") || !strings.Contains(inv.Stdout, "source: etcd maintainers") {
+				!strings.Contains(inv.Stdout, "threshold: pass <= 10 ms, warn <= 20 ms") || !strings.Contains(inv.Stdout, "source: etcd documentation") {
 				t.Errorf("exit %d (want %d)\n%s%s", inv.Code, tt.code, inv.Stdout, inv.Stderr)
 			}
 			inv = clitest.Run(t, app.Run, db, "qualify", "--for", "etcd", id, "--output", "json")
@@ -79,8 +79,8 @@ func TestQualifyUsage(t *testing.T) {
 	}
 }
 
-// TestQualifyTarget runs the etcd suite with real fio on a temporary
-// directory, stores it and judges it.
+// TestQualifyTarget runs the etcd workload with real fio on a temporary
+// directory (on 2 MiB, see testdata), stores it and judges it.
 func TestQualifyTarget(t *testing.T) {
 	if _, err := exec.LookPath("fio"); err != nil {
 		t.Skip("fio is not installed (apt-get install fio)")
@@ -91,7 +91,8 @@ func TestQualifyTarget(t *testing.T) {
 	if err := os.Mkdir(target, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	inv := clitest.Run(t, app.Run, db, "qualify", "--for", "etcd", "--target", target, "--label", "storage=tmp", "--output", "json")
+	inv := clitest.Run(t, app.Run, db, "qualify", "--for", "etcd", "--target", target, "--label", "storage=tmp",
+		"--suite", "testdata/etcd-small.yaml", "--output", "json")
 	var out struct {
 		Verdict struct {
 			Status string
@@ -117,5 +118,19 @@ func TestQualifyTarget(t *testing.T) {
 	matches, _ := filepath.Glob(filepath.Join(target, "*"))
 	if len(matches) != 0 {
 		t.Errorf("test files left behind: %v", matches)
+	}
+}
+
+func TestQualifyCephDeviceSize(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	sync := result.Result{Target: "/dev/sdb", Round: result.RoundIsolated, Repetition: 1, Workload: "sync-write-4k-qd1",
+		Status: result.StatusComplete, Write: &result.Direction{IOPS: 1800, BytesPerSec: 1800 * 4096, TotalIOs: 54000}}
+	seq := result.Result{Target: "/dev/sdb", Round: result.RoundIsolated, Repetition: 1, Workload: "seq-write-4m",
+		Status: result.StatusComplete, Write: &result.Direction{IOPS: 100, BytesPerSec: 420e6, TotalIOs: 256}}
+	id := clitest.SeedResults(t, db, "20261122-100000-aaaa", []result.Result{seq, sync})
+	inv := clitest.Run(t, app.Run, db, "qualify", "--for", "ceph-osd", id, "--device-size", "1TB", "--output", "json")
+	if inv.Code != cli.ExitWarn || !strings.Contains(inv.Stdout, "consumer SSD without power-loss protection") ||
+		!strings.Contains(inv.Stdout, "9.3 GiB-18.6 GiB for RBD") {
+		t.Errorf("exit %d\n%s%s", inv.Code, inv.Stdout, inv.Stderr)
 	}
 }

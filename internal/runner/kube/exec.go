@@ -114,11 +114,13 @@ func (c *podCmd) SetStdout(w io.Writer) execx.Cmd { c.stdout = w; return c }
 func (c *podCmd) SetStderr(w io.Writer) execx.Cmd { c.stderr = w; return c }
 
 // wrapper runs "$@" in the background so its PID can be recorded, then
-// waits for it and passes its exit status on. $1 is the command's ID, $2 the
+// waits for it and passes its exit status on. Its stdin goes through fd 3:
+// sh gives a background command /dev/null otherwise. $1 is the command's ID, $2 the
 // directory to run in ("" for the container's working directory).
 const wrapper = `f="$PWD/.storbench-exec-$1.pid"; d=$2; shift 2
 if [ -n "$d" ]; then cd "$d" || exit 126; fi
-"$@" <&0 &
+exec 3<&0
+"$@" <&3 3<&- &
 p=$!
 echo "$p" > "$f"
 wait "$p"; rc=$?

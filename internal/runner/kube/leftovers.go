@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -203,6 +204,9 @@ type ReleasedVolume struct {
 	Command string `json:"command"`
 }
 
+// objectNameRE matches objectName's output: storbench-RUNID-N.
+var objectNameRE = regexp.MustCompile(`^storbench-\d{8}-\d{6}-[0-9a-f]{4}-\d+$`)
+
 // FindReleasedVolumes lists PVs whose claim was one of storbench's (by name)
 // and that their Retain policy keeps.
 func FindReleasedVolumes(ctx context.Context, client kubernetes.Interface) ([]ReleasedVolume, error) {
@@ -213,7 +217,7 @@ func FindReleasedVolumes(ctx context.Context, client kubernetes.Interface) ([]Re
 	var out []ReleasedVolume
 	for _, pv := range pvs.Items {
 		ref := pv.Spec.ClaimRef
-		if ref == nil || !strings.HasPrefix(ref.Name, "storbench-") {
+		if ref == nil || !objectNameRE.MatchString(ref.Name) {
 			continue
 		}
 		if pv.Status.Phase != corev1.VolumeReleased && pv.Status.Phase != corev1.VolumeFailed {

@@ -386,6 +386,7 @@ func (o *objects) waitRunning(ctx context.Context) (*corev1.Pod, error) {
 		defer cancel()
 		tick := time.NewTicker(pollInterval)
 		defer tick.Stop()
+		var lastErr error
 		for {
 			p, err := pods.Get(pctx, o.name, metav1.GetOptions{})
 			if err == nil {
@@ -400,13 +401,18 @@ func (o *objects) waitRunning(ctx context.Context) (*corev1.Pod, error) {
 				if ok {
 					return nil
 				}
-			} else if pctx.Err() == nil {
+			} else if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 				return fmt.Errorf("reading pod %s/%s: %w", o.ns, o.name, err)
+			} else {
+				lastErr = err // transient (network, rate limiter): keep polling
 			}
 			select {
 			case <-pctx.Done():
 				if ctx.Err() != nil {
 					return ctx.Err()
+				}
+				if pod == nil && lastErr != nil {
+					return fmt.Errorf("%s within %s: reading pod %s/%s: %w", what, o.timeout, o.ns, o.name, lastErr)
 				}
 				return o.explain(ctx, fmt.Errorf("%s within %s", what, o.timeout))
 			case <-tick.C:
@@ -418,8 +424,11 @@ func (o *objects) waitRunning(ctx context.Context) (*corev1.Pod, error) {
 			return false, nil
 		}
 		pvc, err := pvcs.Get(ctx, o.name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("PVC %s/%s was deleted while storbench waited for it", o.ns, o.name)
+		}
 		if err != nil {
-			return false, err
+			return false, nil // transient: the phase's deadline bounds it
 		}
 		return pvc.Status.Phase == corev1.ClaimBound, nil
 	})

@@ -1,0 +1,106 @@
+package kube
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	authv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+func TestDoctor(t *testing.T) {
+	tainted := node("cp", nil)
+	tainted.Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
+	lh := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "longhorn",
+		Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}}, Provisioner: "driver.longhorn.io"}
+	mgr := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "lh-a", Namespace: "longhorn-system", Labels: map[string]string{"app": "longhorn-manager"}},
+		Spec: corev1.PodSpec{NodeName: "node-a"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	iscsi := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e1", Namespace: "longhorn-system"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "instance-manager-b"}, Reason: "FailedMount",
+		Message: "failed to execute: executable file not found: iscsiadm"}
+	f := newFakeCluster(t, tainted, lh, mgr, iscsi)
+	f.client.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.CreateAction).GetObject().(*authv1.SelfSubjectAccessReview)
+		attr := r.Spec.ResourceAttributes
+		r.Status.Allowed = !(attr.Verb == "delete" && attr.Resource == "persistentvolumeclaims") && attr.Resource != "namespaces"
+		return true, r, nil
+	})
+	checks := Doctor(context.Background(), f.cluster(), DoctorOptions{Image: DefaultImage})
+	text := func(c Check) string { return string(c.Status) + " " + c.Name + ": " + c.Detail + " fix: " + c.Fix }
+	want := map[string]bool{
+		"fail may delete persistentvolumeclaims: missing permission: delete persistentvolumeclaims in namespace bench": false,
+		"info may create namespaces":                                        false,
+		"info node cp":                                                      false,
+		"warn Longhorn manager on node-b":                                   false,
+		"fail iSCSI initiator: Pod instance-manager-b":                      false,
+		"ok StorageClass longhorn: default; provisioner driver.longhorn.io": false,
+	}
+	for _, c := range checks {
+		for w := range want {
+			if strings.HasPrefix(text(c), w) {
+				want[w] = true
+			}
+		}
+		if c.Status == StatusFail && c.Fix == "" {
+			t.Errorf("failure without a fix: %s", text(c))
+		}
+	}
+	for w, seen := range want {
+		if !seen {
+			t.Errorf("no check %q among:", w)
+			for _, c := range checks {
+				t.Log(text(c))
+			}
+		}
+	}
+}
+
+func TestFailover(t *testing.T) {
+	cases := []struct {
+		provisioner string
+		params      map[string]string
+		want        string
+	}{
+		{"driver.longhorn.io", nil, "yes"},
+		{"driver.longhorn.io", map[string]string{"numberOfReplicas": "1"}, "no"},
+		{"rook-ceph.rbd.csi.ceph.com", nil, "yes"},
+		{"nfs.csi.k8s.io", nil, "yes"},
+		{"cluster.local/nfs-subdir-external-provisioner", nil, "yes"},
+		{"org.democratic-csi.iscsi", nil, "yes"},
+		{"rancher.io/local-path", nil, "no"},
+		{"kubernetes.io/no-provisioner", nil, "no"},
+		{"topolvm.io", nil, "no"},
+		{"zfs.csi.openebs.io", nil, "no"},
+		{"io.openebs.csi-mayastor", map[string]string{"repl": "3"}, "yes"},
+		{"example.com/mystery", nil, "unknown"},
+	}
+	for _, tc := range cases {
+		if got, why := Failover(tc.provisioner, tc.params); got != tc.want || why == "" {
+			t.Errorf("Failover(%s, %v) = %s (%s), want %s", tc.provisioner, tc.params, got, why, tc.want)
+		}
+	}
+}
+
+func TestClasses(t *testing.T) {
+	yes := true
+	f := newFakeCluster(t, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Provisioner: NoProvisioner, AllowVolumeExpansion: &yes})
+	got, err := Classes(context.Background(), f.client, map[string][]string{"driver.example.com": {"fast-snap"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d classes", len(got))
+	}
+	fast, local := got[0], got[1]
+	if fast.Name != "fast" || !fast.Dynamic || fast.Snapshots != "yes: fast-snap" || fast.Reclaim != "Retain" {
+		t.Errorf("fast: %+v", fast)
+	}
+	if local.Dynamic || local.Failover != "no" || !local.Expansion || local.Snapshots != "no" || local.BindingMode != "Immediate" {
+		t.Errorf("local: %+v", local)
+	}
+}

@@ -95,7 +95,7 @@ func ResultsTable(w io.Writer, results []result.Result) error {
 		}
 		for i, d := range dirs {
 			row := append(append([]string(nil), lead...), d.Name,
-				units.IOPS(d.IOPS), fmt.Sprintf("%.1f", d.BytesPerSec/1e6),
+				orDash(d.IOPS, units.IOPS), orDash(d.BytesPerSec, func(v float64) string { return fmt.Sprintf("%.1f", v/1e6) }),
 				units.Latency(d.Completion.Mean), pct(d.Completion, 50), pct(d.Completion, 99), pct(d.Completion, 99.9))
 			if hasSync {
 				s := "-"
@@ -116,6 +116,9 @@ func ResultsTable(w io.Writer, results []result.Result) error {
 	fmt.Fprintln(w, "\nMB/s = 10^6 bytes/s. Latency: fio's completion latency (clat); SYNC: fsync/fdatasync latency.")
 	for _, r := range failed {
 		fmt.Fprintf(w, "FAILED %s: %s\n", r.Workload, r.Error)
+	}
+	if err := asImported(w, results); err != nil {
+		return err
 	}
 	return Bottlenecks(w, results)
 }
@@ -174,4 +177,48 @@ func Labels(l map[string]string) string {
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
+}
+
+// orDash formats v, or "-" when the figure was not measured (an imported
+// result may carry only some metrics).
+func orDash(v float64, format func(float64) string) string {
+	if v <= 0 {
+		return "-"
+	}
+	return format(v)
+}
+
+// asImported shows imported figures again in the units their source used,
+// with the method that produced them.
+func asImported(w io.Writer, results []result.Result) error {
+	first := true
+	for _, r := range results {
+		if len(r.DisplayUnits) == 0 && r.Method == "" {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nAs imported (in the units of the source):")
+			first = false
+		}
+		var parts []string
+		for _, m := range result.Metrics {
+			v, ok := r.Metric(m)
+			if !ok {
+				continue
+			}
+			unit := r.DisplayUnits[m]
+			if unit == "" {
+				unit = result.MetricUnit(m)
+			}
+			parts = append(parts, m+" "+units.In(v, unit))
+		}
+		line := fmt.Sprintf("  %s on %s: %s", r.Workload, r.Target, strings.Join(parts, ", "))
+		if r.Method != "" {
+			line += " (" + r.Method + ")"
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
 }

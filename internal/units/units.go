@@ -42,7 +42,7 @@ func In(value float64, unit string) string {
 		return sig(value/f) + " " + unit
 	}
 	if unit == "IOPS" {
-		return IOPS(value)
+		return IOPS(value) + " IOPS"
 	}
 	return sig(value) + " " + unit
 }

@@ -19,7 +19,8 @@ func lat(mean, p50, p99, p999 time.Duration) result.Latency {
 }
 
 // The table show prints: several targets, a mixed workload with two
-// directions, a synced workload and a failure with its reason.
+// directions, a synced workload, an imported figure shown back in its own
+// unit, and a failure with its reason.
 func TestShowTableGolden(t *testing.T) {
 	results := []result.Result{
 		{Workload: "seq-read", Target: "/mnt/ssd", Repetition: 1, Status: result.StatusComplete,
@@ -30,6 +31,8 @@ func TestShowTableGolden(t *testing.T) {
 		{Workload: "etcd-fdatasync", Target: "/mnt/sd", Repetition: 1, Status: result.StatusComplete,
 			Write: &result.Direction{IOPS: 310, BytesPerSec: 713e3, TotalIOs: 10029, Completion: lat(40*time.Microsecond, 30*time.Microsecond, 120*time.Microsecond, 900*time.Microsecond)},
 			Sync:  &result.Latency{Samples: 10029, Percentiles: []result.Percentile{{P: 99, Value: 14200 * time.Microsecond}}}},
+		{Workload: "seq-read", Target: "nas-1", Repetition: 1, Status: result.StatusComplete, Method: "dd if=/dev/zero bs=1M oflag=direct",
+			DisplayUnits: map[string]string{result.MetricBW: "MiB/s"}, Read: &result.Direction{BytesPerSec: 100 << 20}},
 		{Workload: "seq-write", Target: "/mnt/sd", Repetition: 1, Status: result.StatusFailed, Error: "workload seq-write on /mnt/sd: fio failed: fio: io_u error on file storbench-test.dat: No space left on device"},
 	}
 	var b bytes.Buffer

@@ -189,7 +189,9 @@ func run(n int, rounds string) error {
 					El int64 `json:"elapsed"`
 				} `json:"jobs"`
 			}
-			_ = json.Unmarshal(raw, &doc)
+			if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Jobs) == 0 {
+				continue
+			}
 			fmt.Printf("  %s %s started %s end %d rt %d el %d ioStart %s\n", x.Workload, x.Target, x.Started.Format("05.000"), doc.TS%100000, doc.Jobs[0].RT, doc.Jobs[0].El, time.UnixMilli(doc.TS-doc.Jobs[0].RT).Format("05.000"))
 		}
 	}

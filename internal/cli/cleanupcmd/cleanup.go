@@ -83,6 +83,8 @@ type Report struct {
 	Failed     []Failure             `json:"failed"`
 	Volumes    []kube.ReleasedVolume `json:"released_volumes"`
 	Namespaces []string              `json:"deleted_namespaces,omitempty"`
+	// Notes are problems that did not stop the cleanup.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Failure is an object that could not be deleted.
@@ -117,6 +119,15 @@ func run(ctx context.Context, d cli.Deps, f *flags) error {
 		rep.Found = append(rep.Found, o)
 	}
 	if !f.dryRun && len(rep.Found) > 0 {
+		for _, o := range rep.Found {
+			if o.Kind != "pod" {
+				continue
+			}
+			// A killed run's fio may still run; a Retain volume would keep the file.
+			if err := kube.WipePod(wctx, c, o.Namespace, o.Name); err != nil {
+				rep.Notes = append(rep.Notes, err.Error())
+			}
+		}
 		res := kube.DeleteObjects(wctx, c.Client, rep.Found, f.timeout)
 		rep.Deleted = append(rep.Deleted, res.Deleted...)
 		for o, e := range res.Failed {
@@ -213,6 +224,9 @@ func write(w io.Writer, rep Report) error {
 	}
 	for _, ns := range rep.Namespaces {
 		fmt.Fprintf(w, "deleted namespace %s\n", ns)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	for _, v := range rep.Volumes {
 		fmt.Fprintf(w, "PV %s (class %s) is %s after storbench's claim %s: remove it with: %s\n", v.Name, v.Class, v.Phase, v.Claim, v.Command)

@@ -55,13 +55,19 @@ A target is a directory (storbench creates its own test file there and removes
 it afterwards) or a block device. Writing to a device destroys its contents:
 storbench only does it when --destructive names that exact device, and refuses
 even then while the device is mounted, partitioned, held, or carries a
-filesystem or partition-table signature.`,
+filesystem or partition-table signature.
+
+A target k8s:STORAGECLASS benchmarks a Kubernetes StorageClass on each chosen
+node (--nodes, --node-selector): one PVC and one fio pod per node, fio run
+through exec, everything deleted afterwards (see docs/kubernetes.md).`,
 		Example: `  storbench run --suite quick --target /tmp
   storbench run --suite standard --target /mnt/ssd --label storage=usb-ssd
   storbench run --suite etcd --target /var/lib/etcd-test --repeat 3
   storbench run --suite ./mine.yaml --target /mnt/a --target /mnt/b
   storbench run --fio-job ./job.fio --target /mnt/ssd
-  storbench run --suite standard --target /dev/sdb --destructive /dev/sdb`,
+  storbench run --suite standard --target /dev/sdb --destructive /dev/sdb
+  storbench run --suite standard --target k8s:longhorn --target k8s:local-path --nodes all --rounds isolated,parallel
+  storbench run --suite quick --target k8s:local-path --node-selector storage=nvme --size 5Gi`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	authv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -102,5 +103,42 @@ func TestClasses(t *testing.T) {
 	}
 	if local.Dynamic || local.Failover != "no" || !local.Expansion || local.Snapshots != "no" || local.BindingMode != "Immediate" {
 		t.Errorf("local: %+v", local)
+	}
+}
+
+func TestLeftoversAndReleasedVolumes(t *testing.T) {
+	labels := func(run string) map[string]string {
+		return map[string]string{LabelManagedBy: ManagedBy, LabelRunID: run}
+	}
+	released := func(name, claim string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:   corev1.PersistentVolumeSpec{ClaimRef: &corev1.ObjectReference{Namespace: "bench", Name: claim}, StorageClassName: "fast"},
+			Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeReleased}}
+	}
+	f := newFakeCluster(t,
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "storbench-20261122-010101-aaaa-1", Namespace: "bench", Labels: labels("20261122-010101-aaaa")}},
+		&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "storbench-20261122-020202-bbbb-1", Namespace: "other", Labels: labels("20261122-020202-bbbb")}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses", Namespace: "bench"}},
+		released("pv-ours", "storbench-20261122-010101-aaaa-1"),
+		released("pv-theirs", "storbench-results"),
+	)
+	ctx := context.Background()
+	one, err := FindLeftovers(ctx, f.client, "", "20261122-010101-aaaa")
+	if err != nil || len(one) != 1 || one[0].Kind != "pod" {
+		t.Fatalf("one run: %v %v", one, err)
+	}
+	all, err := FindLeftovers(ctx, f.client, "", "")
+	if err != nil || len(all) != 2 {
+		t.Fatalf("all runs: %v %v", all, err)
+	}
+	if res := DeleteObjects(ctx, f.client, all, time.Second); res.Err() != nil || len(res.Deleted) != 2 {
+		t.Fatalf("delete: %+v", res)
+	}
+	if _, err := f.client.CoreV1().Pods("bench").Get(ctx, "someone-elses", metav1.GetOptions{}); err != nil {
+		t.Errorf("an unlabelled pod was touched: %v", err)
+	}
+	vols, err := FindReleasedVolumes(ctx, f.client)
+	if err != nil || len(vols) != 1 || vols[0].Name != "pv-ours" || vols[0].Command != "kubectl delete pv pv-ours" {
+		t.Errorf("released volumes: %+v %v", vols, err)
 	}
 }

@@ -127,17 +127,26 @@ wait "$p"; rc=$?
 rm -f "$f"
 exit "$rc"`
 
-// stopper sends SIGTERM to the recorded process, waits up to 5 s, then
-// SIGKILL. It waits briefly for the PID file in case the command was
-// cancelled while starting.
-const stopper = `f=".storbench-exec-$1.pid"; i=0
+// signalTree is a sh function: signal a process and its children (fio runs
+// each job in a child process that outlives a killed parent). It reads
+// /proc, which every container has.
+const signalTree = `sigtree() { for s in /proc/[0-9]*/stat; do
+    read -r c _ _ pp _ < "$s" 2>/dev/null && [ "$pp" = "$2" ] && kill "-$1" "$c" 2>/dev/null
+  done; kill "-$1" "$2" 2>/dev/null; }
+`
+
+// stopper sends SIGTERM to the recorded process and its children, waits up
+// to 5 s, then SIGKILL. It waits briefly for the PID file in case the
+// command was cancelled while starting.
+const stopper = signalTree + `f=".storbench-exec-$1.pid"; i=0
 while [ ! -s "$f" ] && [ "$i" -lt 20 ]; do sleep 0.1; i=$((i+1)); done
 [ -s "$f" ] || exit 0
 p=$(cat "$f")
-kill -TERM "$p" 2>/dev/null || { rm -f "$f"; exit 0; }
+kill -0 "$p" 2>/dev/null || { rm -f "$f"; exit 0; }
+sigtree TERM "$p"
 i=0
 while kill -0 "$p" 2>/dev/null && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i+1)); done
-kill -KILL "$p" 2>/dev/null
+sigtree KILL "$p"
 rm -f "$f"
 exit 0`
 

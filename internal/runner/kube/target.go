@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -303,6 +304,8 @@ func (t *Target) podSpec(name, ns, runID string, nodeSelector map[string]string)
 		ImagePullPolicy: t.opts.PullPolicy,
 		Command:         []string{"sh", "-c", containerScript},
 		WorkingDir:      WorkDir,
+		// A container that exits (no fio, apk failing) explains itself.
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "command -v fio >/dev/null"}}},
 			PeriodSeconds: 1, FailureThreshold: 1,
@@ -523,8 +526,8 @@ func (o *objects) explain(ctx context.Context, cause error) error {
 	return fmt.Errorf("%w: %s", cause, strings.Join(dedupe(why), "; "))
 }
 
-// Events returns the recent events about objects named name in ns, oldest
-// first, as "Kind Reason: message".
+// Events returns the recent warning events about objects named name in ns,
+// oldest first, as "Kind Reason: message".
 func Events(ctx context.Context, client kubernetes.Interface, ns, name string) ([]string, error) {
 	list, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
 	if err != nil {
@@ -534,8 +537,8 @@ func Events(ctx context.Context, client kubernetes.Interface, ns, name string) (
 	sort.SliceStable(items, func(i, j int) bool { return eventTime(items[i]).Before(eventTime(items[j])) })
 	var out []string
 	for _, e := range items {
-		if e.InvolvedObject.Name != name {
-			continue
+		if e.InvolvedObject.Name != name || e.Type == corev1.EventTypeNormal {
+			continue // progress reports, not explanations
 		}
 		msg := fmt.Sprintf("%s %s: %s", e.InvolvedObject.Kind, e.Reason, strings.TrimSpace(e.Message))
 		if e.Count > 1 {
@@ -649,21 +652,36 @@ func (o *objects) delete(ctx context.Context, wipe bool) error {
 	return errors.Join(errs...)
 }
 
-// wipe removes fio's test file (and exec PID files) through the pod. A pod
-// that is not running has nothing to wipe with; the volume's reclaim policy
-// decides then.
+// wipe stops what storbench still runs in the pod and removes fio's test
+// file, so a Retain class does not keep it.
 func (o *objects) wipe(ctx context.Context) error {
-	p, err := o.cluster.Client.CoreV1().Pods(o.ns).Get(ctx, o.name, metav1.GetOptions{})
+	return WipePod(ctx, o.cluster, o.ns, o.name)
+}
+
+// wipeScript stops commands the exec wrapper recorded (a run killed
+// outright leaves them running where deleting the pod does not stop them)
+// and removes storbench's files from the working directory.
+const wipeScript = signalTree + `for f in .storbench-exec-*.pid; do [ -s "$f" ] && sigtree TERM "$(cat "$f")"; done
+i=0; while [ "$i" -lt 30 ]; do alive=0
+  for f in .storbench-exec-*.pid; do [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && alive=1; done
+  [ "$alive" = 0 ] && break; sleep 0.1; i=$((i+1)); done
+for f in .storbench-exec-*.pid; do [ -s "$f" ] && sigtree KILL "$(cat "$f")"; done
+rm -f ` + TestFileName + ` .storbench-exec-*.pid`
+
+// WipePod runs wipeScript in a running storbench pod; a pod that is not
+// running has nothing to wipe with, and the volume's reclaim policy decides.
+func WipePod(ctx context.Context, c *Cluster, ns, name string) error {
+	p, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil || p.Status.Phase != corev1.PodRunning {
 		return nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, StopTimeout)
 	defer cancel()
 	var errb strings.Builder
-	err = o.cluster.Exec.Exec(wctx, ExecRequest{Namespace: o.ns, Pod: o.name, Container: ContainerName,
-		Command: []string{"sh", "-c", "rm -f " + TestFileName + " .storbench-exec-*.pid"}, Stderr: &errb})
+	err = c.Exec.Exec(wctx, ExecRequest{Namespace: ns, Pod: name, Container: ContainerName,
+		Command: []string{"sh", "-c", wipeScript}, Stdout: io.Discard, Stderr: &errb})
 	if err != nil {
-		return fmt.Errorf("removing the test file in pod %s/%s: %w %s", o.ns, o.name, err, strings.TrimSpace(errb.String()))
+		return fmt.Errorf("removing the test file in pod %s/%s: %w %s", ns, name, err, strings.TrimSpace(errb.String()))
 	}
 	return nil
 }

@@ -16,6 +16,8 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   fi
 fi
 go test -count=1 -timeout 30m ./...
-for s in scripts/fuzz-brief.sh scripts/k8s-integration.sh; do
-  [ -f "$s" ] && bash "$s"
-done
+# Each importer fuzz target for a few seconds (the seed corpus ran above).
+bash scripts/fuzz-brief.sh 4
+# Kubernetes integration: a real control plane, kwok nodes and one real node on
+# loopback (needs root and ../shared/k8s; builds its binaries once, ~11 min).
+bash scripts/k8s-integration.sh

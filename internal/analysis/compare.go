@@ -51,6 +51,9 @@ type Comparison struct {
 	Bottlenecks  []Bottleneck    `json:"bottlenecks"`
 	Environments []Environment   `json:"environments"`
 	Skipped      []SkippedResult `json:"skipped"`
+	// Methods notes each workload whose figures were obtained by different
+	// methods (storbench's own fio suite, an iozone import, a dd log...).
+	Methods []MethodNote `json:"methods"`
 
 	targetGroup map[string]string
 	cellIndex   map[cellKey]int
@@ -212,6 +215,7 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 	metricSeen := make([]bool, len(result.Metrics))
 	envs := map[string]*Environment{}
 	skipped := map[[3]string]int{}
+	methods := methodSet{}
 	for i := range figs {
 		f := &figs[i]
 		round := roundOf(f)
@@ -247,6 +251,7 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 		if !slices.Contains(e.Runs, f.RunID) {
 			e.Runs = append(e.Runs, f.RunID)
 		}
+		methods.add(round, f.Workload, t, f.Method)
 		k := seriesKey{t, round, f.Workload}
 		s := all[k]
 		if s == nil {
@@ -267,6 +272,7 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 	for k, n := range skipped {
 		c.Skipped = append(c.Skipped, SkippedResult{Target: k[0], Workload: k[1], Status: k[2], Count: n})
 	}
+	c.Methods = methods.notes()
 	sort.Slice(c.Skipped, func(i, j int) bool {
 		a, b := c.Skipped[i], c.Skipped[j]
 		return a.Target+"\x00"+a.Workload < b.Target+"\x00"+b.Workload
@@ -742,4 +748,49 @@ func (o *ordered) add(s string) {
 		o.seen[s] = true
 		o.list = append(o.list, s)
 	}
+}
+
+// MethodNote says that one workload's figures come from different methods,
+// so a side-by-side comparison is of equivalent, not identical, tests.
+type MethodNote struct {
+	Round    string `json:"round"`
+	Workload string `json:"workload"`
+	// Methods maps each target to how its figure was obtained.
+	Methods map[string]string `json:"methods"`
+}
+
+// OwnMethod names storbench's own measurements in method notes.
+const OwnMethod = "storbench fio suite"
+
+type methodSet map[[2]string]map[string]string
+
+func (m methodSet) add(round, workload, target, method string) {
+	if method == "" {
+		method = OwnMethod
+	}
+	k := [2]string{round, workload}
+	if m[k] == nil {
+		m[k] = map[string]string{}
+	}
+	m[k][target] = method
+}
+
+func (m methodSet) notes() []MethodNote {
+	var out []MethodNote
+	for k, byTarget := range m {
+		distinct := map[string]bool{}
+		for _, v := range byTarget {
+			distinct[v] = true
+		}
+		if len(distinct) > 1 {
+			out = append(out, MethodNote{Round: k[0], Workload: k[1], Methods: byTarget})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Round != out[j].Round {
+			return out[i].Round < out[j].Round
+		}
+		return out[i].Workload < out[j].Workload
+	})
+	return out
 }

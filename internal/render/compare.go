@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -175,6 +176,19 @@ func (r *Report) doc() *doc {
 		d.p("%s", stableText(c))
 	} else {
 		d.add(unstableList(c))
+	}
+	if len(c.Methods) > 0 {
+		d.h2("Different methods")
+		d.p("These workloads put figures obtained by different methods side by side: equivalent tests, not identical ones.")
+		var l list
+		for _, m := range c.Methods {
+			var parts []string
+			for _, t := range slices.Sorted(maps.Keys(m.Methods)) {
+				parts = append(parts, t+": "+m.Methods[t])
+			}
+			l.items = append(l.items, listItem{text: fmt.Sprintf("%s (%s): %s", m.Workload, m.Round, strings.Join(parts, "; ")), tone: "warn"})
+		}
+		d.add(l)
 	}
 	if len(c.Skipped) > 0 {
 		d.h2("Not compared")

@@ -41,6 +41,7 @@ type CompareDocument struct {
 	Bottlenecks []analysis.Bottleneck    `json:"bottlenecks"`
 	Environment []analysis.Environment   `json:"environments"`
 	Skipped     []analysis.SkippedResult `json:"skipped"`
+	Methods     []analysis.MethodNote    `json:"methods"`
 	Verdicts    []*analysis.Verdict      `json:"verdicts"`
 }
 
@@ -78,7 +79,7 @@ func (r *Report) Document() CompareDocument {
 		Groups: empty(c.GroupCells), TargetStats: empty(c.TargetCells), Efficiency: empty(c.Efficiency),
 		RoundChange: empty(c.RoundChanges), Best: empty(c.Best), BestGroup: empty(c.BestGroups), Outliers: empty(c.Outliers),
 		Unstable: empty(c.Unstable), Bottlenecks: empty(c.Bottlenecks), Environment: empty(c.Environments),
-		Skipped: empty(c.Skipped), Verdicts: empty(r.Verdicts), Runs: []RunRef{}, Metrics: []MetricRef{},
+		Skipped: empty(c.Skipped), Methods: empty(c.Methods), Verdicts: empty(r.Verdicts), Runs: []RunRef{}, Metrics: []MetricRef{},
 	}
 	if !r.Generated.IsZero() {
 		g := r.Generated.UTC()

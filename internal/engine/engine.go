@@ -37,6 +37,10 @@ type Plan struct {
 	Rounds []string
 	// Labels are the user's own labels, added to the run and every result.
 	Labels map[string]string
+	// LiveProgress asks fio for a status report every second and passes it
+	// to Observer.WorkloadProgress. Off, fio runs exactly as the bare command
+	// would, with no status reports.
+	LiveProgress bool
 	// FailFast stops at the first failed workload.
 	FailFast bool
 	// CleanupTimeout bounds the cleanup after the run; 0 means 2 minutes.
@@ -340,7 +344,11 @@ func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, step S
 		rec = sampler.Start()
 	}
 	started := time.Now()
-	out, ferr := fr.Run(ctx, job, func(p fio.Progress) { e.Observer.WorkloadProgress(step, p) })
+	var onProgress func(fio.Progress)
+	if plan.LiveProgress {
+		onProgress = func(p fio.Progress) { e.Observer.WorkloadProgress(step, p) }
+	}
+	out, ferr := fr.Run(ctx, job, onProgress)
 	finished := time.Now()
 	var tel *result.Telemetry
 	if rec != nil {

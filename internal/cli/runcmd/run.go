@@ -115,6 +115,7 @@ func run(ctx context.Context, d cli.Deps, f *flags, suiteSet bool) error {
 	defer st.Close()
 
 	obs := newProgress(d, f.output == "json")
+	plan.LiveProgress = obs.live
 	eng := &engine.Engine{Store: st, Observer: obs}
 	r, runErr := eng.Run(ctx, *plan)
 	obs.finish()

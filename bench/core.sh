@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 CGO_ENABLED=0 go build -o bin/storbench ./cmd/storbench
 dir=${1:-$(mktemp -d "$PWD/.bench.XXXXXX")}
 trap '[ -z "${1:-}" ] && rm -rf "$dir"' EXIT
-go run ./bench/core -storbench bin/storbench -dir "$dir" -pairs "${2:-3}"
+go run ./bench/core -storbench bin/storbench -dir "$dir" -pairs "${2:-3}" "${@:3}"

@@ -35,12 +35,14 @@ func main() {
 	dir := flag.String("dir", "", "directory on the disk to measure")
 	pairs := flag.Int("pairs", 3, "storbench/fio pairs per workload")
 	suiteName := flag.String("suite", "standard", "suite")
+	only := flag.String("workloads", "", "only these workloads (comma-separated)")
+	flag.StringVar(&extraArgs, "storbench-args", "", "extra arguments for storbench run (space-separated), e.g. --telemetry=false")
 	flag.Parse()
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "-dir is required")
 		os.Exit(2)
 	}
-	if err := run(*bin, *dir, *suiteName, *pairs); err != nil {
+	if err := run(*bin, *dir, *suiteName, *only, *pairs); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -53,10 +55,17 @@ type sample struct {
 	fioOnly time.Duration
 }
 
-func run(bin, dir, suiteName string, pairs int) error {
+var extraArgs string
+
+func run(bin, dir, suiteName, only string, pairs int) error {
 	s, err := spec.Builtin(suiteName)
 	if err != nil {
 		return err
+	}
+	if only != "" {
+		if err := s.Select(strings.Split(only, ",")); err != nil {
+			return err
+		}
 	}
 	db := filepath.Join(dir, "bench.db")
 	defer os.Remove(db)
@@ -113,7 +122,8 @@ func run(bin, dir, suiteName string, pairs int) error {
 
 // runStorbench runs one workload through storbench and samples its VmHWM (KiB).
 func runStorbench(bin, db, dir, suite, workload string) (sample, int64, error) {
-	cmd := exec.Command(bin, "--db", db, "run", "--suite", suite, "--workloads", workload, "--target", dir, "--output", "json")
+	args := []string{"--db", db, "run", "--suite", suite, "--workloads", workload, "--target", dir, "--output", "json"}
+	cmd := exec.Command(bin, append(args, strings.Fields(extraArgs)...)...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = os.Stderr

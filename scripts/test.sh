@@ -5,6 +5,12 @@
 # against a real control plane on loopback.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Loop devices, mounts, network namespaces and the loopback cluster need
+# root: a user with sudo is taken there (keeping PATH, so the same go runs);
+# root on a bare Debian has no sudo and needs none.
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then
+  exec sudo env "PATH=$PATH" ${STORBENCH_REQUIRE:+"STORBENCH_REQUIRE=$STORBENCH_REQUIRE"} bash "$0" "$@"
+fi
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   need=()
   for p in fio hdparm chromium e2fsprogs util-linux procps; do

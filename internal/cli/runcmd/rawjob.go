@@ -1,12 +1,13 @@
 package runcmd
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/storbench/storbench/internal/fio"
-	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/safety"
 )
 
 // checkJobDevices applies the device safety rules to the block devices a
@@ -31,7 +32,7 @@ func checkJobDevices(job fio.Job, destructive []string) error {
 		}
 	}
 	for dev, ws := range writers {
-		if err := local.CheckDeviceWrites(dev, ws, destructive); err != nil {
+		if err := (safety.Policy{Destructive: destructive}).CheckWrite(context.Background(), safety.LocalFacts{}, dev, ws); err != nil {
 			return err
 		}
 	}

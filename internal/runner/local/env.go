@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/storbench/storbench/internal/safety"
 )
 
 // HostLabels describes this host: hostname, kernel, arch, CPU model.
@@ -112,11 +114,11 @@ func mountFor(root, path string) (mount, bool) {
 		if sep < 0 || len(f) < sep+3 || len(f) < 5 {
 			continue
 		}
-		mp := unescapeMount(f[4])
+		mp := safety.UnescapeMount(f[4])
 		if !within(path, mp) || len(mp) < len(best.mountPoint) {
 			continue
 		}
-		best = mount{devnum: f[2], mountPoint: mp, fsType: f[sep+1], source: unescapeMount(f[sep+2])}
+		best = mount{devnum: f[2], mountPoint: mp, fsType: f[sep+1], source: safety.UnescapeMount(f[sep+2])}
 	}
 	return best, best.mountPoint != ""
 }

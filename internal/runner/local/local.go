@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/safety"
 )
 
 // TestFileName is the file storbench writes inside its own work directory.
@@ -65,12 +65,11 @@ func (t *Target) Check(ctx context.Context, need runner.Need) error {
 		}
 		return nil
 	case fi.Mode()&os.ModeDevice != 0 && fi.Mode()&os.ModeCharDevice == 0:
-		dev, err := inspectDevice(t.root(), t.path)
-		if err != nil {
+		if _, err := t.facts().Device(ctx, t.path); err != nil {
 			return err
 		}
 		if len(need.Writers) > 0 {
-			return t.allowWrites(dev, need.Writers)
+			return t.allowWrites(ctx, need.Writers)
 		}
 		return nil
 	}
@@ -87,7 +86,7 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (*runner.Prepare
 	case fi.IsDir():
 		return t.prepareDir(need)
 	case fi.Mode()&os.ModeDevice != 0 && fi.Mode()&os.ModeCharDevice == 0:
-		return t.prepareDevice(need)
+		return t.prepareDevice(ctx, need)
 	default:
 		return nil, fmt.Errorf("target %s is neither a directory nor a block device", t.path)
 	}
@@ -134,13 +133,13 @@ func (t *Target) prepareDir(need runner.Need) (*runner.Prepared, error) {
 	return p, nil
 }
 
-func (t *Target) prepareDevice(need runner.Need) (*runner.Prepared, error) {
-	dev, err := inspectDevice(t.root(), t.path)
+func (t *Target) prepareDevice(ctx context.Context, need runner.Need) (*runner.Prepared, error) {
+	dev, err := t.facts().Device(ctx, t.path)
 	if err != nil {
 		return nil, err
 	}
 	if len(need.Writers) > 0 {
-		if err := t.allowWrites(dev, need.Writers); err != nil {
+		if err := t.allowWrites(ctx, need.Writers); err != nil {
 			return nil, err
 		}
 	}
@@ -158,50 +157,12 @@ func (t *Target) prepareDevice(need runner.Need) (*runner.Prepared, error) {
 	}, nil
 }
 
-// CheckDeviceWrites applies the device safety rules to a block device that
-// a user's own fio job names: writers are the job sections that write to it.
-func CheckDeviceWrites(path string, writers, destructive []string) error {
-	t := NewTarget(path, Options{Destructive: destructive})
-	dev, err := inspectDevice(t.root(), path)
-	if err != nil {
-		return err
-	}
-	return t.allowWrites(dev, writers)
+// allowWrites asks the safety owner whether the workloads may write to dev.
+func (t *Target) allowWrites(ctx context.Context, writers []string) error {
+	return safety.Policy{Destructive: t.opts.Destructive}.CheckWrite(ctx, t.facts(), t.path, writers)
 }
 
-// allowWrites enforces the device safety rules: the user must name this
-// exact device with --destructive, and even then a device in use or holding
-// data structures is refused.
-func (t *Target) allowWrites(dev *Device, writers []string) error {
-	named := false
-	for _, d := range t.opts.Destructive {
-		if r, err := filepath.EvalSymlinks(d); err == nil && r == dev.Path {
-			named = true
-		}
-	}
-	what := fmt.Sprintf("workloads %s write to %s", strings.Join(writers, ", "), t.path)
-	if reasons := dev.InUse(); len(reasons) > 0 {
-		return &UnsafeError{Device: t.path, Reasons: reasons, Msg: what + ", which storbench refuses even with --destructive"}
-	}
-	if !named {
-		return &UnsafeError{Device: t.path, Msg: what + " and would destroy its contents: pass --destructive " + t.path + " to allow it, or choose a read-only suite"}
-	}
-	return nil
-}
-
-// UnsafeError is a refusal to write to a device.
-type UnsafeError struct {
-	Device  string
-	Reasons []string
-	Msg     string
-}
-
-func (e *UnsafeError) Error() string {
-	if len(e.Reasons) == 0 {
-		return "refusing to write: " + e.Msg
-	}
-	return fmt.Sprintf("refusing to write: %s: %s", e.Msg, strings.Join(e.Reasons, "; "))
-}
+func (t *Target) facts() safety.Facts { return safety.LocalFacts{Root: t.opts.Root} }
 
 func (t *Target) root() string {
 	if t.opts.Root == "" {

@@ -1,8 +1,9 @@
-package local
+package safety
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -47,6 +48,24 @@ func (d *Device) InUse() []string {
 		r = append(r, "carries a signature: "+d.Signature+" (erase it yourself with wipefs if you mean to)")
 	}
 	return r
+}
+
+// LocalFacts reads device facts on this host from /sys, /proc and the
+// device itself.
+type LocalFacts struct {
+	// Root is the root of /sys and /proc, for tests; "" means "/".
+	Root string
+}
+
+var _ Facts = LocalFacts{}
+
+// Device implements Facts.
+func (f LocalFacts) Device(ctx context.Context, path string) (*Device, error) {
+	root := f.Root
+	if root == "" {
+		root = "/"
+	}
+	return inspectDevice(root, path)
 }
 
 func inspectDevice(root, path string) (*Device, error) {
@@ -113,7 +132,7 @@ func mountsOf(root string, devnums map[string]string) []string {
 			continue
 		}
 		if name, ok := devnums[f[2]]; ok {
-			out = append(out, name+" on "+unescapeMount(f[4]))
+			out = append(out, name+" on "+UnescapeMount(f[4]))
 		}
 	}
 	return out
@@ -199,7 +218,8 @@ func magicSignature(dev string) string {
 	return ""
 }
 
-func unescapeMount(s string) string {
+// UnescapeMount undoes the octal escapes of /proc/self/mountinfo fields.
+func UnescapeMount(s string) string {
 	r := strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
 	return r.Replace(s)
 }

@@ -1,0 +1,85 @@
+// Package safety is the one owner of storbench's promise never to destroy
+// data it did not create. Every path to fio asks it before writing to a
+// block device: built-in and YAML suites, raw fio jobs, the contention
+// round's noise writer, Kubernetes block volumes and any later runner.
+//
+// The rule: a write to a block device needs the user to name that exact
+// device (Policy.Destructive), and is refused even then while anything shows
+// the device holds or serves data (mounted, swap, partitions, holders,
+// signatures). See docs/safety.md.
+package safety
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Facts reads what storbench needs to know of a block device, where fio
+// runs: locally (LocalFacts) or through a runner's own connection.
+type Facts interface {
+	// Device returns the facts of the block device at path. An error means
+	// the facts could not be read, and callers must refuse to write.
+	Device(ctx context.Context, path string) (*Device, error)
+}
+
+// Policy is what the user allowed.
+type Policy struct {
+	// Destructive lists the devices the user named with --destructive.
+	Destructive []string
+}
+
+// CheckWrite decides whether the named writers (workloads or job sections)
+// may write to the block device at path. It returns nil or a *Refusal.
+func (p Policy) CheckWrite(ctx context.Context, facts Facts, path string, writers []string) error {
+	dev, err := facts.Device(ctx, path)
+	if err != nil {
+		return &Refusal{Device: path, Writers: writers, Rule: RuleUnknown, Msg: "cannot read what the device holds: " + err.Error()}
+	}
+	what := fmt.Sprintf("workloads %s write to %s", strings.Join(writers, ", "), path)
+	if reasons := dev.InUse(); len(reasons) > 0 {
+		return &Refusal{Device: path, Writers: writers, Rule: RuleInUse, Reasons: reasons, Msg: what + ", which storbench refuses even with --destructive"}
+	}
+	if !p.named(dev.Path) {
+		return &Refusal{Device: path, Writers: writers, Rule: RuleNotNamed, Msg: what + " and would destroy its contents: pass --destructive " + path + " to allow it, or choose a read-only suite"}
+	}
+	return nil
+}
+
+func (p Policy) named(resolved string) bool {
+	for _, d := range p.Destructive {
+		if r, err := filepath.EvalSymlinks(d); err == nil && r == resolved {
+			return true
+		}
+	}
+	return false
+}
+
+// Rules a Refusal can cite.
+const (
+	// RuleNotNamed: the device was not named with --destructive.
+	RuleNotNamed = "not-named"
+	// RuleInUse: the device is mounted, swap, partitioned, held or carries a
+	// signature.
+	RuleInUse = "in-use"
+	// RuleUnknown: what the device holds could not be established.
+	RuleUnknown = "unknown"
+)
+
+// Refusal is a refusal to write to a device: which device, which rule, the
+// evidence, and what the user can do.
+type Refusal struct {
+	Device  string
+	Writers []string
+	Rule    string
+	Reasons []string
+	Msg     string
+}
+
+func (e *Refusal) Error() string {
+	if len(e.Reasons) == 0 {
+		return "refusing to write: " + e.Msg
+	}
+	return fmt.Sprintf("refusing to write: %s: %s", e.Msg, strings.Join(e.Reasons, "; "))
+}

@@ -7,8 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"os/exec"
+	"runtime"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/storbench/storbench/internal/proc"
 )
 
 // Local runs commands on this host.
@@ -16,16 +20,33 @@ type Local struct{}
 
 var _ Cmder = Local{}
 
-// Command implements Cmder. On cancellation the process gets SIGTERM, then
-// SIGKILL after a grace period, so fio can close its files.
+// StopGrace is how long a cancelled command has to exit after SIGTERM
+// before it and every process below it get SIGKILL.
+const StopGrace = 5 * time.Second
+
+// Command implements Cmder. On cancellation the process gets SIGTERM, so
+// fio can stop its jobs and close its files; after StopGrace the process
+// and all its descendants get SIGKILL.
+//
+// The command dies with storbench, even when storbench is killed outright:
+// it gets SIGTERM the moment storbench's thread that started it ends
+// (PR_SET_PDEATHSIG). SIGTERM, not SIGKILL, because fio forks a process per
+// job and each of them starts a session of its own: SIGKILL would end fio's
+// main process alone and leave the jobs writing as orphans, while on SIGTERM
+// fio stops its jobs and exits within a fraction of a second.
 func (Local) Command(ctx context.Context, name string, args ...string) Cmd {
 	c := exec.CommandContext(ctx, name, args...)
-	c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
-	c.WaitDelay = 5 * time.Second
-	// fio and its children form a group of their own, so a terminal's Ctrl-C
-	// reaches storbench alone and storbench decides how fio stops.
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	return &localCmd{cmd: c, name: name, args: args}
+	lc := &localCmd{cmd: c, name: name, args: args}
+	c.Cancel = lc.stop
+	// A backstop only: stop's own timer kills the whole tree first.
+	c.WaitDelay = StopGrace + 2*time.Second
+	c.SysProcAttr = &syscall.SysProcAttr{
+		// fio and its children form a group of their own, so a terminal's
+		// Ctrl-C reaches storbench alone and storbench decides how fio stops.
+		Setpgid:   true,
+		Pdeathsig: syscall.SIGTERM,
+	}
+	return lc
 }
 
 type localCmd struct {
@@ -33,6 +54,10 @@ type localCmd struct {
 	name   string
 	args   []string
 	stderr io.Writer
+
+	mu     sync.Mutex
+	exited bool
+	kill   *time.Timer
 }
 
 func (c *localCmd) SetDir(dir string) Cmd     { c.cmd.Dir = dir; return c }
@@ -41,6 +66,45 @@ func (c *localCmd) SetStdin(r io.Reader) Cmd  { c.cmd.Stdin = r; return c }
 func (c *localCmd) SetStdout(w io.Writer) Cmd { c.cmd.Stdout = w; return c }
 func (c *localCmd) SetStderr(w io.Writer) Cmd { c.stderr = w; return c }
 
+// stop asks the process to exit and arms the hard stop.
+func (c *localCmd) stop() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.kill == nil {
+		c.kill = time.AfterFunc(StopGrace, c.killTree)
+	}
+	return c.cmd.Process.Signal(syscall.SIGTERM)
+}
+
+// killTree sends SIGKILL to the process and everything below it, gathered
+// before the first signal so no orphan escapes to init unseen.
+func (c *localCmd) killTree() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.exited {
+		return
+	}
+	below, _ := proc.Reader{}.Descendants(c.cmd.Process.Pid)
+	_ = c.cmd.Process.Kill() // through a pidfd: cannot hit a reused pid
+	for _, p := range below {
+		// Gathered a moment ago: a pid freed and reused within that moment
+		// is the one risk left, and the children of a process that has not
+		// yet been told to stop rarely exit in it.
+		_ = syscall.Kill(p.PID, syscall.SIGKILL)
+	}
+}
+
+func (c *localCmd) start() error {
+	// PR_SET_PDEATHSIG fires when the thread that forked the child exits,
+	// not the process. The Go runtime ends a thread only when a goroutine
+	// locked to it returns still locked; storbench locks threads nowhere
+	// else, and this lock is released before returning, so the forking
+	// thread lives as long as storbench does.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return c.cmd.Start()
+}
+
 func (c *localCmd) Run() error {
 	var tail bytes.Buffer
 	if c.stderr != nil {
@@ -48,7 +112,16 @@ func (c *localCmd) Run() error {
 	} else {
 		c.cmd.Stderr = &tail
 	}
-	err := c.cmd.Run()
+	err := c.start()
+	if err == nil {
+		err = c.cmd.Wait()
+		c.mu.Lock()
+		c.exited = true
+		if c.kill != nil {
+			c.kill.Stop()
+		}
+		c.mu.Unlock()
+	}
 	if err == nil {
 		return nil
 	}

@@ -17,6 +17,9 @@ const (
 	StatusComplete    Status = "complete"
 	StatusFailed      Status = "failed"
 	StatusInterrupted Status = "interrupted"
+	// StatusAbandoned is a run whose storbench process is gone (killed,
+	// host rebooted) while it was still running.
+	StatusAbandoned Status = "abandoned"
 )
 
 // Default round names. Local runs are "isolated": one target at a time.
@@ -42,6 +45,20 @@ type Run struct {
 	Source string `json:"source"`
 	// Note carries free text such as an import's provenance or why a run failed.
 	Note string `json:"note,omitempty"`
+	// Process is the storbench process that ran it; nil for imports and
+	// runs stored before it was recorded.
+	Process *Process `json:"process,omitempty"`
+}
+
+// Process names one process for good: its pid alone may be reused, its pid
+// with its start time and the boot it ran in may not.
+type Process struct {
+	PID int `json:"pid"`
+	// StartTicks is the start time in clock ticks after boot (field 22 of
+	// /proc/PID/stat).
+	StartTicks uint64 `json:"start_ticks"`
+	BootID     string `json:"boot_id"`
+	Host       string `json:"host"`
 }
 
 // Result is one workload measured once on one target.

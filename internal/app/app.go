@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -28,11 +29,36 @@ import (
 	"github.com/storbench/storbench/internal/version"
 )
 
+// StopSignals cancel whatever storbench is doing; it then cleans up and
+// exits with 128 plus the signal's number, as a shell reports a process the
+// signal killed. SIGHUP is a dropped SSH session or closed terminal;
+// SIGQUIT would otherwise make Go print every goroutine and exit at once.
+var StopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
 // Main runs storbench with the process's arguments and exits.
 func Main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 8)
+	// SIGPIPE is caught too, so that output to a reader that went away (a
+	// pipe to a closed session) fails as an error instead of killing
+	// storbench before it cleans up.
+	signal.Notify(sigs, append(StopSignals, syscall.SIGPIPE)...)
+	var first atomic.Int32
+	go func() {
+		for s := range sigs {
+			if s == syscall.SIGPIPE {
+				continue
+			}
+			// Later signals are swallowed: the cleanup under way is the
+			// quickest way out.
+			first.CompareAndSwap(0, int32(s.(syscall.Signal)))
+			cancel()
+		}
+	}()
 	code := Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:], os.Getenv)
-	stop()
+	if n := first.Load(); n != 0 && code != cli.ExitOK {
+		code = 128 + int(n)
+	}
 	os.Exit(code)
 }
 

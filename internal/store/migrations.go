@@ -83,4 +83,11 @@ var migrations = []string{
 		evidence   TEXT NOT NULL DEFAULT ''
 	);
 	CREATE INDEX result_figures_run ON result_figures(run_id);`,
+	// 4: the storbench process running a run (pid, its start time in clock
+	// ticks after boot, the boot ID and the host), so that a run left
+	// "running" by a process that is gone can be told abandoned.
+	`ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE runs ADD COLUMN proc_start INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE runs ADD COLUMN boot_id TEXT NOT NULL DEFAULT '';
+	ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';`,
 }

@@ -12,7 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/storbench/storbench/internal/result"
 
@@ -21,33 +24,164 @@ import (
 
 // SQLite is a Store in one SQLite file, in WAL mode.
 type SQLite struct {
-	db   *sql.DB
+	db   sqlDB
 	path string
+	// version is the schema version found (read-only databases are not
+	// migrated, so it may be below len(migrations)).
+	version int
 }
 
 var _ Store = (*SQLite)(nil)
 
+// ReadOnlyError is a write asked of a database storbench may only read.
+type ReadOnlyError struct {
+	Path string
+}
+
+func (e *ReadOnlyError) Error() string { return "read-only: " + e.Path }
+
+// sqlDB is the connection pool. On a read-only database it refuses every
+// statement that writes, so each write names the database and why.
+type sqlDB struct {
+	*sql.DB
+	readOnly string // the database's path when it is read-only
+}
+
+func (d sqlDB) BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error) {
+	if d.readOnly != "" {
+		return nil, &ReadOnlyError{Path: d.readOnly}
+	}
+	return d.DB.BeginTx(ctx, opts)
+}
+
+func (d sqlDB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if d.readOnly != "" {
+		return nil, &ReadOnlyError{Path: d.readOnly}
+	}
+	return d.DB.ExecContext(ctx, query, args...)
+}
+
+// oldestReadable is the oldest schema a read-only database may have: reads
+// assume the tables of migrations up to it (result_figures).
+const oldestReadable = 3
+
 // Open opens (creating if needed) the database at path and brings its
-// schema up to date. An existing file that is not a storbench database is
-// refused, never overwritten.
+// schema up to date.
+//
+// Nothing in an existing file changes before it is known to be storbench's:
+// a file that is not SQLite, holds another program's tables, or was written
+// by a newer storbench is refused from its header and schema alone, read
+// without locks or journal files. Migrations run in one IMMEDIATE
+// transaction that checks the version again, so processes opening a new
+// database at once migrate it once.
+//
+// A database that cannot be written (file mode without write permission,
+// a read-only mount, a folder where SQLite cannot create its journal) is
+// opened read-only: every read works and every write returns a
+// *ReadOnlyError.
 func Open(ctx context.Context, path string) (*SQLite, error) {
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("creating the database folder: %w", err)
-		}
-	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	s, err := openDB(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("opening database %s: %w", path, err)
-	}
-	s := &SQLite{db: db, path: path}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
 	return s, nil
 }
+
+func openDB(ctx context.Context, path string) (*SQLite, error) {
+	access, err := inspect(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if access == accessCreate {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, fmt.Errorf("creating the database folder: %w", err)
+		}
+		if err := create(ctx, path); err != nil {
+			return nil, err
+		}
+		if access, err = inspect(ctx, path); err != nil {
+			return nil, err
+		}
+	}
+	return openWith(ctx, path, access)
+}
+
+func openWith(ctx context.Context, path string, access access) (*SQLite, error) {
+	q := "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
+	switch access {
+	case accessReadOnly:
+		q += "&mode=ro"
+	case accessImmutable:
+		q += "&mode=ro&immutable=1"
+	default:
+		q += "&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	}
+	db, err := sql.Open("sqlite", fileURI(path)+q)
+	if err != nil {
+		return nil, err
+	}
+	s := &SQLite{db: sqlDB{DB: db}, path: path}
+	if access == accessReadOnly || access == accessImmutable {
+		s.db.readOnly = path
+	}
+	if err := s.prepare(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// create makes a new database at path whole, or leaves path to whoever
+// made it first. The schema and WAL mode are set up in a file of its own
+// and then linked into place, which fails if path exists: processes opening
+// a new database at once never see a half-made one nor race to set it up.
+func create(ctx context.Context, path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
+	if err != nil {
+		return fmt.Errorf("creating the database: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // once linked, path keeps the database
+	if err := errors.Join(f.Chmod(0o644), f.Close()); err != nil {
+		return fmt.Errorf("creating the database: %w", err)
+	}
+	s, err := openWith(ctx, tmp, accessReadWrite)
+	if err != nil {
+		return err
+	}
+	if err := s.Close(); err != nil {
+		return err
+	}
+	// SQLite shares its lock and WAL-index state between connections to one
+	// inode: none may remain under the temporary name once the file can be
+	// opened as path.
+	for _, side := range []string{tmp + "-wal", tmp + "-shm", tmp + "-journal"} {
+		if err := os.Remove(side); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("creating the database: %w", err)
+		}
+	}
+	err = os.Link(tmp, path)
+	switch {
+	case err == nil, errors.Is(err, os.ErrExist):
+		return nil
+	case errors.Is(err, syscall.EPERM), errors.Is(err, syscall.ENOTSUP), errors.Is(err, syscall.EOPNOTSUPP):
+		// No hard links here (FAT, some FUSE): a new empty file, set up in
+		// place under the IMMEDIATE transaction.
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("creating the database: %w", err)
+		}
+		if f != nil {
+			return f.Close()
+		}
+		return nil
+	default:
+		return fmt.Errorf("creating the database: %w", err)
+	}
+}
+
+// ReadOnly reports whether the database was opened read-only.
+func (s *SQLite) ReadOnly() bool { return s.db.readOnly != "" }
 
 // Path is the database file.
 func (s *SQLite) Path() string { return s.path }
@@ -55,42 +189,187 @@ func (s *SQLite) Path() string { return s.path }
 // Close closes the database.
 func (s *SQLite) Close() error { return s.db.Close() }
 
-func (s *SQLite) migrate(ctx context.Context) error {
-	var version int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return err
-	}
-	if version > len(migrations) {
-		return fmt.Errorf("the database was written by a newer storbench (schema %d, this one knows %d): upgrade storbench", version, len(migrations))
-	}
-	if version == 0 {
-		// A file with tables but no storbench schema is someone else's database.
-		var n int
-		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type='table'").Scan(&n); err != nil {
-			return err
-		}
-		if n > 0 {
-			return errors.New("this SQLite file holds other tables and no storbench schema: choose another --db")
-		}
-	}
-	for v := version; v < len(migrations); v++ {
-		tx, err := s.db.BeginTx(ctx, nil)
+// prepare migrates a writable database and switches it to WAL; a read-only
+// one is only checked.
+func (s *SQLite) prepare(ctx context.Context) error {
+	if s.ReadOnly() {
+		v, err := s.schemaVersion(ctx, s.db.DB)
 		if err != nil {
 			return err
 		}
+		if v < oldestReadable {
+			return fmt.Errorf("%w: schema %d is too old to read without upgrading it", &ReadOnlyError{Path: s.path}, v)
+		}
+		s.version = v
+		return nil
+	}
+	started := time.Now()
+	tx, err := s.db.BeginTx(ctx, nil) // IMMEDIATE: one writer migrates
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	v, err := s.schemaVersion(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for ; v < len(migrations); v++ {
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			tx.Rollback()
 			return fmt.Errorf("schema migration %d: %w", v+1, err)
 		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
-			tx.Rollback()
-			return err
+			return fmt.Errorf("schema migration %d: %w", v+1, err)
 		}
-		if err := tx.Commit(); err != nil {
-			return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.version = v
+	var mode string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	// Switching needs the database to itself and does not wait for
+	// readers (the busy timeout does not apply), and processes switching
+	// at once race to delete the rollback journal: another process opening
+	// the new database at this moment is waited for here, and the switch
+	// tried again.
+	for wait := 10 * time.Millisecond; !strings.EqualFold(mode, "wal"); wait = min(2*wait, 500*time.Millisecond) {
+		err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
+		if err == nil {
+			continue
+		}
+		if time.Since(started) > busyTimeout {
+			return fmt.Errorf("switching to WAL: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
 		}
 	}
 	return nil
+}
+
+// busyTimeout bounds waiting for another process that holds the database.
+const busyTimeout = 10 * time.Second
+
+type queryRower interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// schemaVersion reads the schema version and refuses a newer database or
+// another program's, as inspect did from the header; here it sees what the
+// write-ahead log holds too.
+func (s *SQLite) schemaVersion(ctx context.Context, q queryRower) (int, error) {
+	var v int
+	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return 0, err
+	}
+	if v > len(migrations) {
+		return 0, newerError(v)
+	}
+	if v == 0 {
+		var n int
+		if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type='table'").Scan(&n); err != nil {
+			return 0, err
+		}
+		if n > 0 {
+			return 0, errForeign
+		}
+	}
+	return v, nil
+}
+
+func newerError(v int) error {
+	return fmt.Errorf("the database was written by a newer storbench (schema %d, this one knows %d): upgrade storbench", v, len(migrations))
+}
+
+var errForeign = errors.New("this SQLite file holds other tables and no storbench schema: choose another --db")
+
+type access int
+
+const (
+	accessCreate    access = iota // no file yet
+	accessReadWrite               // an existing database storbench may write
+	accessReadOnly                // may not be written, has a WAL to read: SQLite's mode=ro
+	accessImmutable               // may not be written, nothing else writes it: no locks, no -shm
+)
+
+// inspect judges an existing file from its schema version and tables
+// without changing it, and says how to open it.
+func inspect(ctx context.Context, path string) (access, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return accessCreate, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	mode := writable(path, fi)
+	if mode == accessReadOnly {
+		// Without a write-ahead log to read, reading needs no lock and no
+		// -shm file: nothing beside the database appears.
+		if wal, err := os.Stat(path + "-wal"); err != nil || wal.Size() == 0 {
+			mode = accessImmutable
+		}
+	}
+	if fi.Size() == 0 {
+		if mode != accessReadWrite {
+			return 0, &ReadOnlyError{Path: path}
+		}
+		return accessReadWrite, nil
+	}
+	// Read through SQLite itself, never through a file descriptor of our
+	// own: closing any descriptor of a file drops every POSIX lock this
+	// process holds on it, also those of SQLite connections already open.
+	// immutable=1 reads with no locks and no journal or WAL files at all.
+	db, err := sql.Open("sqlite", fileURI(path)+"?mode=ro&immutable=1")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var v, tables int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return 0, fmt.Errorf("not a SQLite database (%w): choose another --db", err)
+	}
+	if v > len(migrations) {
+		return 0, newerError(v)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type='table'").Scan(&tables); err != nil {
+		return 0, fmt.Errorf("reading the schema: %w", err)
+	}
+	if v == 0 && tables > 0 {
+		return 0, errForeign
+	}
+	return mode, nil
+}
+
+// writable says how a database file may be opened. A file whose mode
+// grants no write permission is treated as read-only even for root, who
+// could write it: the mode says the owner wants it kept.
+func writable(path string, fi os.FileInfo) access {
+	var fs unix.Statfs_t
+	if err := unix.Statfs(path, &fs); err == nil && fs.Flags&unix.ST_RDONLY != 0 {
+		return accessImmutable
+	}
+	if fi.Mode().Perm()&0o222 == 0 || unix.Access(path, unix.W_OK) != nil {
+		return accessReadOnly
+	}
+	// SQLite writes its journal beside the database.
+	if unix.Access(filepath.Dir(path), unix.W_OK) != nil {
+		return accessReadOnly
+	}
+	return accessReadWrite
+}
+
+// fileURI makes a file: URI of path for SQLite, escaping what would end
+// the path early.
+func fileURI(path string) string {
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
 func (s *SQLite) CreateRun(ctx context.Context, r *result.Run) error {
@@ -101,8 +380,13 @@ func (s *SQLite) CreateRun(ctx context.Context, r *result.Run) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO runs(id, suite, source, status, started_ns, finished_ns, labels, workloads, targets, note)
-		VALUES(?,?,?,?,?,?,?,?,?,?)`, r.ID, r.Suite, r.Source, string(r.Status), nanos(r.Started), nanos(r.Finished), labels, workloads, targets, r.Note)
+	var p result.Process
+	if r.Process != nil {
+		p = *r.Process
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO runs(id, suite, source, status, started_ns, finished_ns, labels, workloads, targets, note, pid, proc_start, boot_id, host)
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, r.ID, r.Suite, r.Source, string(r.Status), nanos(r.Started), nanos(r.Finished), labels, workloads, targets, r.Note,
+		p.PID, int64(p.StartTicks), p.BootID, p.Host)
 	if err != nil {
 		return fmt.Errorf("storing run %s: %w", r.ID, err)
 	}
@@ -208,14 +492,22 @@ func insertResult(ctx context.Context, tx *sql.Tx, r *result.Result) (int64, err
 	return id, nil
 }
 
-const runColumns = `id, suite, source, status, started_ns, finished_ns, labels, workloads, targets, note`
+// runColumns are the columns scanRuns reads; a read-only database older
+// than migration 4 has no process columns and reads as recording none.
+func (s *SQLite) runColumns() string {
+	cols := `id, suite, source, status, started_ns, finished_ns, labels, workloads, targets, note, `
+	if s.version < 4 {
+		return cols + `0, 0, '', ''`
+	}
+	return cols + `pid, proc_start, boot_id, host`
+}
 
 func (s *SQLite) Run(ctx context.Context, idOrPrefix string) (*result.Run, error) {
 	idOrPrefix = strings.TrimSpace(idOrPrefix)
 	if idOrPrefix == "" {
 		return nil, fmt.Errorf("empty run ID: %w", ErrNotFound)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id = ? DESC, id LIMIT 6`,
+	rows, err := s.db.QueryContext(ctx, `SELECT `+s.runColumns()+` FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id = ? DESC, id LIMIT 6`,
 		idOrPrefix, escapeLike(idOrPrefix)+"%", idOrPrefix)
 	if err != nil {
 		return nil, err
@@ -239,7 +531,7 @@ func (s *SQLite) Run(ctx context.Context, idOrPrefix string) (*result.Run, error
 }
 
 func (s *SQLite) Runs(ctx context.Context, f RunFilter) ([]result.Run, error) {
-	q := `SELECT ` + runColumns + ` FROM runs WHERE 1=1`
+	q := `SELECT ` + s.runColumns() + ` FROM runs WHERE 1=1`
 	var args []any
 	if f.Suite != "" {
 		q += ` AND suite = ?`
@@ -266,9 +558,15 @@ func scanRuns(rows *sql.Rows) ([]result.Run, error) {
 	for rows.Next() {
 		var r result.Run
 		var status, labels, workloads, targets string
-		var started, finished int64
-		if err := rows.Scan(&r.ID, &r.Suite, &r.Source, &status, &started, &finished, &labels, &workloads, &targets, &r.Note); err != nil {
+		var started, finished, procStart int64
+		var p result.Process
+		if err := rows.Scan(&r.ID, &r.Suite, &r.Source, &status, &started, &finished, &labels, &workloads, &targets, &r.Note,
+			&p.PID, &procStart, &p.BootID, &p.Host); err != nil {
 			return nil, err
+		}
+		if p.PID != 0 {
+			p.StartTicks = uint64(procStart)
+			r.Process = &p
 		}
 		r.Status = result.Status(status)
 		r.Started, r.Finished = fromNanos(started), fromNanos(finished)

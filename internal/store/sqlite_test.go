@@ -2,11 +2,8 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -121,47 +118,6 @@ func TestRunLookup(t *testing.T) {
 	}
 	if err := s.CreateRun(ctx, &result.Run{ID: "20261123-090000-bbbb", Suite: "x", Status: result.StatusRunning}); err == nil {
 		t.Error("duplicate run ID accepted")
-	}
-}
-
-func TestRefusesForeignAndNewerDatabases(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	foreign := filepath.Join(dir, "other.db")
-	db, err := sql.Open("sqlite", foreign)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("CREATE TABLE customers(id INTEGER)"); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	if _, err := Open(ctx, foreign); err == nil || !strings.Contains(err.Error(), "other tables") {
-		t.Errorf("foreign database: %v", err)
-	}
-
-	newer := filepath.Join(dir, "newer.db")
-	s, err := Open(ctx, newer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.db.Exec("PRAGMA user_version = 999"); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	if _, err := Open(ctx, newer); err == nil || !strings.Contains(err.Error(), "newer storbench") {
-		t.Errorf("newer schema: %v", err)
-	}
-
-	garbage := filepath.Join(dir, "notes.txt.db")
-	if err := os.WriteFile(garbage, []byte(strings.Repeat("not a database ", 100)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Open(ctx, garbage); err == nil {
-		t.Error("a text file opened as a database")
-	}
-	if b, _ := os.ReadFile(garbage); !strings.HasPrefix(string(b), "not a database") {
-		t.Error("the text file was modified")
 	}
 }
 

@@ -155,7 +155,9 @@ func TestRefusedDatabaseIsNotTouched(t *testing.T) {
 		make  func(t *testing.T, path string)
 		error string
 	}{
-		{"foreign", func(t *testing.T, p string) { sqliteFile(t, p, "CREATE TABLE customers(id INTEGER)", "INSERT INTO customers VALUES(1)") },
+		{"foreign", func(t *testing.T, p string) {
+			sqliteFile(t, p, "CREATE TABLE customers(id INTEGER)", "INSERT INTO customers VALUES(1)")
+		},
 			"other tables"},
 		{"foreign in WAL mode", func(t *testing.T, p string) {
 			sqliteFile(t, p, "PRAGMA journal_mode=WAL", "CREATE TABLE customers(id INTEGER)")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/spec"
@@ -131,6 +132,11 @@ func (e *Engine) Run(ctx context.Context, plan Plan) (*result.Run, error) {
 	}
 	for k, v := range plan.Labels {
 		run.Labels[k] = v
+	}
+	// Who runs it, so a run whose process is gone shows as abandoned; off
+	// Linux nothing is recorded and the run is never judged.
+	if p, err := (proc.Reader{}).Self(); err == nil {
+		run.Process = &p
 	}
 	if plan.Suite != nil {
 		run.Suite = plan.Suite.Name

@@ -194,3 +194,22 @@ func (r Reader) Descendants(pid int) ([]Stat, error) {
 	}
 	return out, nil
 }
+
+// Abandon shows a run as abandoned when it is stored as running and the
+// process that ran it is gone; the note says why. It reports whether it
+// did. A run whose process cannot be judged (another host, none recorded)
+// stays running.
+func (r Reader) Abandon(run *result.Run) bool {
+	if run.Status != result.StatusRunning {
+		return false
+	}
+	live, why := r.Check(run.Process)
+	if live != Gone {
+		return false
+	}
+	run.Status = result.StatusAbandoned
+	if run.Note == "" {
+		run.Note = "abandoned: " + why
+	}
+	return true
+}

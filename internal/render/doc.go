@@ -148,6 +148,7 @@ func (t *textWriter) paint(tone, s string) string {
 func writeText(w io.Writer, d *doc, color bool) error {
 	t := &textWriter{w: w, color: color}
 	for i, b := range d.blocks {
+		b = terminalBlock(b)
 		if i > 0 {
 			if _, isHead := b.(heading); isHead {
 				t.printf("\n")
@@ -186,6 +187,62 @@ func writeText(w io.Writer, d *doc, color bool) error {
 		}
 	}
 	return t.err
+}
+
+// terminalBlock escapes what a block shows for a terminal (see Terminal).
+func terminalBlock(b block) block {
+	switch b := b.(type) {
+	case heading:
+		b.text = Terminal(b.text)
+		return b
+	case para:
+		b.text = Terminal(b.text)
+		return b
+	case list:
+		return terminalList(b)
+	case verdicts:
+		return terminalList(verdictList(b.list))
+	case environments:
+		return terminalList(environmentList(b.list))
+	case table:
+		out := b
+		out.head = terminalCells(b.head)
+		out.rows = nil
+		for _, r := range b.rows {
+			out.rows = append(out.rows, terminalCells(r))
+		}
+		return out
+	case bars:
+		return terminalBars(b)
+	}
+	return b
+}
+
+func terminalList(b list) list {
+	out := list{}
+	for _, it := range b.items {
+		it.text = Terminal(it.text)
+		it.sub = terminalCells(it.sub)
+		out.items = append(out.items, it)
+	}
+	return out
+}
+
+func terminalCells(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = Terminal(c)
+	}
+	return out
+}
+
+func terminalBars(b bars) bars {
+	out := bars{title: Terminal(b.title)}
+	for _, it := range b.items {
+		it.label, it.display, it.note = Terminal(it.label), Terminal(it.display), Terminal(it.note)
+		out.items = append(out.items, it)
+	}
+	return out
 }
 
 func writeList(t *textWriter, b list) {
@@ -344,9 +401,9 @@ func writeMarkdown(w io.Writer, d *doc) error {
 		}
 		switch b := b.(type) {
 		case heading:
-			t.printf("%s %s\n", strings.Repeat("#", b.level+1), mdEscape(b.text))
+			t.printf("%s %s\n", strings.Repeat("#", b.level+1), mdBlock(b.text))
 		case para:
-			t.printf("%s\n", mdEscape(b.text))
+			t.printf("%s\n", mdBlock(b.text))
 		case list:
 			writeMDList(t, b)
 		case verdicts:
@@ -357,7 +414,7 @@ func writeMarkdown(w io.Writer, d *doc) error {
 			cells := func(row []string) string {
 				out := make([]string, len(row))
 				for i, c := range row {
-					out[i] = strings.ReplaceAll(mdEscape(c), "|", `\|`)
+					out[i] = mdEscape(c)
 				}
 				return "| " + strings.Join(out, " | ") + " |"
 			}
@@ -376,11 +433,12 @@ func writeMarkdown(w io.Writer, d *doc) error {
 		case bars:
 			// Bars keep their shape in a fenced block on GitHub and blogs.
 			if b.title != "" {
-				t.printf("%s\n\n", mdEscape(b.title))
+				t.printf("%s\n\n", mdBlock(b.title))
 			}
-			t.printf("```text\n")
-			(&textWriter{w: w}).bars(bars{items: b.items})
-			t.printf("```\n")
+			var body strings.Builder
+			(&textWriter{w: &body}).bars(terminalBars(bars{items: b.items}))
+			fence := mdFence(body.String())
+			t.printf("%stext\n%s%s\n", fence, body.String(), fence)
 		}
 		if t.err != nil {
 			return t.err
@@ -391,17 +449,11 @@ func writeMarkdown(w io.Writer, d *doc) error {
 
 func writeMDList(t *textWriter, b list) {
 	for _, it := range b.items {
-		t.printf("- %s\n", mdEscape(it.text))
+		t.printf("- %s\n", mdBlock(it.text))
 		for _, s := range it.sub {
-			t.printf("  - %s\n", mdEscape(s))
+			t.printf("  - %s\n", mdBlock(s))
 		}
 	}
-}
-
-// mdEscape keeps text literal in Markdown: emphasis and HTML characters.
-func mdEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;")
-	return r.Replace(s)
 }
 
 func displayWidth(s string) int { return utf8.RuneCountInString(s) }

@@ -13,7 +13,8 @@ type grid struct {
 	rows [][]string
 }
 
-func (g *grid) add(cells ...string) { g.rows = append(g.rows, cells) }
+// add appends a row; cells are escaped for a terminal (see Terminal).
+func (g *grid) add(cells ...string) { g.rows = append(g.rows, terminalCells(cells)) }
 
 func (g *grid) write(w io.Writer) error {
 	var widths []int

@@ -29,13 +29,13 @@ func RunHeader(w io.Writer, run *result.Run) error {
 	if !run.Finished.IsZero() {
 		dur = run.Finished.Sub(run.Started).Round(time.Second).String()
 	}
-	fmt.Fprintf(w, "Run %s  suite %s  %s  started %s  took %s\n", run.ID, run.Suite, run.Status,
+	fmt.Fprintf(w, "Run %s  suite %s  %s  started %s  took %s\n", Terminal(run.ID), Terminal(run.Suite), Terminal(string(run.Status)),
 		run.Started.Local().Format("2006-01-02 15:04:05"), dur)
 	if len(run.Labels) > 0 {
-		fmt.Fprintf(w, "Labels: %s\n", Labels(run.Labels))
+		fmt.Fprintf(w, "Labels: %s\n", Terminal(Labels(run.Labels)))
 	}
 	if run.Note != "" && run.Status != result.StatusComplete {
-		fmt.Fprintf(w, "Note: %s\n", firstLine(run.Note))
+		fmt.Fprintf(w, "Note: %s\n", Terminal(firstLine(run.Note)))
 	}
 	_, err := fmt.Fprintln(w)
 	return err
@@ -115,7 +115,7 @@ func ResultsTable(w io.Writer, results []result.Result) error {
 	}
 	fmt.Fprintln(w, "\nMB/s = 10^6 bytes/s. Latency: fio's completion latency (clat); SYNC: fsync/fdatasync latency.")
 	for _, r := range failed {
-		fmt.Fprintf(w, "FAILED %s: %s\n", r.Workload, r.Error)
+		fmt.Fprintf(w, "FAILED %s: %s\n", Terminal(r.Workload), Terminal(r.Error))
 	}
 	if err := asImported(w, results); err != nil {
 		return err
@@ -140,8 +140,8 @@ func RunsTable(w io.Writer, runs []result.Run) error {
 		if !r.Finished.IsZero() {
 			took = r.Finished.Sub(r.Started).Round(time.Second).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Started.Local().Format("2006-01-02 15:04"), took,
-			r.Suite, r.Status, strings.Join(r.Targets, ","), userLabels(r.Labels))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", Terminal(r.ID), r.Started.Local().Format("2006-01-02 15:04"), took,
+			Terminal(r.Suite), Terminal(string(r.Status)), Terminal(strings.Join(r.Targets, ",")), Terminal(userLabels(r.Labels)))
 	}
 	return tw.Flush()
 }
@@ -212,9 +212,9 @@ func asImported(w io.Writer, results []result.Result) error {
 			}
 			parts = append(parts, m+" "+units.In(v, unit))
 		}
-		line := fmt.Sprintf("  %s on %s: %s", r.Workload, r.Target, strings.Join(parts, ", "))
+		line := fmt.Sprintf("  %s on %s: %s", Terminal(r.Workload), Terminal(r.Target), Terminal(strings.Join(parts, ", ")))
 		if r.Method != "" {
-			line += " (" + r.Method + ")"
+			line += " (" + Terminal(r.Method) + ")"
 		}
 		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err

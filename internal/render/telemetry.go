@@ -30,7 +30,7 @@ func Bottlenecks(w io.Writer, results []result.Result) error {
 			if r.Repetition > 1 {
 				name += fmt.Sprintf(" (rep %d)", r.Repetition)
 			}
-			lines = append(lines, fmt.Sprintf("  %s: limited by %s: %s", name, r.Bottleneck.LimitedBy, r.Bottleneck.Evidence))
+			lines = append(lines, fmt.Sprintf("  %s: limited by %s: %s", Terminal(name), Terminal(r.Bottleneck.LimitedBy), Terminal(r.Bottleneck.Evidence)))
 		}
 		if r.Telemetry != nil {
 			for _, m := range r.Telemetry.Missing {
@@ -50,7 +50,7 @@ func Bottlenecks(w io.Writer, results []result.Result) error {
 		sort.Strings(m)
 		fmt.Fprintln(w, "Telemetry sources not available, skipped:")
 		for _, k := range m {
-			fmt.Fprintln(w, "  "+k)
+			fmt.Fprintln(w, "  "+Terminal(k))
 		}
 	}
 	return nil
@@ -102,7 +102,7 @@ func ContentionSection(w io.Writer, results []result.Result) error {
 		if multi {
 			who = r.Target + " " + who
 		}
-		fmt.Fprintf(w, "%s: %s.\n", who, r.Verdict)
+		fmt.Fprintf(w, "%s: %s.\n", Terminal(who), Terminal(r.Verdict))
 	}
 	return nil
 }

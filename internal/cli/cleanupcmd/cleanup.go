@@ -1,5 +1,6 @@
-// Package cleanupcmd implements "storbench cleanup --k8s": remove the pods
-// and PVCs a killed run left behind, found by storbench's labels.
+// Package cleanupcmd implements "storbench cleanup": remove what killed
+// runs left behind: test files on local directory targets (local.go), and
+// with --k8s the pods and PVCs found by storbench's labels.
 package cleanupcmd
 
 import (
@@ -35,9 +36,16 @@ type flags struct {
 func NewCommand(d cli.Deps) *cobra.Command {
 	f := &flags{}
 	cmd := &cobra.Command{
-		Use:   "cleanup --k8s",
-		Short: "Remove Kubernetes pods and PVCs that an interrupted run left behind",
-		Long: `Find every pod and PVC labelled app.kubernetes.io/managed-by=storbench (in all
+		Use:   "cleanup [--k8s]",
+		Short: "Remove what killed runs left behind: test files, or Kubernetes pods and PVCs",
+		Long: `Without --k8s: find the runs stored as running whose storbench process is gone
+(killed with SIGKILL, or the host rebooted: the pid, its start time and the
+boot ID no longer match), remove the work directory each left on its local
+directory targets (TARGET/storbench-RUNID, only when it holds nothing but
+storbench's files), and record the run as abandoned. Its finished workloads
+stay stored. A run recorded on another host is left alone.
+
+With --k8s: find every pod and PVC labelled app.kubernetes.io/managed-by=storbench (in all
 namespaces, or -n NAMESPACE), delete them, wait for them to go, and report what
 could not be deleted. PersistentVolumes that a Retain class kept after
 storbench's claims went are listed with the command that removes them.
@@ -45,20 +53,22 @@ storbench's claims went are listed with the command that removes them.
 Runs clean up after themselves, also on failure, timeout and Ctrl-C; this is
 for runs that were killed outright. Objects of a run still in progress carry
 the same labels: use --older-than or --run to leave a live run alone.`,
-		Example: `  storbench cleanup --k8s --dry-run
+		Example: `  storbench cleanup --dry-run
+  storbench cleanup
+  storbench cleanup --k8s --dry-run
   storbench cleanup --k8s
   storbench cleanup --k8s --run 20261122-142305-3fa9
   storbench cleanup --k8s --older-than 1h --delete-namespace`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&f.k8s, "k8s", false, "clean up Kubernetes objects (required: local runs remove their own files)")
+	fl.BoolVar(&f.k8s, "k8s", false, "clean up Kubernetes objects instead of local test files")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, or in-cluster)")
 	fl.StringVar(&f.context, "context", "", "kubeconfig context")
 	fl.StringVarP(&f.namespace, "namespace", "n", "", "only this namespace (default: all namespaces, or storbench where listing them all is not allowed)")
-	fl.StringVar(&f.runID, "run", "", "only the objects of this run ID")
+	fl.StringVar(&f.runID, "run", "", "only what this run left")
 	fl.DurationVar(&f.olderThan, "older-than", 0, "only objects created at least this long ago, e.g. 1h")
-	fl.BoolVar(&f.dryRun, "dry-run", false, "list what would be deleted, delete nothing")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "list what would be removed, remove nothing")
 	fl.BoolVar(&f.deleteNamespace, "delete-namespace", false, "also delete namespaces storbench created, once empty of other objects")
 	fl.DurationVar(&f.timeout, "timeout", kube.DefaultTimeout, "bound on waiting for the objects to go")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
@@ -67,7 +77,12 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 			return err
 		}
 		if !f.k8s {
-			return cli.Usagef("cleanup: pass --k8s (local runs remove their own test files, even when interrupted)")
+			for _, name := range []string{"kubeconfig", "context", "namespace", "older-than", "delete-namespace", "timeout"} {
+				if cmd.Flags().Changed(name) {
+					return cli.Usagef("cleanup: --%s applies to --k8s only", name)
+				}
+			}
+			return runLocal(cmd.Context(), d, f)
 		}
 		return run(cmd.Context(), d, f)
 	}

@@ -1,0 +1,195 @@
+// Package abandon finds what runs whose storbench process is gone (killed
+// with SIGKILL, lost with a rebooted host) left on local directory targets,
+// removes it, and records those runs as abandoned. It removes a work
+// directory only when its name is exactly that of an abandoned run's and it
+// holds nothing but files storbench or its fio jobs make there.
+package abandon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/proc"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/store"
+)
+
+// Run is an abandoned run and the work directories it left.
+type Run struct {
+	ID string `json:"run_id"`
+	// Why its process is judged gone.
+	Why  string    `json:"why"`
+	Dirs []WorkDir `json:"work_dirs"`
+	// Marked is true once the store records the run as abandoned.
+	Marked bool `json:"marked"`
+}
+
+// WorkDir is one run's work directory on one local target.
+type WorkDir struct {
+	Path  string   `json:"path"`
+	Files []string `json:"files"`
+	// Kept says why the directory is left alone (something in it is not
+	// storbench's); empty when it is removed or would be.
+	Kept    string `json:"kept,omitempty"`
+	Removed bool   `json:"removed"`
+}
+
+// Find lists the abandoned runs (only runID's when it is not empty) and
+// the work directories they left. It changes nothing.
+func Find(ctx context.Context, st store.Store, rd proc.Reader, runID string) ([]Run, error) {
+	var runs []result.Run
+	if runID != "" {
+		r, err := st.Run(ctx, runID)
+		if err != nil {
+			return nil, err
+		}
+		runs = []result.Run{*r}
+	} else {
+		var err error
+		if runs, err = st.Runs(ctx, store.RunFilter{Status: result.StatusRunning}); err != nil {
+			return nil, err
+		}
+	}
+	var out []Run
+	for _, r := range runs {
+		if !rd.Abandon(&r) {
+			continue
+		}
+		a := Run{ID: r.ID, Why: strings.TrimPrefix(r.Note, "abandoned: "), Dirs: []WorkDir{}}
+		for _, t := range r.Targets {
+			d, ok := workDir(t, r)
+			if ok {
+				a.Dirs = append(a.Dirs, d)
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// workDir looks for the run's work directory under a directory target.
+func workDir(target string, r result.Run) (WorkDir, bool) {
+	if strings.Contains(target, ":") || strings.HasPrefix(target, "/dev/") {
+		return WorkDir{}, false // Kubernetes (cleanup --k8s) or a device: no work directory
+	}
+	dir := filepath.Join(target, "storbench-"+r.ID)
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return WorkDir{}, false
+	}
+	d := WorkDir{Path: dir, Files: []string{}}
+	if !fi.IsDir() {
+		d.Kept = "not a directory"
+		return d, true
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		d.Kept = err.Error()
+		return d, true
+	}
+	for _, e := range entries {
+		d.Files = append(d.Files, e.Name())
+		if why := foreign(e, r); why != "" && d.Kept == "" {
+			d.Kept = why
+		}
+	}
+	return d, true
+}
+
+// directIOProbe is the file the local runner briefly makes to check that
+// the filesystem takes O_DIRECT.
+const directIOProbe = ".direct-io-probe"
+
+// fioDefaultName is the file fio makes for a job without filename=:
+// JOBNAME.JOBNUMBER.FILENUMBER.
+var fioDefaultName = regexp.MustCompile(`^(.+)\.[0-9]+\.[0-9]+$`)
+
+// foreign says why an entry of a work directory is not storbench's, or "".
+func foreign(e os.DirEntry, r result.Run) string {
+	if !e.Type().IsRegular() {
+		return fmt.Sprintf("%s is not a regular file", e.Name())
+	}
+	switch e.Name() {
+	case local.TestFileName, engine.NoiseFileName, directIOProbe:
+		return ""
+	}
+	if m := fioDefaultName.FindStringSubmatch(e.Name()); m != nil {
+		for _, w := range r.Workloads {
+			if m[1] == w {
+				return ""
+			}
+		}
+	}
+	return fmt.Sprintf("%s is not a file storbench makes", e.Name())
+}
+
+// Clean removes the work directories that hold only storbench's files,
+// file by file, and records every run as abandoned with what was removed.
+// It goes on after a failure and returns all of them.
+func Clean(ctx context.Context, st store.Store, runs []Run) error {
+	var errs []error
+	for i := range runs {
+		a := &runs[i]
+		var removed []string
+		for j := range a.Dirs {
+			d := &a.Dirs[j]
+			if d.Kept != "" {
+				continue
+			}
+			if err := removeDir(d); err != nil {
+				d.Kept = err.Error()
+				errs = append(errs, err)
+				continue
+			}
+			d.Removed = true
+			removed = append(removed, d.Path)
+		}
+		r, err := st.Run(ctx, a.ID)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		r.Status = result.StatusAbandoned
+		r.Note = "abandoned: " + a.Why
+		if len(removed) > 0 {
+			r.Note += "; storbench cleanup removed " + strings.Join(removed, ", ")
+		}
+		if err := st.UpdateRun(ctx, r); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		a.Marked = true
+	}
+	return errors.Join(errs...)
+}
+
+// removeDir removes the files Find listed, then the directory. It works
+// through a descriptor of the directory opened without following links, so
+// a directory swapped for a symbolic link since Find cannot redirect it,
+// and a file that appeared since makes the final rmdir fail rather than be
+// removed.
+func removeDir(d *WorkDir) error {
+	fd, err := unix.Open(d.Path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("removing %s: %w", d.Path, err)
+	}
+	defer unix.Close(fd)
+	for _, f := range d.Files {
+		if err := unix.Unlinkat(fd, f, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("removing %s: %w", filepath.Join(d.Path, f), err)
+		}
+	}
+	if err := unix.Rmdir(d.Path); err != nil {
+		return fmt.Errorf("removing %s: %w", d.Path, err)
+	}
+	return nil
+}

@@ -38,17 +38,17 @@ var StopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, s
 // Main runs storbench with the process's arguments and exits.
 func Main() {
 	ctx, cancel := context.WithCancel(context.Background())
+	// SIGPIPE is ignored, by storbench and (inherited through exec) by fio:
+	// output to a reader that went away (a pipe into a closed session, or
+	// storbench killed outright while fio reports to it) fails as an error
+	// instead of killing the writer before it cleans up. fio killed that
+	// way would leave its job processes writing as orphans.
+	signal.Ignore(syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 8)
-	// SIGPIPE is caught too, so that output to a reader that went away (a
-	// pipe to a closed session) fails as an error instead of killing
-	// storbench before it cleans up.
-	signal.Notify(sigs, append(StopSignals, syscall.SIGPIPE)...)
+	signal.Notify(sigs, StopSignals...)
 	var first atomic.Int32
 	go func() {
 		for s := range sigs {
-			if s == syscall.SIGPIPE {
-				continue
-			}
 			// Later signals are swallowed: the cleanup under way is the
 			// quickest way out.
 			first.CompareAndSwap(0, int32(s.(syscall.Signal)))

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/storbench/storbench/internal/cli"
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // These tests run the real command tree with real fio on temporary
@@ -37,9 +37,7 @@ func storbench(t *testing.T, db string, args ...string) invocation {
 
 func needFio(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio is not installed (apt-get install fio)")
-	}
+	testenv.Fio(t)
 }
 
 func writeFile(t *testing.T, dir, name, content string) string {

@@ -80,13 +80,25 @@ func DefaultDBPath(getenv func(string) string) string {
 	return filepath.Join(home, ".local", "share", "storbench", "results.db")
 }
 
-// OpenStore opens the database the --db flag names.
-func (d Deps) OpenStore(ctx context.Context) (*store.SQLite, error) {
-	path := d.Globals.DB
-	if path == "" {
-		path = DefaultDBPath(d.Getenv)
+// DBPath is the database the --db flag names, or the default.
+func (d Deps) DBPath() string {
+	if d.Globals.DB != "" {
+		return d.Globals.DB
 	}
-	return store.Open(ctx, path)
+	return DefaultDBPath(d.Getenv)
+}
+
+// OpenStore opens the database the --db flag names. A database storbench
+// may not write is opened read-only: reads work and writes fail with
+// "read-only: PATH".
+func (d Deps) OpenStore(ctx context.Context) (*store.SQLite, error) {
+	return store.Open(ctx, d.DBPath())
+}
+
+// LazyStore is the database the --db flag names, opened on first use, for
+// commands that must create nothing when they refuse to start.
+func (d Deps) LazyStore() *store.Lazy {
+	return store.NewLazy(d.DBPath())
 }
 
 // IsTerminal reports whether w is a terminal.

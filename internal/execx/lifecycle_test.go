@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -26,9 +27,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// parent starts a long two-job fio through execx.Local in dir and waits.
+// parent starts a long two-job fio through execx.Local in dir and waits,
+// reading fio's output through a pipe as storbench does. Like app.Main it
+// ignores SIGPIPE, which fio inherits: killed fio's main process would
+// otherwise die writing to the broken pipe and leave its jobs running.
 func parent(dir string) int {
-	cmd := execx.Local{}.Command(context.Background(), "fio", longFio...).SetDir(dir)
+	signal.Ignore(syscall.SIGPIPE)
+	cmd := execx.Local{}.Command(context.Background(), "fio", longFio...).SetDir(dir).SetStdout(&strings.Builder{}).SetStderr(&strings.Builder{})
 	fmt.Println("starting")
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -108,10 +108,9 @@ func run(ctx context.Context, d cli.Deps, f *flags, suiteSet bool) error {
 	for _, n := range notices {
 		fmt.Fprintf(d.ErrOut, "notice: %s\n", n)
 	}
-	st, err := d.OpenStore(ctx)
-	if err != nil {
-		return err
-	}
+	// Opened at the first write, after every target's check: a refused
+	// run creates nothing.
+	st := d.LazyStore()
 	defer st.Close()
 
 	obs := newProgress(d, f.output == "json")

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storbench/storbench/internal/cli"
+	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
@@ -29,25 +30,41 @@ func NewCommand(d cli.Deps) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&f.limit, "limit", 50, "show at most this many runs (0: all)")
 	cmd.Flags().StringVar(&f.suite, "suite", "", "only runs of this suite")
-	cmd.Flags().StringVar(&f.status, "status", "", "only runs with this status: complete, failed, interrupted, running")
+	cmd.Flags().StringVar(&f.status, "status", "", "only runs with this status: complete, failed, interrupted, running, abandoned (running, but its storbench process is gone)")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {
 			return err
 		}
-		switch result.Status(f.status) {
-		case "", result.StatusComplete, result.StatusFailed, result.StatusInterrupted, result.StatusRunning:
+		status := result.Status(f.status)
+		switch status {
+		case "", result.StatusComplete, result.StatusFailed, result.StatusInterrupted, result.StatusRunning, result.StatusAbandoned:
 		default:
-			return cli.Usagef("--status %q: choose complete, failed, interrupted or running", f.status)
+			return cli.Usagef("--status %q: choose complete, failed, interrupted, running or abandoned", f.status)
 		}
 		st, err := d.OpenStore(cmd.Context())
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		runs, err := st.Runs(cmd.Context(), store.RunFilter{Limit: f.limit, Suite: f.suite, Status: result.Status(f.status)})
+		filter := store.RunFilter{Limit: f.limit, Suite: f.suite, Status: status}
+		// Whether a run stored as running is abandoned is judged now: both
+		// statuses are read from running runs and filtered here.
+		judged := status == result.StatusRunning || status == result.StatusAbandoned
+		if judged {
+			filter.Limit, filter.Status = 0, ""
+		}
+		all, err := st.Runs(cmd.Context(), filter)
 		if err != nil {
 			return err
+		}
+		runs := all[:0]
+		for _, r := range all {
+			proc.Reader{}.Abandon(&r)
+			if judged && (r.Status != status || (f.limit > 0 && len(runs) == f.limit)) {
+				continue
+			}
+			runs = append(runs, r)
 		}
 		if f.output == "json" {
 			if runs == nil {

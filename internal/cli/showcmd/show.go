@@ -6,6 +6,7 @@ import (
 
 	"github.com/storbench/storbench/internal/cli"
 	"github.com/storbench/storbench/internal/contention"
+	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
@@ -38,6 +39,7 @@ func NewCommand(d cli.Deps) *cobra.Command {
 		if err != nil {
 			return cli.NotFound(err)
 		}
+		proc.Reader{}.Abandon(run)
 		results, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{run.ID}})
 		if err != nil {
 			return err

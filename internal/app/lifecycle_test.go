@@ -305,4 +305,3 @@ func TestLiveRunIsNotAbandoned(t *testing.T) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	p.exitCode(t)
 }
-

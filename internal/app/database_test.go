@@ -22,11 +22,11 @@ func TestRefusedRunCreatesNothing(t *testing.T) {
 	file := writeFile(t, dir, "plain-file", "x")
 	bad := writeFile(t, dir, "bad.yaml", "name: bad\nworkloads:\n  - {name: a, rw: read, bs: 4KiB, qd: 4}\n")
 	cases := map[string][]string{
-		"missing target":     {"run", "--suite", "quick", "--target", filepath.Join(dir, "no-such-dir")},
-		"target is a file":   {"run", "--suite", "quick", "--target", file},
-		"bad suite":          {"run", "--suite", bad, "--target", target},
-		"unknown suite":      {"run", "--suite", "nonesuch", "--target", target},
-		"missing fio job":    {"run", "--fio-job", filepath.Join(dir, "none.fio"), "--target", target},
+		"missing target":   {"run", "--suite", "quick", "--target", filepath.Join(dir, "no-such-dir")},
+		"target is a file": {"run", "--suite", "quick", "--target", file},
+		"bad suite":        {"run", "--suite", bad, "--target", target},
+		"unknown suite":    {"run", "--suite", "nonesuch", "--target", target},
+		"missing fio job":  {"run", "--fio-job", filepath.Join(dir, "none.fio"), "--target", target},
 	}
 	if os.Geteuid() == 0 {
 		dev := testenv.LoopDevice(t, 64<<20)

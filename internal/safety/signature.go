@@ -260,7 +260,7 @@ func mdDetector() detector {
 			off     int64
 		}{
 			{"0.90", im.size&^(64*kib-1) - 64*kib},
-			{"1.0", ((im.size>>9)-16)&^7<<9},
+			{"1.0", ((im.size >> 9) - 16) &^ 7 << 9},
 			{"1.1", 0},
 			{"1.2", 4 * kib},
 		}

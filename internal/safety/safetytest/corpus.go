@@ -253,7 +253,7 @@ func Cases() []Case {
 		{Name: "swap-64k", Size: 32 * mib, Tools: [][2]string{mkswap}, Magic: "swap", Blkid: "type=swap", Setup: tool("mkswap", "-p", "65536", "DEV")},
 		{Name: "lvm2-pv", Size: 32 * mib, Tools: [][2]string{{"pvcreate", "lvm2"}}, Magic: "LVM2", Blkid: "type=LVM2_member", Setup: tool("pvcreate", "-q", "-ff", "-y", "DEV")},
 		{Name: "md-0.90", Size: 32 * mib, Magic: "md RAID superblock version 0.90", Setup: mdSuperblock(0, func(s int64) int64 { return s&^(64<<10-1) - 64<<10 })},
-		{Name: "md-1.0", Size: 32 * mib, Magic: "md RAID superblock version 1.0", Setup: mdSuperblock(1, func(s int64) int64 { return ((s>>9)-16)&^7<<9 })},
+		{Name: "md-1.0", Size: 32 * mib, Magic: "md RAID superblock version 1.0", Setup: mdSuperblock(1, func(s int64) int64 { return ((s >> 9) - 16) &^ 7 << 9 })},
 		{Name: "md-1.1", Size: 32 * mib, Magic: "md RAID superblock version 1.1", Setup: mdSuperblock(1, func(int64) int64 { return 0 })},
 		{Name: "md-1.2", Size: 32 * mib, Magic: "md RAID superblock version 1.2", Setup: mdSuperblock(1, func(int64) int64 { return 4096 })},
 		{Name: "zfs", Size: 64 * mib, Magic: "ZFS", Blkid: "type=zfs_member", Setup: zfsLabels},

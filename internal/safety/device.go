@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,7 +24,18 @@ type Device struct {
 	Holders    []string
 	Mounts     []string // "<device> on <mount point>"
 	Swaps      []string
-	Signature  string // filesystem or partition-table signature, "" if none
+	// Loops are loop devices whose backing file is this device (at any
+	// offset) or a file on a filesystem of it.
+	Loops []string
+	// Signature joins Signatures, "" if none.
+	Signature string
+	// Signatures are the filesystem, RAID, LVM, crypto or partition-table
+	// signatures found (see ProbeBlank).
+	Signatures []string
+	// Unproven says why the device could not be proven blank.
+	Unproven []string
+	// ReadOnly is the kernel's read-only flag (blockdev --setro).
+	ReadOnly bool
 }
 
 // InUse lists why writing to the device would destroy something.
@@ -44,8 +53,11 @@ func (d *Device) InUse() []string {
 	if len(d.Holders) > 0 {
 		r = append(r, "held by "+strings.Join(d.Holders, ", ")+" (device-mapper, RAID or LVM)")
 	}
-	if d.Signature != "" {
-		r = append(r, "carries a signature: "+d.Signature+" (erase it yourself with wipefs if you mean to)")
+	if len(d.Loops) > 0 {
+		r = append(r, "backs loop devices: "+strings.Join(d.Loops, ", ")+" (detach them with losetup -d)")
+	}
+	if len(d.Signatures) > 0 {
+		r = append(r, "carries a signature: "+d.Signature+" (erase it yourself with wipefs -a if you mean to)")
 	}
 	return r
 }
@@ -65,10 +77,10 @@ func (f LocalFacts) Device(ctx context.Context, path string) (*Device, error) {
 	if root == "" {
 		root = "/"
 	}
-	return inspectDevice(root, path)
+	return inspectDevice(ctx, root, path)
 }
 
-func inspectDevice(root, path string) (*Device, error) {
+func inspectDevice(ctx context.Context, root, path string) (*Device, error) {
 	resolved, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", path, err)
@@ -103,9 +115,13 @@ func inspectDevice(root, path string) (*Device, error) {
 		}
 	}
 	d.Holders = append(d.Holders, holders(sysDir)...)
+	d.ReadOnly = readTrim(filepath.Join(sysDir, "ro")) == "1"
 	d.Mounts = mountsOf(root, devnums)
 	d.Swaps = swapsOf(root, devnums)
-	d.Signature = signature(resolved)
+	d.Loops = loopsOf(root, devnums)
+	b := ProbeBlank(ctx, resolved)
+	d.Signatures, d.Unproven = b.Signatures, b.Unproven
+	d.Signature = strings.Join(d.Signatures, ", ")
 	return d, nil
 }
 
@@ -158,64 +174,6 @@ func swapsOf(root string, devnums map[string]string) []string {
 		}
 	}
 	return out
-}
-
-// signature asks blkid (util-linux) for any filesystem, RAID, LVM or
-// partition-table signature, falling back to a few well-known magic numbers
-// when blkid is not installed.
-func signature(dev string) string {
-	if path, err := exec.LookPath("blkid"); err == nil {
-		out, err := exec.Command(path, "-p", "-o", "export", dev).Output()
-		if err == nil {
-			var parts []string
-			for _, l := range strings.Split(string(out), "\n") {
-				k, v, _ := strings.Cut(l, "=")
-				switch k {
-				case "TYPE", "PTTYPE", "USAGE":
-					parts = append(parts, strings.ToLower(k)+"="+v)
-				}
-			}
-			if len(parts) > 0 {
-				return strings.Join(parts, " ")
-			}
-			return ""
-		}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == 2 {
-			return "" // blkid: nothing found
-		}
-	}
-	return magicSignature(dev)
-}
-
-var magics = []struct {
-	name   string
-	offset int64
-	magic  []byte
-}{
-	{"ext2/3/4", 0x438, []byte{0x53, 0xef}},
-	{"xfs", 0, []byte("XFSB")},
-	{"btrfs", 0x10040, []byte("_BHRfS_M")},
-	{"swap", 4086, []byte("SWAPSPACE2")},
-	{"LUKS", 0, []byte("LUKS\xba\xbe")},
-	{"LVM2 member", 0x218, []byte("LVM2 001")},
-	{"GPT partition table", 512, []byte("EFI PART")},
-	{"DOS partition table", 510, []byte{0x55, 0xaa}},
-}
-
-func magicSignature(dev string) string {
-	f, err := os.Open(dev)
-	if err != nil {
-		return "unreadable (" + err.Error() + "); cannot prove the device is blank"
-	}
-	defer f.Close()
-	for _, m := range magics {
-		buf := make([]byte, len(m.magic))
-		if _, err := f.ReadAt(buf, m.offset); err == nil && bytes.Equal(buf, m.magic) {
-			return m.name
-		}
-	}
-	return ""
 }
 
 // UnescapeMount undoes the octal escapes of /proc/self/mountinfo fields.

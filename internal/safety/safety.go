@@ -6,7 +6,8 @@
 // The rule: a write to a block device needs the user to name that exact
 // device (Policy.Destructive), and is refused even then while anything shows
 // the device holds or serves data (mounted, swap, partitions, holders,
-// signatures). See docs/safety.md.
+// signatures, loop devices reading from it), or while it cannot be proven
+// blank. See docs/safety.md.
 package safety
 
 import (
@@ -39,7 +40,13 @@ func (p Policy) CheckWrite(ctx context.Context, facts Facts, path string, writer
 	}
 	what := fmt.Sprintf("workloads %s write to %s", strings.Join(writers, ", "), path)
 	if reasons := dev.InUse(); len(reasons) > 0 {
-		return &Refusal{Device: path, Writers: writers, Rule: RuleInUse, Reasons: reasons, Msg: what + ", which storbench refuses even with --destructive"}
+		return &Refusal{Device: path, Writers: writers, Rule: RuleInUse, Reasons: append(reasons, dev.Unproven...), Msg: what + ", which storbench refuses even with --destructive"}
+	}
+	if len(dev.Unproven) > 0 {
+		return &Refusal{Device: path, Writers: writers, Rule: RuleUnknown, Reasons: dev.Unproven, Msg: what + ", which storbench cannot prove blank"}
+	}
+	if dev.ReadOnly {
+		return &Refusal{Device: path, Writers: writers, Rule: RuleReadOnly, Msg: what + ", which the kernel marks read-only (blockdev --getro " + path + " says 1; blockdev --setrw " + path + " clears it)"}
 	}
 	if !p.named(dev.Path) {
 		return &Refusal{Device: path, Writers: writers, Rule: RuleNotNamed, Msg: what + " and would destroy its contents: pass --destructive " + path + " to allow it, or choose a read-only suite"}
@@ -63,8 +70,11 @@ const (
 	// RuleInUse: the device is mounted, swap, partitioned, held or carries a
 	// signature.
 	RuleInUse = "in-use"
-	// RuleUnknown: what the device holds could not be established.
+	// RuleUnknown: what the device holds could not be established: blkid
+	// failed or was ambivalent, or the device could not be read.
 	RuleUnknown = "unknown"
+	// RuleReadOnly: the kernel marks the device read-only.
+	RuleReadOnly = "read-only"
 )
 
 // Refusal is a refusal to write to a device: which device, which rule, the

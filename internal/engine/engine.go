@@ -15,6 +15,7 @@ import (
 	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/safety"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/telemetry"
@@ -27,6 +28,9 @@ type Plan struct {
 	Suite *spec.Suite
 	// RawJob is a user's fio job file, run as it is.
 	RawJob *RawJob
+	// Policy is what the user allowed (--destructive): every job file,
+	// a suite's generated one included, is judged under it (rawjob.go).
+	Policy safety.Policy
 	// Targets run one after the other.
 	Targets []runner.Target
 	// Repeat runs the whole suite this many times on each target (>= 1).
@@ -54,12 +58,6 @@ type Plan struct {
 	// Contention, when set, runs the contention round (contention.go)
 	// instead of a suite: Suite and RawJob stay nil.
 	Contention *Contention
-}
-
-// RawJob is a fio job file given by the user.
-type RawJob struct {
-	Path string
-	Job  fio.Job
 }
 
 // Step identifies one workload execution for observers.
@@ -145,7 +143,7 @@ func (e *Engine) Run(ctx context.Context, plan Plan) (*result.Run, error) {
 		}
 	} else {
 		run.Suite = "fio-job:" + plan.RawJob.Path
-		for _, s := range plan.RawJob.Job.Sections {
+		for _, s := range plan.RawJob.File.Jobs() {
 			run.Workloads = append(run.Workloads, s.Name)
 		}
 	}
@@ -266,6 +264,19 @@ func (e *Engine) runTarget(ctx context.Context, run *result.Run, plan Plan, t ru
 	if plan.Contention != nil {
 		return e.runContention(ctx, run, plan, p, fr, engine, labels, sampler)
 	}
+	// fio's own reading of the job file is judged before it runs (rawjob.go).
+	fr, cleanupJob, err := e.judgeOn(ctx, plan, p, fr, engine)
+	if err != nil {
+		e.recordTargetFailure(ctx, run, plan, t.Name(), err)
+		return []error{err}
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := cleanupJob(cctx); err != nil {
+			failures = append(failures, fmt.Errorf("target %s: cleanup: %w", p.Name, err))
+		}
+	}()
 
 	steps := e.steps(plan, p)
 	for rep := 1; rep <= plan.Repeat; rep++ {
@@ -295,7 +306,7 @@ type step struct {
 
 func (e *Engine) steps(plan Plan, p *runner.Prepared) []step {
 	if plan.RawJob != nil {
-		return []step{{name: rawName(plan.RawJob), job: func(string) fio.Job { return plan.RawJob.Job }}}
+		return []step{{name: rawName(plan.RawJob), job: func(string) fio.Job { return fio.Job{Path: JobFileName} }}}
 	}
 	var out []step
 	for _, w := range plan.Suite.Workloads {
@@ -309,10 +320,10 @@ func (e *Engine) steps(plan Plan, p *runner.Prepared) []step {
 }
 
 func rawName(r *RawJob) string {
-	if len(r.Job.Sections) == 1 {
-		return r.Job.Sections[0].Name
+	if jobs := r.File.Jobs(); len(jobs) == 1 {
+		return jobs[0].Name
 	}
-	return fmt.Sprintf("%d jobs of %s", len(r.Job.Sections), r.Path)
+	return fmt.Sprintf("%d jobs of %s", len(r.File.Jobs()), r.Path)
 }
 
 // engineFor picks libaio where fio has it and the suite asks for it, else
@@ -391,10 +402,11 @@ func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, step S
 		e.Observer.WorkloadFinished(step, &r)
 		return []*result.Result{&r}, failure
 	}
-	for _, j := range jobs {
+	names := reportNames(jobs)
+	for i, j := range jobs {
 		r := mergeJob(base, j, out.Raw)
 		if plan.RawJob != nil {
-			r.Workload = j.Name
+			r.Workload, r.Method = names[i], ranWith(plan.RawJob.Path, out.Final.GlobalOptions, j)
 		}
 		if r.Status == result.StatusFailed {
 			r.Error = fmt.Sprintf("workload %s on %s: %s", r.Workload, step.Target, r.Error)
@@ -437,7 +449,7 @@ func (e *Engine) need(plan Plan, runID string) runner.Need {
 		plan.Contention.adjustNeed(&n)
 		return n
 	}
-	n.FileSize, n.Writers, n.Direct = rawNeeds(plan.RawJob.Job)
+	n.FileSize, n.Writers, n.Direct = RawNeeds(plan.RawJob.File)
 	return n
 }
 

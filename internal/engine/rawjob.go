@@ -1,27 +1,264 @@
 package engine
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/safety"
 	"github.com/storbench/storbench/internal/spec"
 )
 
-// rawNeeds reads from a user's job file the largest size it uses, which
-// sections write, and whether it uses direct I/O, for the safety and
-// free-space checks.
-func rawNeeds(j fio.Job) (size int64, writers []string, direct bool) {
-	for _, s := range j.Sections {
-		if v, ok := j.Lookup(s.Name, "size"); ok {
-			if sz, err := spec.ParseSize(v); err == nil && int64(sz) > size {
+// RawJob is a fio job file given by the user, read as fio reads it
+// (includes spliced in, ${VAR} expanded).
+type RawJob struct {
+	Path string
+	File *fio.JobFile
+}
+
+// JobFileName is the job file storbench writes for fio in its work
+// directory on the target.
+const JobFileName = "storbench-job.fio"
+
+// Judged is a job file ready to run on one prepared target: the file fio
+// runs, fio's reading of it and the safety verdict.
+type Judged struct {
+	File    *fio.JobFile
+	Text    []byte
+	Reading *fio.Reading
+	Verdict *safety.JobVerdict
+	// WorkDir is where fio runs and relative files land.
+	WorkDir string
+}
+
+// JudgeOptions say where a job file is judged.
+type JudgeOptions struct {
+	Policy safety.Policy
+	// File is the target's test file or device, given to jobs that leave
+	// filename or size to their runner.
+	File fio.File
+	// Device says the target is a block device.
+	Device bool
+	// Local says fio runs on this host: paths and devices are read here.
+	Local bool
+	// Owned are paths the runner prepared for this run (its block volume).
+	Owned []string
+}
+
+// Judge writes jf, completed for the target, into work (which must exist)
+// through fr, asks fio how it reads it (refusing what fio refuses, and
+// engines fio lacks), and asks the safety owner whether it may run.
+func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o JudgeOptions) (*Judged, error) {
+	jf = jf.Clone()
+	jf.FillRunnerDefaults(o.File, o.Device)
+	text := jf.Render()
+	fr.Dir = work
+	if err := fr.WriteFile(ctx, JobFileName, text); err != nil {
+		return nil, err
+	}
+	rd, err := fr.Read(ctx, jf, JobFileName)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range rd.Engines() {
+		if strings.HasPrefix(e, "external") || strings.ContainsRune(e, '/') {
+			continue // refused by the safety owner below, never loaded
+		}
+		ok, err := fr.HasEngine(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			pos, _ := jf.Where("", "ioengine")
+			for _, j := range rd.Jobs {
+				if v, _ := j.Value("ioengine"); v == e {
+					if p, found := jf.Where(j.Section, "ioengine"); found {
+						pos = p
+					}
+				}
+			}
+			return nil, &fio.ParseError{Pos: pos, Message: fmt.Sprintf("fio here has no I/O engine %q (fio --enghelp lists those it has)", e)}
+		}
+	}
+	real, err := realDir(ctx, fr, work, o.Local)
+	if err != nil {
+		return nil, err
+	}
+	check := safety.JobCheck{Policy: o.Policy, WorkDir: real, Owned: o.Owned}
+	if o.Local {
+		check.Facts, check.Stat = safety.LocalFacts{}, safety.LocalStat
+	} else {
+		check.Stat = remoteStat(fr.Cmder)
+	}
+	var jobs []safety.FioJob
+	for _, j := range rd.Jobs {
+		jobs = append(jobs, safety.FioJob{Name: j.Section, Options: j.Values()})
+	}
+	v, err := check.Judge(ctx, jobs)
+	if err != nil {
+		return nil, locate(jf, err)
+	}
+	return &Judged{File: jf, Text: text, Reading: rd, Verdict: v, WorkDir: real}, nil
+}
+
+// locate adds the file and line of the refused option to a refusal.
+func locate(jf *fio.JobFile, err error) error {
+	var jr *safety.JobRefusal
+	if errors.As(err, &jr) {
+		key := jr.Option
+		if key == "name" {
+			key = "filename"
+		}
+		if p, ok := jf.Where(jr.Job, key); ok {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		for _, s := range jf.Sections {
+			if s.Name == jr.Job {
+				return fmt.Errorf("%s: %w", s.Pos, err)
+			}
+		}
+	}
+	var rf *safety.Refusal
+	if errors.As(err, &rf) {
+		for _, w := range rf.Writers {
+			if p, ok := jf.Where(w, "filename"); ok {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+		}
+	}
+	return err
+}
+
+// realDir resolves symbolic links in the work directory, so a relative
+// "../" in a job is judged where the kernel will take it.
+func realDir(ctx context.Context, fr fio.Runner, dir string, local bool) (string, error) {
+	if local {
+		r, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			return "", fmt.Errorf("work directory: %w", err)
+		}
+		return r, nil
+	}
+	out, err := execx.Output(fr.Cmder.Command(ctx, "sh", "-c", `cd "$1" && pwd -P`, "sh", dir))
+	if err != nil {
+		return "", fmt.Errorf("work directory %s: %w", dir, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// remoteStat asks stat(1) where fio runs what a path is.
+func remoteStat(c execx.Cmder) safety.Stat {
+	return func(ctx context.Context, path string) (safety.PathKind, error) {
+		out, err := execx.Output(c.Command(ctx, "sh", "-c", `if [ -e "$1" ]; then stat -L -c %F -- "$1"; else echo missing; fi`, "sh", path))
+		if err != nil {
+			return safety.PathOther, err
+		}
+		switch s := strings.TrimSpace(string(out)); {
+		case s == "missing":
+			return safety.PathMissing, nil
+		case strings.HasPrefix(s, "regular"):
+			return safety.PathRegular, nil
+		case s == "directory":
+			return safety.PathDir, nil
+		case s == "block special file":
+			return safety.PathBlock, nil
+		case s == "character special file":
+			return safety.PathChar, nil
+		}
+		return safety.PathOther, nil
+	}
+}
+
+// workDir gives fio a directory of storbench's own on the target: the
+// runner's (a directory target's new work directory), or for a device
+// target a new temporary one, removed by the returned cleanup.
+func workDir(ctx context.Context, p *runner.Prepared) (string, func(context.Context) error, error) {
+	if p.Dir != "" {
+		return p.Dir, func(context.Context) error { return nil }, nil
+	}
+	out, err := execx.Output(p.Cmder.Command(ctx, "mktemp", "-d", "-t", "storbench-job.XXXXXXXX"))
+	if err != nil {
+		return "", nil, fmt.Errorf("target %s: creating a work directory: %w", p.Name, err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if !filepath.IsAbs(dir) {
+		return "", nil, fmt.Errorf("target %s: mktemp printed %q", p.Name, dir)
+	}
+	return dir, func(ctx context.Context) error {
+		if err := p.Cmder.Command(ctx, "rm", "-rf", "--", dir).Run(); err != nil {
+			return fmt.Errorf("removing %s: %w", dir, err)
+		}
+		return nil
+	}, nil
+}
+
+// judgeOn judges, on a prepared target, the job file of a raw job, and the
+// generated job file of a suite where a suite could reach data storbench did
+// not create (targets on this host; a runner's own volume elsewhere is
+// storbench's). It returns the runner to use (working in the judged work
+// directory) and the cleanup of what it made.
+func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr fio.Runner, engine string) (fio.Runner, func(context.Context) error, error) {
+	_, local := p.Cmder.(execx.Local)
+	if plan.RawJob == nil && !local {
+		return fr, func(context.Context) error { return nil }, nil
+	}
+	work, cleanup, err := workDir(ctx, p)
+	if err != nil {
+		return fr, nil, err
+	}
+	o := JudgeOptions{Policy: plan.Policy, File: p.File, Device: p.Kind == "device" || filepath.IsAbs(p.File.Name), Local: local}
+	if !local && filepath.IsAbs(p.File.Name) {
+		o.Owned = []string{p.File.Name}
+	}
+	f, err := jobFileFor(plan, p, engine)
+	if err == nil {
+		_, err = Judge(ctx, fr, f, work, o)
+		if err == nil {
+			fr.Dir = work
+			return fr, cleanup, nil
+		}
+	}
+	if cerr := cleanup(context.WithoutCancel(ctx)); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	return fr, nil, err
+}
+
+// jobFileFor is the job file a plan runs on a prepared target: the user's,
+// or the suite's generated one, read back as fio reads it.
+func jobFileFor(plan Plan, p *runner.Prepared, engine string) (*fio.JobFile, error) {
+	if plan.RawJob != nil {
+		return plan.RawJob.File, nil
+	}
+	text := fio.FromSuite(plan.Suite, p.File, engine).String()
+	return fio.ParseJobText([]byte(text), "suite "+plan.Suite.Name, fio.ReadOptions{Getenv: func(string) (string, bool) { return "", false }})
+}
+
+// RawNeeds reads from a user's job file, with [global] applied as the file
+// says, the largest size it uses, which jobs write, and whether any uses
+// direct I/O, for the free-space and early device checks. The safety owner
+// judges fio's own reading once the target is prepared.
+func RawNeeds(jf *fio.JobFile) (size int64, writers []string, direct bool) {
+	for i, s := range jf.Sections {
+		if s.Global {
+			continue
+		}
+		m := jf.Resolved(i)
+		if v, ok := m["size"]; ok {
+			if sz, err := spec.ParseSize(strings.TrimSpace(v)); err == nil && int64(sz) > size {
 				size = int64(sz)
 			}
 		}
-		if j.Writes(s.Name) {
+		if safety.Writes(m) {
 			writers = append(writers, s.Name)
 		}
-		if v, ok := j.Lookup(s.Name, "direct"); ok {
+		if v, ok := m["direct"]; ok {
 			if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil && b {
 				direct = true
 			}
@@ -31,4 +268,39 @@ func rawNeeds(j fio.Job) (size int64, writers []string, direct bool) {
 		size = 1 << 30
 	}
 	return size, writers, direct
+}
+
+// reportNames names each of fio's job reports as fio prints it; a name fio
+// reports more than once (numjobs clones without group_reporting, or two
+// sections of one name) is told apart by its place: "name", "name#2",
+// "name#3", in fio's order.
+func reportNames(jobs []fio.JobResult) []string {
+	seen := map[string]int{}
+	out := make([]string, len(jobs))
+	for i, j := range jobs {
+		seen[j.Name]++
+		if n := seen[j.Name]; n > 1 {
+			out[i] = fmt.Sprintf("%s#%d", j.Name, n)
+		} else {
+			out[i] = j.Name
+		}
+	}
+	return out
+}
+
+// ranWith says what a job report ran with: the job file, fio's group, and
+// the options fio reports for it (global, then the job's own).
+func ranWith(path string, global map[string]string, j fio.JobResult) string {
+	m := map[string]string{}
+	for k, v := range global {
+		m[k] = v
+	}
+	for k, v := range j.Options {
+		m[k] = v
+	}
+	rd := fio.JobReading{}
+	for k, v := range m {
+		rd.Options = append(rd.Options, fio.Option{Key: k, Value: v})
+	}
+	return fmt.Sprintf("fio job file %s, group %d: %s", path, j.GroupID, rd.String())
 }

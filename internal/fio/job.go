@@ -3,8 +3,6 @@
 package fio
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"sort"
 	"strconv"
@@ -29,6 +27,10 @@ type Section struct {
 type Job struct {
 	Global   []Option
 	Sections []Section
+	// Path, when set, is a job file where fio runs (relative to the
+	// runner's Dir): Runner.Run runs that file, as fio runs a job file, and
+	// Global and Sections are ignored.
+	Path string
 }
 
 // PercentileList is the latency percentiles storbench asks fio to keep.
@@ -182,83 +184,6 @@ func (j Job) Args() []string {
 		add(s.Options)
 	}
 	return a
-}
-
-// ParseJobFile reads a fio job file. It supports what job files commonly
-// hold: [global] and job sections, key=value and bare flags, comments
-// starting with ';' or '#'. include directives are refused.
-func ParseJobFile(data []byte, source string) (Job, error) {
-	var j Job
-	var cur *[]Option
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == ';' || line[0] == '#' {
-			continue
-		}
-		if line[0] == '[' {
-			if !strings.HasSuffix(line, "]") {
-				return Job{}, fmt.Errorf("%s:%d: section header %q lacks its closing ]", source, n, line)
-			}
-			name := strings.TrimSpace(line[1 : len(line)-1])
-			if name == "" {
-				return Job{}, fmt.Errorf("%s:%d: empty section name", source, n)
-			}
-			if name == "global" {
-				cur = &j.Global
-			} else {
-				j.Sections = append(j.Sections, Section{Name: name})
-				cur = &j.Sections[len(j.Sections)-1].Options
-			}
-			continue
-		}
-		if strings.HasPrefix(line, "include ") {
-			return Job{}, fmt.Errorf("%s:%d: include is not supported; put the included options in the file", source, n)
-		}
-		if cur == nil {
-			return Job{}, fmt.Errorf("%s:%d: option %q stands before any [section]", source, n, line)
-		}
-		k, v, _ := strings.Cut(line, "=")
-		*cur = append(*cur, Option{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
-	}
-	if err := sc.Err(); err != nil {
-		return Job{}, fmt.Errorf("%s: %w", source, err)
-	}
-	if len(j.Sections) == 0 {
-		return Job{}, fmt.Errorf("%s: no job section: a job file needs at least one [name] section besides [global]", source)
-	}
-	return j, nil
-}
-
-// Lookup returns the value of key in section name, falling back to global.
-func (j Job) Lookup(name, key string) (string, bool) {
-	for _, s := range j.Sections {
-		if s.Name != name {
-			continue
-		}
-		for _, o := range s.Options {
-			if o.Key == key {
-				return o.Value, true
-			}
-		}
-	}
-	for _, o := range j.Global {
-		if o.Key == key {
-			return o.Value, true
-		}
-	}
-	return "", false
-}
-
-// Writes reports whether the named section writes: fio's rw (or readwrite)
-// is anything but read or randread; fio's default is read.
-func (j Job) Writes(section string) bool {
-	rw, ok := j.Lookup(section, "rw")
-	if !ok {
-		rw, _ = j.Lookup(section, "readwrite")
-	}
-	return rw != "" && rw != "read" && rw != "randread"
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -17,6 +17,9 @@ type Output struct {
 	Version     string      `json:"fio version"`
 	TimestampMS int64       `json:"timestamp_ms"`
 	Jobs        []JobResult `json:"jobs"`
+	// GlobalOptions are the [global] options of a job file, as fio reports
+	// them.
+	GlobalOptions map[string]string `json:"global options"`
 	// ClientStats holds the jobs when fio ran in client/server mode.
 	ClientStats []JobResult `json:"client_stats"`
 }

@@ -88,9 +88,13 @@ func (r Runner) Version(ctx context.Context) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// HasEngine reports whether fio can load the named I/O engine.
+// HasEngine reports whether fio can load the named I/O engine. fio
+// --enghelp=NAME exits 0 when it lists the engine's options, and 1 both for
+// an engine it lacks ("not found") and for one without options ("has no
+// options").
 func (r Runner) HasEngine(ctx context.Context, engine string) (bool, error) {
-	err := r.command(ctx, "--enghelp="+engine).SetStdout(io.Discard).Run()
+	var out bytes.Buffer
+	err := r.command(ctx, "--enghelp="+engine).SetStdout(&out).SetStderr(io.Discard).Run()
 	if err == nil {
 		return true, nil
 	}
@@ -99,7 +103,7 @@ func (r Runner) HasEngine(ctx context.Context, engine string) (bool, error) {
 	}
 	var re *execx.RunError
 	if errors.As(err, &re) {
-		return false, nil
+		return strings.Contains(out.String(), "has no options"), nil
 	}
 	return false, err
 }
@@ -107,11 +111,25 @@ func (r Runner) HasEngine(ctx context.Context, engine string) (bool, error) {
 // Run runs job and returns fio's final output. With onProgress set, fio
 // reports its status every second and onProgress sees the live rate.
 func (r Runner) Run(ctx context.Context, job Job, onProgress func(Progress)) (*Outcome, error) {
+	if job.Path != "" {
+		return r.RunFile(ctx, job.Path, onProgress)
+	}
+	return r.run(ctx, job.Args(), onProgress)
+}
+
+// RunFile runs the job file at path (where the runner runs, relative to its
+// Dir) as fio runs a job file: storbench adds only its output options on the
+// command line.
+func (r Runner) RunFile(ctx context.Context, path string, onProgress func(Progress)) (*Outcome, error) {
+	return r.run(ctx, []string{path}, onProgress)
+}
+
+func (r Runner) run(ctx context.Context, jobArgs []string, onProgress func(Progress)) (*Outcome, error) {
 	args := []string{"--output-format=json"}
 	if onProgress != nil {
 		args = append(args, "--status-interval=1")
 	}
-	args = append(args, job.Args()...)
+	args = append(args, jobArgs...)
 
 	pr, pw := io.Pipe()
 	var (

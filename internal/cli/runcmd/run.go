@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/safety"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
 )
@@ -30,6 +30,7 @@ type flags struct {
 	repeat      int
 	destructive []string
 	failFast    bool
+	dryRun      bool
 	workloads   []string
 	output      string
 	// Telemetry and the contention round (contention.go).
@@ -78,6 +79,7 @@ through exec, everything deleted afterwards (see docs/kubernetes.md).`,
 	fl.IntVar(&f.repeat, "repeat", 1, "run the suite this many times on each target")
 	fl.StringArrayVar(&f.destructive, "destructive", nil, "allow write workloads on this block device, destroying its contents (repeatable)")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed workload")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "with --fio-job: print the job fio would run, the files and devices it touches, the safety verdict and the estimated time; run and store nothing")
 	fl.StringSliceVar(&f.workloads, "workloads", nil, "run only these workloads of the suite (comma-separated)")
 	fl.StringVar(&f.round, "round", result.RoundIsolated, "isolated: the suite on each target; contention: a latency probe alone, then beside a bulk writer")
 	fl.StringVar(&f.probe, "probe", "", "contention round: the latency probe workload (default etcd-fdatasync; any built-in workload name, or a workload of --suite)")
@@ -99,6 +101,31 @@ func run(ctx context.Context, d cli.Deps, f *flags, suiteSet bool) error {
 	plan, err := buildPlan(f, suiteSet)
 	if err != nil {
 		return err
+	}
+	if plan.RawJob != nil {
+		// Refuse before anything runs or is stored, in fio's words where fio
+		// refuses (rawjob.go); the engine judges again on the prepared target.
+		targets, err := localRawTargets(f.targets)
+		if err != nil {
+			return cli.Usage(err)
+		}
+		for _, t := range targets {
+			j, err := judgeRawJob(ctx, plan.RawJob, t, plan.Policy)
+			if err != nil {
+				var missing *fio.MissingError
+				if errors.As(err, &missing) {
+					return &cli.ExitError{Code: cli.ExitFailed, Err: err}
+				}
+				return cli.Usage(err)
+			}
+			if f.dryRun {
+				printDryRun(d.Out, t, j)
+			}
+		}
+		if f.dryRun {
+			fmt.Fprintln(d.Out, "\nDry run: nothing ran and nothing was stored.")
+			return nil
+		}
 	}
 	kt, notices, err := kubeTargets(ctx, &f.kube, f.changedFlag, lockedNotices(d.ErrOut))
 	if err != nil {
@@ -154,7 +181,11 @@ func buildPlan(f *flags, suiteSet bool) (*engine.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &engine.Plan{Repeat: f.repeat, Labels: labels, FailFast: f.failFast, Round: result.RoundIsolated}
+	plan := &engine.Plan{Repeat: f.repeat, Labels: labels, FailFast: f.failFast, Round: result.RoundIsolated,
+		Policy: safety.Policy{Destructive: f.destructive}}
+	if f.dryRun && f.fioJob == "" {
+		return nil, cli.Usagef("--dry-run applies to --fio-job")
+	}
 	switch {
 	case f.fioJob != "" && suiteSet:
 		return nil, cli.Usagef("--suite and --fio-job are alternatives: pass one")
@@ -162,18 +193,11 @@ func buildPlan(f *flags, suiteSet bool) (*engine.Plan, error) {
 		if len(f.workloads) > 0 {
 			return nil, cli.Usagef("--workloads selects suite workloads; it does not apply to --fio-job")
 		}
-		data, err := os.ReadFile(f.fioJob)
-		if err != nil {
-			return nil, cli.Usage(fmt.Errorf("reading fio job: %w", err))
-		}
-		job, err := fio.ParseJobFile(data, f.fioJob)
+		jf, err := fio.ReadJobFile(f.fioJob, fio.ReadOptions{})
 		if err != nil {
 			return nil, cli.Usage(err)
 		}
-		if err := checkJobDevices(job, f.destructive); err != nil {
-			return nil, cli.Usage(err)
-		}
-		plan.RawJob = &engine.RawJob{Path: f.fioJob, Job: job}
+		plan.RawJob = &engine.RawJob{Path: f.fioJob, File: jf}
 	default:
 		s, err := spec.Resolve(f.suite)
 		if err != nil {

@@ -70,7 +70,7 @@ func parseSmartctl(data []byte) (*parsed, error) {
 }
 
 var (
-	reNVMeField = regexp.MustCompile(`^(Critical Warning|Temperature|Available Spare|Available Spare Threshold|Percentage Used|Power Cycles|Power On Hours|Unsafe Shutdowns|Media and Data Integrity Errors|Error Information Log Entries):\s+(\S+)`)
+	reNVMeField   = regexp.MustCompile(`^(Critical Warning|Temperature|Available Spare|Available Spare Threshold|Percentage Used|Power Cycles|Power On Hours|Unsafe Shutdowns|Media and Data Integrity Errors|Error Information Log Entries):\s+(\S+)`)
 	reSCSIDefects = regexp.MustCompile(`^Elements in grown defect list:\s*(\d+)`)
 	reSCSITemp    = regexp.MustCompile(`^Current Drive Temperature:\s*(\d+) C`)
 	reSCSIHours   = regexp.MustCompile(`^\s*Accumulated power on time, hours:minutes (\d+):`)
@@ -213,9 +213,9 @@ type scsiCounter struct {
 // nil fields were not in the output.
 type nvmeLog struct {
 	critical, temp, spare, spareThresh, used, cycles, hours, unsafe, media, errLog *uint64
-	scsi                                                                          bool
-	defects                                                                       *uint64
-	uncorrected                                                                   []scsiCounter
+	scsi                                                                           bool
+	defects                                                                        *uint64
+	uncorrected                                                                    []scsiCounter
 }
 
 func (l *nvmeLog) any() bool { return l.critical != nil || l.media != nil || l.scsi }

@@ -42,7 +42,7 @@ func Detect(name string, data []byte) ([]Format, error) {
 			bytes.Contains(head, []byte(`"nvme_smart_health_information_log"`)) || bytes.Contains(head, []byte(`"scsi_error_counter_log"`)) ||
 			bytes.Contains(head, []byte(`"scsi_grown_defect_list"`)):
 			return []Format{SmartctlJSON}, nil
-		case bytes.Contains(head, []byte(`"bytes_per_sec"`)) && bytes.Contains(head, []byte(`"elapsed_sec"`)):
+		case bytes.Contains(head, []byte(`"bytes_per_sec"`)) && bytes.Contains(head, []byte(`"blocksize"`)):
 			return []Format{CephBench}, nil
 		}
 		return []Format{JSON}, nil

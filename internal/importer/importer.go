@@ -74,6 +74,9 @@ type File struct {
 	Tool        string          `json:"tool"`
 	ToolVersion string          `json:"tool_version,omitempty"`
 	Results     []result.Result `json:"results"`
+	// ResultCount is how many results Stream handed on (Results is then
+	// empty).
+	ResultCount int             `json:"-"`
 	Health      []result.Health `json:"health,omitempty"`
 	// Rows counts the lines or records figures were read from (for iozone,
 	// the table rows).
@@ -312,34 +315,49 @@ func cutLastLine(data []byte, formats []Format) ([]byte, *Problem) {
 
 // finish fills what every result needs: target, round, status, repetition.
 func (f *File) finish(opt Options) {
-	base := strings.TrimSuffix(filepath.Base(f.Name), filepath.Ext(f.Name))
-	reps := map[string]int{}
+	fin := newFinisher(f.Name, opt)
 	for i := range f.Results {
-		r := &f.Results[i]
-		if opt.Target != "" {
-			r.Target = opt.Target
-		} else if r.Target == "" {
-			r.Target = base
-		}
-		if r.Round == "" {
-			r.Round = result.RoundIsolated
-		}
-		if r.Status == "" {
-			r.Status = result.StatusComplete
-		}
-		if r.Repetition == 0 {
-			k := repKey(r)
-			reps[k]++
-			r.Repetition = reps[k]
-		}
+		fin.result(&f.Results[i])
 	}
 	for i := range f.Health {
 		h := &f.Health[i]
 		if opt.Target != "" {
 			h.Target = opt.Target
 		} else if h.Target == "" {
-			h.Target = base
+			h.Target = fin.base
 		}
+	}
+}
+
+type finisher struct {
+	base string
+	opt  Options
+	reps map[string]int
+}
+
+func newFinisher(name string, opt Options) *finisher {
+	return &finisher{base: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name)), opt: opt, reps: map[string]int{}}
+}
+
+func (fin *finisher) result(r *result.Result) {
+	if fin.opt.Target != "" {
+		r.Target = fin.opt.Target
+	} else if r.Target == "" {
+		r.Target = fin.base
+	}
+	if r.Round == "" {
+		r.Round = result.RoundIsolated
+	}
+	if r.Status == "" {
+		r.Status = result.StatusComplete
+	}
+	if r.Labels == nil {
+		r.Labels = map[string]string{}
+	}
+	if r.Repetition == 0 {
+		k := repKey(r)
+		fin.reps[k]++
+		r.Repetition = fin.reps[k]
 	}
 }
 

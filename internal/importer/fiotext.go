@@ -24,7 +24,7 @@ var (
 	reTextPctHead  = regexp.MustCompile(`^\s+(slat|clat|lat|sync) percentiles \((nsec|usec|msec)\):`)
 	reTextPct      = regexp.MustCompile(`([\d.]+)th=\[\s*(\d+)\]`)
 	reTextCPU      = regexp.MustCompile(`^\s+cpu\s*: usr=([\d.]+)%, sys=([\d.]+)%`)
-	reTextIssued   = regexp.MustCompile(`issued rwts: total=(\d+),(\d+),(\d+)(?:,(\d+))?`)
+	reTextIssued   = regexp.MustCompile(`issued rwts?: total=(\d+),(\d+),(\d+)(?:,(\d+))?`)
 	reTextIssuedV2 = regexp.MustCompile(`issued\s*: total=r=(\d+)/w=(\d+)/d=(\d+)`)
 )
 
@@ -43,6 +43,10 @@ type textJob struct {
 	units   map[string]string
 	sawDirs bool
 	broken  *Problem // the block could not be read
+	// decimalBW is the bandwidth fio printed in decimal units beside the
+	// binary one ("BW=39.0MiB/s (40.9MB/s)"), per direction.
+	decimalBW map[string]float64
+	issued    bool // the I/O counts come from "issued", not derived
 }
 
 // parseFioText reads fio's normal (human) output: the per-job blocks with
@@ -142,6 +146,14 @@ func parseFioText(data []byte) (*parsed, error) {
 				fail(err)
 				continue
 			}
+			if v, err := strconv.ParseFloat(m[5], 64); err == nil {
+				if f, ok := unitFactor(strings.TrimSuffix(m[6], "/s"), false); ok {
+					if cur.decimalBW == nil {
+						cur.decimalBW = map[string]float64{}
+					}
+					cur.decimalBW[m[1]] = v * f
+				}
+			}
 			dir = setDir(&cur.r, m[1], d)
 			cur.units[m[1]+"_bw"] = m[4]
 			cur.sawDirs, inSync = true, false
@@ -206,6 +218,7 @@ func parseFioText(data []byte) (*parsed, error) {
 					d.TotalIOs, _ = strconv.ParseInt(m[1+k], 10, 64)
 				}
 			}
+			cur.issued = true
 			if cur.r.Sync != nil && m[4] != "" {
 				cur.r.Sync.Samples, _ = strconv.ParseInt(m[4], 10, 64)
 			}
@@ -239,6 +252,7 @@ func parseFioText(data []byte) (*parsed, error) {
 			}
 			continue
 		}
+		p.notes = append(p.notes, j.fixRounding()...)
 		k := key{j.run, j.name, j.group}
 		counts[k] += j.jobs
 		if m, ok := merged[k]; ok {
@@ -303,6 +317,32 @@ func parseFioText(data []byte) (*parsed, error) {
 		p.rows++
 	}
 	return p, nil
+}
+
+// fixRounding corrects figures that fio 3.0 and 3.1 printed wrongly: their
+// number formatting dropped the fraction's carry, so "BW=11.0MiB/s
+// (12.6MB/s)" and "IOPS=18.0k" appear for 12.0 MiB/s and 18.9k. When the
+// binary and decimal bandwidths disagree by more than rounding, the
+// decimal one is kept; when the printed IOPS disagrees with the issued
+// I/O count over the runtime, the count wins. Each correction is noted.
+func (j *textJob) fixRounding() []string {
+	var notes []string
+	for _, d := range j.r.Directions() {
+		if dec := j.decimalBW[d.Name]; dec > 0 && off(d.BytesPerSec, dec) > 0.01 {
+			notes = append(notes, fmt.Sprintf("line %d: fio job %q: %s bandwidth printed as %.0f B/s in binary units but %.0f B/s in decimal units; the decimal figure is kept (fio 3.0/3.1 rounding)",
+				j.line, j.name, d.Name, d.BytesPerSec, dec))
+			d.BytesPerSec = dec
+		}
+		if j.issued && d.TotalIOs > 0 && d.Runtime > 0 {
+			calc := float64(d.TotalIOs) / d.Runtime.Seconds()
+			if off(d.IOPS, calc) > 0.02 {
+				notes = append(notes, fmt.Sprintf("line %d: fio job %q: %s IOPS printed as %.6g but %d I/Os in %v are %.6g IOPS; the count is kept",
+					j.line, j.name, d.Name, d.IOPS, d.TotalIOs, d.Runtime, calc))
+				d.IOPS = calc
+			}
+		}
+	}
+	return notes
 }
 
 // descBlockSize reads the block size of a description line for the

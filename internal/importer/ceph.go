@@ -47,9 +47,17 @@ func parseCeph(data []byte) (*parsed, error) {
 			return nil, errAt(l, c, "expected a JSON object after %q", pt.target+":")
 		}
 		dec := json.NewDecoder(bytes.NewReader(data[pt.start:]))
-		var b cephBench
-		if err := dec.Decode(&b); err != nil {
+		var w struct {
+			cephBench
+			// crimson's osd bench keeps its figures in a named section.
+			Results *cephBench `json:"osd_bench_results"`
+		}
+		if err := dec.Decode(&w); err != nil {
 			return nil, jsonError(data, pt.start, err, "ceph osd bench JSON")
+		}
+		b := w.cephBench
+		if w.Results != nil {
+			b = *w.Results
 		}
 		line := lineOf(data, pt.start)
 		if b.BytesPerSec == nil || b.BlockSize == nil || b.BytesWritten == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"slices"
@@ -33,54 +34,91 @@ type row struct {
 	// at gives the line and column of a field, for errors; computed only
 	// when needed, since finding a line in a large JSON file is costly.
 	at func(field string) (line, col int)
+	// line is where the row starts (0 when not cheaply known).
+	line int
 }
 
 // parseCSV reads storbench's generic CSV: header
 // target,labels,round,workload,metric,value,unit (any column order; labels
 // and round may be left out), labels written k=v;k=v.
 func parseCSV(data []byte) (*parsed, error) {
-	r := csv.NewReader(bytes.NewReader(data))
+	p := &parsed{tool: "csv"}
+	err := streamCSV(bytes.NewReader(data), p, func(r result.Result, line int) error {
+		p.add(r, line)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// lastByte remembers the last byte read, to tell whether the input ended
+// with a line break.
+type lastByte struct {
+	r    io.Reader
+	last byte
+}
+
+func (l *lastByte) Read(b []byte) (int, error) {
+	n, err := l.r.Read(b)
+	if n > 0 {
+		l.last = b[n-1]
+	}
+	return n, err
+}
+
+// streamCSV reads the generic CSV from in, handing each finished result to
+// emit as soon as no later row can belong to it, so memory stays bounded
+// whatever the input's size. A last line without a line break may be cut
+// in the middle of its value: it is not read, and p gets a ProblemCut.
+func streamCSV(in io.Reader, p *parsed, emit func(result.Result, int) error) error {
+	lb := &lastByte{r: in}
+	r := csv.NewReader(lb)
 	r.TrimLeadingSpace = true
 	r.Comment = '#'
 	r.FieldsPerRecord = -1
+	r.ReuseRecord = true
 	header, err := r.Read()
 	if err != nil {
-		return nil, csvError(err, "the header "+csvHeader)
+		return csvError(err, "the header "+csvHeader)
 	}
+	header = slices.Clone(header)
 	index := map[string]int{}
 	for i, h := range header {
 		h = strings.ToLower(strings.TrimSpace(h))
 		if !slices.Contains(csvColumns, h) {
 			line, col := r.FieldPos(i)
-			return nil, errAt(line, col, "expected a column of %s, found %q", csvHeader, header[i])
+			return errAt(line, col, "expected a column of %s, found %q", csvHeader, header[i])
 		}
 		if _, dup := index[h]; dup {
 			line, col := r.FieldPos(i)
-			return nil, errAt(line, col, "column %q appears twice in the header", h)
+			return errAt(line, col, "column %q appears twice in the header", h)
 		}
 		index[h] = i
 	}
 	for _, need := range []string{"target", "workload", "metric", "value", "unit"} {
 		if _, ok := index[need]; !ok {
 			line, _ := r.FieldPos(0)
-			return nil, errAt(line, 1, "expected a %q column in the header (%s)", need, csvHeader)
+			return errAt(line, 1, "expected a %q column in the header (%s)", need, csvHeader)
 		}
 	}
-	var rows []row
+	g := newGrouper("csv", emit)
+	var pending *row
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, csvError(err, "a CSV record")
+			return csvError(err, "a CSV record")
 		}
 		line, _ := r.FieldPos(0)
 		if len(rec) != len(header) {
 			if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 				continue
 			}
-			return nil, errAt(line, 1, "expected %d fields as in the header, found %d", len(header), len(rec))
+			return errAt(line, 1, "expected %d fields as in the header, found %d", len(header), len(rec))
 		}
 		get := func(name string) string {
 			if i, ok := index[name]; ok {
@@ -88,29 +126,57 @@ func parseCSV(data []byte) (*parsed, error) {
 			}
 			return ""
 		}
-		cols := map[string]int{}
+		cols := make(map[string]int, len(index))
 		for name, i := range index {
 			_, c := r.FieldPos(i)
 			cols[name] = c
 		}
 		rw := row{Target: get("target"), Round: get("round"), Workload: get("workload"), Metric: get("metric"), Unit: get("unit"),
-			at: func(f string) (int, int) { return line, cols[f] }}
+			at: func(f string) (int, int) { return line, cols[f] }, line: line}
 		if labels := get("labels"); labels != "" {
 			m, err := parseLabelList(labels)
 			if err != nil {
-				return nil, errAt(line, cols["labels"], "%v", err)
+				return errAt(line, cols["labels"], "%v", err)
 			}
 			rw.Labels = m
 		}
 		v := get("value")
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return nil, errAt(line, cols["value"], "expected a number in column value, found %q", v)
+			return errAt(line, cols["value"], "expected a number in column value, found %q", v)
 		}
 		rw.Value = f
-		rows = append(rows, rw)
+		// A row is used once the next one is read: the last row of an
+		// input without a final line break may be cut.
+		if pending != nil {
+			if err := g.add(*pending); err != nil {
+				return err
+			}
+			p.rows++
+		}
+		pending = &rw
 	}
-	return rowsToResults(rows, "csv")
+	if pending != nil {
+		if lb.last == '\n' || lb.last == '\r' {
+			if err := g.add(*pending); err != nil {
+				return err
+			}
+			p.rows++
+		} else {
+			p.problems = append(p.problems, Problem{Line: pending.line, Kind: ProblemCut,
+				Msg: fmt.Sprintf("the file ends in the middle of line %d (no line break): the row was not read", pending.line)})
+		}
+	}
+	if err := g.close(); err != nil {
+		return err
+	}
+	if g.results == 0 {
+		if len(p.problems) > 0 {
+			return errAt(p.problems[0].Line, 0, "%s", p.problems[0].Msg)
+		}
+		return errAt(1, 0, "expected at least one result row after the header, found none")
+	}
+	return nil
 }
 
 func csvError(err error, expected string) error {
@@ -247,57 +313,142 @@ func parseGenericJSON(data []byte) (*parsed, error) {
 	return rowsToResults(rows, "json")
 }
 
-// rowsToResults validates rows and gathers them into results: one result
-// per target, round, workload and labels; a metric given again for the same
-// key is the next repetition.
+// rowsToResults validates rows and gathers them into results (see
+// grouper).
 func rowsToResults(rows []row, tool string) (*parsed, error) {
 	p := &parsed{tool: tool}
-	type key struct {
-		k   string
-		rep int
-	}
-	results := map[key]*result.Result{}
-	var order []key
-	seen := map[string]int{}
+	g := newGrouper(tool, func(r result.Result, line int) error {
+		p.add(r, line)
+		return nil
+	})
 	for _, rw := range rows {
-		if err := rw.validate(); err != nil {
+		if err := g.add(rw); err != nil {
 			return nil, err
 		}
-		if rw.Round == "" {
-			rw.Round = result.RoundIsolated
-		}
-		r := result.Result{Target: rw.Target, Round: rw.Round, Workload: rw.Workload, Labels: rw.Labels}
-		base := repKey(&r)
-		seen[base+"\x00"+rw.Metric]++
-		k := key{base, seen[base+"\x00"+rw.Metric]}
-		res, ok := results[k]
-		if !ok {
-			r.Repetition = k.rep
-			r.Method = "imported from " + tool + " (figures as given; method not recorded)"
-			r.DisplayUnits = map[string]string{}
-			if r.Labels == nil {
-				r.Labels = map[string]string{}
-			}
-			res = &r
-			results[k] = res
-			order = append(order, k)
-		}
-		setMetric(res, rw)
 		p.rows++
 	}
-	if len(order) == 0 {
+	if err := g.close(); err != nil {
+		return nil, err
+	}
+	if len(p.results) == 0 {
 		return nil, errAt(1, 0, "expected at least one result row after the header, found none")
 	}
-	for _, k := range order {
-		res := results[k]
-		for _, d := range []*result.Direction{res.Read, res.Write} {
+	return p, nil
+}
+
+// maxOpenResults bounds how many results a generic import keeps open:
+// rows of one result further apart than this many results start a new
+// repetition instead of joining it.
+const maxOpenResults = 4096
+
+// grouper gathers rows into results: one result per target, round,
+// workload and labels; a metric given again for the same key goes to the
+// next repetition (the first one still missing that metric). Results are
+// handed to emit in the order they were started, once they are closed:
+// when more than maxOpenResults are open, or at the end.
+type grouper struct {
+	tool    string
+	emit    func(result.Result, int) error
+	open    map[string][]*openResult
+	queue   []*openResult
+	nOpen   int
+	maxRep  map[uint64]int32
+	results int
+}
+
+type openResult struct {
+	r      result.Result
+	base   string
+	set    uint16 // metrics given, by index in result.Metrics
+	line   int
+	closed bool
+}
+
+func newGrouper(tool string, emit func(result.Result, int) error) *grouper {
+	return &grouper{tool: tool, emit: emit, open: map[string][]*openResult{}, maxRep: map[uint64]int32{}}
+}
+
+func (g *grouper) add(rw row) error {
+	if err := rw.validate(); err != nil {
+		return err
+	}
+	if rw.Round == "" {
+		rw.Round = result.RoundIsolated
+	}
+	bit := uint16(1) << result.MetricIndex(rw.Metric)
+	r := result.Result{Target: rw.Target, Round: rw.Round, Workload: rw.Workload, Labels: rw.Labels}
+	base := repKey(&r)
+	for _, o := range g.open[base] {
+		if o.set&bit == 0 {
+			setMetric(&o.r, rw)
+			o.set |= bit
+			return nil
+		}
+	}
+	h := fnv.New64a()
+	h.Write([]byte(base))
+	k := h.Sum64()
+	g.maxRep[k]++
+	r.Repetition = int(g.maxRep[k])
+	r.Method = "imported from " + g.tool + " (figures as given; method not recorded)"
+	r.DisplayUnits = map[string]string{}
+	if r.Labels == nil {
+		r.Labels = map[string]string{}
+	}
+	o := &openResult{r: r, base: base, set: bit, line: rw.line}
+	setMetric(&o.r, rw)
+	g.open[base] = append(g.open[base], o)
+	g.queue = append(g.queue, o)
+	g.nOpen++
+	for g.nOpen > maxOpenResults {
+		if err := g.closeOldest(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *grouper) closeOldest() error {
+	for len(g.queue) > 0 {
+		o := g.queue[0]
+		g.queue[0] = nil
+		g.queue = g.queue[1:]
+		if o.closed {
+			continue
+		}
+		o.closed = true
+		g.nOpen--
+		list := g.open[o.base]
+		for i, x := range list {
+			if x == o {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(g.open, o.base)
+		} else {
+			g.open[o.base] = list
+		}
+		for _, d := range []*result.Direction{o.r.Read, o.r.Write} {
 			if d != nil {
 				result.SortPercentiles(d.Completion.Percentiles)
 			}
 		}
-		p.results = append(p.results, *res)
+		g.results++
+		return g.emit(o.r, o.line)
 	}
-	return p, nil
+	return nil
+}
+
+// close hands every open result to emit.
+func (g *grouper) close() error {
+	for g.nOpen > 0 {
+		if err := g.closeOldest(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (rw row) validate() error {
@@ -324,8 +475,19 @@ func (rw row) validate() error {
 	if !ok {
 		return rw.errAt("unit", "expected a unit for %s (%s), found %q", rw.Metric, unitsFor(rw.Metric), rw.Unit)
 	}
-	if f, _ := units.LatencyFactor(rw.Unit); rw.Value*f > float64(math.MaxInt64) {
-		return rw.errAt("value", "expected a latency below 292 years, found %v %s", rw.Value, rw.Unit)
+	switch rw.Metric {
+	case result.MetricIOPS:
+		if rw.Value > MaxIOPS {
+			return rw.errAt("value", "expected at most %g IOPS (no storage device does more), found %v", float64(MaxIOPS), rw.Value)
+		}
+	case result.MetricBW:
+		if f, _ := units.ThroughputFactor(rw.Unit); rw.Value*f > MaxBytesPerSec {
+			return rw.errAt("value", "expected at most %g B/s (no storage device does more), found %v %s", float64(MaxBytesPerSec), rw.Value, rw.Unit)
+		}
+	default:
+		if f, _ := units.LatencyFactor(rw.Unit); rw.Value*f > float64(MaxLatency) {
+			return rw.errAt("value", "expected a latency of at most %v, found %v %s", MaxLatency, rw.Value, rw.Unit)
+		}
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ var (
 // write of unknown method, dd's usual benchmark.
 func parseDD(data []byte) (*parsed, error) {
 	p := &parsed{tool: "dd"}
+	var firstErr *ParseError
 	var args map[string]string
 	var records int64 = -1
 	for i, line := range lines(data) {
@@ -49,7 +50,11 @@ func parseDD(data []byte) (*parsed, error) {
 		}
 		m := reDDSummary.FindStringSubmatch(line)
 		if m == nil {
-			return nil, errAt(n, 0, "expected dd's summary such as \"335544320 bytes (336 MB, 320 MiB) copied, 1.86384 s, 180 MB/s\", found %q", strings.TrimSpace(line))
+			if firstErr == nil {
+				firstErr = errAt(n, 0, "expected dd's summary such as \"335544320 bytes (336 MB, 320 MiB) copied, 1.86384 s, 180 MB/s\", found %q", strings.TrimSpace(line))
+			}
+			p.problems = append(p.problems, Problem{Line: n, Kind: ProblemSkipped, Msg: fmt.Sprintf("not a dd summary line: %q", strings.TrimSpace(line))})
+			continue
 		}
 		nbytes, err1 := strconv.ParseInt(m[1], 10, 64)
 		secs, err2 := decimal(m[2])
@@ -76,11 +81,14 @@ func parseDD(data []byte) (*parsed, error) {
 		}
 		r := ddResult(args, d)
 		r.DisplayUnits = map[string]string{result.MetricBW: m[4] + "/s"}
-		p.results = append(p.results, r)
+		p.add(r, n)
 		p.rows++
 		args, records = nil, -1
 	}
 	if p.rows == 0 {
+		if firstErr != nil {
+			return nil, firstErr
+		}
 		return nil, errAt(1, 0, "expected dd's summary line (\"N bytes (...) copied, S s, R MB/s\"), found none")
 	}
 	return p, nil
@@ -208,6 +216,7 @@ func decimal(s string) (float64, error) {
 func parseHdparm(data []byte) (*parsed, error) {
 	p := &parsed{tool: "hdparm"}
 	device := ""
+	var firstErr *ParseError
 	for i, line := range lines(data) {
 		n := i + 1
 		if m := reHdparmDevice.FindStringSubmatch(line); m != nil {
@@ -227,7 +236,12 @@ func parseHdparm(data []byte) (*parsed, error) {
 		}
 		m := reHdparmTiming.FindStringSubmatch(line)
 		if m == nil {
-			return nil, errAt(n, 0, "expected an hdparm timing line such as \"Timing O_DIRECT disk reads: 406 MB in 3.01 seconds = 134.99 MB/sec\", found %q", strings.TrimSpace(line))
+			// Prose about hdparm in notes; a garbled line is reported.
+			if firstErr == nil {
+				firstErr = errAt(n, 0, "expected an hdparm timing line such as \"Timing O_DIRECT disk reads: 406 MB in 3.01 seconds = 134.99 MB/sec\", found %q", strings.TrimSpace(line))
+			}
+			p.skipped = append(p.skipped, n)
+			continue
 		}
 		mb, err1 := strconv.ParseInt(m[3], 10, 64)
 		secs, err2 := decimal(m[4])
@@ -256,10 +270,13 @@ func parseHdparm(data []byte) (*parsed, error) {
 			r.Method = fmt.Sprintf("hdparm -t%s: sequential 2 MiB reads from the start of the device, QD1, %s, about 3 s", map[bool]string{true: " --direct", false: ""}[direct],
 				map[bool]string{true: "O_DIRECT", false: "through the page cache after flushing it"}[direct])
 		}
-		p.results = append(p.results, r)
+		p.add(r, n)
 		p.rows++
 	}
 	if p.rows == 0 {
+		if firstErr != nil {
+			return nil, firstErr
+		}
 		return nil, errAt(1, 0, "expected hdparm timing lines (\"Timing buffered disk reads: ...\"), found none")
 	}
 	return p, nil

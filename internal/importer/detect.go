@@ -38,9 +38,11 @@ func Detect(name string, data []byte) ([]Format, error) {
 	}
 	if trimmed[0] == '{' || trimmed[0] == '[' {
 		switch {
-		case bytes.Contains(head, []byte(`"smartctl"`)) || bytes.Contains(head, []byte(`"ata_smart_attributes"`)):
+		case bytes.Contains(head, []byte(`"smartctl"`)) || bytes.Contains(head, []byte(`"ata_smart_attributes"`)) ||
+			bytes.Contains(head, []byte(`"nvme_smart_health_information_log"`)) || bytes.Contains(head, []byte(`"scsi_error_counter_log"`)) ||
+			bytes.Contains(head, []byte(`"scsi_grown_defect_list"`)):
 			return []Format{SmartctlJSON}, nil
-		case bytes.Contains(head, []byte(`"bytes_per_sec"`)) && bytes.Contains(head, []byte(`"elapsed_sec"`)):
+		case bytes.Contains(head, []byte(`"bytes_per_sec"`)) && bytes.Contains(head, []byte(`"blocksize"`)):
 			return []Format{CephBench}, nil
 		}
 		return []Format{JSON}, nil
@@ -50,7 +52,7 @@ func Detect(name string, data []byte) ([]Format, error) {
 		return []Format{FioText}, nil
 	case reFioTerse.Match(head):
 		return []Format{FioTerse}, nil
-	case reIozoneHead.Match(head) || bytes.Contains(head, []byte("Iozone: Performance Test")):
+	case reIozoneHead.Match(head) || bytes.Contains(head, []byte("Iozone: Performance Test")) || reIozoneReport.Match(head):
 		return []Format{Iozone}, nil
 	case reSmartTable.Match(head) || reSmartBanner.Match(head):
 		return []Format{Smartctl}, nil

@@ -7,100 +7,304 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 )
 
-// fioDoc is one JSON document fio printed, with what the importer needs
-// beyond internal/fio's view of it.
+// fio's JSON changed over its versions; each figure is read from the field
+// the version wrote, in that field's unit:
+//
+//	          io_bytes  bw / bw_bytes        latency objects             runtime
+//	fio 2.x   KiB       bw KiB/s             slat/clat/lat, µs, with N   runt (ms)
+//	3.0-3.1   bytes     bw KiB/s             slat_ns/clat_ns/lat_ns, no N runtime
+//	3.2+      bytes     bw_bytes B/s, bw KiB/s  *_ns, N from 3.20         runtime
+//
+// json+ adds "bins" (latency in ns -> I/O count) to the latency objects.
+// A figure missing from the file is left unset ("not reported"), never 0,
+// and never the reason to drop the others.
+
 type fioDoc struct {
-	fio.Output
-	Timestamp     int64             `json:"timestamp"`
-	GlobalOptions map[string]string `json:"global options"`
+	Version       string
+	TimestampMS   int64
+	Timestamp     int64
+	GlobalOptions map[string]string
+	Jobs          []fjJob
+	ClientStats   []fjJob
 	raw           []byte
-	line          func() int
+	line          int
+	v2            bool // fio 2.x units
+}
+
+type fjJob struct {
+	Name     string            `json:"jobname"`
+	GroupID  int               `json:"groupid"`
+	Error    int               `json:"error"`
+	Elapsed  int64             `json:"elapsed"`
+	Options  map[string]any    `json:"job options"`
+	Read     *fjDir            `json:"read"`
+	Write    *fjDir            `json:"write"`
+	Trim     *fjDir            `json:"trim"`
+	Sync     *fjSync           `json:"sync"`
+	UsrCPU   *float64          `json:"usr_cpu"`
+	SysCPU   *float64          `json:"sys_cpu"`
+	Hostname string            `json:"hostname"`
+	opts     map[string]string // Options as strings
+}
+
+type fjDir struct {
+	IOBytes  *float64 `json:"io_bytes"`
+	IOKBytes *float64 `json:"io_kbytes"`
+	BW       *float64 `json:"bw"`
+	BWBytes  *float64 `json:"bw_bytes"`
+	IOPS     *float64 `json:"iops"`
+	Runtime  *float64 `json:"runtime"`
+	Runt     *float64 `json:"runt"`
+	TotalIOs *float64 `json:"total_ios"`
+	ShortIOs *float64 `json:"short_ios"`
+	DropIOs  *float64 `json:"drop_ios"`
+	SlatNS   *fjLat   `json:"slat_ns"`
+	ClatNS   *fjLat   `json:"clat_ns"`
+	LatNS    *fjLat   `json:"lat_ns"`
+	SlatUS   *fjLat   `json:"slat"`
+	ClatUS   *fjLat   `json:"clat"`
+	LatUS    *fjLat   `json:"lat"`
+}
+
+type fjSync struct {
+	TotalIOs *float64 `json:"total_ios"`
+	LatNS    *fjLat   `json:"lat_ns"`
+	LatUS    *fjLat   `json:"lat"`
+}
+
+type fjLat struct {
+	Min        *float64           `json:"min"`
+	Max        *float64           `json:"max"`
+	Mean       *float64           `json:"mean"`
+	StdDev     *float64           `json:"stddev"`
+	N          *float64           `json:"N"`
+	Percentile map[string]float64 `json:"percentile"`
+	Bins       map[string]float64 `json:"bins"`
 }
 
 // parseFioJSON reads fio's JSON or json+ output: one document, several
 // concatenated ones (--status-interval snapshots, or several runs pasted
-// together), possibly with fio's warnings around them, and client/server
-// output (client_stats). Status snapshots of one run are cumulative, so
-// only the last of each run is kept.
+// together), possibly with fio's warnings or other text around them, and
+// client/server output (client_stats). Status snapshots of one run are
+// cumulative, so only the last of each run is kept. A document that ends
+// early (a cut file) gives the jobs that are complete in it; a document
+// that is not valid JSON is skipped and reported, the others are read.
 func parseFioJSON(data []byte) (*parsed, error) {
-	docs, err := splitJSONDocs(data)
-	if err != nil {
-		return nil, err
-	}
-	if len(docs) == 0 {
-		return nil, errAt(1, 0, "expected a fio JSON document ({\"fio version\": ...}), found none")
-	}
 	p := &parsed{tool: "fio"}
-	var fdocs []fioDoc
-	for _, d := range docs {
-		var fd fioDoc
-		if err := json.Unmarshal(d.raw, &fd); err != nil {
-			return nil, jsonError(data, d.offset, err, "a fio JSON document")
-		}
-		if fd.Version == "" && len(fd.Jobs) == 0 && len(fd.ClientStats) == 0 {
-			return nil, errAt(lineOf(data, d.offset), 0, `expected a fio JSON document with "fio version" and "jobs", found other JSON`)
-		}
-		fd.raw = d.raw
-		off := d.offset
-		fd.line = func() int { return lineOf(data, off) }
-		fdocs = append(fdocs, fd)
-	}
-	kept := finalSnapshots(fdocs)
-	if dropped := len(fdocs) - len(kept); dropped > 0 {
-		p.notes = append(p.notes, fmt.Sprintf("%d fio JSON documents are status snapshots (--status-interval) of a run; kept the final document of each of %d run(s)", dropped, len(kept)))
-	}
-	for _, d := range kept {
-		p.version = d.Version
-		jobs := d.AllJobs()
-		if len(jobs) == 0 {
-			return nil, errAt(d.line(), 0, "expected at least one job in the fio JSON document, found none")
-		}
-		for _, g := range groupJobs(jobs) {
-			r, err := fioJobResult(d, g)
-			if err != nil {
-				return nil, err
-			}
-			p.results = append(p.results, r)
-			p.rows++
-		}
-	}
-	return p, nil
-}
-
-type jsonDoc struct {
-	raw    []byte
-	offset int
-}
-
-// splitJSONDocs finds the top-level JSON objects in data, skipping any text
-// between them (fio prints warnings on stdout, status output adds nothing
-// else). A document starts with '{' at the start of a line.
-func splitJSONDocs(data []byte) ([]jsonDoc, error) {
-	var out []jsonDoc
+	var docs []fioDoc
+	var firstErr *ParseError
 	pos := 0
 	for pos < len(data) {
 		start := nextObjectStart(data, pos)
 		if start < 0 {
 			break
 		}
-		dec := json.NewDecoder(bytes.NewReader(data[start:]))
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, jsonError(data, start, err, "a complete JSON document")
+		d, end, err := decodeFioDoc(data, start)
+		if err != nil {
+			pe := toParseError(err)
+			if firstErr == nil {
+				firstErr = pe
+			}
+			if d != nil && len(d.Jobs)+len(d.ClientStats) > 0 || d != nil && d.Version != "" && end >= len(data) {
+				// Cut: keep the complete jobs, say where it stopped.
+				docs = append(docs, *d)
+				p.problems = append(p.problems, Problem{Line: pe.Line, Kind: ProblemCut, Msg: pe.Msg})
+				break
+			}
+			if end >= len(data) {
+				p.problems = append(p.problems, Problem{Line: pe.Line, Kind: ProblemCut, Msg: pe.Msg})
+				break
+			}
+			p.problems = append(p.problems, Problem{Line: lineOf(data, start), Kind: ProblemSkipped, Msg: "a JSON document that could not be read: " + pe.Msg})
+			pos = nextLine(data, start)
+			continue
 		}
-		end := start + int(dec.InputOffset())
-		out = append(out, jsonDoc{raw: data[start:end], offset: start})
+		if d.Version == "" && len(d.Jobs) == 0 && len(d.ClientStats) == 0 {
+			p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemSkipped, Msg: `a JSON object without "fio version" or "jobs"`})
+		} else {
+			docs = append(docs, *d)
+		}
 		pos = end
 	}
-	return out, nil
+	if len(docs) == 0 {
+		if firstErr != nil {
+			return nil, firstErr
+		}
+		return nil, errAt(1, 0, "expected a fio JSON document ({\"fio version\": ...}), found none")
+	}
+	kept := finalSnapshots(docs)
+	if dropped := len(docs) - len(kept); dropped > 0 {
+		p.notes = append(p.notes, fmt.Sprintf("%d fio JSON documents are status snapshots (--status-interval) of a run; kept the final document of each of %d run(s)", dropped, len(kept)))
+	}
+	for _, d := range kept {
+		p.version = orDefault(d.Version, p.version)
+		jobs := d.allJobs()
+		if len(jobs) == 0 {
+			if len(p.problems) == 0 || p.problems[len(p.problems)-1].Kind != ProblemCut {
+				p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemSkipped, Msg: "a fio JSON document without any job"})
+			}
+			continue
+		}
+		for _, g := range groupJobs(jobs) {
+			r, bs := fioJobResult(d, g)
+			p.add(r, d.line)
+			for _, why := range consistency(&r, bs) {
+				p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", g[0].Name, why)})
+			}
+		}
+	}
+	if len(p.results) == 0 && firstErr != nil {
+		return nil, firstErr
+	}
+	return p, nil
+}
+
+// decodeFioDoc reads the JSON object starting at data[start]. It walks the
+// object so that, when the input ends inside it, the jobs read so far are
+// returned with the error (each job is decoded whole or not at all: no
+// half-read number is ever kept).
+func decodeFioDoc(data []byte, start int) (*fioDoc, int, error) {
+	dec := json.NewDecoder(bytes.NewReader(data[start:]))
+	dec.UseNumber()
+	d := &fioDoc{line: lineOf(data, start)}
+	fail := func(err error, what string) (*fioDoc, int, error) {
+		off := start + int(dec.InputOffset())
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			// A token-walking decoder's offsets do not count every byte:
+			// decode the whole document once more for the exact place.
+			var raw json.RawMessage
+			if e := json.NewDecoder(bytes.NewReader(data[start:])).Decode(&raw); e != nil {
+				err = e
+			}
+		}
+		return d, off, jsonError(data, start, err, what)
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fail(orErr(err, "not an object"), "a fio JSON document")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fail(err, "a key of the fio JSON document")
+		}
+		key, _ := tok.(string)
+		switch key {
+		case "jobs", "client_stats":
+			if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+				return fail(orErr(err, "not an array"), fmt.Sprintf("the %q array", key))
+			}
+			for dec.More() {
+				var j fjJob
+				if err := dec.Decode(&j); err != nil {
+					return fail(err, "a complete job object")
+				}
+				j.opts = stringOptions(j.Options)
+				if key == "jobs" {
+					d.Jobs = append(d.Jobs, j)
+				} else {
+					d.ClientStats = append(d.ClientStats, j)
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return fail(err, "the end of the jobs array")
+			}
+		default:
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return fail(err, "a JSON value")
+			}
+			switch key {
+			case "fio version":
+				_ = json.Unmarshal(raw, &d.Version)
+			case "timestamp":
+				d.Timestamp = jsonInt(raw)
+			case "timestamp_ms":
+				d.TimestampMS = jsonInt(raw)
+			case "global options":
+				var o map[string]any
+				if json.Unmarshal(raw, &o) == nil {
+					d.GlobalOptions = stringOptions(o)
+				}
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return fail(err, "the end of the fio JSON document")
+	}
+	end := start + int(dec.InputOffset())
+	d.raw = data[start:end]
+	d.v2 = strings.HasPrefix(d.Version, "fio-2.") || strings.HasPrefix(d.Version, "fio-1.")
+	return d, end, nil
+}
+
+func orErr(err error, msg string) error {
+	if err != nil {
+		return err
+	}
+	return errors.New(msg)
+}
+
+func toParseError(err error) *ParseError {
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return &ParseError{Msg: err.Error()}
+}
+
+func jsonInt(raw json.RawMessage) int64 {
+	f, err := strconv.ParseFloat(strings.Trim(string(raw), `"`), 64)
+	if err != nil || f < 0 || f > math.MaxInt64/2 {
+		return 0
+	}
+	return int64(f)
+}
+
+func stringOptions(o map[string]any) map[string]string {
+	out := make(map[string]string, len(o))
+	for k, v := range o {
+		switch x := v.(type) {
+		case string:
+			out[k] = x
+		case nil:
+			out[k] = ""
+		default:
+			out[k] = fmt.Sprint(x)
+		}
+	}
+	return out
+}
+
+func nextLine(data []byte, pos int) int {
+	nl := bytes.IndexByte(data[pos:], '\n')
+	if nl < 0 {
+		return len(data)
+	}
+	return pos + nl + 1
+}
+
+func (d *fioDoc) allJobs() []fjJob {
+	if len(d.Jobs) > 0 {
+		return d.Jobs
+	}
+	var out []fjJob
+	for _, j := range d.ClientStats {
+		// fio adds an "All clients" summary after the per-client jobs.
+		if j.Name != "All clients" {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // nextObjectStart returns the offset of the next '{' that begins a line
@@ -130,16 +334,23 @@ func jsonError(data []byte, base int, err error, expected string) error {
 	var te *json.UnmarshalTypeError
 	off := base
 	msg := err.Error()
+	cut := func() {
+		off = len(data)
+		msg = fmt.Sprintf("expected %s, found the end of the file in the middle of it (the file is cut: what follows was not read)", expected)
+	}
 	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		cut()
 	case errors.As(err, &se):
 		off += int(se.Offset)
-		msg = fmt.Sprintf("expected %s, found invalid JSON (%v)", expected, se)
+		if off >= len(data) {
+			cut()
+		} else {
+			msg = fmt.Sprintf("expected %s, found invalid JSON (%v)", expected, se)
+		}
 	case errors.As(err, &te):
 		off += int(te.Offset)
 		msg = fmt.Sprintf("expected %s for %q, found a JSON %s", te.Type, te.Field, te.Value)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		off = len(data)
-		msg = fmt.Sprintf("expected %s, found the end of the file in the middle of it", expected)
 	}
 	line, col := lineCol(data, off)
 	return errAt(line, col, "%s", msg)
@@ -169,7 +380,7 @@ func lineCol(data []byte, off int) (int, int) {
 func finalSnapshots(docs []fioDoc) []fioDoc {
 	var out []fioDoc
 	for i, d := range docs {
-		if i+1 < len(docs) && sameRun(d, docs[i+1]) {
+		if i+1 < len(docs) && sameRun(&d, &docs[i+1]) {
 			continue
 		}
 		out = append(out, d)
@@ -177,8 +388,8 @@ func finalSnapshots(docs []fioDoc) []fioDoc {
 	return out
 }
 
-func sameRun(a, b fioDoc) bool {
-	ja, jb := a.AllJobs(), b.AllJobs()
+func sameRun(a, b *fioDoc) bool {
+	ja, jb := a.allJobs(), b.allJobs()
 	if len(ja) != len(jb) || len(ja) == 0 || !maps.Equal(a.GlobalOptions, b.GlobalOptions) || a.Version != b.Version {
 		return false
 	}
@@ -190,7 +401,7 @@ func sameRun(a, b fioDoc) bool {
 		return false // the same document pasted twice, or out of order
 	}
 	for i := range ja {
-		if ja[i].Name != jb[i].Name || ja[i].Hostname != jb[i].Hostname || jb[i].Elapsed < ja[i].Elapsed || !maps.Equal(ja[i].Options, jb[i].Options) {
+		if ja[i].Name != jb[i].Name || ja[i].Hostname != jb[i].Hostname || jb[i].Elapsed < ja[i].Elapsed || !maps.Equal(ja[i].opts, jb[i].opts) {
 			return false
 		}
 	}
@@ -202,8 +413,8 @@ func sameRun(a, b fioDoc) bool {
 
 // groupJobs puts together the jobs of one name in one group on one host:
 // numjobs=N without group_reporting prints N jobs that ran in parallel.
-func groupJobs(jobs []fio.JobResult) [][]fio.JobResult {
-	var out [][]fio.JobResult
+func groupJobs(jobs []fjJob) [][]fjJob {
+	var out [][]fjJob
 	index := map[string]int{}
 	for _, j := range jobs {
 		k := fmt.Sprintf("%s\x00%d\x00%s", j.Name, j.GroupID, j.Hostname)
@@ -212,20 +423,23 @@ func groupJobs(jobs []fio.JobResult) [][]fio.JobResult {
 			continue
 		}
 		index[k] = len(out)
-		out = append(out, []fio.JobResult{j})
+		out = append(out, []fjJob{j})
 	}
 	return out
 }
 
-func fioJobResult(d fioDoc, jobs []fio.JobResult) (result.Result, error) {
+// fioJobResult converts a group of parallel jobs; it also returns the
+// block size the options name (0 when not one fixed size), for the
+// consistency check.
+func fioJobResult(d fioDoc, jobs []fjJob) (result.Result, int64) {
 	j := jobs[0]
-	r := fio.ToResult(j)
+	r := d.jobResult(j)
 	for _, other := range jobs[1:] {
-		mergeParallel(&r, fio.ToResult(other))
+		mergeParallel(&r, d.jobResult(other))
 	}
 	opts := map[string]string{}
 	maps.Copy(opts, d.GlobalOptions)
-	maps.Copy(opts, j.Options)
+	maps.Copy(opts, j.opts)
 	m := fioMethod(opts)
 	if len(jobs) > 1 {
 		m.NumJobs = len(jobs)
@@ -238,7 +452,7 @@ func fioJobResult(d fioDoc, jobs []fio.JobResult) (result.Result, error) {
 	if e := opts["ioengine"]; e != "" {
 		r.Method += " ioengine=" + e
 	}
-	r.Labels = map[string]string{}
+	r.Labels = map[string]string{"job": j.Name}
 	path := opts["filename"]
 	if path == "" {
 		path = opts["directory"]
@@ -265,145 +479,168 @@ func fioJobResult(d fioDoc, jobs []fio.JobResult) (result.Result, error) {
 		r.Started = r.Finished.Add(-longest)
 	}
 	r.RawFioJSON = d.raw
-	return r, nil
+	bs := m.BlockSize
+	if b := firstOf(opts, "bs", "blocksize"); strings.ContainsAny(b, ",:-") || opts["bssplit"] != "" || opts["bsrange"] != "" {
+		bs = 0 // several block sizes
+	}
+	return r, bs
 }
 
-// fioMethod reads a workload's method from fio options.
-func fioMethod(o map[string]string) Method {
-	m := Method{RW: firstOf(o, "rw", "readwrite")}
-	if i := strings.IndexByte(m.RW, ':'); i >= 0 { // rw=randread:8
-		m.RW = m.RW[:i]
+// jobResult converts one job's figures, in the units of the document's
+// fio version.
+func (d *fioDoc) jobResult(j fjJob) result.Result {
+	r := result.Result{Read: d.direction(j.Read), Write: d.direction(j.Write), Trim: d.direction(j.Trim)}
+	if j.UsrCPU != nil {
+		r.CPU.UserPercent = *j.UsrCPU
 	}
-	if bs, ok := fioSize(firstOf(o, "bs", "blocksize")); ok {
-		m.BlockSize = bs
+	if j.SysCPU != nil {
+		r.CPU.SystemPercent = *j.SysCPU
 	}
-	m.IODepth = atoi(o["iodepth"])
-	m.NumJobs = atoi(o["numjobs"])
-	if v, ok := o["rwmixread"]; ok {
-		m.RWMixRead = atoi(v)
-	} else if v, ok := o["rwmixwrite"]; ok {
-		m.RWMixRead = 100 - atoi(v)
-	}
-	direct := false
-	if _, ok := o["direct"]; ok {
-		direct = flag(o, "direct")
-	} else if _, ok := o["buffered"]; ok {
-		direct = !flag(o, "buffered")
-	}
-	m.Direct = &direct
-	m.Sync = flag(o, "sync") || o["sync"] == "sync" || o["sync"] == "dsync"
-	m.Fdatasync = atoi(o["fdatasync"])
-	m.Fsync = atoi(o["fsync"])
-	m.EndFsync = flag(o, "end_fsync")
-	switch o["ioengine"] {
-	case "sync", "psync", "vsync", "pvsync", "pvsync2":
-		m.IODepth = 1 // synchronous engines cannot queue
-	}
-	return m
-}
-
-// mergeParallel adds the figures of a job that ran beside r (numjobs
-// without group_reporting). IOPS, bandwidth and I/O counts add up; latency
-// means are weighted by I/O count; percentiles keep the worst job's, an
-// upper bound, since percentiles of separate jobs cannot be merged.
-func mergeParallel(r *result.Result, o result.Result) {
-	r.Read = mergeDir(r.Read, o.Read)
-	r.Write = mergeDir(r.Write, o.Write)
-	r.Trim = mergeDir(r.Trim, o.Trim)
-	if o.Sync != nil {
-		if r.Sync == nil {
-			r.Sync = o.Sync
-		} else {
-			l := mergeLat(*r.Sync, *o.Sync)
+	if s := j.Sync; s != nil {
+		var l result.Latency
+		switch {
+		case s.LatNS != nil:
+			l = latencyOf(s.LatNS, 1)
+		case s.LatUS != nil:
+			l = latencyOf(s.LatUS, 1000)
+		}
+		if l.Samples == 0 && s.TotalIOs != nil {
+			l.Samples = int64(*s.TotalIOs)
+		}
+		if l.Measured() && (l.Mean > 0 || l.Max > 0 || len(l.Percentiles) > 0) {
 			r.Sync = &l
 		}
 	}
-	r.CPU.UserPercent += o.CPU.UserPercent
-	r.CPU.SystemPercent += o.CPU.SystemPercent
-	if o.Status == result.StatusFailed {
-		r.Status, r.Error = o.Status, strings.TrimPrefix(r.Error+"; "+o.Error, "; ")
+	if j.Error != 0 {
+		r.Status = result.StatusFailed
+		r.Error = fmt.Sprintf("fio job %s: error %d", j.Name, j.Error)
+	} else {
+		r.Status = result.StatusComplete
 	}
+	return r
 }
 
-func mergeDir(a, b *result.Direction) *result.Direction {
-	if a == nil {
-		return b
+func (d *fioDoc) direction(x *fjDir) *result.Direction {
+	if x == nil {
+		return nil
 	}
-	if b == nil {
-		return a
-	}
-	out := *a
-	out.IOPS += b.IOPS
-	out.BytesPerSec += b.BytesPerSec
-	out.TotalIOs += b.TotalIOs
-	out.Bytes += b.Bytes
-	out.Errors += b.Errors
-	out.Runtime = max(a.Runtime, b.Runtime)
-	out.Completion = mergeLat(a.Completion, b.Completion)
-	out.Total = mergeLat(a.Total, b.Total)
-	out.Submission = mergeLat(a.Submission, b.Submission)
-	return &out
-}
-
-func mergeLat(a, b result.Latency) result.Latency {
-	if !b.Measured() {
-		return a
-	}
-	if !a.Measured() {
-		return b
-	}
-	out := a
-	na, nb := float64(max(a.Samples, 1)), float64(max(b.Samples, 1))
-	out.Samples = a.Samples + b.Samples
-	out.Mean = time.Duration((float64(a.Mean)*na + float64(b.Mean)*nb) / (na + nb))
-	out.StdDev = max(a.StdDev, b.StdDev)
-	if b.Min > 0 && (a.Min == 0 || b.Min < a.Min) {
-		out.Min = b.Min
-	}
-	out.Max = max(a.Max, b.Max)
-	out.Percentiles = nil
-	for _, p := range a.Percentiles {
-		v := p.Value
-		if q, ok := b.At(p.P); ok && q > v {
-			v = q
+	get := func(p *float64) float64 {
+		if p == nil || bad(*p) {
+			return 0
 		}
-		out.Percentiles = append(out.Percentiles, result.Percentile{P: p.P, Value: v})
+		return *p
+	}
+	out := &result.Direction{IOPS: get(x.IOPS), TotalIOs: int64(get(x.TotalIOs))}
+	switch {
+	case x.BWBytes != nil:
+		out.BytesPerSec = get(x.BWBytes)
+	case x.BW != nil:
+		out.BytesPerSec = get(x.BW) * 1024 // KiB/s in every version
+	}
+	switch {
+	case x.IOKBytes != nil && x.IOBytes == nil:
+		out.Bytes = int64(get(x.IOKBytes) * 1024)
+	case x.IOBytes != nil && d.v2 && x.IOKBytes == nil:
+		out.Bytes = int64(get(x.IOBytes) * 1024) // fio 2.x: KiB
+	case x.IOBytes != nil:
+		out.Bytes = int64(get(x.IOBytes))
+	}
+	switch {
+	case x.Runtime != nil:
+		out.Runtime = time.Duration(get(x.Runtime) * float64(time.Millisecond))
+	case x.Runt != nil:
+		out.Runtime = time.Duration(get(x.Runt) * float64(time.Millisecond))
+	}
+	out.Errors = int64(get(x.ShortIOs) + get(x.DropIOs))
+	out.Submission = pickLat(x.SlatNS, x.SlatUS)
+	out.Completion = pickLat(x.ClatNS, x.ClatUS)
+	out.Total = pickLat(x.LatNS, x.LatUS)
+	if out.TotalIOs == 0 && out.Bytes == 0 && out.IOPS == 0 && out.BytesPerSec == 0 {
+		return nil // the direction saw no I/O
 	}
 	return out
 }
 
-func firstOf(o map[string]string, keys ...string) string {
-	for _, k := range keys {
-		if v, ok := o[k]; ok {
-			return strings.TrimSpace(v)
+// pickLat reads the nanosecond object (fio 3) or else the microsecond one
+// (fio 2).
+func pickLat(ns, us *fjLat) result.Latency {
+	if ns != nil {
+		return latencyOf(ns, 1)
+	}
+	if us != nil {
+		return latencyOf(us, 1000)
+	}
+	return result.Latency{}
+}
+
+// latencyOf converts a latency object whose values are in units of scale
+// nanoseconds. A missing N (fio 3.0 to 3.19) does not drop the figures;
+// json+ bins give percentiles when the object has none.
+func latencyOf(l *fjLat, scale float64) result.Latency {
+	ns := func(p *float64) time.Duration {
+		if p == nil || bad(*p) || *p*scale > float64(math.MaxInt64) {
+			return 0
+		}
+		return time.Duration(*p * scale)
+	}
+	out := result.Latency{Mean: ns(l.Mean), StdDev: ns(l.StdDev), Min: ns(l.Min), Max: ns(l.Max)}
+	if l.N != nil && *l.N > 0 {
+		out.Samples = int64(*l.N)
+	}
+	for k, v := range l.Percentile {
+		p, err := strconv.ParseFloat(k, 64)
+		if err != nil || p <= 0 || p > 100 || bad(v) {
+			continue // fio pads the list with "0.00" : 0
+		}
+		out.Percentiles = append(out.Percentiles, result.Percentile{P: p, Value: time.Duration(v * scale)})
+	}
+	if len(l.Bins) > 0 {
+		ps, n := binPercentiles(l.Bins, scale)
+		if len(out.Percentiles) == 0 {
+			out.Percentiles = ps
+		}
+		if out.Samples == 0 {
+			out.Samples = n
 		}
 	}
-	return ""
-}
-
-func atoi(s string) int {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil {
-		return 0
+	result.SortPercentiles(out.Percentiles)
+	if out.Mean == 0 && out.Max == 0 && len(out.Percentiles) == 0 {
+		return result.Latency{}
 	}
-	return n
+	return out
 }
 
-// truthy reads fio's booleans: an option given without a value is set.
-func truthy(v string) bool {
-	v = strings.TrimSpace(strings.ToLower(v))
-	return v == "1" || v == "true" || v == "yes" || v == "on"
-}
+// binPercentiles computes fio's usual percentiles from json+ bins: the
+// value of the bin where the cumulative count reaches p percent.
+var binPoints = []float64{1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99}
 
-// flag reads a boolean fio option; given without a value, it is set.
-func flag(o map[string]string, key string) bool {
-	v, ok := o[key]
-	return ok && (strings.TrimSpace(v) == "" || truthy(v))
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
+func binPercentiles(bins map[string]float64, scale float64) ([]result.Percentile, int64) {
+	type bin struct{ v, n float64 }
+	var bs []bin
+	var total float64
+	for k, n := range bins {
+		v, err := strconv.ParseFloat(k, 64)
+		if err != nil || bad(v) || bad(n) || n == 0 {
+			continue
+		}
+		bs = append(bs, bin{v, n})
+		total += n
 	}
-	return s
+	if total == 0 {
+		return nil, 0
+	}
+	sort.Slice(bs, func(i, j int) bool { return bs[i].v < bs[j].v })
+	var out []result.Percentile
+	var cum float64
+	i := 0
+	for _, p := range binPoints {
+		need := p / 100 * total
+		for i < len(bs) && cum+bs[i].n < need {
+			cum += bs[i].n
+			i++
+		}
+		k := min(i, len(bs)-1)
+		out = append(out, result.Percentile{P: p, Value: time.Duration(bs[k].v * scale)})
+	}
+	return out, int64(total)
 }

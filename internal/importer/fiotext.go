@@ -2,27 +2,30 @@ package importer
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/units"
 )
 
 var (
-	reTextPreamble = regexp.MustCompile(`^(\S.*?): \(g=\d+\): rw=(\w+), bs=\(R\) ([\d.]+[KMGT]?i?B)-\S+, \(W\) ([\d.]+[KMGT]?i?B)-\S+.*?, ioengine=([\w.-]+), iodepth=(\d+)`)
+	// A job's description line: 3.x "NAME: (g=0): rw=randrw, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) ..., ioengine=libaio, iodepth=32",
+	// 2.x "NAME: (g=0): rw=randread, bs=4K-4K/4K-4K/4K-4K, ioengine=libaio, iodepth=16".
+	reTextPreamble = regexp.MustCompile(`^(\S.*?): \(g=(\d+)\): rw=(\w+), bs=(.*?), ioengine=([\w.-]+), iodepth=(\d+)`)
 	reTextVersion  = regexp.MustCompile(`^fio-(\d\S*)\s*$`)
 	reTextJob      = regexp.MustCompile(`^(\S.*?): \(groupid=(\d+), jobs=(\d+)\): err=\s*(-?\d+)(?:: pid=\d+)?(?:: (.+))?$`)
-	reTextDir      = regexp.MustCompile(`^\s+(read|write|trim)\s*: IOPS=([\d.]+[kMG]?), BW=([\d.]+)([KMGT]?i?B/s) \(([\d.]+)([kKMGT]?B/s)\)\(([\d.]+)([KMGT]?i?B)/(\d+)msec\)`)
-	reTextDirV2    = regexp.MustCompile(`^\s+(read|write|trim)\s*: io=\s*([\d.]+)([KMGT]?B), bw=\s*([\d.]+)([KMGT]?B)/s, iops=\s*([\d.]+), runt=\s*(\d+)msec`)
+	reTextDir      = regexp.MustCompile(`^\s+(read|write|trim)\s*: IOPS=([\d.]+[kKMG]?), BW=([\d.]+)([kKMGT]?i?B/s) \(([\d.]+)([kKMGT]?B/s)\)\(([\d.]+)([kKMGTP]?i?B)/(\d+)msec\)`)
+	reTextDirV2    = regexp.MustCompile(`^\s+(read|write|trim)\s*: io=\s*([\d.]+)([kKMGTP]?B), bw=\s*([\d.]+)([kKMGT]?B)/s, iops=\s*([\d.]+[kKMG]?), runt=\s*(\d+)msec`)
 	reTextDirAny   = regexp.MustCompile(`^\s+(read|write|trim)\s*: (IOPS|io)=`)
-	reTextLat      = regexp.MustCompile(`^\s+(slat|clat|lat|sync) \((nsec|usec|msec)\): min=\s*([\d.]+[kMG]?), max=\s*([\d.]+[kMG]?), avg=\s*([\d.]+), stdev=\s*([\d.]+)`)
+	reTextLat      = regexp.MustCompile(`^\s+(slat|clat|lat|sync) \((nsec|usec|msec)\): min=\s*([\d.]+[kKMG]?), max=\s*([\d.]+[kKMG]?), avg=\s*([\d.]+[kKMG]?), stdev=\s*([\d.]+[kKMG]?)\s*$`)
 	reTextPctHead  = regexp.MustCompile(`^\s+(slat|clat|lat|sync) percentiles \((nsec|usec|msec)\):`)
 	reTextPct      = regexp.MustCompile(`([\d.]+)th=\[\s*(\d+)\]`)
 	reTextCPU      = regexp.MustCompile(`^\s+cpu\s*: usr=([\d.]+)%, sys=([\d.]+)%`)
-	reTextIssued   = regexp.MustCompile(`issued rwts: total=(\d+),(\d+),(\d+)(?:,(\d+))?`)
+	reTextIssued   = regexp.MustCompile(`issued rwts?: total=(\d+),(\d+),(\d+)(?:,(\d+))?`)
+	reTextIssuedV2 = regexp.MustCompile(`issued\s*: total=r=(\d+)/w=(\d+)/d=(\d+)`)
 )
 
 var latUnit = map[string]time.Duration{"nsec": time.Nanosecond, "usec": time.Microsecond, "msec": time.Millisecond}
@@ -32,53 +35,80 @@ type textJob struct {
 	name    string
 	group   int
 	jobs    int
+	run     int
 	line    int
 	err     int
 	when    time.Time
 	r       result.Result
 	units   map[string]string
 	sawDirs bool
+	broken  *Problem // the block could not be read
+	// decimalBW is the bandwidth fio printed in decimal units beside the
+	// binary one ("BW=39.0MiB/s (40.9MB/s)"), per direction.
+	decimalBW map[string]float64
+	issued    bool // the I/O counts come from "issued", not derived
 }
 
 // parseFioText reads fio's normal (human) output: the per-job blocks with
 // IOPS/BW lines, slat/clat/lat lines and percentile tables, whatever the
-// units of each (nsec, usec, msec; k and M suffixes). "Run status group"
-// and "Disk stats" sections are recognised and skipped.
+// units of each (nsec, usec, msec; k, K, M, G suffixes). "Run status
+// group" and "Disk stats" sections are recognised and skipped.
+//
+// Every run is a result of its own: a run starts with description lines
+// or fio's version line after job blocks, so a log of five repeats of one
+// test gives five repetitions and a notes file of different tests gives
+// each its own workload. Only jobs of one name in one group of one run
+// (numjobs without group_reporting) are merged as parallel jobs. A job
+// block that cannot be read is skipped and reported; the others are kept.
 func parseFioText(data []byte) (*parsed, error) {
 	p := &parsed{tool: "fio"}
-	methods := map[string]Method{}
+	type runKey struct {
+		run  int
+		name string
+	}
+	methods := map[runKey]Method{}
 	var jobs []*textJob
 	var cur *textJob
 	var dir *result.Direction
 	var lat *result.Latency
 	var pctUnit time.Duration
 	inSync := false
+	run, jobsInRun := 0, 0
+	newRun := func() {
+		if jobsInRun > 0 {
+			run++
+			jobsInRun = 0
+		}
+	}
 	ls := lines(data)
 	for i, line := range ls {
 		n := i + 1
 		if m := reTextPreamble.FindStringSubmatch(line); m != nil {
-			bs, _ := sizeWithUnit(m[3])
-			if m[2] == "write" || m[2] == "randwrite" {
-				bs, _ = sizeWithUnit(m[4])
-			}
-			meth := Method{RW: m[2], BlockSize: bs, IODepth: atoi(m[6])}
+			newRun()
+			meth := Method{RW: m[3], BlockSize: descBlockSize(m[4], m[3]), IODepth: atoi(m[6])}
 			switch m[5] {
 			case "sync", "psync", "vsync", "pvsync", "pvsync2":
 				meth.IODepth = 1
 			}
-			methods[m[1]] = meth
+			methods[runKey{run, m[1]}] = meth
+			cur = nil
 			continue
 		}
-		if m := reTextVersion.FindStringSubmatch(line); m != nil && p.version == "" {
-			p.version = "fio-" + m[1]
+		if m := reTextVersion.FindStringSubmatch(line); m != nil {
+			newRun()
+			if p.version == "" {
+				p.version = "fio-" + m[1]
+			}
+			cur = nil
 			continue
 		}
 		if m := reTextJob.FindStringSubmatch(line); m != nil {
-			cur = &textJob{name: m[1], group: atoi(m[2]), jobs: atoi(m[3]), err: atoi(m[4]), line: n, units: map[string]string{}}
+			cur = &textJob{name: m[1], group: atoi(m[2]), jobs: atoi(m[3]), err: atoi(m[4]), line: n, run: run, units: map[string]string{}}
 			if t, err := time.Parse("Mon Jan _2 15:04:05 2006", strings.TrimSpace(m[5])); err == nil {
 				cur.when = t
 			}
 			jobs = append(jobs, cur)
+			jobsInRun++
 			dir, lat, pctUnit, inSync = nil, nil, 0, false
 			continue
 		}
@@ -87,20 +117,16 @@ func parseFioText(data []byte) (*parsed, error) {
 			cur, dir, lat = nil, nil, nil
 			continue
 		}
-		if cur == nil {
+		if cur == nil || cur.broken != nil {
 			continue
 		}
 		if pctUnit != 0 {
 			if strings.HasPrefix(trimmed, "|") {
-				ms := reTextPct.FindAllStringSubmatch(trimmed, -1)
-				if ms == nil {
-					return nil, errAt(n, 0, "expected percentile entries such as \"99.00th=[ 1234]\", found %q", trimmed)
-				}
-				for _, m := range ms {
+				for _, m := range reTextPct.FindAllStringSubmatch(trimmed, -1) {
 					pv, err1 := strconv.ParseFloat(m[1], 64)
 					v, err2 := strconv.ParseInt(m[2], 10, 64)
-					if err1 != nil || err2 != nil {
-						return nil, errAt(n, 0, "expected a percentile and a value, found %q", m[0])
+					if err1 != nil || err2 != nil || pv <= 0 || pv > 100 {
+						continue
 					}
 					lat.Percentiles = append(lat.Percentiles, result.Percentile{P: pv, Value: time.Duration(v) * pctUnit})
 				}
@@ -109,12 +135,24 @@ func parseFioText(data []byte) (*parsed, error) {
 			result.SortPercentiles(lat.Percentiles)
 			pctUnit = 0
 		}
+		fail := func(e *ParseError) {
+			cur.broken = &Problem{Line: e.Line, Kind: ProblemSkipped, Msg: fmt.Sprintf("fio job block %q (line %d) not read: %s", cur.name, cur.line, e.Msg)}
+		}
 		switch {
 		case reTextDir.MatchString(line):
 			m := reTextDir.FindStringSubmatch(line)
 			d, err := textDirection(n, m)
 			if err != nil {
-				return nil, err
+				fail(err)
+				continue
+			}
+			if v, err := strconv.ParseFloat(m[5], 64); err == nil {
+				if f, ok := unitFactor(strings.TrimSuffix(m[6], "/s"), false); ok {
+					if cur.decimalBW == nil {
+						cur.decimalBW = map[string]float64{}
+					}
+					cur.decimalBW[m[1]] = v * f
+				}
 			}
 			dir = setDir(&cur.r, m[1], d)
 			cur.units[m[1]+"_bw"] = m[4]
@@ -123,29 +161,37 @@ func parseFioText(data []byte) (*parsed, error) {
 			m := reTextDirV2.FindStringSubmatch(line)
 			d, err := textDirectionV2(n, m)
 			if err != nil {
-				return nil, err
+				fail(err)
+				continue
 			}
 			dir = setDir(&cur.r, m[1], d)
-			cur.units[m[1]+"_bw"] = m[5] + "/s"
+			cur.units[m[1]+"_bw"] = strings.ToUpper(m[5][:len(m[5])-1]) + "iB/s"
+			if m[5] == "B" {
+				cur.units[m[1]+"_bw"] = "B/s"
+			}
 			cur.sawDirs, inSync = true, false
 		case reTextDirAny.MatchString(line):
-			return nil, errAt(n, 0, "expected a direction line such as \"read: IOPS=9989, BW=39.0MiB/s (40.9MB/s)(2341MiB/60002msec)\", found %q", trimmed)
+			fail(errAt(n, 0, "expected a direction line such as \"read: IOPS=9989, BW=39.0MiB/s (40.9MB/s)(2341MiB/60002msec)\", found %q", trimmed))
 		case trimmed == "fsync/fdatasync/sync_file_range:":
 			inSync = true
 		case reTextLat.MatchString(line):
 			m := reTextLat.FindStringSubmatch(line)
 			target, err := textLatTarget(n, &cur.r, dir, m[1], inSync)
 			if err != nil {
-				return nil, err
+				fail(err)
+				continue
 			}
 			unit := latUnit[m[2]]
 			vals := make([]float64, 4)
+			ok := true
 			for k := range vals {
-				v, ok := suffixed(m[3+k])
-				if !ok {
-					return nil, errAt(n, 0, "expected a number for %s %s, found %q", m[1], []string{"min", "max", "avg", "stdev"}[k], m[3+k])
-				}
+				v, good := suffixed(m[3+k])
+				ok = ok && good
 				vals[k] = v
+			}
+			if !ok {
+				fail(errAt(n, 0, "expected four numbers for %s latency, found %q", m[1], trimmed))
+				continue
 			}
 			target.Min, target.Max = time.Duration(vals[0]*float64(unit)), time.Duration(vals[1]*float64(unit))
 			target.Mean, target.StdDev = time.Duration(vals[2]*float64(unit)), time.Duration(vals[3]*float64(unit))
@@ -153,7 +199,8 @@ func parseFioText(data []byte) (*parsed, error) {
 			m := reTextPctHead.FindStringSubmatch(line)
 			target, err := textLatTarget(n, &cur.r, dir, m[1], inSync)
 			if err != nil {
-				return nil, err
+				fail(err)
+				continue
 			}
 			target.Percentiles = nil
 			lat, pctUnit = target, latUnit[m[2]]
@@ -161,13 +208,17 @@ func parseFioText(data []byte) (*parsed, error) {
 			m := reTextCPU.FindStringSubmatch(line)
 			cur.r.CPU.UserPercent, _ = strconv.ParseFloat(m[1], 64)
 			cur.r.CPU.SystemPercent, _ = strconv.ParseFloat(m[2], 64)
-		case reTextIssued.MatchString(line):
+		case reTextIssued.MatchString(line) || reTextIssuedV2.MatchString(line):
 			m := reTextIssued.FindStringSubmatch(line)
+			if m == nil {
+				m = append(reTextIssuedV2.FindStringSubmatch(line), "")
+			}
 			for k, d := range []*result.Direction{cur.r.Read, cur.r.Write, cur.r.Trim} {
 				if d != nil {
 					d.TotalIOs, _ = strconv.ParseInt(m[1+k], 10, 64)
 				}
 			}
+			cur.issued = true
 			if cur.r.Sync != nil && m[4] != "" {
 				cur.r.Sync.Samples, _ = strconv.ParseInt(m[4], 10, 64)
 			}
@@ -179,20 +230,30 @@ func parseFioText(data []byte) (*parsed, error) {
 	if len(jobs) == 0 {
 		return nil, errAt(1, 0, "expected a fio job block starting with a line such as \"NAME: (groupid=0, jobs=1): err= 0: pid=123\", found none")
 	}
-	// Jobs of one name and group reported separately ran in parallel
-	// (numjobs without group_reporting): merge them into one result.
+	// Jobs of one name and group of one run reported separately ran in
+	// parallel (numjobs without group_reporting): merge them into one result.
 	type key struct {
+		run   int
 		name  string
 		group int
 	}
 	order := []key{}
 	merged := map[key]*textJob{}
 	counts := map[key]int{}
+	var firstErr *ParseError
 	for _, j := range jobs {
-		if !j.sawDirs && j.err == 0 {
-			return nil, errAt(j.line, 0, "expected read:, write: or trim: lines after the job header of %q, found none", j.name)
+		if j.broken == nil && !j.sawDirs && j.err == 0 {
+			j.broken = &Problem{Line: j.line, Kind: ProblemSkipped, Msg: fmt.Sprintf("expected read:, write: or trim: lines after the job header of %q, found none", j.name)}
 		}
-		k := key{j.name, j.group}
+		if j.broken != nil {
+			p.problems = append(p.problems, *j.broken)
+			if firstErr == nil {
+				firstErr = errAt(j.broken.Line, 0, "%s", j.broken.Msg)
+			}
+			continue
+		}
+		p.notes = append(p.notes, j.fixRounding()...)
+		k := key{j.run, j.name, j.group}
 		counts[k] += j.jobs
 		if m, ok := merged[k]; ok {
 			mergeParallel(&m.r, j.r)
@@ -200,6 +261,9 @@ func parseFioText(data []byte) (*parsed, error) {
 		}
 		merged[k] = j
 		order = append(order, k)
+	}
+	if len(order) == 0 {
+		return nil, firstErr
 	}
 	for _, k := range order {
 		j := merged[k]
@@ -212,7 +276,7 @@ func parseFioText(data []byte) (*parsed, error) {
 		if j.err != 0 {
 			r.Status, r.Error = result.StatusFailed, fmt.Sprintf("fio job %s: error %d", j.name, j.err)
 		}
-		meth, known := methods[j.name]
+		meth, known := methods[runKey{k.run, j.name}]
 		meth.NumJobs = counts[k]
 		syncNote := ""
 		if r.Sync != nil && meth.Fdatasync == 0 && meth.Fsync == 0 {
@@ -233,6 +297,9 @@ func parseFioText(data []byte) (*parsed, error) {
 			r.Method = fmt.Sprintf("%s text output, job %q, %d job(s); rw, bs and iodepth not in the output (the job's description line was not included)", orDefault(p.version, "fio"), j.name, meth.NumJobs)
 		}
 		r.DisplayUnits = textDisplayUnits(j.units)
+		// Different jobs are different tests even when their methods are
+		// alike (the same test on two mounts); runs of one job are repeats.
+		r.Labels = map[string]string{"job": j.name}
 		if !j.when.IsZero() {
 			r.Finished = j.when
 			var longest time.Duration
@@ -241,10 +308,73 @@ func parseFioText(data []byte) (*parsed, error) {
 			}
 			r.Started = r.Finished.Add(-longest)
 		}
-		p.results = append(p.results, r)
+		// Text figures are rounded to 3 significant digits; the I/O count
+		// derived above is exact only when "issued" was printed.
+		for _, why := range consistency(&r, meth.BlockSize) {
+			p.problems = append(p.problems, Problem{Line: j.line, Kind: ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", j.name, why)})
+		}
+		p.add(r, j.line)
 		p.rows++
 	}
 	return p, nil
+}
+
+// fixRounding corrects figures that fio 3.0 and 3.1 printed wrongly: their
+// number formatting dropped the fraction's carry, so "BW=11.0MiB/s
+// (12.6MB/s)" and "IOPS=18.0k" appear for 12.0 MiB/s and 18.9k. When the
+// binary and decimal bandwidths disagree by more than rounding, the
+// decimal one is kept; when the printed IOPS disagrees with the issued
+// I/O count over the runtime, the count wins. Each correction is noted.
+func (j *textJob) fixRounding() []string {
+	var notes []string
+	for _, d := range j.r.Directions() {
+		if dec := j.decimalBW[d.Name]; dec > 0 && off(d.BytesPerSec, dec) > 0.01 {
+			notes = append(notes, fmt.Sprintf("line %d: fio job %q: %s bandwidth printed as %.0f B/s in binary units but %.0f B/s in decimal units; the decimal figure is kept (fio 3.0/3.1 rounding)",
+				j.line, j.name, d.Name, d.BytesPerSec, dec))
+			d.BytesPerSec = dec
+		}
+		if j.issued && d.TotalIOs > 0 && d.Runtime > 0 {
+			calc := float64(d.TotalIOs) / d.Runtime.Seconds()
+			if off(d.IOPS, calc) > 0.02 {
+				notes = append(notes, fmt.Sprintf("line %d: fio job %q: %s IOPS printed as %.6g but %d I/Os in %v are %.6g IOPS; the count is kept",
+					j.line, j.name, d.Name, d.IOPS, d.TotalIOs, d.Runtime, calc))
+				d.IOPS = calc
+			}
+		}
+	}
+	return notes
+}
+
+// descBlockSize reads the block size of a description line for the
+// direction rw uses: "(R) 4096B-4096B, (W) 4096B-4096B, (T) ..." (3.x) or
+// "4K-4K/4K-4K/4K-4K" (2.x, read/write/trim). A range (bsrange) gives 0.
+func descBlockSize(bs, rw string) int64 {
+	write := rw == "write" || rw == "randwrite"
+	var part string
+	if strings.Contains(bs, "(R)") {
+		for _, f := range strings.Split(bs, ",") {
+			f = strings.TrimSpace(f)
+			if write && strings.HasPrefix(f, "(W)") || !write && strings.HasPrefix(f, "(R)") {
+				part = strings.TrimSpace(f[3:])
+			}
+		}
+	} else {
+		fs := strings.Split(bs, "/")
+		part = fs[0]
+		if write && len(fs) > 1 {
+			part = fs[1]
+		}
+	}
+	lo, hi, ok := strings.Cut(part, "-")
+	if !ok {
+		hi = lo
+	}
+	a, ok1 := fioSize(lo)
+	b, ok2 := fioSize(hi)
+	if !ok1 || !ok2 || a != b {
+		return 0
+	}
+	return a
 }
 
 // textDisplayUnits keeps the unit fio chose for bandwidth (the first
@@ -270,7 +400,7 @@ func setDir(r *result.Result, name string, d *result.Direction) *result.Directio
 	return d
 }
 
-func textLatTarget(n int, r *result.Result, dir *result.Direction, kind string, inSync bool) (*result.Latency, error) {
+func textLatTarget(n int, r *result.Result, dir *result.Direction, kind string, inSync bool) (*result.Latency, *ParseError) {
 	if kind == "sync" || inSync {
 		if r.Sync == nil {
 			r.Sync = &result.Latency{}
@@ -289,74 +419,83 @@ func textLatTarget(n int, r *result.Result, dir *result.Direction, kind string, 
 	return &dir.Total, nil
 }
 
-func textDirection(n int, m []string) (*result.Direction, error) {
+func textDirection(n int, m []string) (*result.Direction, *ParseError) {
 	iops, ok1 := suffixed(m[2])
 	bw, err2 := strconv.ParseFloat(m[3], 64)
-	f, ok3 := units.ThroughputFactor(m[4])
-	io, ok4 := byteSize(m[7], m[8])
+	f, ok3 := unitFactor(strings.TrimSuffix(m[4], "/s"), false)
+	io, err4 := strconv.ParseFloat(m[7], 64)
+	g, ok4 := unitFactor(m[8], false)
 	ms, err5 := strconv.ParseInt(m[9], 10, 64)
-	if !ok1 || err2 != nil || !ok3 || !ok4 || err5 != nil {
+	if !ok1 || err2 != nil || !ok3 || err4 != nil || !ok4 || err5 != nil {
 		return nil, errAt(n, 0, "expected IOPS, BW, I/O size and runtime figures, found %q", strings.TrimSpace(m[0]))
 	}
-	return &result.Direction{IOPS: iops, BytesPerSec: bw * f, Bytes: io, Runtime: time.Duration(ms) * time.Millisecond}, nil
+	return &result.Direction{IOPS: iops, BytesPerSec: bw * f, Bytes: int64(io*g + 0.5), Runtime: time.Duration(ms) * time.Millisecond}, nil
 }
 
 // textDirectionV2 reads fio 2.x's "read : io=1024.0MB, bw=17476KB/s,
 // iops=4369, runt= 60001msec" (KB means KiB there).
-func textDirectionV2(n int, m []string) (*result.Direction, error) {
-	io, ok1 := byteSize(m[2], strings.Replace(m[3], "B", "iB", 1))
-	bw, ok2 := byteSize(m[4], strings.Replace(m[5], "B", "iB", 1))
-	if m[3] == "B" {
-		io, ok1 = byteSize(m[2], "B")
-	}
-	if m[5] == "B" {
-		bw, ok2 = byteSize(m[4], "B")
-	}
-	iops, err3 := strconv.ParseFloat(m[6], 64)
+func textDirectionV2(n int, m []string) (*result.Direction, *ParseError) {
+	io, err1 := strconv.ParseFloat(m[2], 64)
+	f, ok1 := unitFactor(m[3], true)
+	bw, err2 := strconv.ParseFloat(m[4], 64)
+	g, ok2 := unitFactor(m[5], true)
+	iops, ok3 := suffixed(m[6])
 	ms, err4 := strconv.ParseInt(m[7], 10, 64)
-	if !ok1 || !ok2 || err3 != nil || err4 != nil {
+	if err1 != nil || !ok1 || err2 != nil || !ok2 || !ok3 || err4 != nil {
 		return nil, errAt(n, 0, "expected io=, bw=, iops= and runt= figures, found %q", strings.TrimSpace(m[0]))
 	}
-	return &result.Direction{IOPS: iops, BytesPerSec: float64(bw), Bytes: io, Runtime: time.Duration(ms) * time.Millisecond}, nil
+	return &result.Direction{IOPS: iops, BytesPerSec: bw * g, Bytes: int64(io*f + 0.5), Runtime: time.Duration(ms) * time.Millisecond}, nil
 }
 
-// suffixed reads fio's abbreviated numbers: 9989, 10.0k, 1.2M (powers of 1000).
+// unitFactor reads a byte unit of any case and scale: B, K/k/Ki, M, G, T,
+// P followed by B. "KiB" is 1024; "kB"/"KB" is 1000 in fio 3, but 1024 in
+// fio 2, which wrote binary sizes with decimal names (binaryNames).
+func unitFactor(u string, binaryNames bool) (float64, bool) {
+	u = strings.TrimSpace(u)
+	if !strings.HasSuffix(u, "B") {
+		return 0, false
+	}
+	u = strings.TrimSuffix(u, "B")
+	if u == "" {
+		return 1, true
+	}
+	bin := binaryNames || strings.HasSuffix(u, "i")
+	u = strings.TrimSuffix(u, "i")
+	if len(u) != 1 {
+		return 0, false
+	}
+	exp := strings.IndexByte("KMGTP", strings.ToUpper(u)[0]) + 1
+	if exp == 0 {
+		return 0, false
+	}
+	if bin {
+		return math.Pow(1024, float64(exp)), true
+	}
+	return math.Pow(1000, float64(exp)), true
+}
+
+// suffixed reads fio's abbreviated numbers: 9989, 10.0k, 3733.6K, 1.2M
+// (powers of 1000, any case).
 func suffixed(s string) (float64, bool) {
 	mult := 1.0
-	switch {
-	case strings.HasSuffix(s, "k"):
-		mult, s = 1e3, strings.TrimSuffix(s, "k")
-	case strings.HasSuffix(s, "M"):
-		mult, s = 1e6, strings.TrimSuffix(s, "M")
-	case strings.HasSuffix(s, "G"):
-		mult, s = 1e9, strings.TrimSuffix(s, "G")
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'k', 'K':
+			mult = 1e3
+		case 'M', 'm':
+			mult = 1e6
+		case 'G', 'g':
+			mult = 1e9
+		case 'T', 't':
+			mult = 1e12
+		}
+		if mult > 1 {
+			s = s[:n-1]
+		}
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 {
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 		return 0, false
 	}
 	return v * mult, true
-}
-
-var byteUnits = map[string]float64{
-	"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
-	"kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
-}
-
-func byteSize(num, unit string) (int64, bool) {
-	v, err := strconv.ParseFloat(num, 64)
-	f, ok := byteUnits[unit]
-	if err != nil || !ok || v < 0 {
-		return 0, false
-	}
-	return int64(v*f + 0.5), true
-}
-
-// sizeWithUnit reads "4096B", "1024KiB", "1MiB".
-func sizeWithUnit(s string) (int64, bool) {
-	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	if i < 0 {
-		return byteSize(s, "B")
-	}
-	return byteSize(s[:i], s[i:])
 }

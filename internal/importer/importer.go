@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf16"
@@ -73,6 +74,9 @@ type File struct {
 	Tool        string          `json:"tool"`
 	ToolVersion string          `json:"tool_version,omitempty"`
 	Results     []result.Result `json:"results"`
+	// ResultCount is how many results Stream handed on (Results is then
+	// empty).
+	ResultCount int             `json:"-"`
 	Health      []result.Health `json:"health,omitempty"`
 	// Rows counts the lines or records figures were read from (for iozone,
 	// the table rows).
@@ -82,6 +86,8 @@ type File struct {
 	Skipped []int `json:"skipped_lines,omitempty"`
 	// Notes say what the reader decided (e.g. which fio status snapshot it kept).
 	Notes []string `json:"notes,omitempty"`
+	// Problems are what was cut, refused, skipped or flagged, with lines.
+	Problems []Problem `json:"problems,omitempty"`
 }
 
 // ParseError is input the reader could not understand.
@@ -120,10 +126,30 @@ func errAt(line, col int, format string, args ...any) *ParseError {
 type parsed struct {
 	tool, version string
 	results       []result.Result
-	health        []result.Health
-	rows          int
-	skipped       []int
-	notes         []string
+	// resultLines gives, for each result, the line it was read from (0
+	// when unknown), for the plausibility check's errors.
+	resultLines []int
+	health      []result.Health
+	rows        int
+	skipped     []int
+	notes       []string
+	problems    []Problem
+}
+
+// add appends a result read at line.
+func (p *parsed) add(r result.Result, line int) {
+	p.results = append(p.results, r)
+	for len(p.resultLines) < len(p.results)-1 {
+		p.resultLines = append(p.resultLines, 0)
+	}
+	p.resultLines = append(p.resultLines, line)
+}
+
+func (p *parsed) lineOf(i int) int {
+	if i < len(p.resultLines) {
+		return p.resultLines[i]
+	}
+	return 0
 }
 
 type reader func(data []byte) (*parsed, error)
@@ -143,7 +169,9 @@ var readers = map[Format]reader{
 }
 
 // Parse reads one input file. name is used in errors, provenance and as
-// the default target.
+// the default target. A file that ends in the middle of a line or of a
+// JSON document gives what is complete before that point, with a
+// ProblemCut (see File.Cut); a figure is never taken from a cut number.
 func Parse(name string, data []byte, opt Options) (*File, error) {
 	sum := sha256.Sum256(data)
 	f := &File{Name: name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(data))}
@@ -161,18 +189,44 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 		}
 		f.Formats = fs
 	}
+	body, cut := cutLastLine(data, f.Formats)
+	if cut != nil {
+		f.Problems = append(f.Problems, *cut)
+	}
 	var tools, versions []string
 	for _, format := range f.Formats {
-		p, err := readers[format](data)
+		in := body
+		if jsonFormat(format) {
+			in = data
+		}
+		p, err := readers[format](in)
 		if err != nil {
 			if pe, ok := err.(*ParseError); ok {
 				pe.File, pe.Format = name, format
+				if cut != nil && pe.Msg != "" {
+					pe.Msg += "; " + cut.Msg
+				}
 				return nil, pe
 			}
 			return nil, &ParseError{File: name, Format: format, Msg: err.Error()}
 		}
+		kept := p.results[:0]
+		for i := range p.results {
+			if why := plausible(&p.results[i]); why != "" {
+				f.Problems = append(f.Problems, Problem{Line: p.lineOf(i), Kind: ProblemRefused,
+					Msg: fmt.Sprintf("result %q not stored: %s", p.results[i].Workload, why)})
+				continue
+			}
+			kept = append(kept, p.results[i])
+		}
+		p.results = kept
+		f.Problems = append(f.Problems, p.problems...)
 		if len(p.results) == 0 && len(p.health) == 0 {
-			return nil, &ParseError{File: name, Format: format, Msg: "no results found in the file"}
+			msg := "no results found in the file"
+			if len(f.Problems) > 0 {
+				msg = "no complete result in the file: " + f.Problems[0].String()
+			}
+			return nil, &ParseError{File: name, Format: format, Msg: msg}
 		}
 		for i := range p.results {
 			if p.results[i].Labels == nil {
@@ -195,36 +249,115 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 	return f, nil
 }
 
+// Cut reports whether the file ended in the middle of something.
+func (f *File) Cut() bool {
+	for _, p := range f.Problems {
+		if p.Kind == ProblemCut {
+			return true
+		}
+	}
+	return false
+}
+
+// Refused counts the results that were read but not kept.
+func (f *File) Refused() int {
+	n := 0
+	for _, p := range f.Problems {
+		if p.Kind == ProblemRefused {
+			n++
+		}
+	}
+	return n
+}
+
+func jsonFormat(f Format) bool {
+	return f == FioJSON || f == SmartctlJSON || f == JSON || f == CephBench
+}
+
+// Lines a tool prints last, so a file may end with them and no line break
+// without having been cut.
+var reCompleteEnd = map[Format]*regexp.Regexp{
+	FioText: regexp.MustCompile(`(util=[\d.]+%|msec|\))\s*$`),
+	Iozone:  regexp.MustCompile(`iozone test complete\.?\s*$`),
+	DD:      regexp.MustCompile(`(B/s|records (in|out))\s*$`),
+	Hdparm:  regexp.MustCompile(`/sec\s*$`),
+}
+
+// cutLastLine finds a last line without a line break that is not one a
+// tool ends its output with: the file was cut there, so that line is not
+// read (a number in it may be half of one).
+func cutLastLine(data []byte, formats []Format) ([]byte, *Problem) {
+	lineFormats := false
+	for _, f := range formats {
+		lineFormats = lineFormats || !jsonFormat(f)
+	}
+	if !lineFormats || len(data) == 0 || data[len(data)-1] == '\n' {
+		return data, nil
+	}
+	start := bytes.LastIndexByte(data, '\n') + 1
+	last := strings.TrimSpace(string(data[start:]))
+	if last == "" || strings.HasPrefix(last, "```") {
+		return data, nil
+	}
+	for _, f := range formats {
+		if re := reCompleteEnd[f]; re != nil && re.MatchString(last) {
+			return data, nil
+		}
+	}
+	n := 1 + bytes.Count(data[:start], []byte("\n"))
+	shown := last
+	if len(shown) > 40 {
+		shown = "..." + shown[len(shown)-40:]
+	}
+	return data[:start], &Problem{Line: n, Kind: ProblemCut,
+		Msg: fmt.Sprintf("the file ends in the middle of line %d (%q, no line break): the line was not read", n, shown)}
+}
+
 // finish fills what every result needs: target, round, status, repetition.
 func (f *File) finish(opt Options) {
-	base := strings.TrimSuffix(filepath.Base(f.Name), filepath.Ext(f.Name))
-	reps := map[string]int{}
+	fin := newFinisher(f.Name, opt)
 	for i := range f.Results {
-		r := &f.Results[i]
-		if opt.Target != "" {
-			r.Target = opt.Target
-		} else if r.Target == "" {
-			r.Target = base
-		}
-		if r.Round == "" {
-			r.Round = result.RoundIsolated
-		}
-		if r.Status == "" {
-			r.Status = result.StatusComplete
-		}
-		if r.Repetition == 0 {
-			k := repKey(r)
-			reps[k]++
-			r.Repetition = reps[k]
-		}
+		fin.result(&f.Results[i])
 	}
 	for i := range f.Health {
 		h := &f.Health[i]
 		if opt.Target != "" {
 			h.Target = opt.Target
 		} else if h.Target == "" {
-			h.Target = base
+			h.Target = fin.base
 		}
+	}
+}
+
+type finisher struct {
+	base string
+	opt  Options
+	reps map[string]int
+}
+
+func newFinisher(name string, opt Options) *finisher {
+	return &finisher{base: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name)), opt: opt, reps: map[string]int{}}
+}
+
+func (fin *finisher) result(r *result.Result) {
+	if fin.opt.Target != "" {
+		r.Target = fin.opt.Target
+	} else if r.Target == "" {
+		r.Target = fin.base
+	}
+	if r.Round == "" {
+		r.Round = result.RoundIsolated
+	}
+	if r.Status == "" {
+		r.Status = result.StatusComplete
+	}
+	if r.Labels == nil {
+		r.Labels = map[string]string{}
+	}
+	if r.Repetition == 0 {
+		k := repKey(r)
+		fin.reps[k]++
+		r.Repetition = fin.reps[k]
 	}
 }
 

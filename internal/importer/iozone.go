@@ -43,19 +43,16 @@ var (
 // in between, blank lines) is skipped and counted.
 func parseIozone(data []byte) (*parsed, error) {
 	p := &parsed{tool: "iozone"}
-	direct, cmd := false, ""
+	direct, cmd := iozoneCommand(data)
+	if reIozoneReport.Match(data) && !reIozoneHead.Match(data) {
+		return parseIozoneReport(data, p, direct, cmd)
+	}
 	inTable := false
 	var headerEnds []int
 	var rowLines int
 	for i, line := range lines(data) {
 		n := i + 1
-		if m := reIozoneCmdLine.FindStringSubmatch(line); m != nil {
-			cmd = strings.TrimSpace(m[1])
-			for _, a := range strings.Fields(cmd) {
-				if a == "-I" {
-					direct = true
-				}
-			}
+		if reIozoneCmdLine.MatchString(line) {
 			continue
 		}
 		if m := reIozoneVersion.FindStringSubmatch(line); m != nil {
@@ -111,35 +108,7 @@ func parseIozone(data []byte) (*parsed, error) {
 			if err != nil || kbps > 1e15 {
 				return nil, errAt(n, 0, "expected a rate in kB/s in column %q, found %q", iozoneColumns[c].name, v)
 			}
-			col := iozoneColumns[c]
-			bytesPerSec := kbps * 1024
-			d := &result.Direction{BytesPerSec: bytesPerSec, IOPS: bytesPerSec / float64(recKB*1024)}
-			meth := Method{RW: col.rw, BlockSize: recKB * 1024, IODepth: 1, Direct: ptr(direct)}
-			workload := ""
-			switch {
-			case col.rw == "":
-				workload = "iozone-" + sanitize(col.name) + "-" + sizeName(recKB*1024)
-			case col.reread:
-				workload = "iozone-" + col.name + "-" + sizeName(recKB*1024)
-				if !direct {
-					workload += "-buffered"
-				}
-			default:
-				workload, _ = Workload(meth)
-			}
-			r := result.Result{
-				Workload: workload,
-				Method: fmt.Sprintf("iozone %s test, %d KiB file, %d KiB records, %s (%s)",
-					col.name, fileKB, recKB, map[bool]string{true: "O_DIRECT (-I)", false: "buffered (no -I)"}[direct], orDefault(cmd, "command line not in the output")),
-				Labels:       map[string]string{"file_size": sizeName(fileKB * 1024)},
-				DisplayUnits: map[string]string{result.MetricBW: "KiB/s"},
-			}
-			if col.rw == "write" || col.rw == "randwrite" || strings.Contains(col.name, "write") {
-				r.Write = d
-			} else {
-				r.Read = d
-			}
-			p.results = append(p.results, r)
+			p.add(iozoneResult(iozoneColumns[c].name, fileKB, recKB, kbps, direct, cmd), n)
 		}
 	}
 	if !inTable {
@@ -218,4 +187,131 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// iozoneCommand reads the "Command line used:" line: -I means O_DIRECT.
+func iozoneCommand(data []byte) (direct bool, cmd string) {
+	for _, line := range lines(data) {
+		if m := reIozoneCmdLine.FindStringSubmatch(line); m != nil {
+			cmd = strings.TrimSpace(m[1])
+			for _, a := range strings.Fields(cmd) {
+				if a == "-I" {
+					direct = true
+				}
+			}
+			return direct, cmd
+		}
+	}
+	return false, ""
+}
+
+// iozoneResult is one test's rate for one file and record size.
+func iozoneResult(test string, fileKB, recKB int64, kbps float64, direct bool, cmd string) result.Result {
+	var col struct {
+		name   string
+		rw     string
+		reread bool
+	}
+	for _, c := range iozoneColumns {
+		if c.name == test {
+			col = c
+		}
+	}
+	bytesPerSec := kbps * 1024
+	d := &result.Direction{BytesPerSec: bytesPerSec, IOPS: bytesPerSec / float64(recKB*1024)}
+	meth := Method{RW: col.rw, BlockSize: recKB * 1024, IODepth: 1, Direct: ptr(direct)}
+	workload := ""
+	switch {
+	case col.rw == "":
+		workload = "iozone-" + sanitize(col.name) + "-" + sizeName(recKB*1024)
+	case col.reread:
+		workload = "iozone-" + col.name + "-" + sizeName(recKB*1024)
+		if !direct {
+			workload += "-buffered"
+		}
+	default:
+		workload, _ = Workload(meth)
+	}
+	r := result.Result{
+		Workload: workload,
+		Method: fmt.Sprintf("iozone %s test, %d KiB file, %d KiB records, %s (%s)",
+			col.name, fileKB, recKB, map[bool]string{true: "O_DIRECT (-I)", false: "buffered (no -I)"}[direct], orDefault(cmd, "command line not in the output")),
+		Labels:       map[string]string{"file_size": sizeName(fileKB * 1024)},
+		DisplayUnits: map[string]string{result.MetricBW: "KiB/s"},
+	}
+	if col.rw == "write" || col.rw == "randwrite" || strings.Contains(col.name, "write") {
+		r.Write = d
+	} else {
+		r.Read = d
+	}
+	return r
+}
+
+var (
+	reIozoneReport    = regexp.MustCompile(`(?m)^"([A-Za-z -]+) report"\s*$`)
+	reIozoneReportRow = regexp.MustCompile(`^"(\d+)"((?:\s+\d+)+)\s*$`)
+	reIozoneRecLens   = regexp.MustCompile(`^\s*(?:"\d+"\s*)+$`)
+)
+
+// iozone -R report names, as the tests of the -a table call them.
+var iozoneReports = map[string]string{
+	"Writer": "write", "Re-writer": "rewrite", "Reader": "read", "Re-Reader": "reread",
+	"Random read": "random read", "Random write": "random write", "Backward read": "bkwd read",
+	"Record rewrite": "record rewrite", "Stride read": "stride read", "Fwrite": "fwrite",
+	"Re-fwrite": "frewrite", "Fread": "fread", "Re-fread": "freread",
+}
+
+// parseIozoneReport reads iozone -R ("Excel") output: one block per test,
+// headed "Writer report", a row of record sizes in kB, then one row per
+// file size (kB) with a rate in kB/s for each record size, from the first.
+func parseIozoneReport(data []byte, p *parsed, direct bool, cmd string) (*parsed, error) {
+	test := ""
+	var recs []int64
+	for i, line := range lines(data) {
+		n := i + 1
+		if m := reIozoneReport.FindStringSubmatch(line); m != nil {
+			test, recs = iozoneReports[m[1]], nil
+			if test == "" {
+				p.problems = append(p.problems, Problem{Line: n, Kind: ProblemSkipped, Msg: fmt.Sprintf("iozone report %q is not one storbench knows; its block was not read", m[1])})
+			}
+			continue
+		}
+		if test == "" {
+			continue
+		}
+		if reIozoneRecLens.MatchString(line) {
+			recs = nil
+			for _, f := range strings.Fields(line) {
+				v, _ := strconv.ParseInt(strings.Trim(f, `"`), 10, 64)
+				recs = append(recs, v)
+			}
+			continue
+		}
+		m := reIozoneReportRow.FindStringSubmatch(line)
+		if m == nil {
+			if t := strings.TrimSpace(line); t != "" {
+				p.skipped = append(p.skipped, n)
+			}
+			continue
+		}
+		fileKB, err := strconv.ParseInt(m[1], 10, 64)
+		vals := strings.Fields(m[2])
+		if err != nil || fileKB <= 0 || fileKB > 1<<40 || len(recs) == 0 || len(vals) > len(recs) {
+			p.problems = append(p.problems, Problem{Line: n, Kind: ProblemSkipped, Msg: fmt.Sprintf("iozone %s report row does not match its record sizes: %q", test, strings.TrimSpace(line))})
+			continue
+		}
+		p.rows++
+		for k, v := range vals {
+			kbps, err := strconv.ParseFloat(v, 64)
+			if err != nil || recs[k] <= 0 || recs[k] > 1<<30 {
+				continue
+			}
+			p.add(iozoneResult(test, fileKB, recs[k], kbps, direct, cmd), n)
+		}
+	}
+	if len(p.results) == 0 {
+		return nil, errAt(1, 0, "expected iozone -R report blocks (\"Writer report\" and rows of rates), found none")
+	}
+	p.notes = append(p.notes, fmt.Sprintf("iozone -R report: read %d rows (%d results)", p.rows, len(p.results)))
+	return p, nil
 }

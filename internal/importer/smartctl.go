@@ -32,14 +32,61 @@ var smartCritical = map[int]string{
 }
 
 // parseSmartctl reads smartctl -a / -A / -x text: the identity lines, the
-// overall self-assessment and the ATA attribute table.
+// overall self-assessment, the ATA attribute table, the NVMe health log and
+// the SCSI error counters. A file holding several smartctl outputs (a log
+// of daily checks) gives one record per output, each with its time.
 func parseSmartctl(data []byte) (*parsed, error) {
 	p := &parsed{tool: "smartctl"}
+	ls := lines(data)
+	starts := []int{0}
+	for i, line := range ls {
+		if i > 0 && reSmartVersion.MatchString(line) {
+			starts = append(starts, i)
+		}
+	}
+	var firstErr *ParseError
+	for k, s := range starts {
+		end := len(ls)
+		if k+1 < len(starts) {
+			end = starts[k+1]
+		}
+		h, rows, err := smartctlRecord(ls[s:end], s, p)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			if k > 0 || len(starts) > 1 {
+				p.problems = append(p.problems, Problem{Line: err.Line, Kind: ProblemSkipped, Msg: "smartctl output not read: " + err.Msg})
+			}
+			continue
+		}
+		p.rows += rows
+		p.health = append(p.health, *h)
+	}
+	if len(p.health) == 0 {
+		return nil, firstErr
+	}
+	return p, nil
+}
+
+var (
+	reNVMeField   = regexp.MustCompile(`^(Critical Warning|Temperature|Available Spare|Available Spare Threshold|Percentage Used|Power Cycles|Power On Hours|Unsafe Shutdowns|Media and Data Integrity Errors|Error Information Log Entries):\s+(\S+)`)
+	reSCSIDefects = regexp.MustCompile(`^Elements in grown defect list:\s*(\d+)`)
+	reSCSITemp    = regexp.MustCompile(`^Current Drive Temperature:\s*(\d+) C`)
+	reSCSIHours   = regexp.MustCompile(`^\s*Accumulated power on time, hours:minutes (\d+):`)
+	reSCSICounter = regexp.MustCompile(`^(read|write|verify):\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s*$`)
+)
+
+// smartctlRecord reads one smartctl output; offset is the index of its
+// first line in the file.
+func smartctlRecord(ls []string, offset int, p *parsed) (*result.Health, int, *ParseError) {
 	var h result.Health
+	var nv nvmeLog
 	family := ""
+	rows := 0
 	inTable, brief := false, false
-	for i, line := range lines(data) {
-		n := i + 1
+	for i, line := range ls {
+		n := offset + i + 1
 		if m := reSmartVersion.FindStringSubmatch(line); m != nil {
 			p.version = m[1]
 			continue
@@ -58,8 +105,11 @@ func parseSmartctl(data []byte) (*parsed, error) {
 			case "Firmware Version":
 				h.Firmware = m[2]
 			case "Local Time is":
-				if t, err := time.Parse("Mon Jan _2 15:04:05 2006 MST", m[2]); err == nil {
-					h.Captured = t
+				for _, layout := range []string{"Mon Jan _2 15:04:05 2006 MST", "Mon Jan _2 15:04:05 2006 -0700", "Mon Jan _2 15:04:05 2006"} {
+					if t, err := time.Parse(layout, m[2]); err == nil {
+						h.Captured = t
+						break
+					}
 				}
 			default:
 				if w := strings.Fields(m[2]); len(w) > 0 {
@@ -71,6 +121,36 @@ func parseSmartctl(data []byte) (*parsed, error) {
 			}
 			continue
 		}
+		if m := reNVMeField.FindStringSubmatch(line); m != nil {
+			v, ok := smartNumber(m[2])
+			if !ok {
+				return nil, 0, errAt(n, 0, "expected a number for %s, found %q", m[1], m[2])
+			}
+			nv.set(m[1], v)
+			rows++
+			continue
+		}
+		if m := reSCSIDefects.FindStringSubmatch(line); m != nil {
+			v, _ := strconv.ParseUint(m[1], 10, 64)
+			nv.scsi, nv.defects = true, &v
+			rows++
+			continue
+		}
+		if m := reSCSITemp.FindStringSubmatch(line); m != nil {
+			h.TemperatureC, _ = strconv.ParseInt(m[1], 10, 64)
+			continue
+		}
+		if m := reSCSIHours.FindStringSubmatch(line); m != nil {
+			h.PowerOnHours, _ = strconv.ParseInt(m[1], 10, 64)
+			continue
+		}
+		if m := reSCSICounter.FindStringSubmatch(line); m != nil {
+			v, _ := strconv.ParseUint(m[8], 10, 64)
+			nv.scsi = true
+			nv.uncorrected = append(nv.uncorrected, scsiCounter{m[1], v})
+			rows++
+			continue
+		}
 		if reSmartTable.MatchString(line) {
 			inTable, brief = true, !strings.Contains(line, "TYPE")
 			continue
@@ -78,8 +158,9 @@ func parseSmartctl(data []byte) (*parsed, error) {
 		if !inTable {
 			continue
 		}
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "||") || strings.HasPrefix(strings.TrimSpace(line), "|") {
-			if strings.TrimSpace(line) == "" && len(h.Attributes) > 0 {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "|") {
+			if t == "" && len(h.Attributes) > 0 {
 				inTable = false
 			}
 			continue
@@ -88,28 +169,163 @@ func parseSmartctl(data []byte) (*parsed, error) {
 		if brief {
 			m := reSmartRowBrief.FindStringSubmatch(line)
 			if m == nil {
-				return nil, errAt(n, 0, "expected an attribute row \"ID NAME FLAGS VALUE WORST THRESH FAIL RAW_VALUE\", found %q", strings.TrimSpace(line))
+				return nil, 0, errAt(n, 0, "expected an attribute row \"ID NAME FLAGS VALUE WORST THRESH FAIL RAW_VALUE\", found %q", t)
 			}
 			a = smartAttr(m[1], m[2], m[3], m[4], m[5], m[6], "", "", m[7], m[8])
 		} else {
 			m := reSmartRowLong.FindStringSubmatch(line)
 			if m == nil {
-				return nil, errAt(n, 0, "expected an attribute row \"ID# ATTRIBUTE_NAME FLAG VALUE WORST THRESH TYPE UPDATED WHEN_FAILED RAW_VALUE\", found %q", strings.TrimSpace(line))
+				return nil, 0, errAt(n, 0, "expected an attribute row \"ID# ATTRIBUTE_NAME FLAG VALUE WORST THRESH TYPE UPDATED WHEN_FAILED RAW_VALUE\", found %q", t)
 			}
 			a = smartAttr(m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9], m[10])
 		}
 		if a.ID <= 0 || a.ID > 255 {
-			return nil, errAt(n, 0, "expected an attribute ID from 1 to 255, found %d", a.ID)
+			return nil, 0, errAt(n, 0, "expected an attribute ID from 1 to 255, found %d", a.ID)
 		}
 		h.Attributes = append(h.Attributes, a)
-		p.rows++
+		rows++
 	}
-	if len(h.Attributes) == 0 && h.SelfAssessment == "" {
-		return nil, errAt(1, 0, "expected smartctl's attribute table (\"ID# ATTRIBUTE_NAME ...\") or its self-assessment line, found neither")
+	if len(h.Attributes) == 0 && h.SelfAssessment == "" && !nv.any() {
+		return nil, 0, errAt(offset+1, 0, "expected smartctl's attribute table (\"ID# ATTRIBUTE_NAME ...\"), NVMe health log, SCSI error counters or self-assessment line, found none")
 	}
 	finishHealth(&h, family)
-	p.health = append(p.health, h)
-	return p, nil
+	nv.apply(&h)
+	return &h, rows, nil
+}
+
+// smartNumber reads "0x04", "2,354,229,498", "100%", "32".
+func smartNumber(s string) (uint64, bool) {
+	s = strings.TrimSuffix(strings.ReplaceAll(s, ",", ""), "%")
+	if strings.HasPrefix(s, "0x") {
+		v, err := strconv.ParseUint(s[2:], 16, 64)
+		return v, err == nil
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	return v, err == nil
+}
+
+type scsiCounter struct {
+	op    string
+	count uint64
+}
+
+// nvmeLog holds the NVMe health log and SCSI error counters of a record;
+// nil fields were not in the output.
+type nvmeLog struct {
+	critical, temp, spare, spareThresh, used, cycles, hours, unsafe, media, errLog *uint64
+	scsi                                                                           bool
+	defects                                                                        *uint64
+	uncorrected                                                                    []scsiCounter
+}
+
+func (l *nvmeLog) any() bool { return l.critical != nil || l.media != nil || l.scsi }
+
+func (l *nvmeLog) set(field string, v uint64) {
+	p := &v
+	switch field {
+	case "Critical Warning":
+		l.critical = p
+	case "Temperature":
+		l.temp = p
+	case "Available Spare":
+		l.spare = p
+	case "Available Spare Threshold":
+		l.spareThresh = p
+	case "Percentage Used":
+		l.used = p
+	case "Power Cycles":
+		l.cycles = p
+	case "Power On Hours":
+		l.hours = p
+	case "Unsafe Shutdowns":
+		l.unsafe = p
+	case "Media and Data Integrity Errors":
+		l.media = p
+	case "Error Information Log Entries":
+		l.errLog = p
+	}
+}
+
+// criticalWarningBits names the NVMe critical warning bits (NVMe base
+// specification, SMART / Health Information log, byte 0).
+var criticalWarningBits = []string{
+	"available spare capacity has fallen below the threshold",
+	"temperature is outside its thresholds",
+	"NVM subsystem reliability is degraded (media or internal errors)",
+	"media has been placed in read-only mode",
+	"volatile memory backup device has failed",
+	"persistent memory region has become read-only or unreliable",
+}
+
+// apply records the NVMe/SCSI figures on h and flags what matters.
+func (l *nvmeLog) apply(h *result.Health) {
+	attr := func(name string, v *uint64) {
+		if v != nil {
+			h.Attributes = append(h.Attributes, result.SMARTAttribute{Name: name, Raw: strconv.FormatUint(*v, 10), RawValue: *v})
+		}
+	}
+	for _, a := range []struct {
+		name string
+		v    *uint64
+	}{{"critical_warning", l.critical}, {"available_spare", l.spare}, {"available_spare_threshold", l.spareThresh},
+		{"percentage_used", l.used}, {"power_cycles", l.cycles}, {"unsafe_shutdowns", l.unsafe},
+		{"media_errors", l.media}, {"num_err_log_entries", l.errLog}, {"grown_defect_list", l.defects}} {
+		attr(a.name, a.v)
+	}
+	if l.hours != nil && h.PowerOnHours == 0 {
+		h.PowerOnHours = int64(*l.hours)
+	}
+	if l.temp != nil && h.TemperatureC == 0 {
+		h.TemperatureC = int64(*l.temp)
+	}
+	flag := func(name string, count uint64, reason string) {
+		h.Flags = append(h.Flags, result.HealthFlag{Name: name, Count: count, Reason: reason})
+	}
+	if c := l.critical; c != nil && *c != 0 {
+		for bit, why := range criticalWarningBits {
+			if *c&(1<<bit) != 0 {
+				flag("critical_warning", *c, fmt.Sprintf("NVMe critical warning 0x%02x, bit %d: %s", *c, bit, why))
+			}
+		}
+		if *c>>len(criticalWarningBits) != 0 {
+			flag("critical_warning", *c, fmt.Sprintf("NVMe critical warning 0x%02x: reserved bits set", *c))
+		}
+	}
+	if l.media != nil && *l.media > 0 {
+		flag("media_errors", *l.media, fmt.Sprintf("%d NVMe media and data integrity errors: unrecovered data errors", *l.media))
+	}
+	if l.spare != nil && l.spareThresh != nil && *l.spareThresh > 0 && *l.spare < *l.spareThresh {
+		flag("available_spare", *l.spare, fmt.Sprintf("NVMe available spare %d%% is below its threshold %d%%", *l.spare, *l.spareThresh))
+	}
+	if l.used != nil && *l.used >= 100 {
+		flag("percentage_used", *l.used, fmt.Sprintf("NVMe percentage used %d%%: the rated endurance is used up", *l.used))
+	}
+	if l.unsafe != nil && *l.unsafe >= unsafeShutdownsMin && (l.cycles == nil || float64(*l.unsafe) >= unsafeShutdownsShare*float64(*l.cycles)) {
+		flag("unsafe_shutdowns", *l.unsafe, fmt.Sprintf("%d unsafe shutdowns (power lost without a flush) of %s power cycles: check the power supply", *l.unsafe, countOr(l.cycles)))
+	}
+	if l.defects != nil && *l.defects > 0 {
+		flag("grown_defect_list", *l.defects, fmt.Sprintf("%d elements in the SCSI grown defect list: sectors remapped since manufacture", *l.defects))
+	}
+	for _, c := range l.uncorrected {
+		if c.count > 0 {
+			flag("uncorrected_"+c.op+"_errors", c.count, fmt.Sprintf("%d SCSI %s errors the drive could not correct", c.count, c.op))
+		}
+	}
+}
+
+// Unsafe shutdowns are flagged from this many, and when they are at least
+// this share of all power cycles: a few are ordinary (a pulled plug), a
+// drive that loses power unflushed on most cycles risks its data.
+const (
+	unsafeShutdownsMin   = 10
+	unsafeShutdownsShare = 0.5
+)
+
+func countOr(v *uint64) string {
+	if v == nil {
+		return "an unknown number of"
+	}
+	return strconv.FormatUint(*v, 10)
 }
 
 func smartAttr(id, name, flag, value, worst, thresh, typ, updated, whenFailed, raw string) result.SMARTAttribute {
@@ -207,7 +423,10 @@ func finishHealth(h *result.Health, family string) {
 // smartJSON is the part of smartctl --json output the importer reads.
 type smartJSON struct {
 	Smartctl *struct {
-		Version []int `json:"version"`
+		Version  []int `json:"version"`
+		Messages []struct {
+			String string `json:"string"`
+		} `json:"messages"`
 	} `json:"smartctl"`
 	Device struct {
 		Name string `json:"name"`
@@ -248,36 +467,89 @@ type smartJSON struct {
 		} `json:"table"`
 	} `json:"ata_smart_attributes"`
 	NVMe *struct {
-		CriticalWarning int    `json:"critical_warning"`
-		MediaErrors     uint64 `json:"media_errors"`
-		PercentageUsed  int    `json:"percentage_used"`
-		AvailableSpare  int    `json:"available_spare"`
-		SpareThreshold  int    `json:"available_spare_threshold"`
+		CriticalWarning *uint64 `json:"critical_warning"`
+		Temperature     *uint64 `json:"temperature"`
+		AvailableSpare  *uint64 `json:"available_spare"`
+		SpareThreshold  *uint64 `json:"available_spare_threshold"`
+		PercentageUsed  *uint64 `json:"percentage_used"`
+		PowerCycles     *uint64 `json:"power_cycles"`
+		PowerOnHours    *uint64 `json:"power_on_hours"`
+		UnsafeShutdowns *uint64 `json:"unsafe_shutdowns"`
+		MediaErrors     *uint64 `json:"media_errors"`
+		ErrLogEntries   *uint64 `json:"num_err_log_entries"`
 	} `json:"nvme_smart_health_information_log"`
+	SCSIDefects *uint64 `json:"scsi_grown_defect_list"`
+	SCSIErrors  map[string]struct {
+		Uncorrected *uint64 `json:"total_uncorrected_errors"`
+	} `json:"scsi_error_counter_log"`
 }
 
-// parseSmartctlJSON reads smartctl --json (-j) output, ATA or NVMe.
+// parseSmartctlJSON reads smartctl --json (-j) output of ATA, NVMe and
+// SCSI devices; several documents in one file are several records.
 func parseSmartctlJSON(data []byte) (*parsed, error) {
 	p := &parsed{tool: "smartctl"}
-	start := bytes.IndexByte(data, '{')
-	if start < 0 {
-		return nil, errAt(1, 0, "expected smartctl --json output (a JSON object), found none")
+	pos := 0
+	var firstErr error
+	for pos < len(data) {
+		start := nextObjectStart(data, pos)
+		if start < 0 && pos == 0 {
+			start = bytes.IndexByte(data, '{')
+		}
+		if start < 0 {
+			break
+		}
+		var s smartJSON
+		dec := json.NewDecoder(bytes.NewReader(data[start:]))
+		if err := dec.Decode(&s); err != nil {
+			err = jsonError(data, start, err, "smartctl --json output")
+			if pe := toParseError(err); strings.Contains(pe.Msg, "cut") {
+				p.problems = append(p.problems, Problem{Line: pe.Line, Kind: ProblemCut, Msg: pe.Msg})
+			} else if len(p.health) > 0 {
+				p.problems = append(p.problems, Problem{Line: pe.Line, Kind: ProblemSkipped, Msg: pe.Msg})
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
+			break
+		}
+		pos = start + int(dec.InputOffset())
+		if s.Smartctl == nil && s.ATA == nil && s.NVMe == nil && s.SCSIDefects == nil && s.SCSIErrors == nil {
+			if firstErr == nil {
+				firstErr = errAt(lineOf(data, start), 0, `expected smartctl --json output with "smartctl" and "ata_smart_attributes", "nvme_smart_health_information_log" or "scsi_error_counter_log", found other JSON`)
+			}
+			continue
+		}
+		if s.ATA == nil && s.NVMe == nil && s.SCSIDefects == nil && s.SCSIErrors == nil && s.SmartStatus == nil {
+			why := "no SMART data in it"
+			if s.Smartctl != nil && len(s.Smartctl.Messages) > 0 {
+				why = "smartctl said: " + s.Smartctl.Messages[0].String
+			}
+			pe := errAt(lineOf(data, start), 0, "expected SMART data in the smartctl --json output, found %s", why)
+			p.problems = append(p.problems, Problem{Line: pe.Line, Kind: ProblemSkipped, Msg: pe.Msg})
+			if firstErr == nil {
+				firstErr = pe
+			}
+			continue
+		}
+		p.health = append(p.health, smartJSONHealth(&s, p))
 	}
-	var s smartJSON
-	dec := json.NewDecoder(bytes.NewReader(data[start:]))
-	if err := dec.Decode(&s); err != nil {
-		return nil, jsonError(data, start, err, "smartctl --json output")
+	if len(p.health) == 0 {
+		if firstErr == nil {
+			firstErr = errAt(1, 0, "expected smartctl --json output (a JSON object), found none")
+		}
+		return nil, firstErr
 	}
-	if s.Smartctl == nil && s.ATA == nil && s.NVMe == nil {
-		return nil, errAt(lineOf(data, start), 0, `expected smartctl --json output with "smartctl" and "ata_smart_attributes" or "nvme_smart_health_information_log", found other JSON`)
-	}
+	return p, nil
+}
+
+func smartJSONHealth(s *smartJSON, p *parsed) result.Health {
 	if s.Smartctl != nil && len(s.Smartctl.Version) >= 2 {
 		p.version = fmt.Sprintf("%d.%d", s.Smartctl.Version[0], s.Smartctl.Version[1])
 	}
 	h := result.Health{Device: s.Device.Name, Model: s.ModelName, Serial: s.SerialNumber, Firmware: s.Firmware,
 		PowerOnHours: s.PowerOnTime.Hours, TemperatureC: s.Temperature.Current}
 	if s.LocalTime.TimeT > 0 {
-		h.Captured = time.Unix(s.LocalTime.TimeT, 0)
+		h.Captured = time.Unix(s.LocalTime.TimeT, 0).UTC()
 	}
 	if s.SmartStatus != nil {
 		h.SelfAssessment = map[bool]string{true: "PASSED", false: "FAILED"}[s.SmartStatus.Passed]
@@ -293,21 +565,21 @@ func parseSmartctlJSON(data []byte) (*parsed, error) {
 		}
 	}
 	finishHealth(&h, s.ModelFamily)
+	var l nvmeLog
 	if n := s.NVMe; n != nil {
 		p.rows++
-		if n.MediaErrors > 0 {
-			h.Flags = append(h.Flags, result.HealthFlag{Name: "media_errors", Count: n.MediaErrors, Reason: "NVMe media and data integrity errors"})
-		}
-		if n.CriticalWarning != 0 {
-			h.Flags = append(h.Flags, result.HealthFlag{Name: "critical_warning", Count: uint64(n.CriticalWarning), Reason: "NVMe critical warning bits set (spare, temperature, reliability or read-only)"})
-		}
-		if n.AvailableSpare > 0 && n.AvailableSpare <= n.SpareThreshold {
-			h.Flags = append(h.Flags, result.HealthFlag{Name: "available_spare", Count: uint64(n.AvailableSpare), Reason: "NVMe spare capacity at or below its threshold"})
-		}
-		if n.PercentageUsed >= 100 {
-			h.Flags = append(h.Flags, result.HealthFlag{Name: "percentage_used", Count: uint64(n.PercentageUsed), Reason: "NVMe rated endurance used up"})
+		l = nvmeLog{critical: n.CriticalWarning, temp: n.Temperature, spare: n.AvailableSpare, spareThresh: n.SpareThreshold,
+			used: n.PercentageUsed, cycles: n.PowerCycles, hours: n.PowerOnHours, unsafe: n.UnsafeShutdowns, media: n.MediaErrors, errLog: n.ErrLogEntries}
+	}
+	if s.SCSIDefects != nil || s.SCSIErrors != nil {
+		p.rows++
+		l.scsi, l.defects = true, s.SCSIDefects
+		for _, op := range []string{"read", "write", "verify"} {
+			if e, ok := s.SCSIErrors[op]; ok && e.Uncorrected != nil {
+				l.uncorrected = append(l.uncorrected, scsiCounter{op, *e.Uncorrected})
+			}
 		}
 	}
-	p.health = append(p.health, h)
-	return p, nil
+	l.apply(&h)
+	return h
 }

@@ -51,78 +51,142 @@ func (e *DuplicateError) Error() string {
 // refuses (DuplicateError) when any file's SHA-256 is already stored; it
 // sets the IDs of results and health records.
 func (s *SQLite) ImportRun(ctx context.Context, imp *Import) error {
-	r := imp.Run
-	if r == nil || r.ID == "" {
-		return fmt.Errorf("import has no run ID")
-	}
-	labels, workloads, targets, err := runJSON(r)
+	w, err := s.BeginImport(ctx, imp.Run, imp.Files)
 	if err != nil {
 		return err
 	}
+	defer w.Abort()
+	for i := range imp.Results {
+		if err := w.AddResult(ctx, &imp.Results[i]); err != nil {
+			return err
+		}
+	}
+	for i := range imp.Health {
+		if err := w.AddHealth(ctx, &imp.Health[i]); err != nil {
+			return err
+		}
+	}
+	if err := w.Commit(ctx); err != nil {
+		return err
+	}
+	for i := range imp.Files {
+		imp.Files[i].RunID = imp.Run.ID
+	}
+	return nil
+}
+
+// ImportWriter stores one import result by result, so an input of any size
+// is stored with bounded memory, still in one transaction: Commit stores
+// it all, Abort (or an error) nothing.
+type ImportWriter struct {
+	tx    *sql.Tx
+	run   *result.Run
+	files []ImportedFile
+	done  bool
+}
+
+// BeginImport starts storing an import: it refuses (DuplicateError) when
+// any of the files was imported before, and records the run. The run's
+// workloads, targets and note may still change until Commit.
+func (s *SQLite) BeginImport(ctx context.Context, r *result.Run, files []ImportedFile) (*ImportWriter, error) {
+	if r == nil || r.ID == "" {
+		return nil, fmt.Errorf("import has no run ID")
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("storing import: %w", err)
+		return nil, fmt.Errorf("storing import: %w", err)
 	}
-	defer tx.Rollback()
-
+	w := &ImportWriter{tx: tx, run: r, files: files}
 	var sums []string
-	for _, f := range imp.Files {
+	for _, f := range files {
 		sums = append(sums, f.SHA256)
 	}
 	dups, err := importedFiles(ctx, tx, sums)
 	if err != nil {
-		return err
+		w.Abort()
+		return nil, err
 	}
 	if len(dups) > 0 {
-		return &DuplicateError{Files: dups}
+		w.Abort()
+		return nil, &DuplicateError{Files: dups}
+	}
+	labels, workloads, targets, err := runJSON(r)
+	if err != nil {
+		w.Abort()
+		return nil, err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO runs(id, suite, source, status, started_ns, finished_ns, labels, workloads, targets, note)
 		VALUES(?,?,?,?,?,?,?,?,?,?)`, r.ID, r.Suite, r.Source, string(r.Status), nanos(r.Started), nanos(r.Finished), labels, workloads, targets, r.Note); err != nil {
+		w.Abort()
+		return nil, fmt.Errorf("storing run %s: %w", r.ID, err)
+	}
+	return w, nil
+}
+
+// AddResult stores one result of the import and sets its ID and run.
+func (w *ImportWriter) AddResult(ctx context.Context, r *result.Result) error {
+	r.RunID = w.run.ID
+	id, err := insertResult(ctx, w.tx, r)
+	if err != nil {
+		return err
+	}
+	r.ID = id
+	return nil
+}
+
+// AddHealth stores one device health record and sets its ID and run.
+func (w *ImportWriter) AddHealth(ctx context.Context, h *result.Health) error {
+	h.RunID = w.run.ID
+	data, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	res, err := w.tx.ExecContext(ctx, `INSERT INTO device_health(run_id, target, captured_ns, healthy, data) VALUES(?,?,?,?,?)`,
+		w.run.ID, h.Target, nanos(h.Captured), h.Healthy(), string(data))
+	if err != nil {
+		return fmt.Errorf("storing health of %s: %w", h.Target, err)
+	}
+	h.ID, err = res.LastInsertId()
+	return err
+}
+
+// Commit brings the run's workloads, targets, source and note up to date,
+// stores the files' provenance and commits everything.
+func (w *ImportWriter) Commit(ctx context.Context) error {
+	r := w.run
+	labels, workloads, targets, err := runJSON(r)
+	if err != nil {
+		return err
+	}
+	if _, err := w.tx.ExecContext(ctx, `UPDATE runs SET source=?, labels=?, workloads=?, targets=?, note=? WHERE id=?`,
+		r.Source, labels, workloads, targets, r.Note, r.ID); err != nil {
 		return fmt.Errorf("storing run %s: %w", r.ID, err)
 	}
-	ids := make([]int64, len(imp.Results))
-	for i := range imp.Results {
-		imp.Results[i].RunID = r.ID
-		if ids[i], err = insertResult(ctx, tx, &imp.Results[i]); err != nil {
-			return err
-		}
-	}
-	hids := make([]int64, len(imp.Health))
-	for i := range imp.Health {
-		h := &imp.Health[i]
-		h.RunID = r.ID
-		data, err := json.Marshal(h)
-		if err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO device_health(run_id, target, captured_ns, healthy, data) VALUES(?,?,?,?,?)`,
-			r.ID, h.Target, nanos(h.Captured), h.Healthy(), string(data))
-		if err != nil {
-			return fmt.Errorf("storing health of %s: %w", h.Target, err)
-		}
-		if hids[i], err = res.LastInsertId(); err != nil {
-			return err
-		}
-	}
-	for _, f := range imp.Files {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO imports(sha256, run_id, file, format, tool, tool_version, size_bytes, results, imported_ns)
+	for _, f := range w.files {
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO imports(sha256, run_id, file, format, tool, tool_version, size_bytes, results, imported_ns)
 			VALUES(?,?,?,?,?,?,?,?,?)`, f.SHA256, r.ID, f.File, f.Format, f.Tool, f.ToolVersion, f.SizeBytes, f.Results, nanos(f.Imported)); err != nil {
 			return fmt.Errorf("storing provenance of %s: %w", f.File, err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	w.done = true
+	if err := w.tx.Commit(); err != nil {
 		return fmt.Errorf("storing import: %w", err)
 	}
-	for i := range imp.Results {
-		imp.Results[i].ID = ids[i]
-	}
-	for i := range imp.Health {
-		imp.Health[i].ID = hids[i]
-	}
-	for i := range imp.Files {
-		imp.Files[i].RunID = r.ID
-	}
 	return nil
+}
+
+// SetFiles replaces the provenance Commit stores (its formats, tools and
+// counts are known only once every file has been read).
+func (w *ImportWriter) SetFiles(files []ImportedFile) { w.files = files }
+
+// Abort drops everything stored since BeginImport; after Commit it does
+// nothing.
+func (w *ImportWriter) Abort() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	return w.tx.Rollback()
 }
 
 type queryer interface {

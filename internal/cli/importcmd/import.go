@@ -3,14 +3,19 @@
 package importcmd
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,12 +31,20 @@ import (
 )
 
 type flags struct {
-	format string
-	labels []string
-	target string
-	dryRun bool
-	output string
+	format  string
+	labels  []string
+	target  string
+	dryRun  bool
+	output  string
+	maxSize string
 }
+
+// DefaultMaxSize is the largest input import reads unless --max-size says
+// otherwise: far more than any tool's output, far less than a disk image.
+const DefaultMaxSize = "256MiB"
+
+// previewLimit bounds the results a dry run keeps to show.
+const previewLimit = 1000
 
 // NewCommand returns the import command.
 func NewCommand(d cli.Deps) *cobra.Command {
@@ -47,7 +60,14 @@ tables, GNU dd and hdparm output, ceph tell osd.* bench, smartctl -a text and
 --json, and storbench's CSV (header target,labels,round,workload,metric,value,unit)
 or the same fields as JSON. All files are stored as one run, or nothing is: a
 file that cannot be read is reported with its line and what was expected.
-A file imported before (same SHA-256) is reported and skipped. "-" reads stdin.`,
+A file imported before (same SHA-256) is reported and skipped. "-" reads stdin.
+
+Only regular files are read (and "-"): devices, pipes and directories are
+refused, and so is any input larger than --max-size. A CSV is read as it
+streams, so a file of millions of rows needs little memory. A file that is cut
+(it ends in the middle of a line or a JSON document) gives what is complete
+before the cut, says where, and the command exits 1; so does a result with a
+figure no device can reach (refused, with its line).`,
 		Example: `  storbench import fio-nvme.json --label node=pi4-1 --label storage=local
   storbench import results.csv --output json
   storbench import --dry-run iozone-nfs.txt smartctl-sda.txt`,
@@ -57,6 +77,7 @@ A file imported before (same SHA-256) is reported and skipped. "-" reads stdin.`
 	cmd.Flags().StringArrayVar(&f.labels, "label", nil, "add a label key=value to the run and every result (repeatable; a CSV row's own labels win)")
 	cmd.Flags().StringVar(&f.target, "target", "", "name the target of every result (default: what the file says, e.g. osd.N, the device or host, else the file name)")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "parse and show what would be stored, without storing it")
+	cmd.Flags().StringVar(&f.maxSize, "max-size", DefaultMaxSize, "refuse inputs larger than this (e.g. 64MiB, 2GiB)")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {
@@ -100,6 +121,19 @@ type FileReport struct {
 	Rows        int               `json:"rows"`
 	Skipped     []int             `json:"skipped_lines,omitempty"`
 	Notes       []string          `json:"notes,omitempty"`
+	// Problems say what was cut, refused, skipped or flagged, with lines.
+	Problems []importer.Problem `json:"problems,omitempty"`
+	Cut      bool               `json:"cut"`
+	Refused  int                `json:"refused"`
+}
+
+// input is one argument of the command, checked and hashed.
+type input struct {
+	name string
+	path string // "" for stdin
+	data []byte // stdin's content
+	size int64
+	sum  string
 }
 
 func run(ctx context.Context, d cli.Deps, f *flags, args []string) error {
@@ -113,25 +147,25 @@ func run(ctx context.Context, d cli.Deps, f *flags, args []string) error {
 			return cli.Usage(fmt.Errorf("--format: %w", err))
 		}
 	}
+	limit, err := parseSize(f.maxSize)
+	if err != nil {
+		return cli.Usage(fmt.Errorf("--max-size: %w", err))
+	}
 	now := time.Now()
-	var files []*importer.File
+	var inputs []*input
 	seen := map[string]string{}
 	var sameTwice []string
 	for _, name := range args {
-		data, err := readInput(d, name)
+		in, err := checkInput(d, name, limit)
 		if err != nil {
 			return cli.Usage(err)
 		}
-		pf, err := importer.Parse(name, data, opt)
-		if err != nil {
-			return cli.Usage(err)
-		}
-		if first, dup := seen[pf.SHA256]; dup {
+		if first, dup := seen[in.sum]; dup {
 			sameTwice = append(sameTwice, fmt.Sprintf("%s has the same content as %s", name, first))
 			continue
 		}
-		seen[pf.SHA256] = name
-		files = append(files, pf)
+		seen[in.sum] = name
+		inputs = append(inputs, in)
 	}
 
 	st, err := openStore(ctx, d, f.dryRun)
@@ -141,60 +175,195 @@ func run(ctx context.Context, d cli.Deps, f *flags, args []string) error {
 	if st != nil {
 		defer st.Close()
 	}
-	rep := &Report{DryRun: f.dryRun, Duplicates: []store.ImportedFile{}, Health: []result.Health{}}
+	rep := &Report{DryRun: f.dryRun, Duplicates: []store.ImportedFile{}, Health: []result.Health{}, Files: []FileReport{}}
 	if st != nil {
 		var sums []string
-		for _, pf := range files {
-			sums = append(sums, pf.SHA256)
+		for _, in := range inputs {
+			sums = append(sums, in.sum)
 		}
 		dups, err := st.ImportedFiles(ctx, sums)
 		if err != nil {
 			return err
 		}
 		rep.Duplicates = append(rep.Duplicates, dups...)
-		files = withoutDuplicates(files, dups)
+		inputs = withoutDuplicates(inputs, dups)
+	}
+	if len(inputs) == 0 {
+		return finish(d, f, rep, sameTwice)
 	}
 
-	imp := buildImport(files, labels, now)
-	for _, pf := range files {
-		rep.Files = append(rep.Files, FileReport{File: pf.Name, SHA256: pf.SHA256, Formats: pf.Formats, Tool: pf.Tool, ToolVersion: pf.ToolVersion,
-			Results: len(pf.Results), Health: len(pf.Health), Rows: pf.Rows, Skipped: pf.Skipped, Notes: pf.Notes})
-	}
-	if rep.Files == nil {
-		rep.Files = []FileReport{}
-	}
-	rep.Results = len(imp.Results)
-	rep.Health = append(rep.Health, imp.Health...)
-
-	if !f.dryRun && len(files) > 0 {
-		if err := st.ImportRun(ctx, imp); err != nil {
+	b := newBuilder(labels, now)
+	var w *store.ImportWriter
+	if !f.dryRun {
+		var provisional []store.ImportedFile
+		for _, in := range inputs {
+			provisional = append(provisional, store.ImportedFile{SHA256: in.sum, File: in.name, Imported: now})
+		}
+		if w, err = st.BeginImport(ctx, b.run, provisional); err != nil {
 			var dup *store.DuplicateError
 			if errors.As(err, &dup) {
-				// Another import stored the same file meanwhile.
 				rep.Duplicates = append(rep.Duplicates, dup.Files...)
-				return writeReport(d, f, rep, imp, sameTwice)
+				return finish(d, f, rep, sameTwice)
 			}
 			return err
 		}
-		rep.RunID = imp.Run.ID
-		rep.Health = imp.Health
+		defer w.Abort()
 	}
-	if f.dryRun {
-		rep.Preview = imp.Results
-		rep.Health = imp.Health
+	var files []*importer.File
+	for _, in := range inputs {
+		pf, err := b.read(ctx, in, opt, func(r *result.Result) error {
+			if w != nil {
+				return w.AddResult(ctx, r)
+			}
+			if len(rep.Preview) < previewLimit {
+				rep.Preview = append(rep.Preview, *r)
+			}
+			return nil
+		})
+		if err != nil {
+			var pe *importer.ParseError
+			if errors.As(err, &pe) {
+				return cli.Usage(err)
+			}
+			return err
+		}
+		for i := range pf.Health {
+			if w != nil {
+				if err := w.AddHealth(ctx, &pf.Health[i]); err != nil {
+					return err
+				}
+			}
+			rep.Health = append(rep.Health, pf.Health[i])
+		}
+		files = append(files, pf)
+		rep.Files = append(rep.Files, FileReport{File: pf.Name, SHA256: pf.SHA256, Formats: pf.Formats, Tool: pf.Tool, ToolVersion: pf.ToolVersion,
+			Results: pf.ResultCount, Health: len(pf.Health), Rows: pf.Rows, Skipped: pf.Skipped, Notes: pf.Notes,
+			Problems: pf.Problems, Cut: pf.Cut(), Refused: pf.Refused()})
 	}
-	return writeReport(d, f, rep, imp, sameTwice)
+	rep.Results = b.results
+	if w != nil {
+		w.SetFiles(b.provenance(files, now))
+		if err := w.Commit(ctx); err != nil {
+			var dup *store.DuplicateError
+			if errors.As(err, &dup) {
+				rep.Duplicates = append(rep.Duplicates, dup.Files...)
+				rep.Files, rep.Results = []FileReport{}, 0
+				return finish(d, f, rep, sameTwice)
+			}
+			return err
+		}
+		rep.RunID = b.run.ID
+	}
+	return finish(d, f, rep, sameTwice)
 }
 
-func readInput(d cli.Deps, name string) ([]byte, error) {
-	if name == "-" {
-		return io.ReadAll(d.In)
+// finish writes the report and turns cut files and refused results into
+// exit code 1 (what was complete is stored).
+func finish(d cli.Deps, f *flags, rep *Report, sameTwice []string) error {
+	if err := writeReport(d, f, rep, sameTwice); err != nil {
+		return err
 	}
-	data, err := os.ReadFile(name)
+	var bad []string
+	for _, fr := range rep.Files {
+		switch {
+		case fr.Cut:
+			bad = append(bad, fr.File+" is cut (what was complete before the cut was read)")
+		case fr.Refused > 0:
+			bad = append(bad, fmt.Sprintf("%s: %d result(s) refused as implausible", fr.File, fr.Refused))
+		}
+	}
+	if len(bad) > 0 {
+		return &cli.ExitError{Code: cli.ExitFailed, Err: fmt.Errorf("import: %s", strings.Join(bad, "; "))}
+	}
+	return nil
+}
+
+// checkInput refuses what is not a regular file (or "-") and what is
+// larger than limit, and hashes the content.
+func checkInput(d cli.Deps, name string, limit int64) (*input, error) {
+	in := &input{name: name}
+	if name == "-" {
+		data, err := io.ReadAll(io.LimitReader(d.In, limit+1))
+		if err != nil {
+			return nil, fmt.Errorf("reading standard input: %w", err)
+		}
+		if int64(len(data)) > limit {
+			return nil, fmt.Errorf("standard input is larger than --max-size %s: raise --max-size to import it", sizeText(limit))
+		}
+		sum := sha256.Sum256(data)
+		in.data, in.size, in.sum = data, int64(len(data)), hex.EncodeToString(sum[:])
+		return in, nil
+	}
+	fi, err := os.Stat(name)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
-	return data, nil
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): import reads files of tools' output, or \"-\" for standard input", name, modeName(fi.Mode()))
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s is %s, larger than --max-size %s: raise --max-size to import it", name, sizeText(fi.Size()), sizeText(limit))
+	}
+	file, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	defer file.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(file, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%s grew beyond --max-size %s while it was read", name, sizeText(limit))
+	}
+	in.path, in.size, in.sum = name, n, hex.EncodeToString(h.Sum(nil))
+	return in, nil
+}
+
+func modeName(m os.FileMode) string {
+	switch {
+	case m&os.ModeDir != 0:
+		return "a directory"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file"
+}
+
+// parseSize reads a size: 1000000, 64KiB, 256MiB, 2GiB, 1G, 500MB.
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := t, ""
+	if i >= 0 {
+		num, unit = t[:i], strings.TrimSpace(t[i:])
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	mult, ok := sizeUnits[strings.ToLower(unit)]
+	if err != nil || !ok || v <= 0 || v*mult > 1<<62 {
+		return 0, fmt.Errorf("expected a size such as 256MiB or 2GiB, found %q", s)
+	}
+	return int64(v * mult), nil
+}
+
+var sizeUnits = map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 1e3, "m": 1 << 20, "mib": 1 << 20, "mb": 1e6,
+	"g": 1 << 30, "gib": 1 << 30, "gb": 1e9, "t": 1 << 40, "tib": 1 << 40, "tb": 1e12}
+
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // openStore opens the database; a dry run does not create one that does
@@ -212,73 +381,115 @@ func openStore(ctx context.Context, d cli.Deps, dryRun bool) (*store.SQLite, err
 	return d.OpenStore(ctx)
 }
 
-func withoutDuplicates(files []*importer.File, dups []store.ImportedFile) []*importer.File {
+func withoutDuplicates(inputs []*input, dups []store.ImportedFile) []*input {
 	gone := map[string]bool{}
 	for _, d := range dups {
 		gone[d.SHA256] = true
 	}
-	var out []*importer.File
-	for _, f := range files {
-		if !gone[f.SHA256] {
-			out = append(out, f)
+	var out []*input
+	for _, in := range inputs {
+		if !gone[in.sum] {
+			out = append(out, in)
 		}
 	}
 	return out
 }
 
-// buildImport makes the run and gathers every file's results and health.
-func buildImport(files []*importer.File, labels map[string]string, now time.Time) *store.Import {
-	run := &result.Run{
-		ID:      result.NewRunID(now, uint16(rand.IntN(1<<16))),
-		Suite:   "import",
-		Labels:  labels,
-		Status:  result.StatusComplete,
-		Started: now, Finished: now,
+// builder makes the run and gives every result its labels while the
+// results stream to the store.
+type builder struct {
+	run       *result.Run
+	labels    map[string]string
+	workloads map[string]bool
+	targets   map[string]bool
+	sources   []string
+	notes     []string
+	results   int
+}
+
+func newBuilder(labels map[string]string, now time.Time) *builder {
+	return &builder{
+		run: &result.Run{
+			ID:      result.NewRunID(now, uint16(rand.IntN(1<<16))),
+			Suite:   "import",
+			Labels:  labels,
+			Status:  result.StatusComplete,
+			Started: now, Finished: now,
+		},
+		labels: labels, workloads: map[string]bool{}, targets: map[string]bool{},
 	}
-	imp := &store.Import{Run: run}
-	var sources, notes []string
-	workloads, targets := map[string]bool{}, map[string]bool{}
+}
+
+// read parses one input, handing each result (with the command's labels
+// merged in) to store.
+func (b *builder) read(ctx context.Context, in *input, opt importer.Options, store func(*result.Result) error) (*importer.File, error) {
+	var r io.Reader
+	if in.path == "" {
+		r = bytes.NewReader(in.data)
+	} else {
+		file, err := os.Open(in.path)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", in.name, err)
+		}
+		defer file.Close()
+		r = io.LimitReader(file, in.size)
+	}
+	pf, err := importer.Stream(in.name, r, opt, func(res result.Result) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		merged := make(map[string]string, len(b.labels)+len(res.Labels))
+		maps.Copy(merged, b.labels)
+		maps.Copy(merged, res.Labels)
+		res.Labels = merged
+		b.add(res.Workload, res.Target)
+		b.results++
+		return store(&res)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if pf.SHA256 != in.sum {
+		return nil, fmt.Errorf("%s changed while it was imported", in.name)
+	}
+	for _, h := range pf.Health {
+		b.add("", h.Target)
+	}
+	for _, format := range pf.Formats {
+		b.sources = appendUnique(b.sources, string(format))
+	}
+	desc := fmt.Sprintf("%s (%s", filepath.Base(pf.Name), strings.Join(formatStrings(pf.Formats), "+"))
+	if pf.ToolVersion != "" {
+		desc += " " + pf.ToolVersion
+	}
+	desc += ", sha256 " + pf.SHA256[:12]
+	if pf.Cut() {
+		desc += ", cut"
+	}
+	b.notes = append(b.notes, desc+")")
+	b.run.Source = strings.Join(b.sources, ",")
+	b.run.Note = "imported from " + strings.Join(b.notes, "; ")
+	return pf, nil
+}
+
+func (b *builder) add(workload, target string) {
+	if workload != "" && !b.workloads[workload] {
+		b.workloads[workload] = true
+		b.run.Workloads = append(b.run.Workloads, workload)
+	}
+	if !b.targets[target] {
+		b.targets[target] = true
+		b.run.Targets = append(b.run.Targets, target)
+	}
+}
+
+func (b *builder) provenance(files []*importer.File, now time.Time) []store.ImportedFile {
+	var out []store.ImportedFile
 	for _, f := range files {
-		for _, format := range f.Formats {
-			sources = appendUnique(sources, string(format))
-		}
-		desc := fmt.Sprintf("%s (%s", filepath.Base(f.Name), strings.Join(formatStrings(f.Formats), "+"))
-		if f.ToolVersion != "" {
-			desc += " " + f.ToolVersion
-		}
-		notes = append(notes, desc+", sha256 "+f.SHA256[:12]+")")
-		for _, r := range f.Results {
-			merged := map[string]string{}
-			for k, v := range labels {
-				merged[k] = v
-			}
-			for k, v := range r.Labels {
-				merged[k] = v
-			}
-			r.Labels = merged
-			imp.Results = append(imp.Results, r)
-			if !workloads[r.Workload] {
-				workloads[r.Workload] = true
-				run.Workloads = append(run.Workloads, r.Workload)
-			}
-			if !targets[r.Target] {
-				targets[r.Target] = true
-				run.Targets = append(run.Targets, r.Target)
-			}
-		}
-		for _, h := range f.Health {
-			imp.Health = append(imp.Health, h)
-			if !targets[h.Target] {
-				targets[h.Target] = true
-				run.Targets = append(run.Targets, h.Target)
-			}
-		}
-		imp.Files = append(imp.Files, store.ImportedFile{SHA256: f.SHA256, File: f.Name, Format: strings.Join(formatStrings(f.Formats), "+"),
-			Tool: f.Tool, ToolVersion: f.ToolVersion, SizeBytes: f.Size, Results: len(f.Results) + len(f.Health), Imported: now})
+		out = append(out, store.ImportedFile{SHA256: f.SHA256, File: f.Name, Format: strings.Join(formatStrings(f.Formats), "+"),
+			Tool: f.Tool, ToolVersion: f.ToolVersion, SizeBytes: f.Size, Results: f.ResultCount + len(f.Health), Imported: now})
 	}
-	run.Source = strings.Join(sources, ",")
-	run.Note = "imported from " + strings.Join(notes, "; ")
-	return imp
+	return out
 }
 
 func formatStrings(fs []importer.Format) []string {
@@ -298,7 +509,7 @@ func appendUnique(list []string, s string) []string {
 	return append(list, s)
 }
 
-func writeReport(d cli.Deps, f *flags, rep *Report, imp *store.Import, sameTwice []string) error {
+func writeReport(d cli.Deps, f *flags, rep *Report, sameTwice []string) error {
 	if f.output == "json" {
 		return render.JSON(d.Out, rep)
 	}
@@ -315,13 +526,22 @@ func writeReport(d cli.Deps, f *flags, rep *Report, imp *store.Import, sameTwice
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "FILE\tFORMAT\tTOOL\tRESULTS\tHEALTH\tROWS")
+	fmt.Fprintln(tw, "FILE\tFORMAT\tTOOL\tRESULTS\tHEALTH\tROWS\tSTATE")
 	for _, fr := range rep.Files {
 		tool := strings.TrimSpace(fr.Tool + " " + fr.ToolVersion)
 		if strings.HasPrefix(fr.ToolVersion, fr.Tool) {
 			tool = fr.ToolVersion
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", fr.File, strings.Join(formatStrings(fr.Formats), "+"), tool, fr.Results, fr.Health, fr.Rows)
+		state := "read"
+		switch {
+		case fr.Cut:
+			state = "CUT"
+		case fr.Refused > 0:
+			state = fmt.Sprintf("%d REFUSED", fr.Refused)
+		case len(fr.Problems) > 0 || len(fr.Skipped) > 0:
+			state = "read, with notes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", fr.File, strings.Join(formatStrings(fr.Formats), "+"), tool, fr.Results, fr.Health, fr.Rows, state)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -333,6 +553,17 @@ func writeReport(d cli.Deps, f *flags, rep *Report, imp *store.Import, sameTwice
 		if len(fr.Skipped) > 0 {
 			fmt.Fprintf(w, "  %s: lines skipped: %s\n", fr.File, lineList(fr.Skipped))
 		}
+		for i, p := range fr.Problems {
+			if i == maxProblemsShown {
+				fmt.Fprintf(w, "  %s: and %d more (see --output json)\n", fr.File, len(fr.Problems)-i)
+				break
+			}
+			if p.Line > 0 {
+				fmt.Fprintf(w, "  %s:%d: %s: %s\n", fr.File, p.Line, p.Kind, p.Msg)
+			} else {
+				fmt.Fprintf(w, "  %s: %s: %s\n", fr.File, p.Kind, p.Msg)
+			}
+		}
 	}
 	if f.dryRun {
 		fmt.Fprintf(w, "\nDry run: would store %d results", rep.Results)
@@ -340,8 +571,11 @@ func writeReport(d cli.Deps, f *flags, rep *Report, imp *store.Import, sameTwice
 			fmt.Fprintf(w, " and %d device health records", len(rep.Health))
 		}
 		fmt.Fprintln(w, ":")
-		if err := previewTable(w, imp.Results); err != nil {
+		if err := previewTable(w, rep.Preview); err != nil {
 			return err
+		}
+		if rep.Results > len(rep.Preview) {
+			fmt.Fprintf(w, "(the first %d of %d results)\n", len(rep.Preview), rep.Results)
 		}
 	}
 	if len(rep.Health) > 0 {
@@ -357,6 +591,8 @@ func writeReport(d cli.Deps, f *flags, rep *Report, imp *store.Import, sameTwice
 	}
 	return nil
 }
+
+const maxProblemsShown = 20
 
 func lineList(ls []int) string {
 	var s []string

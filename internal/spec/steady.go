@@ -135,3 +135,48 @@ func (w Workload) checkMeasurement(fail func(field, msg string) error) error {
 	}
 	return nil
 }
+
+// CacheProne reports whether memory can answer the workload instead of the
+// storage: it reads, or it writes through the page cache without syncing.
+// Whether it does depends on its span (see runner memory in package engine).
+func (w Workload) CacheProne() bool {
+	if !w.Writes() || strings.Contains(w.RW, "rw") || w.RW == "readwrite" {
+		return true
+	}
+	synced := (w.Fsync != nil && *w.Fsync > 0) || (w.Fdatasync != nil && *w.Fdatasync > 0) ||
+		(w.Sync != nil && *w.Sync) || (w.EndFsync != nil && *w.EndFsync)
+	return w.Direct != nil && !*w.Direct && !synced
+}
+
+// RandomWrite reports whether the workload writes at random offsets, the
+// pattern SNIA's preconditioning is for.
+func (w Workload) RandomWrite() bool {
+	return w.RW == "randwrite" || w.RW == "randrw"
+}
+
+// UntilStable gives every workload without its own steady_state this one,
+// making it time-based up to ss.MaxRuntime.
+func (s *Suite) UntilStable(ss SteadyState) {
+	for i := range s.Workloads {
+		if s.Workloads[i].SteadyState == nil {
+			s.Workloads[i].SteadyState = ptr(ss.WithDefaults())
+			s.Workloads[i].TimeBased = nil
+		}
+	}
+}
+
+// DefeatCache sizes every cache-prone, time-based workload to span at least
+// bytes (the runner then bounds the file by free space). Size-based
+// workloads keep their size: growing them would change what they measure.
+// It returns the names of the workloads it resized.
+func (s *Suite) DefeatCache(bytes int64) []string {
+	var names []string
+	for i := range s.Workloads {
+		w := &s.Workloads[i]
+		if w.CacheProne() && w.Runtime > 0 && int64(w.FileSize) < bytes {
+			w.FileSize = Size(bytes)
+			names = append(names, w.Name)
+		}
+	}
+	return names
+}

@@ -62,3 +62,39 @@ func TestSustainedSuite(t *testing.T) {
 		t.Errorf("sustained: %+v", w)
 	}
 }
+
+func TestCacheProneAndResizing(t *testing.T) {
+	s, err := Parse([]byte(`name: t
+defaults: {size: 1GiB}
+workloads:
+  - {name: rr, rw: randread, bs: 4KiB, runtime: 10s}
+  - {name: mix, rw: randrw, bs: 4KiB, runtime: 10s}
+  - {name: dw, rw: write, bs: 1MiB, runtime: 10s}
+  - {name: bw, rw: write, bs: 1MiB, direct: false, runtime: 10s}
+  - {name: bws, rw: write, bs: 4KiB, direct: false, fdatasync: 1, runtime: 10s}
+  - {name: sized, rw: read, bs: 1MiB, direct: false}
+`), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"rr": true, "mix": true, "dw": false, "bw": true, "bws": false, "sized": true}
+	for _, w := range s.Workloads {
+		if w.CacheProne() != want[w.Name] {
+			t.Errorf("%s: cache-prone %v", w.Name, w.CacheProne())
+		}
+	}
+	got := s.DefeatCache(8 << 30)
+	if strings.Join(got, ",") != "rr,mix,bw" {
+		t.Errorf("resized %v", got)
+	}
+	if w, _ := s.Workload("rr"); w.FileSize != 8<<30 {
+		t.Errorf("rr size %s", w.FileSize)
+	}
+	if w, _ := s.Workload("sized"); w.FileSize != 1<<30 {
+		t.Errorf("size-based workload resized to %s", w.FileSize)
+	}
+	s.UntilStable(SteadyState{Window: Duration(30 * time.Second)})
+	if w, _ := s.Workload("dw"); w.SteadyState == nil || time.Duration(w.SteadyState.Window) != 30*time.Second || w.SteadyState.Metric != "iops" {
+		t.Errorf("until stable: %+v", w.SteadyState)
+	}
+}

@@ -135,15 +135,10 @@ type Outcome struct {
 // Run performs the write with fio inside a fresh control group and changes
 // the limit during it.
 func Run(ctx context.Context, w Write) (_ *Outcome, err error) {
-	fi, err := os.Stat(w.Device)
+	major, minor, err := DeviceNumber(w.Device)
 	if err != nil {
 		return nil, err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || fi.Mode()&os.ModeDevice == 0 {
-		return nil, fmt.Errorf("%s is not a block device", w.Device)
-	}
-	major, minor := unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))
 	name := filepath.Base(w.Device)
 	g, err := New(fmt.Sprintf("storbench-throttle-%d", os.Getpid()), major, minor)
 	if err != nil {
@@ -226,4 +221,17 @@ func Run(ctx context.Context, w Write) (_ *Outcome, err error) {
 		return nil, err
 	}
 	return &Outcome{Samples: samples, SwitchBytes: sw.bytes}, nil
+}
+
+// DeviceNumber returns a block device's major and minor numbers.
+func DeviceNumber(dev string) (major, minor uint32, err error) {
+	fi, err := os.Stat(dev)
+	if err != nil {
+		return 0, 0, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || fi.Mode()&os.ModeDevice == 0 || fi.Mode()&os.ModeCharDevice != 0 {
+		return 0, 0, fmt.Errorf("%s is not a block device", dev)
+	}
+	return unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev)), nil
 }

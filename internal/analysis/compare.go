@@ -54,6 +54,13 @@ type Comparison struct {
 	// Methods notes each workload whose figures were obtained by different
 	// methods (storbench's own fio suite, an iozone import, a dd log...).
 	Methods []MethodNote `json:"methods"`
+	// Measurement checks (validity.go): results that never reached steady
+	// state, may measure a cache, or found a write cliff; sanity rules;
+	// figures closer than their uncertainty.
+	Marks      []Mark       `json:"marks"`
+	Cliffs     []Cliff      `json:"write_cliffs"`
+	Sanity     []Sanity     `json:"sanity"`
+	Indistinct []Indistinct `json:"no_measurable_difference"`
 
 	targetGroup map[string]string
 	cellIndex   map[cellKey]int
@@ -216,6 +223,7 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 	envs := map[string]*Environment{}
 	skipped := map[[3]string]int{}
 	methods := methodSet{}
+	var marks markSet
 	for i := range figs {
 		f := &figs[i]
 		round := roundOf(f)
@@ -245,7 +253,7 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 		groups.add(group)
 		e := envs[t]
 		if e == nil {
-			e = &Environment{Target: t, Name: f.Target, Group: group, Labels: f.Labels}
+			e = &Environment{Target: t, Name: f.Target, Group: group, Labels: targetLabels(f.Labels)}
 			envs[t] = e
 		}
 		if !slices.Contains(e.Runs, f.RunID) {
@@ -253,6 +261,7 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 		}
 		methods.add(round, f.Workload, t, f.Method)
 		k := seriesKey{t, round, f.Workload}
+		marks.add(k, f)
 		s := all[k]
 		if s == nil {
 			s = &series{group: group, values: make([][]float64, len(result.Metrics))}
@@ -334,6 +343,9 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 	c.roundChanges()
 	c.best()
 	c.outliers()
+	c.marks(&marks)
+	c.sanity()
+	c.indistinct()
 	return c, nil
 }
 

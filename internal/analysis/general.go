@@ -145,6 +145,16 @@ func generalVerdict(c *Comparison) (*Verdict, error) {
 				v.Checks = append(v.Checks, Check{Subject: label, Name: u.name, Round: round, Display: rating, Unit: "rating",
 					Status: st, Threshold: u.threshold, Source: u.source, Detail: strings.Join(nums, "; ")})
 			}
+			for _, t := range c.TargetsOf(g) {
+				if cl, ok := c.CliffOf(t, round); ok {
+					ch := cliffCheck(label, round, cl, 100e6, "log-aggregation pace", "a bulk copy", cliffSource)
+					if ch.Status == Pass {
+						ch.Status = Info // good news about one property, not a placement
+					}
+					v.Checks = append(v.Checks, ch)
+					overall = Worse(overall, ch.Status)
+				}
+			}
 			if judged == 0 {
 				continue
 			}

@@ -278,8 +278,12 @@ func cephVerdict(c *Comparison, opts VerdictOptions) (*Verdict, error) {
 	for _, s := range c.subjects() {
 		sync, okSync := c.find(s.target, s.round, result.MetricIOPS, []string{"sync-write-4k-qd1"}, nil)
 		seq, okSeq := c.find(s.target, s.round, result.MetricBW, []string{"seq-write-4m"}, nil)
-		if !okSync && !okSeq {
+		cl, okCliff := c.CliffOf(s.target, s.round)
+		if !okSync && !okSeq && !okCliff {
 			continue
+		}
+		if okCliff {
+			v.Checks = append(v.Checks, cliffCheck(s.label, s.round, cl, 117e6, "1 GbE", "a backfill or recovery", cephThroughputSource))
 		}
 		judged++
 		if okSync {
@@ -310,7 +314,7 @@ func cephVerdict(c *Comparison, opts VerdictOptions) (*Verdict, error) {
 		}
 	}
 	if judged == 0 {
-		return nil, &MissingError{For: ForCephOSD, What: "no sync-write-4k-qd1 or seq-write-4m results"}
+		return nil, &MissingError{For: ForCephOSD, What: "no sync-write-4k-qd1, seq-write-4m or sustained-write results"}
 	}
 	for _, t := range c.Targets {
 		size, ok := opts.DeviceBytes[t]

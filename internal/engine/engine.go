@@ -58,6 +58,9 @@ type Plan struct {
 	// Contention, when set, runs the contention round (contention.go)
 	// instead of a suite: Suite and RawJob stay nil.
 	Contention *Contention
+	// Measurement asks for repeat-until-precise, cache dropping and
+	// preconditioning (measure.go).
+	Measurement Measurement
 }
 
 // Step identifies one workload execution for observers.
@@ -72,6 +75,8 @@ type Step struct {
 	// Expected is the workload's planned duration (ramp + runtime); zero for
 	// size-based workloads.
 	Expected time.Duration
+	// annotate adds the measurement checks to a result before it is stored.
+	annotate func(*result.Result)
 }
 
 // Observer hears about progress. Calls come from the goroutine running the
@@ -278,24 +283,7 @@ func (e *Engine) runTarget(ctx context.Context, run *result.Run, plan Plan, t ru
 		}
 	}()
 
-	steps := e.steps(plan, p)
-	for rep := 1; rep <= plan.Repeat; rep++ {
-		for i, st := range steps {
-			step := Step{RunID: run.ID, Target: p.Name, Workload: st.name, Index: i + 1, Count: len(steps),
-				Repetition: rep, Repetitions: plan.Repeat, Expected: st.expected}
-			_, err := e.runStep(ctx, run, plan, step, fr, st.job(engine), labels, sampler)
-			if ctx.Err() != nil {
-				return failures
-			}
-			if err != nil {
-				failures = append(failures, err)
-				if plan.FailFast {
-					return failures
-				}
-			}
-		}
-	}
-	return failures
+	return append(failures, e.runSteps(ctx, run, plan, p, fr, engine, labels, sampler)...) // measure.go
 }
 
 type step struct {
@@ -407,6 +395,9 @@ func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, step S
 		r := mergeJob(base, j, out.Raw)
 		if plan.RawJob != nil {
 			r.Workload, r.Method = names[i], ranWith(plan.RawJob.Path, out.Final.GlobalOptions, j)
+		}
+		if step.annotate != nil {
+			step.annotate(&r)
 		}
 		if r.Status == result.StatusFailed {
 			r.Error = fmt.Sprintf("workload %s on %s: %s", r.Workload, step.Target, r.Error)

@@ -95,8 +95,16 @@ func section(w spec.Workload, f File, engine string) Section {
 	if w.RWMixRead != nil {
 		o = append(o, Option{"rwmixread", strconv.Itoa(*w.RWMixRead)})
 	}
-	if w.Runtime > 0 {
+	switch {
+	case w.SteadyState != nil:
+		o = append(o, steadyState(*w.SteadyState)...)
+	case w.Runtime > 0 && w.TimeBased != nil && !*w.TimeBased:
+		o = append(o, Option{"runtime", seconds(w.Runtime)})
+	case w.Runtime > 0:
 		o = append(o, Option{"time_based", "1"}, Option{"runtime", seconds(w.Runtime)})
+	}
+	if w.BandwidthLog > 0 {
+		o = append(o, Option{"write_bw_log", BandwidthLogPrefix(w.Name)}, Option{"log_avg_msec", strconv.FormatInt(int64(w.BandwidthLog)/1e6, 10)})
 	}
 	if w.Ramp > 0 {
 		o = append(o, Option{"ramp_time", seconds(w.Ramp)})

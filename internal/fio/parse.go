@@ -39,6 +39,8 @@ type JobResult struct {
 	UsrCPU   float64           `json:"usr_cpu"`
 	SysCPU   float64           `json:"sys_cpu"`
 	Hostname string            `json:"hostname"`
+	// SteadyState is present when the job asked for steady-state detection.
+	SteadyState *SteadyStateJSON `json:"steadystate"`
 }
 
 // DirectionJSON mirrors fio's read/write/trim objects.
@@ -156,6 +158,7 @@ func ToResult(j JobResult) result.Result {
 		l := latency(j.Sync.Lat)
 		r.Sync = &l
 	}
+	r.SteadyState = steadyStateResult(j.SteadyState, longestRuntime(&r))
 	if j.Error != 0 {
 		r.Status = result.StatusFailed
 		r.Error = fmt.Sprintf("fio job %s: error %d (%s)", j.Name, j.Error, errnoText(j.Error))

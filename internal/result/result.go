@@ -94,6 +94,16 @@ type Result struct {
 	// Telemetry is what the host running fio did meanwhile; nil when the
 	// target could not be sampled or telemetry was off.
 	Telemetry *Telemetry `json:"telemetry,omitempty"`
+	// SteadyState is fio's steady-state verdict where the workload asked
+	// for one (--until-stable, steady_state: in a suite).
+	SteadyState *SteadyState `json:"steady_state,omitempty"`
+	// WriteCliff is where a sustained write's throughput fell, if it did.
+	WriteCliff *WriteCliff `json:"write_cliff,omitempty"`
+	// CacheRisk is set when the workload's span fits in memory that can
+	// cache it.
+	CacheRisk *CacheRisk `json:"cache_risk,omitempty"`
+	// Precondition is the device fill done before this workload.
+	Precondition *Precondition `json:"precondition,omitempty"`
 	// RawFioJSON is fio's own output for this workload, kept so any figure can
 	// be derived again later. Stores keep it compressed.
 	RawFioJSON []byte `json:"-"`

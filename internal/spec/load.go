@@ -19,7 +19,7 @@ import (
 var builtinFS embed.FS
 
 // BuiltinNames lists the built-in suites, in the order users meet them.
-var BuiltinNames = []string{"quick", "standard", "crystal", "mixed", "etcd", "ceph-osd", "pi"}
+var BuiltinNames = []string{"quick", "standard", "crystal", "mixed", "etcd", "ceph-osd", "pi", "sustained"}
 
 // Builtin returns a built-in suite by name.
 func Builtin(name string) (*Suite, error) {
@@ -209,6 +209,9 @@ func (s *Suite) validate(source string, root *yaml.Node) error {
 		}
 		if w.Ramp > 0 && w.Runtime == 0 {
 			return fail(line("ramp"), f("ramp"), "a ramp needs a runtime: set runtime as well, or drop ramp")
+		}
+		if err := w.checkMeasurement(func(field, msg string) error { return fail(line(strings.Split(field, ".")[0]), f(field), "%s", msg) }); err != nil {
+			return err
 		}
 		if w.IOEngine != "" && !validName.MatchString(w.IOEngine) {
 			return fail(line("ioengine"), f("ioengine"), "%q is not an engine name", w.IOEngine)

@@ -49,6 +49,15 @@ type Options struct {
 	Fsync     *int  `yaml:"fsync,omitempty" json:"fsync,omitempty"`
 	Sync      *bool `yaml:"sync,omitempty" json:"sync,omitempty"`
 	EndFsync  *bool `yaml:"end_fsync,omitempty" json:"end_fsync,omitempty"`
+	// SteadyState ends the workload once fio sees it settle (steady.go).
+	SteadyState *SteadyState `yaml:"steady_state,omitempty" json:"steady_state,omitempty"`
+	// TimeBased defaults to true when a runtime is set: fio loops over the
+	// span until the runtime ends. false makes the runtime a limit: fio
+	// stops after the span or the runtime, whichever comes first.
+	TimeBased *bool `yaml:"time_based,omitempty" json:"time_based,omitempty"`
+	// BandwidthLog asks fio for its bandwidth log averaged over this period
+	// (write_bw_log, log_avg_msec); storbench reads it to find a write cliff.
+	BandwidthLog Duration `yaml:"bw_log,omitempty" json:"bw_log,omitempty"`
 	// Extra passes further fio options through unchanged (key: value).
 	Extra map[string]string `yaml:"extra,omitempty" json:"extra,omitempty"`
 }
@@ -202,6 +211,18 @@ func merge(o, d Options) Options {
 	}
 	if o.EndFsync == nil {
 		o.EndFsync = d.EndFsync
+	}
+	if o.SteadyState == nil && d.SteadyState != nil {
+		o.SteadyState = ptr(*d.SteadyState)
+	}
+	if o.SteadyState != nil {
+		o.SteadyState = ptr(o.SteadyState.WithDefaults())
+	}
+	if o.TimeBased == nil {
+		o.TimeBased = d.TimeBased
+	}
+	if o.BandwidthLog == 0 {
+		o.BandwidthLog = d.BandwidthLog
 	}
 	if len(d.Extra) > 0 {
 		m := map[string]string{}

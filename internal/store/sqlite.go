@@ -438,6 +438,11 @@ type resultData struct {
 	Telemetry  *result.Telemetry   `json:"telemetry,omitempty"`
 	// DisplayUnits keeps an imported result's original units.
 	DisplayUnits map[string]string `json:"display_units,omitempty"`
+	// Measurement checks (steady state, write cliff, cache, preconditioning).
+	SteadyState  *result.SteadyState  `json:"steady_state,omitempty"`
+	WriteCliff   *result.WriteCliff   `json:"write_cliff,omitempty"`
+	CacheRisk    *result.CacheRisk    `json:"cache_risk,omitempty"`
+	Precondition *result.Precondition `json:"precondition,omitempty"`
 }
 
 func (s *SQLite) AddResult(ctx context.Context, r *result.Result) error {
@@ -463,7 +468,8 @@ func insertResult(ctx context.Context, tx *sql.Tx, r *result.Result) (int64, err
 	if err != nil {
 		return 0, err
 	}
-	data, err := json.Marshal(resultData{Read: r.Read, Write: r.Write, Trim: r.Trim, Sync: r.Sync, CPU: r.CPU, Bottleneck: r.Bottleneck, Telemetry: r.Telemetry, DisplayUnits: r.DisplayUnits})
+	data, err := json.Marshal(resultData{Read: r.Read, Write: r.Write, Trim: r.Trim, Sync: r.Sync, CPU: r.CPU, Bottleneck: r.Bottleneck, Telemetry: r.Telemetry, DisplayUnits: r.DisplayUnits,
+		SteadyState: r.SteadyState, WriteCliff: r.WriteCliff, CacheRisk: r.CacheRisk, Precondition: r.Precondition})
 	if err != nil {
 		return 0, err
 	}
@@ -615,6 +621,7 @@ func (s *SQLite) Results(ctx context.Context, f ResultFilter) ([]result.Result, 
 		}
 		r.Read, r.Write, r.Trim, r.Sync, r.CPU, r.Bottleneck = d.Read, d.Write, d.Trim, d.Sync, d.CPU, d.Bottleneck
 		r.Telemetry = d.Telemetry
+		r.SteadyState, r.WriteCliff, r.CacheRisk, r.Precondition = d.SteadyState, d.WriteCliff, d.CacheRisk, d.Precondition
 		r.DisplayUnits = d.DisplayUnits
 		out = append(out, r)
 	}

@@ -38,6 +38,8 @@ type flags struct {
 	probe       string
 	noiseTarget string
 	telemetry   bool
+	// Steady state, repeat auto, cache and preconditioning (validity.go).
+	measure measureFlags
 	// Kubernetes targets and rounds (kube.go).
 	kube    kubeFlags
 	changed func(name string) bool
@@ -76,7 +78,7 @@ through exec, everything deleted afterwards (see docs/kubernetes.md).`,
 	fl.StringVar(&f.fioJob, "fio-job", "", "run this fio job file as it is instead of a suite")
 	fl.StringArrayVarP(&f.targets, "target", "t", nil, "directory or block device to benchmark (repeatable)")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "label the run, key=value (repeatable), e.g. storage=usb-ssd")
-	fl.IntVar(&f.repeat, "repeat", 1, "run the suite this many times on each target")
+	addMeasureFlags(fl, f) // validity.go: --repeat N|auto, --until-stable, --defeat-cache, --precondition
 	fl.StringArrayVar(&f.destructive, "destructive", nil, "allow write workloads on this block device, destroying its contents (repeatable)")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed workload")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "with --fio-job: print the job fio would run, the files and devices it touches, the safety verdict and the estimated time; run and store nothing")
@@ -222,6 +224,9 @@ func buildPlan(f *flags, suiteSet bool) (*engine.Plan, error) {
 			continue
 		}
 		plan.Targets = append(plan.Targets, targetFor(t, f))
+	}
+	if err := applyMeasurement(plan, f); err != nil {
+		return nil, err
 	}
 	if err := applyRound(plan, f, suiteSet); err != nil {
 		return nil, err

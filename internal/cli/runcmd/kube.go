@@ -3,9 +3,9 @@ package runcmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
-	"io"
 	"strings"
 	"sync"
 	"time"

@@ -6,8 +6,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v fio >/dev/null; then
-  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
-  $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fio >/dev/null
+  # Root (a fresh Debian has no sudo) installs directly; a user through sudo.
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null; then
+      echo "quickstart: fio is missing: install it as root (apt-get install fio), then run this again" >&2
+      exit 1
+    fi
+    sudo=(sudo)
+  fi
+  if ! command -v apt-get >/dev/null; then
+    echo "quickstart: fio is missing and this is not Debian or Ubuntu: install fio 3.x with your package manager" >&2
+    exit 1
+  fi
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fio >/dev/null
 fi
 mkdir -p bin
 CGO_ENABLED=0 go build -o bin/storbench ./cmd/storbench

@@ -399,6 +399,12 @@ func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, step S
 		if step.annotate != nil {
 			step.annotate(&r)
 		}
+		// fio exiting non-zero fails every job it reported, even one whose
+		// own error code is 0 (a raw job's verify failure, a later job's
+		// error): figures are kept, but never labelled complete.
+		if ferr != nil && r.Status != result.StatusFailed {
+			r.Status, r.Error = result.StatusFailed, ferr.Error()
+		}
 		if r.Status == result.StatusFailed {
 			r.Error = fmt.Sprintf("workload %s on %s: %s", r.Workload, step.Target, r.Error)
 			failure = errors.Join(failure, errors.New(r.Error))
@@ -410,9 +416,6 @@ func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, step S
 		s := step
 		s.Workload = r.Workload
 		e.Observer.WorkloadFinished(s, &r)
-	}
-	if ferr != nil && failure == nil {
-		failure = fmt.Errorf("workload %s on %s: %w", step.Workload, step.Target, ferr)
 	}
 	return stored, failure
 }

@@ -153,3 +153,16 @@ func TestHostileRunsAndResults(t *testing.T) {
 
 // colours are the SGR sequences storbench itself paints with.
 var colours = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+// A failed result that keeps figures is marked failed on its rows.
+func TestFailedResultWithFiguresIsMarked(t *testing.T) {
+	res := []result.Result{{Workload: "good", Repetition: 1, Status: result.StatusFailed, Error: "fio exited 1",
+		Read: &result.Direction{IOPS: 1000, BytesPerSec: 4e6, TotalIOs: 10}}}
+	var b bytes.Buffer
+	if err := ResultsTable(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "good (failed)") || !strings.Contains(b.String(), "FAILED good: fio exited 1") {
+		t.Errorf("failed result with figures:\n%s", b.String())
+	}
+}

@@ -92,6 +92,8 @@ func ResultsTable(w io.Writer, results []result.Result) error {
 				g.add(row...)
 				continue
 			}
+			// Figures of a failed workload are shown, marked as such.
+			lead[len(lead)-2] += " (failed)"
 		}
 		for i, d := range dirs {
 			row := append(append([]string(nil), lead...), d.Name,

@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +25,11 @@ var sizeUnits = []struct {
 	{"B", 1},
 }
 
-// ParseSize reads a size such as "64MiB", "520MB", "4k" or "2300".
+// sizeNumber is what may precede a size's unit: digits, with a fraction.
+var sizeNumber = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+
+// ParseSize reads a size such as "64MiB", "520MB", "4k" or "2300". A size
+// beyond what int64 bytes hold (8 EiB) is "too large", never wrapped.
 func ParseSize(s string) (Size, error) {
 	t := strings.TrimSpace(s)
 	mult := int64(1)
@@ -33,9 +39,25 @@ func ParseSize(s string) (Size, error) {
 			break
 		}
 	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 {
+	if !sizeNumber.MatchString(t) {
 		return 0, fmt.Errorf("%q is not a size (examples: 4KiB, 1MiB, 520MB, 2300)", s)
+	}
+	tooLarge := fmt.Errorf("%q is too large: sizes go up to %d bytes (8 EiB)", s, int64(math.MaxInt64))
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+		if n > math.MaxInt64/mult {
+			return 0, tooLarge
+		}
+		return Size(n * mult), nil
+	} else if !strings.Contains(t, ".") {
+		return 0, tooLarge // all digits, beyond int64
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a size (examples: 4KiB, 1MiB, 520MB, 2300)", s)
+	}
+	// float64(MaxInt64) rounds up to 2^63, itself out of range.
+	if v := f * float64(mult); v >= math.MaxInt64 {
+		return 0, tooLarge
 	}
 	return Size(f * float64(mult)), nil
 }
@@ -69,17 +91,45 @@ func (s Size) String() string {
 // Duration is a time span written as Go durations are: 500ms, 10s, 2m.
 type Duration time.Duration
 
+// ParseDuration reads a Go duration ("10s", "500ms", "2m") or a bare
+// number of seconds. A duration beyond what int64 nanoseconds hold (about
+// 292 years) is "too large", never wrapped; a negative one is refused.
+func ParseDuration(s string) (Duration, error) {
+	t := strings.TrimSpace(s)
+	tooLarge := fmt.Errorf("%q is too large: durations go up to %s", s, time.Duration(math.MaxInt64))
+	if sizeNumber.MatchString(t) {
+		secs, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a duration (examples: 10s, 500ms, 2m)", s)
+		}
+		if secs*float64(time.Second) >= math.MaxInt64 {
+			return 0, tooLarge
+		}
+		return Duration(secs * float64(time.Second)), nil
+	}
+	v, err := time.ParseDuration(t)
+	if err != nil {
+		if strings.Contains(err.Error(), "invalid duration") && durationShape.MatchString(t) {
+			return 0, tooLarge // time.ParseDuration says no more on overflow
+		}
+		return 0, fmt.Errorf("%q is not a duration (examples: 10s, 500ms, 2m)", s)
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	return Duration(v), nil
+}
+
+// durationShape is a well-formed Go duration, whatever its size.
+var durationShape = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+
 // UnmarshalYAML accepts Go duration strings, or a bare number of seconds.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	if secs, err := strconv.ParseFloat(n.Value, 64); err == nil {
-		*d = Duration(secs * float64(time.Second))
-		return nil
-	}
-	v, err := time.ParseDuration(n.Value)
+	v, err := ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration (examples: 10s, 500ms, 2m)", n.Line, n.Value)
+		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
-	*d = Duration(v)
+	*d = v
 	return nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
+	"math/big"
 	"strings"
 	"sync"
 	"time"
@@ -166,6 +168,18 @@ func parseSize(s string) (int64, error) {
 	if q, err := resource.ParseQuantity(s); err == nil {
 		if q.Sign() <= 0 {
 			return 0, fmt.Errorf("must be positive")
+		}
+		// Value wraps what int64 cannot hold, and parsing clamps binary
+		// suffixes at 2^63-1: compare exactly, taking the clamp as too large.
+		d := q.AsDec()
+		v := new(big.Int).Set(d.UnscaledBig())
+		if sc := int64(d.Scale()); sc < 0 {
+			v.Mul(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(-sc), nil))
+		} else {
+			v.Quo(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(sc), nil))
+		}
+		if v.Cmp(big.NewInt(math.MaxInt64)) >= 0 {
+			return 0, fmt.Errorf("%q is too large: sizes go up to %d bytes (8 EiB)", s, int64(math.MaxInt64))
 		}
 		return q.Value(), nil
 	}

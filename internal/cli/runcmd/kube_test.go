@@ -116,3 +116,11 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSizeTooLarge(t *testing.T) {
+	for _, in := range []string{"8Ei", "9999999Ei", "99999999999999999999", "9223372036854775808", "8388608TiB"} {
+		if got, err := parseSize(in); err == nil || !strings.Contains(err.Error(), "too large") {
+			t.Errorf("parseSize(%q) = %d, %v; want too large", in, got, err)
+		}
+	}
+}

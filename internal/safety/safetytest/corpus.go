@@ -189,7 +189,9 @@ func luks(typ string) func(t testing.TB, dev string) {
 	}
 }
 
-// mountOn mounts dev on a fresh directory until the test ends.
+// mountOn mounts dev read-write on a fresh directory until the test ends,
+// frozen (fsfreeze) so the filesystem's own journal commits cannot change
+// the device's checksum while storbench is being refused.
 func mountOn(t testing.TB, dev string, opts ...string) string {
 	t.Helper()
 	mnt := t.TempDir()
@@ -199,6 +201,8 @@ func mountOn(t testing.TB, dev string, opts ...string) string {
 			t.Errorf("umount %s: %v %s", mnt, err, out)
 		}
 	})
+	Run(t, "fsfreeze", "--freeze", mnt)
+	t.Cleanup(func() { Run(t, "fsfreeze", "--unfreeze", mnt) })
 	return mnt
 }
 

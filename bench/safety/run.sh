@@ -15,7 +15,7 @@ STORBENCH_REQUIRE=${STORBENCH_REQUIRE:-root,loop,fio} go test -count=1 -v \
 	-run 'TestHostileDeviceCorpus|TestHostileDevicesRefusedThroughTheCLI' \
 	./internal/safety/ ./internal/app/ >"$out" 2>&1 || status=$?
 echo "cases per test and outcome:"
-grep -E '^ +--- (PASS|FAIL|SKIP): TestHostile[^ ]*/' "$out" | awk '{split($3, a, "/"); print a[1], $2}' | sort | uniq -c
+grep -E '^ +--- (PASS|FAIL|SKIP): TestHostile[^ ]*/' "$out" | awk '{split($3, a, "/"); sub(":", "", $2); print a[1], $2}' | sort | uniq -c
 grep -E 'hostile device corpus' "$out" | sed 's/^ *[a-z_]*\.go:[0-9]*: //'
 if [ "$status" -ne 0 ]; then
 	grep -E -A3 -- '--- FAIL' "$out" | head -40

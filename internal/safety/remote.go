@@ -66,9 +66,15 @@ func (f CmderFacts) Device(ctx context.Context, path string) (*Device, error) {
 }
 
 // sizeScript prints the size in bytes of the block device $1.
+// Without blockdev it asks /sys, then /proc/partitions (1 KiB blocks).
 const sizeScript = `if command -v blockdev >/dev/null 2>&1; then exec blockdev --getsize64 "$1"; fi
 set -- $(stat -L -c '%t %T' "$1") || exit 1
-echo $(( $(cat /sys/dev/block/$((0x$1)):$((0x$2))/size) * 512 ))`
+maj=$((0x$1)) min=$((0x$2))
+if [ -r /sys/dev/block/$maj:$min/size ]; then echo $(( $(cat /sys/dev/block/$maj:$min/size) * 512 )); exit; fi
+while read -r a b blocks name; do
+  if [ "$a" = "$maj" ] && [ "$b" = "$min" ]; then echo $((blocks * 1024)); exit; fi
+done </proc/partitions
+echo "no size for device $maj:$min in /sys or /proc/partitions" >&2; exit 1`
 
 type span struct {
 	off  int64

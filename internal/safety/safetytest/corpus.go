@@ -297,14 +297,14 @@ func Cases() []Case {
 			Run(t, "swapon", dev)
 			t.Cleanup(func() { Run(t, "swapoff", dev) })
 		}},
-		{Name: "loop-at-offset-mounted", Size: 64 * mib, Tools: [][2]string{e2fs, losetup}, Refusal: "backs loop devices", Setup: func(t testing.TB, dev string) {
+		{Name: "loop-at-offset-mounted", Size: 64 * mib, Tools: [][2]string{e2fs, losetup}, Refusal: "loop devices read it", Setup: func(t testing.TB, dev string) {
 			// Blank at the start, so only the loop device tells: a
 			// filesystem 1 MiB in, mounted through a second loop device.
 			inner := testenv.AttachLoop(t, dev, "--offset", "1048576")
 			quietExt4(t, inner)
 			mountOn(t, inner)
 		}},
-		{Name: "loop-file-on-lazily-unmounted-fs", Size: 64 * mib, Tools: [][2]string{e2fs, losetup}, Refusal: "backs loop devices", Setup: func(t testing.TB, dev string) {
+		{Name: "loop-file-on-lazily-unmounted-fs", Size: 64 * mib, Tools: [][2]string{e2fs, losetup}, Refusal: "loop devices read it", Setup: func(t testing.TB, dev string) {
 			// The filesystem is detached from every mount (umount -l) but a
 			// loop device still reads a file on it, so the kernel keeps it.
 			quietExt4(t, dev)
@@ -316,6 +316,14 @@ func Cases() []Case {
 			}
 			testenv.AttachLoop(t, file)
 			Run(t, "umount", "-l", mnt)
+		}},
+		{Name: "loop-sharing-backing-file-mounted", Size: 64 * mib, Tools: [][2]string{e2fs, losetup}, Refusal: "loop devices read it", Setup: func(t testing.TB, dev string) {
+			// The target's own image file attached a second time, with a
+			// filesystem mounted from that second loop device.
+			b := Run(t, "losetup", "--noheadings", "--output", "BACK-FILE", dev)
+			other := testenv.AttachLoop(t, strings.TrimSpace(b))
+			quietExt4(t, other)
+			mountOn(t, other)
 		}},
 		{Name: "read-only-blank", Size: 16 * mib, Tools: [][2]string{{"blockdev", "util-linux"}}, Refusal: "read-only", Setup: func(t testing.TB, dev string) {
 			Run(t, "blockdev", "--setro", dev)

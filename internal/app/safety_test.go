@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/storbench/storbench/internal/cli"
+	"github.com/storbench/storbench/internal/safety/safetytest"
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // Safety tests use real loop devices and real filesystems; they need root.
@@ -171,4 +173,55 @@ workloads:
 	if inv.code != cli.ExitUsage || !strings.Contains(inv.stderr, "not enough free space") || !strings.Contains(inv.stderr, "90% full") {
 		t.Errorf("tiny fs: exit %d: %s", inv.code, inv.stderr)
 	}
+}
+
+// TestHostileDevicesRefusedThroughTheCLI runs storbench on every device of
+// the hostile corpus with --destructive naming it, through a suite and a
+// raw fio job, with blkid on PATH and hidden from it: each is refused
+// (exit 2) and the device's sha256 is unchanged.
+func TestHostileDevicesRefusedThroughTheCLI(t *testing.T) {
+	needRoot(t)
+	fioPath := testenv.Fio(t)
+	// A PATH holding fio alone: storbench must then rely on its own check.
+	noBlkid := t.TempDir()
+	if err := os.Symlink(fioPath, filepath.Join(noBlkid, "fio")); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	suite := writeFile(t, dir, "dev.yaml", deviceSuite)
+	cases := safetytest.Cases()
+	ran, refused := 0, 0
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			ran++
+			dev := c.Device(t)
+			before := safetytest.Sum(t, dev)
+			job := writeFile(t, t.TempDir(), "dev.fio", "[w]\nfilename="+dev+"\nrw=randwrite\nbs=4k\nsize=4m\nruntime=1\ntime_based\n")
+			path := os.Getenv("PATH")
+			for _, p := range []struct{ name, path string }{{"blkid", path}, {"built-in check", noBlkid}} {
+				t.Setenv("PATH", p.path)
+				for _, args := range [][]string{
+					{"run", "--suite", suite, "--target", dev, "--destructive", dev},
+					{"run", "--fio-job", job, "--target", t.TempDir(), "--destructive", dev},
+				} {
+					inv := storbench(t, db, args...)
+					if inv.code != cli.ExitUsage || !strings.Contains(inv.stderr, "refusing to write") {
+						t.Errorf("%s: %v: exit %d: %s", p.name, args[1], inv.code, inv.stderr)
+					}
+				}
+			}
+			t.Setenv("PATH", path)
+			if after := safetytest.Sum(t, dev); after != before {
+				t.Errorf("device changed: sha256 %s -> %s", before, after)
+			}
+			if !t.Failed() {
+				refused++
+			}
+		})
+	}
+	if runs := runsJSON(t, db); len(runs) != 0 {
+		t.Errorf("refusals stored runs: %v", runs)
+	}
+	t.Logf("hostile device corpus through the CLI: %d cases, %d run, %d refused with the device unchanged", len(cases), ran, refused)
 }

@@ -25,7 +25,8 @@ type Device struct {
 	Mounts     []string // "<device> on <mount point>"
 	Swaps      []string
 	// Loops are loop devices whose backing file is this device (at any
-	// offset) or a file on a filesystem of it.
+	// offset), a file on a filesystem of it, or, for a loop device, its own
+	// backing file.
 	Loops []string
 	// Signature joins Signatures, "" if none.
 	Signature string
@@ -54,7 +55,7 @@ func (d *Device) InUse() []string {
 		r = append(r, "held by "+strings.Join(d.Holders, ", ")+" (device-mapper, RAID or LVM)")
 	}
 	if len(d.Loops) > 0 {
-		r = append(r, "backs loop devices: "+strings.Join(d.Loops, ", ")+" (detach them with losetup -d)")
+		r = append(r, "loop devices read it or its backing file: "+strings.Join(d.Loops, ", ")+" (detach them with losetup -d)")
 	}
 	if len(d.Signatures) > 0 {
 		r = append(r, "carries a signature: "+d.Signature+" (erase it yourself with wipefs -a if you mean to)")
@@ -118,7 +119,13 @@ func inspectDevice(ctx context.Context, root, path string) (*Device, error) {
 	d.ReadOnly = readTrim(filepath.Join(sysDir, "ro")) == "1"
 	d.Mounts = mountsOf(root, devnums)
 	d.Swaps = swapsOf(root, devnums)
-	d.Loops = loopsOf(root, devnums)
+	var shared *backingFile
+	if root == "/" && strings.HasPrefix(d.Name, "loop") {
+		if b, err := loopBacking(resolved); err == nil {
+			shared = &b.backingFile
+		}
+	}
+	d.Loops = loopsOf(root, devnums, shared)
 	b := ProbeBlank(ctx, resolved)
 	d.Signatures, d.Unproven = b.Signatures, b.Unproven
 	d.Signature = strings.Join(d.Signatures, ", ")

@@ -10,12 +10,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// backingFile identifies the file behind a loop device.
+type backingFile struct{ dev, ino uint64 }
+
 // loopsOf finds loop devices that read from one of devnums: whose backing
 // file is the device itself (at any offset) or a partition of it, or a file
-// on a filesystem of it. The kernel's own answer (LOOP_GET_STATUS64) is
-// asked first; the backing_file path in /sys answers where the loop device
-// cannot be opened.
-func loopsOf(root string, devnums map[string]string) []string {
+// on a filesystem of it, or, when the target is itself a loop device, the
+// same backing file (shared). The kernel's own answer (LOOP_GET_STATUS64)
+// is asked first; the backing_file path in /sys answers where the loop
+// device cannot be opened.
+func loopsOf(root string, devnums map[string]string, shared *backingFile) []string {
 	entries, _ := os.ReadDir(filepath.Join(root, "sys/block"))
 	var out []string
 	for _, e := range entries {
@@ -30,7 +34,7 @@ func loopsOf(root string, devnums map[string]string) []string {
 		if _, self := devnums[readTrim(filepath.Join(sys, "dev"))]; self {
 			continue
 		}
-		if !loopReads(root, e.Name(), backing, devnums) {
+		if !loopReads(root, e.Name(), backing, devnums, shared) {
 			continue
 		}
 		desc := e.Name() + " (backing file " + backing
@@ -42,22 +46,21 @@ func loopsOf(root string, devnums map[string]string) []string {
 	return out
 }
 
-func loopReads(root, name, backing string, devnums map[string]string) bool {
+func loopReads(root, name, backing string, devnums map[string]string, shared *backingFile) bool {
 	key := func(dev uint64) string { return fmt.Sprintf("%d:%d", unix.Major(dev), unix.Minor(dev)) }
 	if root == "/" {
-		if fd, err := unix.Open("/dev/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
-			info, err := unix.IoctlLoopGetStatus64(fd)
-			unix.Close(fd)
-			if err == nil {
-				_, dev := devnums[key(info.Device)]
-				_, rdev := devnums[key(info.Rdevice)]
-				return dev || rdev
-			}
+		if b, err := loopBacking("/dev/" + name); err == nil {
+			_, dev := devnums[key(b.dev)]
+			_, rdev := devnums[key(b.rdev)]
+			return dev || rdev || shared != nil && b.backingFile == *shared
 		}
 	}
 	var st unix.Stat_t
 	if unix.Stat(strings.TrimSuffix(backing, " (deleted)"), &st) != nil {
 		return false
+	}
+	if shared != nil && (backingFile{st.Dev, st.Ino}) == *shared {
+		return true
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
 		_, ok := devnums[key(st.Rdev)]
@@ -65,6 +68,25 @@ func loopReads(root, name, backing string, devnums map[string]string) bool {
 	}
 	_, ok := devnums[key(st.Dev)]
 	return ok
+}
+
+type loopInfo struct {
+	backingFile
+	rdev uint64
+}
+
+// loopBacking asks the kernel what a loop device reads.
+func loopBacking(dev string) (loopInfo, error) {
+	fd, err := unix.Open(dev, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return loopInfo{}, err
+	}
+	defer unix.Close(fd)
+	info, err := unix.IoctlLoopGetStatus64(fd)
+	if err != nil {
+		return loopInfo{}, err
+	}
+	return loopInfo{backingFile{info.Device, info.Inode}, info.Rdevice}, nil
 }
 
 func readTrim(path string) string {

@@ -277,6 +277,9 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 	}
 	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
 		p.File = fio.File{Name: BlockDevicePath}
+		if err := checkBlockVolume(ctx, p.Cmder.(*PodCmder), need); err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Name(), err)
+		}
 	}
 	p.Cleanup = func(ctx context.Context) error {
 		return o.delete(ctx, true)

@@ -60,6 +60,9 @@ func (t *Target) Check(ctx context.Context, need runner.Need) error {
 	}
 	switch {
 	case fi.IsDir():
+		if err := writable(t.path); err != nil {
+			return fmt.Errorf("target %s: %w", t.path, err)
+		}
 		if _, _, err := fitFileSize(t.path, need.FileSize); err != nil {
 			return fmt.Errorf("target %s: %w", t.path, err)
 		}
@@ -84,6 +87,9 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (*runner.Prepare
 	}
 	switch {
 	case fi.IsDir():
+		if err := writable(t.path); err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.path, err)
+		}
 		return t.prepareDir(need)
 	case fi.Mode()&os.ModeDevice != 0 && fi.Mode()&os.ModeCharDevice == 0:
 		return t.prepareDevice(ctx, need)
@@ -147,14 +153,36 @@ func (t *Target) prepareDevice(ctx context.Context, need runner.Need) (*runner.P
 	if dev.SizeBytes > 0 && dev.SizeBytes < size {
 		size = dev.SizeBytes
 	}
+	// The last guard: while storbench holds the device exclusively nothing
+	// can mount it or build RAID, LVM or swap on it, and if something
+	// already holds it (in any mount namespace) the open fails.
+	var hold *safety.Hold
+	if len(need.Writers) > 0 {
+		if hold, err = safety.HoldExclusive(dev.Path); err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.path, err)
+		}
+	}
 	return &runner.Prepared{
 		Name:    t.path,
 		Kind:    "device",
 		Cmder:   execx.Local{},
 		File:    fio.File{Name: dev.Path, Size: size},
 		Labels:  t.environment("", dev.Name),
-		Cleanup: func(context.Context) error { return nil },
+		Cleanup: func(context.Context) error { return hold.Release() },
 	}, nil
+}
+
+// writable refuses a directory fio could not create its test file in: a
+// read-only mount or missing permissions, said before anything runs.
+func writable(dir string) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err == nil && st.Flags&unix.ST_RDONLY != 0 {
+		return fmt.Errorf("the filesystem is mounted read-only, so fio cannot create its test file here: choose a writable directory or remount it read-write")
+	}
+	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+		return fmt.Errorf("cannot create files here (%w): fio needs to create its test file; choose a directory you can write to", err)
+	}
+	return nil
 }
 
 // allowWrites asks the safety owner whether the workloads may write to dev.

@@ -1,6 +1,8 @@
-// Package runnertest is the conformance suite every execx.Cmder that runs
-// fio must pass: local, Kubernetes exec, SSH. Each implementation calls
-// Conformance from its own tests.
+// Package runnertest holds the conformance suites every runner passes, in
+// the style of restic's backend tests: Conformance for each execx.Cmder
+// that runs fio (local, Kubernetes exec, SSH), and TargetConformance for
+// each runner.Target (local directory, local device, Kubernetes). Each
+// implementation calls them from its own tests.
 package runnertest
 
 import (

@@ -189,7 +189,9 @@ func luks(typ string) func(t testing.TB, dev string) {
 	}
 }
 
-// mountOn mounts dev on a fresh directory until the test ends.
+// mountOn mounts dev read-write on a fresh directory until the test ends,
+// frozen (fsfreeze) so the filesystem's own journal commits cannot change
+// the device's checksum while storbench is being refused.
 func mountOn(t testing.TB, dev string, opts ...string) string {
 	t.Helper()
 	mnt := t.TempDir()
@@ -199,6 +201,8 @@ func mountOn(t testing.TB, dev string, opts ...string) string {
 			t.Errorf("umount %s: %v %s", mnt, err, out)
 		}
 	})
+	Run(t, "fsfreeze", "--freeze", mnt)
+	t.Cleanup(func() { Run(t, "fsfreeze", "--unfreeze", mnt) })
 	return mnt
 }
 
@@ -274,7 +278,7 @@ func Cases() []Case {
 
 		// In use: the kernel or another device reads it.
 		{Name: "mounted-ext4", Size: 64 * mib, Tools: [][2]string{e2fs}, Refusal: "mounted", Setup: func(t testing.TB, dev string) {
-			tool("mkfs.ext4", "-q", "-F", "DEV")(t, dev)
+			quietExt4(t, dev)
 			mountOn(t, dev)
 		}},
 		{Name: "mounted-partition", Size: 64 * mib, Tools: [][2]string{sfdisk, e2fs}, Losetup: []string{"--partscan"}, Refusal: "has partitions", Setup: func(t testing.TB, dev string) {
@@ -285,7 +289,7 @@ func Cases() []Case {
 				Run(t, "partx", "-a", dev)
 			}
 			waitFor(t, dev+"p1")
-			tool("mkfs.ext4", "-q", "-F", "DEV")(t, dev+"p1")
+			quietExt4(t, dev+"p1")
 			mountOn(t, dev+"p1")
 		}},
 		{Name: "active-swap", Size: 32 * mib, Tools: [][2]string{mkswap, {"swapon", "mount"}}, Refusal: "in use as swap", Setup: func(t testing.TB, dev string) {
@@ -293,17 +297,17 @@ func Cases() []Case {
 			Run(t, "swapon", dev)
 			t.Cleanup(func() { Run(t, "swapoff", dev) })
 		}},
-		{Name: "loop-at-offset-mounted", Size: 64 * mib, Tools: [][2]string{e2fs, losetup}, Refusal: "backs loop devices", Setup: func(t testing.TB, dev string) {
+		{Name: "loop-at-offset-mounted", Size: 64 * mib, Tools: [][2]string{e2fs, losetup}, Refusal: "loop devices read it", Setup: func(t testing.TB, dev string) {
 			// Blank at the start, so only the loop device tells: a
 			// filesystem 1 MiB in, mounted through a second loop device.
 			inner := testenv.AttachLoop(t, dev, "--offset", "1048576")
-			tool("mkfs.ext4", "-q", "-F", "DEV")(t, inner)
+			quietExt4(t, inner)
 			mountOn(t, inner)
 		}},
-		{Name: "loop-file-on-lazily-unmounted-fs", Size: 64 * mib, Tools: [][2]string{e2fs, losetup}, Refusal: "backs loop devices", Setup: func(t testing.TB, dev string) {
+		{Name: "loop-file-on-lazily-unmounted-fs", Size: 64 * mib, Tools: [][2]string{e2fs, losetup}, Refusal: "loop devices read it", Setup: func(t testing.TB, dev string) {
 			// The filesystem is detached from every mount (umount -l) but a
 			// loop device still reads a file on it, so the kernel keeps it.
-			tool("mkfs.ext4", "-q", "-F", "DEV")(t, dev)
+			quietExt4(t, dev)
 			mnt := t.TempDir()
 			Run(t, "mount", dev, mnt)
 			file := filepath.Join(mnt, "inner.img")
@@ -313,11 +317,27 @@ func Cases() []Case {
 			testenv.AttachLoop(t, file)
 			Run(t, "umount", "-l", mnt)
 		}},
+		{Name: "loop-sharing-backing-file-mounted", Size: 64 * mib, Tools: [][2]string{e2fs, losetup}, Refusal: "loop devices read it", Setup: func(t testing.TB, dev string) {
+			// The target's own image file attached a second time, with a
+			// filesystem mounted from that second loop device.
+			b := Run(t, "losetup", "--noheadings", "--output", "BACK-FILE", dev)
+			other := testenv.AttachLoop(t, strings.TrimSpace(b))
+			quietExt4(t, other)
+			mountOn(t, other)
+		}},
 		{Name: "read-only-blank", Size: 16 * mib, Tools: [][2]string{{"blockdev", "util-linux"}}, Refusal: "read-only", Setup: func(t testing.TB, dev string) {
 			Run(t, "blockdev", "--setro", dev)
 			t.Cleanup(func() { Run(t, "blockdev", "--setrw", dev) })
 		}},
 	}
+}
+
+// quietExt4 makes an ext4 filesystem that, once mounted, does not write in
+// the background (no lazy inode-table or journal initialisation), so a
+// mounted device's checksum stays put while storbench refuses it.
+func quietExt4(t testing.TB, dev string) {
+	t.Helper()
+	Run(t, "mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", dev)
 }
 
 func sfdiskScript(script string) func(t testing.TB, dev string) {
@@ -335,7 +355,7 @@ func sfdiskScript(script string) func(t testing.TB, dev string) {
 // blkid calls ambivalent (exit 8).
 func twoSignatures(t testing.TB, dev string) {
 	t.Helper()
-	tool("mkfs.ext4", "-q", "-F", "DEV")(t, dev)
+	quietExt4(t, dev)
 	file := filepath.Join(t.TempDir(), "xfs.img")
 	f, err := os.Create(file)
 	if err != nil {

@@ -1,0 +1,217 @@
+package local
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/runnertest"
+	"github.com/storbench/storbench/internal/safety/safetytest"
+	"github.com/storbench/storbench/internal/testenv"
+	"golang.org/x/sys/unix"
+)
+
+func writeNeed(id string) runner.Need {
+	return runner.Need{RunID: id, FileSize: 8 << 20, Writers: []string{"w"}, Direct: true}
+}
+
+// dirSubject is a directory target; leftovers are entries that were not
+// there before.
+func dirSubject(t *testing.T, dir string, need runner.Need) runnertest.Subject {
+	before := listing(dir)
+	return runnertest.Subject{
+		Target: NewTarget(dir, Options{}),
+		Need:   need,
+		Leftovers: func() []string {
+			var left []string
+			for _, e := range strings.Split(listing(dir), "\n") {
+				if e != "" && !strings.Contains("\n"+before+"\n", "\n"+e+"\n") {
+					left = append(left, e)
+				}
+			}
+			return left
+		},
+		State: func() string { return listing(dir) },
+	}
+}
+
+// listing is every path under dir with its size.
+func listing(dir string) string {
+	var out []string
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && p != dir {
+			out = append(out, strings.TrimPrefix(p, dir))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+func TestDirectoryTargetConformance(t *testing.T) {
+	testenv.Fio(t)
+	runnertest.TargetConformance(t, runnertest.TargetSuite{
+		Safe: func(t *testing.T) runnertest.Subject { return dirSubject(t, t.TempDir(), writeNeed("conf")) },
+		Unsafe: []runnertest.Unsafe{
+			{Name: "missing directory", Want: "no such file", Make: func(t *testing.T) runnertest.Subject {
+				return dirSubject(t, filepath.Join(t.TempDir(), "missing"), writeNeed("r"))
+			}},
+			{Name: "not enough space", Want: "not enough free space", Make: func(t *testing.T) runnertest.Subject {
+				testenv.Root(t)
+				dir := t.TempDir()
+				if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=16m"); err != nil {
+					t.Fatalf("mounting a tmpfs: %v", err)
+				}
+				t.Cleanup(func() { unix.Unmount(dir, 0) })
+				need := writeNeed("r")
+				need.FileSize = 64 << 20
+				return dirSubject(t, dir, need)
+			}},
+			{Name: "read-only mount", Want: "mounted read-only", Make: func(t *testing.T) runnertest.Subject {
+				testenv.Root(t)
+				dir := t.TempDir()
+				if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_RDONLY, "size=16m"); err != nil {
+					t.Fatalf("mounting a read-only tmpfs: %v", err)
+				}
+				t.Cleanup(func() { unix.Unmount(dir, 0) })
+				return dirSubject(t, dir, writeNeed("r"))
+			}},
+			{Name: "read-only bind mount", Want: "mounted read-only", Make: func(t *testing.T) runnertest.Subject {
+				testenv.Root(t)
+				src, dir := t.TempDir(), t.TempDir()
+				safetytest.Run(t, "mount", "--bind", src, dir)
+				t.Cleanup(func() { safetytest.Run(t, "umount", dir) })
+				safetytest.Run(t, "mount", "-o", "remount,bind,ro", dir)
+				return dirSubject(t, dir, writeNeed("r"))
+			}},
+			{Name: "work directory exists", Want: "file exists", PrepareOnly: true, Make: func(t *testing.T) runnertest.Subject {
+				// Another run's directory: Prepare must fail and remove
+				// nothing of it.
+				dir := t.TempDir()
+				if err := os.MkdirAll(filepath.Join(dir, "storbench-r", "keep"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				return dirSubject(t, dir, writeNeed("r"))
+			}},
+		},
+	})
+}
+
+// deviceSubject is a device target; leftovers are exclusive holds this
+// process still has on it.
+func deviceSubject(t *testing.T, dev string, destructive bool) runnertest.Subject {
+	var opts Options
+	if destructive {
+		opts.Destructive = []string{dev}
+	}
+	return runnertest.Subject{
+		Target:    NewTarget(dev, opts),
+		Need:      writeNeed("conf"),
+		Leftovers: func() []string { return openFDs(dev) },
+		State:     func() string { return safetytest.Sum(t, dev) },
+	}
+}
+
+// openFDs lists this process's open descriptors of dev.
+func openFDs(dev string) []string {
+	entries, _ := os.ReadDir("/proc/self/fd")
+	var out []string
+	for _, e := range entries {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && l == dev {
+			out = append(out, "fd "+e.Name()+" on "+dev)
+		}
+	}
+	return out
+}
+
+func TestDeviceTargetConformance(t *testing.T) {
+	testenv.Fio(t)
+	testenv.Loop(t)
+	unsafe := []runnertest.Unsafe{
+		{Name: "blank but not named", Want: "pass --destructive", Make: func(t *testing.T) runnertest.Subject {
+			return deviceSubject(t, testenv.LoopDevice(t, 16<<20), false)
+		}},
+		{Name: "mounted between Check and Prepare", Want: "exclusive open (EBUSY)", PrepareOnly: true, Make: func(t *testing.T) runnertest.Subject {
+			dev := testenv.LoopDevice(t, 64<<20)
+			mountHiddenAndUnsigned(t, dev)
+			return deviceSubject(t, dev, true)
+		}},
+	}
+	for _, c := range safetytest.Cases() {
+		switch c.Name {
+		case "ext4", "xfs", "lvm2-pv", "zfs", "luks2", "gpt-4096", "two-signatures", "mounted-ext4", "active-swap", "loop-at-offset-mounted", "read-only-blank":
+		default:
+			continue
+		}
+		want := "refusing to write"
+		if c.Refusal != "" {
+			want = c.Refusal
+		}
+		unsafe = append(unsafe, runnertest.Unsafe{Name: c.Name, Want: want, Make: func(t *testing.T) runnertest.Subject {
+			return deviceSubject(t, c.Device(t), true)
+		}})
+	}
+	runnertest.TargetConformance(t, runnertest.TargetSuite{
+		Safe: func(t *testing.T) runnertest.Subject {
+			return deviceSubject(t, testenv.LoopDevice(t, 32<<20), true)
+		},
+		Unsafe: unsafe,
+	})
+}
+
+// mountHiddenAndUnsigned mounts an ext4 filesystem of dev in a private mount
+// namespace (so this process's mountinfo does not show it) and then erases
+// its superblock magic (the kernel keeps its copy): every fact storbench
+// reads says blank, and only the exclusive open can tell.
+func mountHiddenAndUnsigned(t *testing.T, dev string) {
+	t.Helper()
+	testenv.Tool(t, "mkfs.ext4", "e2fsprogs", "mkfs")
+	testenv.Tool(t, "unshare", "util-linux")
+	// No journal and no lazy initialisation: once mounted, the filesystem
+	// writes nothing on its own that would change the device's checksum.
+	safetytest.Run(t, "mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-E", "lazy_itable_init=0,lazy_journal_init=0", dev)
+	mnt := t.TempDir()
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c", "mount "+dev+" "+mnt+" && echo mounted && exec sleep 600")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		// The namespace's mount goes with its last process; wait until the
+		// device is free so the loop device can be detached.
+		for i := 0; i < 50; i++ {
+			if fd, err := unix.Open(dev, unix.O_RDONLY|unix.O_EXCL, 0); err == nil {
+				unix.Close(fd)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if strings.TrimSpace(line) != "mounted" {
+		t.Fatalf("mounting %s in a private namespace failed", dev)
+	}
+	f, err := os.OpenFile(dev, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0, 0}, 0x438); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if found, err := exec.Command("blkid", "-p", dev).Output(); err == nil {
+		t.Fatalf("blkid still finds the filesystem: %s", found)
+	}
+}

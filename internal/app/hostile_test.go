@@ -199,4 +199,3 @@ func entries(t *testing.T, dir string) []string {
 	}
 	return names
 }
-

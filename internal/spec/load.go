@@ -294,7 +294,7 @@ var TuningOptions = map[string]bool{
 	"io_submit_mode": true, "serialize_overlap": true,
 	"norandommap": true, "random_distribution": true, "random_generator": true, "percentage_random": true,
 	"file_service_type": true,
-	"bssplit": true, "bsrange": true, "blockalign": true,
+	"bssplit":           true, "bsrange": true, "blockalign": true,
 	"rate": true, "rate_min": true, "rate_iops": true, "rate_iops_min": true, "rate_process": true,
 	"rate_cycle": true, "rate_ignore_thinktime": true,
 	"thinktime": true, "thinktime_spin": true, "thinktime_blocks": true, "thinktime_blocks_type": true, "thinktime_iotime": true,

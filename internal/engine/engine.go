@@ -297,7 +297,11 @@ func (e *Engine) steps(plan Plan, p *runner.Prepared) []step {
 		return []step{{name: rawName(plan.RawJob), job: func(string) fio.Job { return fio.Job{Path: JobFileName} }}}
 	}
 	var out []step
-	for _, w := range plan.Suite.Workloads {
+	for i, w := range plan.Suite.Workloads {
+		if w.Job != "" {
+			out = append(out, step{name: w.Name, job: func(string) fio.Job { return fio.Job{Path: jobWorkloadFile(i)} }})
+			continue
+		}
 		out = append(out, step{
 			name:     w.Name,
 			expected: time.Duration(w.Ramp) + time.Duration(w.Runtime),
@@ -393,8 +397,16 @@ func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, step S
 	names := reportNames(jobs)
 	for i, j := range jobs {
 		r := mergeJob(base, j, out.Raw)
-		if plan.RawJob != nil {
+		switch {
+		case plan.RawJob != nil:
 			r.Workload, r.Method = names[i], ranWith(plan.RawJob.Path, out.Final.GlobalOptions, j)
+		case job.Path != "":
+			// A suite's job workload: one result per fio job report.
+			w, _ := plan.Suite.Workload(step.Workload)
+			r.Method = ranWith(w.Job, out.Final.GlobalOptions, j)
+			if len(jobs) > 1 {
+				r.Workload = step.Workload + "/" + names[i]
+			}
 		}
 		if step.annotate != nil {
 			step.annotate(&r)

@@ -49,6 +49,9 @@ type JudgeOptions struct {
 	Local bool
 	// Owned are paths the runner prepared for this run (its block volume).
 	Owned []string
+	// Name is the job file's name in the work directory; JobFileName when
+	// empty.
+	Name string
 }
 
 // Judge writes jf, completed for the target, into work (which must exist)
@@ -59,10 +62,14 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 	jf.FillRunnerDefaults(o.File, o.Device)
 	text := jf.Render()
 	fr.Dir = work
-	if err := fr.WriteFile(ctx, JobFileName, text); err != nil {
+	name := o.Name
+	if name == "" {
+		name = JobFileName
+	}
+	if err := fr.WriteFile(ctx, name, text); err != nil {
 		return nil, err
 	}
-	rd, err := fr.Read(ctx, jf, JobFileName)
+	rd, err := fr.Read(ctx, jf, name)
 	if err != nil {
 		return nil, err
 	}
@@ -198,14 +205,16 @@ func workDir(ctx context.Context, p *runner.Prepared) (string, func(context.Cont
 	}, nil
 }
 
-// judgeOn judges, on a prepared target, the job file of a raw job, and the
-// generated job file of a suite where a suite could reach data storbench did
-// not create (targets on this host; a runner's own volume elsewhere is
-// storbench's). It returns the runner to use (working in the judged work
-// directory) and the cleanup of what it made.
+// judgeOn judges, on a prepared target, every job file the plan runs: a
+// raw job's, a suite's job workloads', and the suite's generated one where
+// a suite could reach data storbench did not create (targets on this host;
+// a runner's own volume elsewhere is storbench's). It returns the runner to
+// use (working in the judged work directory) and the cleanup of what it
+// made.
 func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr fio.Runner, engine string) (fio.Runner, func(context.Context) error, error) {
 	_, local := p.Cmder.(execx.Local)
-	if plan.RawJob == nil && !local {
+	files := jobFilesFor(plan, p, engine, local)
+	if len(files) == 0 {
 		return fr, func(context.Context) error { return nil }, nil
 	}
 	work, cleanup, err := workDir(ctx, p)
@@ -216,13 +225,19 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 	if !local && filepath.IsAbs(p.File.Name) {
 		o.Owned = []string{p.File.Name}
 	}
-	f, err := jobFileFor(plan, p, engine)
-	if err == nil {
-		_, err = Judge(ctx, fr, f, work, o)
-		if err == nil {
-			fr.Dir = work
-			return fr, cleanup, nil
+	for _, f := range files {
+		var jf *fio.JobFile
+		if jf, err = f.read(); err != nil {
+			break
 		}
+		o.Name = f.name
+		if _, err = Judge(ctx, fr, jf, work, o); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		fr.Dir = work
+		return fr, cleanup, nil
 	}
 	if cerr := cleanup(context.WithoutCancel(ctx)); cerr != nil {
 		err = errors.Join(err, cerr)
@@ -230,15 +245,35 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 	return fr, nil, err
 }
 
-// jobFileFor is the job file a plan runs on a prepared target: the user's,
-// or the suite's generated one, read back as fio reads it.
-func jobFileFor(plan Plan, p *runner.Prepared, engine string) (*fio.JobFile, error) {
-	if plan.RawJob != nil {
-		return plan.RawJob.File, nil
-	}
-	text := fio.FromSuite(plan.Suite, p.File, engine).String()
-	return fio.ParseJobText([]byte(text), "suite "+plan.Suite.Name, fio.ReadOptions{Getenv: func(string) (string, bool) { return "", false }})
+type namedJobFile struct {
+	name string
+	read func() (*fio.JobFile, error)
 }
+
+// jobFilesFor lists the job files a plan runs on a prepared target, by
+// their names in the work directory.
+func jobFilesFor(plan Plan, p *runner.Prepared, engine string, local bool) []namedJobFile {
+	if plan.RawJob != nil {
+		return []namedJobFile{{JobFileName, func() (*fio.JobFile, error) { return plan.RawJob.File, nil }}}
+	}
+	var out []namedJobFile
+	gen := fio.FromSuite(plan.Suite, p.File, engine)
+	if local && len(gen.Sections) > 0 {
+		out = append(out, namedJobFile{"storbench-suite.fio", func() (*fio.JobFile, error) {
+			return fio.ParseJobText([]byte(gen.String()), "suite "+plan.Suite.Name, fio.ReadOptions{Getenv: func(string) (string, bool) { return "", false }})
+		}})
+	}
+	for i, w := range plan.Suite.Workloads {
+		if w.Job != "" {
+			out = append(out, namedJobFile{jobWorkloadFile(i), func() (*fio.JobFile, error) { return fio.ReadJobFile(w.Job, fio.ReadOptions{}) }})
+		}
+	}
+	return out
+}
+
+// jobWorkloadFile names the job file of a suite's i-th workload (a job
+// workload) in the work directory.
+func jobWorkloadFile(i int) string { return fmt.Sprintf("storbench-job-%d.fio", i+1) }
 
 // RawNeeds reads from a user's job file, with [global] applied as the file
 // says, the largest size it uses, which jobs write, and whether any uses

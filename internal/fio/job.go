@@ -50,6 +50,9 @@ type File struct {
 func FromSuite(s *spec.Suite, f File, engine string) Job {
 	j := Job{Global: globalOptions(f)}
 	for _, w := range s.Workloads {
+		if w.Job != "" {
+			continue // a job file of its own, run as it is
+		}
 		j.Sections = append(j.Sections, section(w, f, engine))
 	}
 	return j

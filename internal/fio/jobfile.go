@@ -144,6 +144,9 @@ func ParseJobText(data []byte, source string, o ReadOptions) (*JobFile, error) {
 		if err != nil {
 			return nil, &JobFileError{Pos: l.pos, Msg: err.Error()}
 		}
+		if err := checkKeywords(text); err != nil {
+			return nil, &JobFileError{Pos: l.pos, Msg: err.Error()}
+		}
 		cur.Lines = append(cur.Lines, JobLine{Text: text, Pos: l.pos})
 	}
 	jobs := 0
@@ -441,4 +444,30 @@ func (f *JobFile) FindText(text string) (Pos, bool) {
 		}
 	}
 	return Pos{}, false
+}
+
+// fioKeywords are replaced by fio with host figures, and a value holding
+// one is handed to bc(1) through a shell when it looks like arithmetic
+// (options.c fio_keyword_replace, bc_calc).
+var fioKeywords = []string{"$pagesize", "$mb_memory", "$ncpus"}
+
+// checkKeywords allows fio's keywords only in plain arithmetic: nothing
+// that a shell or bc could read as more than a sum.
+func checkKeywords(line string) error {
+	uses := false
+	for _, k := range fioKeywords {
+		if strings.Contains(line, k) {
+			uses = true
+		}
+	}
+	if !uses {
+		return nil
+	}
+	_, v, _ := strings.Cut(line, "=")
+	for _, c := range v {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || strings.ContainsRune("$_+-*/%(). ", c)) {
+			return fmt.Errorf("%q uses a fio keyword ($ncpus, $pagesize, $mb_memory) beside %q: fio would pass it to a shell and bc; storbench allows keywords only in plain arithmetic", line, string(c))
+		}
+	}
+	return nil
 }

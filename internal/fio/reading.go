@@ -190,8 +190,16 @@ func ParseShowcmd(out string, jf *JobFile) (*Reading, error) {
 		globals []Option
 		at      int
 	)
+	// fio prints a [global] section with every global option so far: its
+	// global options accumulate across [global] sections.
+	var globalLines []JobLine
 	for _, s := range jf.Sections {
 		n := len(s.Lines)
+		if s.Global {
+			globalLines = append(globalLines, s.Lines...)
+			n = len(globalLines)
+			s.Lines = globalLines
+		}
 		if !s.Global {
 			if at >= len(tokens) || tokens[at].Key != "name" || tokens[at].Value != s.Name {
 				return nil, cannot("expected --name=%s for section [%s] at %s", s.Name, s.Name, s.Pos)
@@ -207,7 +215,7 @@ func ParseShowcmd(out string, jf *JobFile) (*Reading, error) {
 			return nil, cannot("%v", err)
 		}
 		if s.Global {
-			globals = append(globals, own...)
+			globals = own
 			continue
 		}
 		// The section header names the job after any [global] name=.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -102,6 +103,13 @@ func Parse(data []byte, source string) (*Suite, error) {
 		return nil, yamlError(source, err)
 	}
 	s.applyDefaults()
+	if !strings.HasPrefix(source, "built-in ") {
+		for i := range s.Workloads {
+			if j := s.Workloads[i].Job; j != "" && !filepath.IsAbs(j) {
+				s.Workloads[i].Job = filepath.Join(filepath.Dir(source), j)
+			}
+		}
+	}
 	if err := s.validate(source, root.Content[0]); err != nil {
 		return nil, err
 	}
@@ -180,6 +188,20 @@ func (s *Suite) validate(source string, root *yaml.Node) error {
 			return fail(line("name"), f("name"), "%q is already the name of workloads[%d]", w.Name, prev)
 		}
 		seen[w.Name] = i
+		if w.Job != "" {
+			for _, field := range []string{"rw", "bs", "size", "iodepth", "numjobs", "runtime", "ramp", "ioengine", "direct", "rwmixread", "fdatasync", "fsync", "sync", "end_fsync", "extra"} {
+				if l := lineOf(wn, field); l > 0 {
+					return fail(l, f(field), "a job workload runs its job file as it is: set %s in %s", field, w.Job)
+				}
+			}
+			if fi, err := os.Stat(w.Job); err != nil || !fi.Mode().IsRegular() {
+				if err == nil {
+					err = errors.New("not a regular file")
+				}
+				return fail(line("job"), f("job"), "%v", err)
+			}
+			continue
+		}
 		if w.RW == "" {
 			return fail(line("rw"), f("rw"), "is required (one of %s)", keys(validRW))
 		}
@@ -216,12 +238,19 @@ func (s *Suite) validate(source string, root *yaml.Node) error {
 		if w.IOEngine != "" && !validName.MatchString(w.IOEngine) {
 			return fail(line("ioengine"), f("ioengine"), "%q is not an engine name", w.IOEngine)
 		}
-		for k := range w.Extra {
-			if why, bad := reservedKeys[k]; bad {
-				return fail(line("extra"), f("extra."+k), "cannot be set: %s", why)
+		for _, k := range sortedExtra(w.Extra) {
+			at := lineOf(child(wn, "extra"), k)
+			if at == 0 {
+				at = lineOf(child(child(root, "defaults"), "extra"), k)
 			}
-			if !validName.MatchString(k) {
-				return fail(line("extra"), f("extra."+k), "is not a fio option name")
+			if at == 0 {
+				at = line("extra")
+			}
+			if why, bad := reservedKeys[k]; bad {
+				return fail(at, f("extra."+k), "cannot be set: %s", why)
+			}
+			if !TuningOptions[k] {
+				return fail(at, f("extra."+k), "is not a tuning option storbench passes through: extra takes only options that change neither what is written nor where, nor run commands (%s); for anything else write a fio job file and reference it with job:", strings.Join(tuningNames(), ", "))
 			}
 		}
 	}
@@ -254,4 +283,48 @@ func keys(m map[string]bool) string {
 	}
 	sort.Strings(k)
 	return strings.Join(k, ", ")
+}
+
+// TuningOptions are the fio options a suite's extra: may set. Each changes
+// how I/O is issued (batching, pacing, randomness, CPU placement, queue
+// tuning) but neither whether a workload writes, nor what data or where
+// (files, offsets, sizes), nor runs commands, nor drops timing or result
+// detail. The safety owner still judges fio's own reading of every
+// generated job, so a mistake here cannot let a read become a write.
+var TuningOptions = map[string]bool{
+	"iodepth_batch": true, "iodepth_batch_submit": true, "iodepth_batch_complete": true,
+	"iodepth_batch_complete_min": true, "iodepth_batch_complete_max": true, "iodepth_low": true,
+	"io_submit_mode": true, "serialize_overlap": true,
+	"norandommap": true, "random_distribution": true, "random_generator": true, "percentage_random": true,
+	"file_service_type": true,
+	"bssplit":           true, "bsrange": true, "blockalign": true,
+	"rate": true, "rate_min": true, "rate_iops": true, "rate_iops_min": true, "rate_process": true,
+	"rate_cycle": true, "rate_ignore_thinktime": true,
+	"thinktime": true, "thinktime_spin": true, "thinktime_blocks": true, "thinktime_blocks_type": true, "thinktime_iotime": true,
+	"startdelay": true, "io_size": true, "loops": true,
+	"latency_target": true, "latency_window": true, "latency_percentile": true, "latency_run": true, "max_latency": true,
+	"steadystate": true, "steadystate_duration": true, "steadystate_ramp_time": true,
+	"cpus_allowed": true, "cpus_allowed_policy": true, "cpumask": true, "numa_cpu_nodes": true, "numa_mem_policy": true,
+	"nice": true, "prio": true, "prioclass": true, "cmdprio_percentage": true, "cmdprio_class": true, "cmdprio": true,
+	"hipri": true, "fixedbufs": true, "registerfiles": true, "sqthread_poll": true, "sqthread_poll_cpu": true,
+	"nonvectored": true, "userspace_reap": true,
+	"fadvise_hint": true, "invalidate": true, "sync_file_range": true, "clocksource": true,
+}
+
+func tuningNames() []string {
+	n := make([]string, 0, len(TuningOptions))
+	for k := range TuningOptions {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+func sortedExtra(m map[string]string) []string {
+	k := make([]string, 0, len(m))
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
 }

@@ -24,7 +24,11 @@ type Suite struct {
 type Workload struct {
 	Name        string `yaml:"name" json:"name"`
 	Description string `yaml:"description,omitempty" json:"description,omitempty"`
-	Options     `yaml:",inline" json:",inline"`
+	// Job is a fio job file run as it is, for what a suite cannot express:
+	// relative to the suite file, read as fio reads it (includes, ${VAR}),
+	// judged like any job file. A job workload sets no other option.
+	Job     string `yaml:"job,omitempty" json:"job,omitempty"`
+	Options `yaml:",inline" json:",inline"`
 }
 
 // Options are the fio settings a workload (or a suite's defaults) may set.
@@ -64,6 +68,11 @@ type Options struct {
 
 // Writes reports whether the workload writes (and so may destroy data).
 func (w Workload) Writes() bool {
+	if w.Job != "" {
+		// Counted as writing until fio's reading of the file is judged on
+		// the prepared target.
+		return true
+	}
 	switch w.RW {
 	case "read", "randread":
 		return false

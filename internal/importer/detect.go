@@ -40,7 +40,7 @@ func Detect(name string, data []byte) ([]Format, error) {
 		switch {
 		case bytes.Contains(head, []byte(`"smartctl"`)) || bytes.Contains(head, []byte(`"ata_smart_attributes"`)) ||
 			bytes.Contains(head, []byte(`"nvme_smart_health_information_log"`)) || bytes.Contains(head, []byte(`"scsi_error_counter_log"`)) ||
-			bytes.Contains(head, []byte(`"scsi_grown_defect_list"`)):
+			bytes.Contains(head, []byte(`"scsi_grown_defect_list"`)) || bytes.Contains(head, []byte(`"info_name"`)):
 			return []Format{SmartctlJSON}, nil
 		case bytes.Contains(head, []byte(`"bytes_per_sec"`)) && bytes.Contains(head, []byte(`"blocksize"`)):
 			return []Format{CephBench}, nil

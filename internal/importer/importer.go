@@ -190,6 +190,9 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 		f.Formats = fs
 	}
 	body, cut := cutLastLine(data, f.Formats)
+	if cut == nil {
+		cut = cutStructure(body, f.Formats)
+	}
 	if cut != nil {
 		f.Problems = append(f.Problems, *cut)
 	}
@@ -281,6 +284,37 @@ var reCompleteEnd = map[Format]*regexp.Regexp{
 	Iozone:  regexp.MustCompile(`iozone test complete\.?\s*$`),
 	DD:      regexp.MustCompile(`(B/s|records (in|out))\s*$`),
 	Hdparm:  regexp.MustCompile(`/sec\s*$`),
+}
+
+var (
+	reIozoneBanner = regexp.MustCompile(`Iozone: Performance Test`)
+	reIozoneDone   = regexp.MustCompile(`iozone test complete`)
+	reFioCPU       = regexp.MustCompile(`(?m)^\s+cpu\s*:`)
+)
+
+// cutStructure finds output that stops before its tool's last words, cut
+// at a line break: iozone's banner without "iozone test complete", or a
+// fio job block without the cpu line fio prints for every job.
+func cutStructure(data []byte, formats []Format) *Problem {
+	last := 1 + bytes.Count(bytes.TrimRight(data, "\n"), []byte("\n"))
+	for _, f := range formats {
+		switch f {
+		case Iozone:
+			if reIozoneBanner.Match(data) && !reIozoneDone.Match(data) {
+				return &Problem{Line: last, Kind: ProblemCut, Msg: fmt.Sprintf("the iozone output ends at line %d without \"iozone test complete.\": it is cut", last)}
+			}
+		case FioText:
+			jobs := reFioTextJob.FindAllIndex(data, -1)
+			if len(jobs) == 0 {
+				continue
+			}
+			tail := data[jobs[len(jobs)-1][0]:]
+			if !reFioCPU.Match(tail) {
+				return &Problem{Line: last, Kind: ProblemCut, Msg: fmt.Sprintf("the last fio job block ends at line %d before fio's \"cpu :\" line: it is cut", last)}
+			}
+		}
+	}
+	return nil
 }
 
 // cutLastLine finds a last line without a line break that is not one a

@@ -55,6 +55,8 @@ func Expect(name string, data []byte) (*Expected, error) {
 		return smartJSON(data)
 	case reTextHeader.Match(data):
 		return fioText(data), nil
+	case reIozoneTable.Match(data):
+		return iozoneTable(data), nil
 	case reReport.Match(data):
 		return iozoneReport(data), nil
 	case reDD.Match(data) || reHdparm.Match(data):
@@ -291,6 +293,38 @@ func iozoneReport(data []byte) *Expected {
 			if x, err := strconv.ParseFloat(v, 64); err == nil {
 				e.Results = append(e.Results, []Figure{{"bw", []float64{x * 1024}}})
 			}
+		}
+	}
+	return e
+}
+
+var reIozoneTable = regexp.MustCompile(`(?m)^\s*(kB|KB)\s+reclen\s+write`)
+
+// iozoneTable reads iozone -a tables: rows of file size, record size and
+// rates in kB/s.
+func iozoneTable(data []byte) *Expected {
+	e := &Expected{Kind: "iozone -a"}
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		if reIozoneTable.MatchString(line) {
+			in = true
+			continue
+		}
+		f := strings.Fields(line)
+		if !in || len(f) < 3 {
+			continue
+		}
+		var vals []float64
+		for _, s := range f {
+			x, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				vals = nil
+				break
+			}
+			vals = append(vals, x)
+		}
+		for _, x := range vals[min(2, len(vals)):] {
+			e.Results = append(e.Results, []Figure{{"bw", []float64{x * 1024}}})
 		}
 	}
 	return e

@@ -22,9 +22,9 @@ import (
 )
 
 type row struct {
-	files, exact, wrong, refused    int
+	files, exact, wrong, refused   int
 	cutFlagged, cutRefused, cutBad int
-	reasons                         map[string]int
+	reasons                        map[string]int
 }
 
 func main() {

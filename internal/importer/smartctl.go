@@ -51,6 +51,9 @@ func parseSmartctl(data []byte) (*parsed, error) {
 			end = starts[k+1]
 		}
 		h, rows, err := smartctlRecord(ls[s:end], s, p)
+		if err != nil && k == 0 && len(starts) > 1 && !reSmartVersion.MatchString(ls[0]) {
+			continue // notes before the first smartctl output
+		}
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err

@@ -59,6 +59,8 @@ func Expect(name string, data []byte) (*Expected, error) {
 		return iozoneTable(data), nil
 	case reReport.Match(data):
 		return iozoneReport(data), nil
+	case reSmartBanner.Match(data):
+		return smartText(data), nil
 	case reDD.Match(data) || reHdparm.Match(data):
 		return ddHdparm(data), nil
 	}
@@ -556,4 +558,74 @@ func Kinds(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+var (
+	reSmartBanner = regexp.MustCompile(`(?m)^smartctl \d`)
+	reSmartField  = regexp.MustCompile(`^(Critical Warning|Temperature|Available Spare|Available Spare Threshold|Percentage Used|Power Cycles|Power On Hours|Unsafe Shutdowns|Media and Data Integrity Errors|SMART overall-health self-assessment test result):\s+(\S+)`)
+	reSmartAttr   = regexp.MustCompile(`^\s*(\d+)\s+\S+\s+0x[0-9a-f]+\s+\d+\s+\d+\s+\d+\s+\S+\s+\S+\s+(\S+)\s+(\d+)`)
+)
+
+// smartText reads smartctl -a text, one record per smartctl banner.
+func smartText(data []byte) *Expected {
+	e := &Expected{Kind: "smartctl text"}
+	var cur map[string]string
+	var attrs map[int]float64
+	failedAttr := false
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		get := func(k string) float64 {
+			s := strings.TrimSuffix(strings.ReplaceAll(cur[k], ",", ""), "%")
+			if strings.HasPrefix(s, "0x") {
+				v, _ := strconv.ParseUint(s[2:], 16, 64)
+				return float64(v)
+			}
+			v, _ := strconv.ParseFloat(s, 64)
+			return v
+		}
+		h := HealthFacts{PowerOnHours: int64(get("Power On Hours")), TemperatureC: int64(get("Temperature")), Healthy: true}
+		if h.PowerOnHours == 0 {
+			h.PowerOnHours = int64(attrs[9])
+		}
+		if h.TemperatureC == 0 {
+			h.TemperatureC = int64(attrs[194])
+		}
+		if cur["SMART overall-health self-assessment test result"] == "FAILED!" || cur["SMART overall-health self-assessment test result"] == "FAILED" ||
+			get("Critical Warning") != 0 || get("Media and Data Integrity Errors") > 0 || get("Percentage Used") >= 100 ||
+			get("Available Spare Threshold") > 0 && get("Available Spare") < get("Available Spare Threshold") ||
+			get("Unsafe Shutdowns") >= 10 && get("Unsafe Shutdowns") >= 0.5*get("Power Cycles") || failedAttr {
+			h.Healthy = false
+		}
+		for _, id := range []int{5, 187, 188, 196, 197, 198, 199} {
+			if attrs[id] > 0 {
+				h.Healthy = false
+			}
+		}
+		e.Health = append(e.Health, h)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if reSmartBanner.MatchString(line) {
+			flush()
+			cur, attrs, failedAttr = map[string]string{}, map[int]float64{}, false
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		if m := reSmartField.FindStringSubmatch(line); m != nil {
+			cur[m[1]] = m[2]
+		}
+		if m := reSmartAttr.FindStringSubmatch(line); m != nil {
+			id, _ := strconv.Atoi(m[1])
+			v, _ := strconv.ParseFloat(m[3], 64)
+			attrs[id] = v
+			if m[2] != "-" {
+				failedAttr = true
+			}
+		}
+	}
+	flush()
+	return e
 }

@@ -524,8 +524,10 @@ func (d *fioDoc) direction(x *fjDir) *result.Direction {
 	if x == nil {
 		return nil
 	}
+	// A negative figure is kept so that the plausibility check refuses
+	// the result; only what is not a number at all reads as not reported.
 	get := func(p *float64) float64 {
-		if p == nil || bad(*p) {
+		if p == nil || math.IsNaN(*p) || math.IsInf(*p, 0) {
 			return 0
 		}
 		return *p
@@ -578,8 +580,13 @@ func pickLat(ns, us *fjLat) result.Latency {
 // json+ bins give percentiles when the object has none.
 func latencyOf(l *fjLat, scale float64) result.Latency {
 	ns := func(p *float64) time.Duration {
-		if p == nil || bad(*p) || *p*scale > float64(math.MaxInt64) {
+		switch {
+		case p == nil || math.IsNaN(*p):
 			return 0
+		case *p*scale > float64(math.MaxInt64):
+			return math.MaxInt64 // refused as implausible
+		case *p*scale < math.MinInt64:
+			return math.MinInt64
 		}
 		return time.Duration(*p * scale)
 	}
@@ -589,10 +596,10 @@ func latencyOf(l *fjLat, scale float64) result.Latency {
 	}
 	for k, v := range l.Percentile {
 		p, err := strconv.ParseFloat(k, 64)
-		if err != nil || p <= 0 || p > 100 || bad(v) {
+		if err != nil || p <= 0 || p > 100 || math.IsNaN(v) {
 			continue // fio pads the list with "0.00" : 0
 		}
-		out.Percentiles = append(out.Percentiles, result.Percentile{P: p, Value: time.Duration(v * scale)})
+		out.Percentiles = append(out.Percentiles, result.Percentile{P: p, Value: ns(&v)})
 	}
 	if len(l.Bins) > 0 {
 		ps, n := binPercentiles(l.Bins, scale)
@@ -604,7 +611,7 @@ func latencyOf(l *fjLat, scale float64) result.Latency {
 		}
 	}
 	result.SortPercentiles(out.Percentiles)
-	if out.Mean == 0 && out.Max == 0 && len(out.Percentiles) == 0 {
+	if out.Mean == 0 && out.Max == 0 && out.Min == 0 && len(out.Percentiles) == 0 {
 		return result.Latency{}
 	}
 	return out

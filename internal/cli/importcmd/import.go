@@ -682,7 +682,7 @@ func HealthTable(w io.Writer, hs []result.Health) error {
 			}
 		}
 		if len(h.Flags) == 0 {
-			fmt.Fprintln(w, "  no reallocated, pending or uncorrectable sectors, CRC errors or command timeouts")
+			fmt.Fprintln(w, "  nothing flagged: "+checked(h))
 		}
 		for _, fl := range h.Flags {
 			if fl.AttributeID > 0 {
@@ -693,4 +693,34 @@ func HealthTable(w io.Writer, hs []result.Health) error {
 		}
 	}
 	return nil
+}
+
+// checked says what a healthy record was checked for, by the kind of
+// device its attributes show.
+func checked(h result.Health) string {
+	var ata, nvme, scsi bool
+	for _, a := range h.Attributes {
+		switch {
+		case a.ID > 0:
+			ata = true
+		case a.Name == "critical_warning" || a.Name == "media_errors":
+			nvme = true
+		case a.Name == "grown_defect_list":
+			scsi = true
+		}
+	}
+	var parts []string
+	if ata {
+		parts = append(parts, "no reallocated, pending or uncorrectable sectors, CRC errors or command timeouts")
+	}
+	if nvme {
+		parts = append(parts, "no NVMe critical warning, media errors, spare below threshold, used-up endurance or frequent unsafe shutdowns")
+	}
+	if scsi {
+		parts = append(parts, "no grown defects or uncorrected errors")
+	}
+	if len(parts) == 0 {
+		return "the self-assessment passed"
+	}
+	return strings.Join(parts, "; ")
 }

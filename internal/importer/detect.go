@@ -47,22 +47,23 @@ func Detect(name string, data []byte) ([]Format, error) {
 		}
 		return []Format{JSON}, nil
 	}
-	switch {
-	case reFioTextJob.Match(head):
-		return []Format{FioText}, nil
-	case reFioTerse.Match(head):
-		return []Format{FioTerse}, nil
-	case reIozoneHead.Match(head) || bytes.Contains(head, []byte("Iozone: Performance Test")) || reIozoneReport.Match(head):
-		return []Format{Iozone}, nil
-	case reSmartTable.Match(head) || reSmartBanner.Match(head):
-		return []Format{Smartctl}, nil
-	}
+	// Text outputs may share a file (a notes file with fio, dd and hdparm
+	// outputs between prose): every format found is read.
 	var out []Format
-	if reHdparmLine.Match(data) {
-		out = append(out, Hdparm)
-	}
-	if reDDLine.Match(data) {
-		out = append(out, DD)
+	for _, c := range []struct {
+		format Format
+		found  bool
+	}{
+		{FioText, reFioTextJob.Match(data)},
+		{FioTerse, reFioTerse.Match(data)},
+		{Iozone, reIozoneHead.Match(data) || bytes.Contains(data, []byte("Iozone: Performance Test")) || reIozoneReport.Match(data)},
+		{Smartctl, reSmartTable.Match(data) || reSmartBanner.Match(data)},
+		{Hdparm, reHdparmLine.Match(data)},
+		{DD, reDDLine.Match(data)},
+	} {
+		if c.found {
+			out = append(out, c.format)
+		}
 	}
 	if len(out) > 0 {
 		return out, nil

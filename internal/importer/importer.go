@@ -197,12 +197,24 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 		f.Problems = append(f.Problems, *cut)
 	}
 	var tools, versions []string
+	var firstErr *ParseError
 	for _, format := range f.Formats {
 		in := body
 		if jsonFormat(format) {
 			in = data
 		}
 		p, err := readers[format](in)
+		if err != nil && len(f.Formats) > 1 {
+			// One of several outputs in the file could not be read: the
+			// others still are.
+			pe := toParseError(err)
+			f.Problems = append(f.Problems, Problem{Line: pe.Line, Kind: ProblemSkipped, Msg: fmt.Sprintf("%s output not read: %s", format, pe.Msg)})
+			if firstErr == nil {
+				firstErr = pe
+				firstErr.File, firstErr.Format = name, format
+			}
+			continue
+		}
 		if err != nil {
 			if pe, ok := err.(*ParseError); ok {
 				pe.File, pe.Format = name, format
@@ -246,6 +258,9 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 		f.Notes = append(f.Notes, p.notes...)
 		tools = appendUnique(tools, p.tool)
 		versions = appendUnique(versions, p.version)
+	}
+	if len(f.Results) == 0 && len(f.Health) == 0 && firstErr != nil {
+		return nil, firstErr
 	}
 	f.Tool, f.ToolVersion = strings.Join(tools, "+"), strings.Join(versions, "+")
 	f.finish(opt)

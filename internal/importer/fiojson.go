@@ -129,7 +129,13 @@ func parseFioJSON(data []byte) (*parsed, error) {
 			continue
 		}
 		if d.Version == "" && len(d.Jobs) == 0 && len(d.ClientStats) == 0 {
-			p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemSkipped, Msg: `a JSON object without "fio version" or "jobs"`})
+			// fio's documents kept inside another tool's JSON (a metrics
+			// collector's {"data": [...]}) are read where they are.
+			nested := nestedFioDocs(data[start:end], d.line)
+			if len(nested) == 0 {
+				p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemSkipped, Msg: `a JSON object without "fio version" or "jobs"`})
+			}
+			docs = append(docs, nested...)
 		} else {
 			docs = append(docs, *d)
 		}
@@ -157,6 +163,7 @@ func parseFioJSON(data []byte) (*parsed, error) {
 		for _, g := range groupJobs(jobs) {
 			r, bs := fioJobResult(d, g)
 			p.add(r, d.line)
+			p.rows++
 			for _, why := range consistency(&r, bs) {
 				p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", g[0].Name, why)})
 			}
@@ -650,4 +657,48 @@ func binPercentiles(bins map[string]float64, scale float64) ([]result.Percentile
 		out = append(out, result.Percentile{P: p, Value: time.Duration(bs[k].v * scale)})
 	}
 	return out, int64(total)
+}
+
+// nestedFioDocs finds fio documents (objects with "fio version" and jobs)
+// anywhere inside a JSON value, in document order; line is where the
+// enclosing value starts.
+func nestedFioDocs(raw []byte, line int) []fioDoc {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	var out []fioDoc
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if _, ok := x["fio version"]; ok && (x["jobs"] != nil || x["client_stats"] != nil) {
+				b, err := json.Marshal(x)
+				if err != nil {
+					return
+				}
+				if d, _, err := decodeFioDoc(b, 0); err == nil {
+					d.line = line
+					out = append(out, *d)
+				}
+				return
+			}
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
 }

@@ -49,7 +49,7 @@ type HealthFacts struct {
 func Expect(name string, data []byte) (*Expected, error) {
 	t := bytes.TrimSpace(data)
 	switch {
-	case bytes.HasPrefix(t, []byte("{")) && bytes.Contains(data, []byte(`"fio version"`)):
+	case bytes.Contains(data, []byte(`"fio version"`)):
 		return fioJSON(data)
 	case bytes.HasPrefix(t, []byte("{")):
 		return smartJSON(data)
@@ -86,61 +86,104 @@ func obj(v any) map[string]any {
 	return m
 }
 
+// fioJSON reads every fio document in a file: top-level objects starting
+// a line, and fio documents nested in other JSON (a collector's "data").
 func fioJSON(data []byte) (*Expected, error) {
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, err
-	}
-	version, _ := doc["fio version"].(string)
-	e := &Expected{Kind: "fio JSON " + fioFamily(version)}
-	jobs, _ := doc["jobs"].([]any)
-	if len(jobs) == 0 {
-		cs, _ := doc["client_stats"].([]any)
-		for _, j := range cs {
-			if obj(j)["jobname"] != "All clients" {
-				jobs = append(jobs, j)
+	var docs []map[string]any
+	var find func(any)
+	find = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if _, ok := x["fio version"]; ok {
+				docs = append(docs, x)
+				return
+			}
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				find(x[k])
+			}
+		case []any:
+			for _, e := range x {
+				find(e)
 			}
 		}
-		e.Kind = "fio JSON client/server"
 	}
-	for _, j := range jobs {
-		job := obj(j)
-		var figs []Figure
-		for _, dir := range []string{"read", "write", "trim"} {
-			d := obj(job[dir])
-			if d == nil {
-				continue
-			}
-			ios, _ := num(d["total_ios"])
-			io, _ := num(d["io_bytes"])
-			if ios == 0 && io == 0 {
-				continue
-			}
-			if v, ok := num(d["iops"]); ok {
-				figs = append(figs, Figure{dir + " iops", []float64{v}})
-			}
-			if v, ok := num(d["bw_bytes"]); ok {
-				figs = append(figs, Figure{dir + " bw", []float64{v}})
-			} else if v, ok := num(d["bw"]); ok {
-				figs = append(figs, Figure{dir + " bw", []float64{v * 1024}})
-			}
-			clat, scale := obj(d["clat_ns"]), 1.0
-			if clat == nil {
-				clat, scale = obj(d["clat"]), 1000
-			}
-			if v, ok := num(clat["mean"]); ok && v > 0 {
-				figs = append(figs, Figure{dir + " mean", []float64{v * scale}})
-			}
-			if v, ok := num(obj(clat["percentile"])["99.000000"]); ok && v > 0 {
-				figs = append(figs, Figure{dir + " p99", []float64{v * scale}})
+	lines := strings.SplitAfter(string(data), "\n")
+	off, skipTo := 0, 0
+	for _, l := range lines {
+		if off >= skipTo && strings.HasPrefix(strings.TrimLeft(l, " \t"), "{") {
+			var v any
+			dec := json.NewDecoder(strings.NewReader(string(data[off:])))
+			if err := dec.Decode(&v); err == nil {
+				find(v)
+				skipTo = off + int(dec.InputOffset())
 			}
 		}
-		e.Results = append(e.Results, figs)
+		off += len(l)
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("no fio JSON document found")
+	}
+	e := &Expected{}
+	for _, doc := range docs {
+		version, _ := doc["fio version"].(string)
+		e.Kind = "fio JSON " + fioFamily(version)
+		jobs, _ := doc["jobs"].([]any)
+		if len(jobs) == 0 {
+			cs, _ := doc["client_stats"].([]any)
+			for _, j := range cs {
+				if obj(j)["jobname"] != "All clients" {
+					jobs = append(jobs, j)
+				}
+			}
+			e.Kind = "fio JSON client/server"
+		}
+		for _, j := range jobs {
+			e.Results = append(e.Results, fioJob(obj(j)))
+		}
 	}
 	if strings.Contains(string(data), `"bins"`) {
 		e.Kind = "fio JSON json+"
 	}
 	return e, nil
+}
+
+func fioJob(job map[string]any) []Figure {
+	var figs []Figure
+	for _, dir := range []string{"read", "write", "trim"} {
+		d := obj(job[dir])
+		if d == nil {
+			continue
+		}
+		ios, _ := num(d["total_ios"])
+		io, _ := num(d["io_bytes"])
+		if ios == 0 && io == 0 {
+			continue
+		}
+		if v, ok := num(d["iops"]); ok {
+			figs = append(figs, Figure{dir + " iops", []float64{v}})
+		}
+		if v, ok := num(d["bw_bytes"]); ok {
+			figs = append(figs, Figure{dir + " bw", []float64{v}})
+		} else if v, ok := num(d["bw"]); ok {
+			figs = append(figs, Figure{dir + " bw", []float64{v * 1024}})
+		}
+		clat, scale := obj(d["clat_ns"]), 1.0
+		if clat == nil {
+			clat, scale = obj(d["clat"]), 1000
+		}
+		if v, ok := num(clat["mean"]); ok && v > 0 {
+			figs = append(figs, Figure{dir + " mean", []float64{v * scale}})
+		}
+		if v, ok := num(obj(clat["percentile"])["99.000000"]); ok && v > 0 {
+			figs = append(figs, Figure{dir + " p99", []float64{v * scale}})
+		}
+	}
+	return figs
 }
 
 func fioFamily(v string) string {

@@ -53,19 +53,44 @@ func parseCSV(data []byte) (*parsed, error) {
 	return p, nil
 }
 
-// lastByte remembers the last byte read, to tell whether the input ended
-// with a line break.
-type lastByte struct {
-	r    io.Reader
-	last byte
+// completeLines passes on whole lines only: a last line without a line
+// break is held back (the input was cut inside it) and reported by cut.
+type completeLines struct {
+	r     io.Reader
+	hold  []byte // after the last line break seen
+	out   []byte
+	lines int // line breaks passed on
+	eof   bool
 }
 
-func (l *lastByte) Read(b []byte) (int, error) {
-	n, err := l.r.Read(b)
-	if n > 0 {
-		l.last = b[n-1]
+func (c *completeLines) Read(p []byte) (int, error) {
+	for len(c.out) == 0 {
+		if c.eof {
+			return 0, io.EOF
+		}
+		buf := make([]byte, 32<<10)
+		n, err := c.r.Read(buf)
+		c.hold = append(c.hold, buf[:n]...)
+		if i := bytes.LastIndexByte(c.hold, '\n'); i >= 0 {
+			c.out = append(c.out, c.hold[:i+1]...)
+			c.lines += bytes.Count(c.hold[:i+1], []byte("\n"))
+			c.hold = append(c.hold[:0], c.hold[i+1:]...)
+		}
+		if err == io.EOF {
+			c.eof = true
+		} else if err != nil {
+			return 0, err
+		}
 	}
-	return n, err
+	n := copy(p, c.out)
+	c.out = c.out[n:]
+	return n, nil
+}
+
+// cut returns the line the input was cut in, if any.
+func (c *completeLines) cut() (int, string, bool) {
+	t := strings.TrimSpace(string(c.hold))
+	return c.lines + 1, t, t != ""
 }
 
 // streamCSV reads the generic CSV from in, handing each finished result to
@@ -73,7 +98,7 @@ func (l *lastByte) Read(b []byte) (int, error) {
 // whatever the input's size. A last line without a line break may be cut
 // in the middle of its value: it is not read, and p gets a ProblemCut.
 func streamCSV(in io.Reader, p *parsed, emit func(result.Result, int) error) error {
-	lb := &lastByte{r: in}
+	lb := &completeLines{r: in}
 	r := csv.NewReader(lb)
 	r.TrimLeadingSpace = true
 	r.Comment = '#'
@@ -104,7 +129,6 @@ func streamCSV(in io.Reader, p *parsed, emit func(result.Result, int) error) err
 		}
 	}
 	g := newGrouper("csv", emit)
-	var pending *row
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -146,26 +170,17 @@ func streamCSV(in io.Reader, p *parsed, emit func(result.Result, int) error) err
 			return errAt(line, cols["value"], "expected a number in column value, found %q", v)
 		}
 		rw.Value = f
-		// A row is used once the next one is read: the last row of an
-		// input without a final line break may be cut.
-		if pending != nil {
-			if err := g.add(*pending); err != nil {
-				return err
-			}
-			p.rows++
+		if err := g.add(rw); err != nil {
+			return err
 		}
-		pending = &rw
+		p.rows++
 	}
-	if pending != nil {
-		if lb.last == '\n' || lb.last == '\r' {
-			if err := g.add(*pending); err != nil {
-				return err
-			}
-			p.rows++
-		} else {
-			p.problems = append(p.problems, Problem{Line: pending.line, Kind: ProblemCut,
-				Msg: fmt.Sprintf("the file ends in the middle of line %d (no line break): the row was not read", pending.line)})
+	if line, text, cut := lb.cut(); cut {
+		if len(text) > 40 {
+			text = text[:40] + "..."
 		}
+		p.problems = append(p.problems, Problem{Line: line, Kind: ProblemCut,
+			Msg: fmt.Sprintf("the file ends in the middle of line %d (%q, no line break): the row was not read", line, text)})
 	}
 	if err := g.close(); err != nil {
 		return err

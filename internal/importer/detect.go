@@ -40,29 +40,30 @@ func Detect(name string, data []byte) ([]Format, error) {
 		switch {
 		case bytes.Contains(head, []byte(`"smartctl"`)) || bytes.Contains(head, []byte(`"ata_smart_attributes"`)) ||
 			bytes.Contains(head, []byte(`"nvme_smart_health_information_log"`)) || bytes.Contains(head, []byte(`"scsi_error_counter_log"`)) ||
-			bytes.Contains(head, []byte(`"scsi_grown_defect_list"`)):
+			bytes.Contains(head, []byte(`"scsi_grown_defect_list"`)) || bytes.Contains(head, []byte(`"info_name"`)):
 			return []Format{SmartctlJSON}, nil
 		case bytes.Contains(head, []byte(`"bytes_per_sec"`)) && bytes.Contains(head, []byte(`"blocksize"`)):
 			return []Format{CephBench}, nil
 		}
 		return []Format{JSON}, nil
 	}
-	switch {
-	case reFioTextJob.Match(head):
-		return []Format{FioText}, nil
-	case reFioTerse.Match(head):
-		return []Format{FioTerse}, nil
-	case reIozoneHead.Match(head) || bytes.Contains(head, []byte("Iozone: Performance Test")) || reIozoneReport.Match(head):
-		return []Format{Iozone}, nil
-	case reSmartTable.Match(head) || reSmartBanner.Match(head):
-		return []Format{Smartctl}, nil
-	}
+	// Text outputs may share a file (a notes file with fio, dd and hdparm
+	// outputs between prose): every format found is read.
 	var out []Format
-	if reHdparmLine.Match(data) {
-		out = append(out, Hdparm)
-	}
-	if reDDLine.Match(data) {
-		out = append(out, DD)
+	for _, c := range []struct {
+		format Format
+		found  bool
+	}{
+		{FioText, reFioTextJob.Match(data)},
+		{FioTerse, reFioTerse.Match(data)},
+		{Iozone, reIozoneHead.Match(data) || bytes.Contains(data, []byte("Iozone: Performance Test")) || reIozoneReport.Match(data)},
+		{Smartctl, reSmartTable.Match(data) || reSmartBanner.Match(data)},
+		{Hdparm, reHdparmLine.Match(data)},
+		{DD, reDDLine.Match(data)},
+	} {
+		if c.found {
+			out = append(out, c.format)
+		}
 	}
 	if len(out) > 0 {
 		return out, nil

@@ -129,7 +129,13 @@ func parseFioJSON(data []byte) (*parsed, error) {
 			continue
 		}
 		if d.Version == "" && len(d.Jobs) == 0 && len(d.ClientStats) == 0 {
-			p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemSkipped, Msg: `a JSON object without "fio version" or "jobs"`})
+			// fio's documents kept inside another tool's JSON (a metrics
+			// collector's {"data": [...]}) are read where they are.
+			nested := nestedFioDocs(data[start:end], d.line)
+			if len(nested) == 0 {
+				p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemSkipped, Msg: `a JSON object without "fio version" or "jobs"`})
+			}
+			docs = append(docs, nested...)
 		} else {
 			docs = append(docs, *d)
 		}
@@ -157,6 +163,7 @@ func parseFioJSON(data []byte) (*parsed, error) {
 		for _, g := range groupJobs(jobs) {
 			r, bs := fioJobResult(d, g)
 			p.add(r, d.line)
+			p.rows++
 			for _, why := range consistency(&r, bs) {
 				p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", g[0].Name, why)})
 			}
@@ -524,8 +531,10 @@ func (d *fioDoc) direction(x *fjDir) *result.Direction {
 	if x == nil {
 		return nil
 	}
+	// A negative figure is kept so that the plausibility check refuses
+	// the result; only what is not a number at all reads as not reported.
 	get := func(p *float64) float64 {
-		if p == nil || bad(*p) {
+		if p == nil || math.IsNaN(*p) || math.IsInf(*p, 0) {
 			return 0
 		}
 		return *p
@@ -578,8 +587,13 @@ func pickLat(ns, us *fjLat) result.Latency {
 // json+ bins give percentiles when the object has none.
 func latencyOf(l *fjLat, scale float64) result.Latency {
 	ns := func(p *float64) time.Duration {
-		if p == nil || bad(*p) || *p*scale > float64(math.MaxInt64) {
+		switch {
+		case p == nil || math.IsNaN(*p):
 			return 0
+		case *p*scale > float64(math.MaxInt64):
+			return math.MaxInt64 // refused as implausible
+		case *p*scale < math.MinInt64:
+			return math.MinInt64
 		}
 		return time.Duration(*p * scale)
 	}
@@ -589,10 +603,10 @@ func latencyOf(l *fjLat, scale float64) result.Latency {
 	}
 	for k, v := range l.Percentile {
 		p, err := strconv.ParseFloat(k, 64)
-		if err != nil || p <= 0 || p > 100 || bad(v) {
+		if err != nil || p <= 0 || p > 100 || math.IsNaN(v) {
 			continue // fio pads the list with "0.00" : 0
 		}
-		out.Percentiles = append(out.Percentiles, result.Percentile{P: p, Value: time.Duration(v * scale)})
+		out.Percentiles = append(out.Percentiles, result.Percentile{P: p, Value: ns(&v)})
 	}
 	if len(l.Bins) > 0 {
 		ps, n := binPercentiles(l.Bins, scale)
@@ -604,7 +618,7 @@ func latencyOf(l *fjLat, scale float64) result.Latency {
 		}
 	}
 	result.SortPercentiles(out.Percentiles)
-	if out.Mean == 0 && out.Max == 0 && len(out.Percentiles) == 0 {
+	if out.Mean == 0 && out.Max == 0 && out.Min == 0 && len(out.Percentiles) == 0 {
 		return result.Latency{}
 	}
 	return out
@@ -643,4 +657,48 @@ func binPercentiles(bins map[string]float64, scale float64) ([]result.Percentile
 		out = append(out, result.Percentile{P: p, Value: time.Duration(bs[k].v * scale)})
 	}
 	return out, int64(total)
+}
+
+// nestedFioDocs finds fio documents (objects with "fio version" and jobs)
+// anywhere inside a JSON value, in document order; line is where the
+// enclosing value starts.
+func nestedFioDocs(raw []byte, line int) []fioDoc {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	var out []fioDoc
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if _, ok := x["fio version"]; ok && (x["jobs"] != nil || x["client_stats"] != nil) {
+				b, err := json.Marshal(x)
+				if err != nil {
+					return
+				}
+				if d, _, err := decodeFioDoc(b, 0); err == nil {
+					d.line = line
+					out = append(out, *d)
+				}
+				return
+			}
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
 }

@@ -79,7 +79,13 @@ func parseFioTerse(data []byte) (*parsed, error) {
 		r.Method = fmt.Sprintf("%s terse v3, job %q: %s, block size about %s (derived from bandwidth/IOPS); random or sequential, queue depth and direct I/O are not in terse output",
 			f[1], f[2], meth.RW, sizeName(meth.BlockSize))
 		r.DisplayUnits = map[string]string{result.MetricBW: "KiB/s", result.MetricLatMean: "us", result.MetricLatP99: "us"}
-		p.results = append(p.results, r)
+		// With the I/O count derived from IOPS and runtime, this compares
+		// the bandwidth with the bytes moved over the runtime.
+		for _, why := range consistency(&r, 0) {
+			p.problems = append(p.problems, Problem{Line: n, Kind: ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", f[2], why)})
+		}
+		r.Labels = map[string]string{"job": f[2]}
+		p.add(r, n)
 		p.rows++
 	}
 	if p.rows == 0 {

@@ -16,6 +16,11 @@ func seed(f *testing.F) {
 	if err != nil || len(files) == 0 {
 		f.Fatalf("no samples in testdata: %v", err)
 	}
+	published, err := filepath.Glob("testdata/corpus/*")
+	if err != nil {
+		f.Fatal(err)
+	}
+	files = append(files, published...)
 	for _, path := range files {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -47,6 +52,9 @@ func fuzzFormat(f *testing.F, format Format) {
 		for _, r := range file.Results {
 			if r.Workload == "" || r.Target == "" || r.Repetition < 1 || r.Round == "" {
 				t.Fatalf("incomplete result %q on %q rep %d round %q", r.Workload, r.Target, r.Repetition, r.Round)
+			}
+			if why := plausible(&r); why != "" {
+				t.Fatalf("stored an implausible result: %s", why)
 			}
 			for _, d := range r.Directions() {
 				for _, v := range []float64{d.IOPS, d.BytesPerSec} {

@@ -190,16 +190,31 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 		f.Formats = fs
 	}
 	body, cut := cutLastLine(data, f.Formats)
+	if cut == nil {
+		cut = cutStructure(body, f.Formats)
+	}
 	if cut != nil {
 		f.Problems = append(f.Problems, *cut)
 	}
 	var tools, versions []string
+	var firstErr *ParseError
 	for _, format := range f.Formats {
 		in := body
 		if jsonFormat(format) {
 			in = data
 		}
 		p, err := readers[format](in)
+		if err != nil && len(f.Formats) > 1 {
+			// One of several outputs in the file could not be read: the
+			// others still are.
+			pe := toParseError(err)
+			f.Problems = append(f.Problems, Problem{Line: pe.Line, Kind: ProblemSkipped, Msg: fmt.Sprintf("%s output not read: %s", format, pe.Msg)})
+			if firstErr == nil {
+				firstErr = pe
+				firstErr.File, firstErr.Format = name, format
+			}
+			continue
+		}
 		if err != nil {
 			if pe, ok := err.(*ParseError); ok {
 				pe.File, pe.Format = name, format
@@ -244,6 +259,9 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 		tools = appendUnique(tools, p.tool)
 		versions = appendUnique(versions, p.version)
 	}
+	if len(f.Results) == 0 && len(f.Health) == 0 && firstErr != nil {
+		return nil, firstErr
+	}
 	f.Tool, f.ToolVersion = strings.Join(tools, "+"), strings.Join(versions, "+")
 	f.finish(opt)
 	return f, nil
@@ -281,6 +299,37 @@ var reCompleteEnd = map[Format]*regexp.Regexp{
 	Iozone:  regexp.MustCompile(`iozone test complete\.?\s*$`),
 	DD:      regexp.MustCompile(`(B/s|records (in|out))\s*$`),
 	Hdparm:  regexp.MustCompile(`/sec\s*$`),
+}
+
+var (
+	reIozoneBanner = regexp.MustCompile(`Iozone: Performance Test`)
+	reIozoneDone   = regexp.MustCompile(`iozone test complete`)
+	reFioCPU       = regexp.MustCompile(`(?m)^\s+cpu\s*:`)
+)
+
+// cutStructure finds output that stops before its tool's last words, cut
+// at a line break: iozone's banner without "iozone test complete", or a
+// fio job block without the cpu line fio prints for every job.
+func cutStructure(data []byte, formats []Format) *Problem {
+	last := 1 + bytes.Count(bytes.TrimRight(data, "\n"), []byte("\n"))
+	for _, f := range formats {
+		switch f {
+		case Iozone:
+			if reIozoneBanner.Match(data) && !reIozoneDone.Match(data) {
+				return &Problem{Line: last, Kind: ProblemCut, Msg: fmt.Sprintf("the iozone output ends at line %d without \"iozone test complete.\": it is cut", last)}
+			}
+		case FioText:
+			jobs := reFioTextJob.FindAllIndex(data, -1)
+			if len(jobs) == 0 {
+				continue
+			}
+			tail := data[jobs[len(jobs)-1][0]:]
+			if !reFioCPU.Match(tail) {
+				return &Problem{Line: last, Kind: ProblemCut, Msg: fmt.Sprintf("the last fio job block ends at line %d before fio's \"cpu :\" line: it is cut", last)}
+			}
+		}
+	}
+	return nil
 }
 
 // cutLastLine finds a last line without a line break that is not one a

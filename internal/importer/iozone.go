@@ -255,10 +255,10 @@ var (
 
 // iozone -R report names, as the tests of the -a table call them.
 var iozoneReports = map[string]string{
-	"Writer": "write", "Re-writer": "rewrite", "Reader": "read", "Re-Reader": "reread",
-	"Random read": "random read", "Random write": "random write", "Backward read": "bkwd read",
-	"Record rewrite": "record rewrite", "Stride read": "stride read", "Fwrite": "fwrite",
-	"Re-fwrite": "frewrite", "Fread": "fread", "Re-fread": "freread",
+	"writer": "write", "re-writer": "rewrite", "reader": "read", "re-reader": "reread",
+	"random read": "random read", "random write": "random write", "backward read": "bkwd read",
+	"record rewrite": "record rewrite", "stride read": "stride read", "fwrite": "fwrite",
+	"re-fwrite": "frewrite", "fread": "fread", "re-fread": "freread",
 }
 
 // parseIozoneReport reads iozone -R ("Excel") output: one block per test,
@@ -270,7 +270,7 @@ func parseIozoneReport(data []byte, p *parsed, direct bool, cmd string) (*parsed
 	for i, line := range lines(data) {
 		n := i + 1
 		if m := reIozoneReport.FindStringSubmatch(line); m != nil {
-			test, recs = iozoneReports[m[1]], nil
+			test, recs = iozoneReports[strings.ToLower(m[1])], nil
 			if test == "" {
 				p.problems = append(p.problems, Problem{Line: n, Kind: ProblemSkipped, Msg: fmt.Sprintf("iozone report %q is not one storbench knows; its block was not read", m[1])})
 			}

@@ -51,6 +51,9 @@ func parseSmartctl(data []byte) (*parsed, error) {
 			end = starts[k+1]
 		}
 		h, rows, err := smartctlRecord(ls[s:end], s, p)
+		if err != nil && k == 0 && len(starts) > 1 && !reSmartVersion.MatchString(ls[0]) {
+			continue // notes before the first smartctl output
+		}
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -513,7 +516,7 @@ func parseSmartctlJSON(data []byte) (*parsed, error) {
 			break
 		}
 		pos = start + int(dec.InputOffset())
-		if s.Smartctl == nil && s.ATA == nil && s.NVMe == nil && s.SCSIDefects == nil && s.SCSIErrors == nil {
+		if s.Smartctl == nil && s.Device.Name == "" && s.ATA == nil && s.NVMe == nil && s.SCSIDefects == nil && s.SCSIErrors == nil {
 			if firstErr == nil {
 				firstErr = errAt(lineOf(data, start), 0, `expected smartctl --json output with "smartctl" and "ata_smart_attributes", "nvme_smart_health_information_log" or "scsi_error_counter_log", found other JSON`)
 			}
@@ -565,6 +568,9 @@ func smartJSONHealth(s *smartJSON, p *parsed) result.Health {
 		}
 	}
 	finishHealth(&h, s.ModelFamily)
+	if s.Temperature.Current > 0 {
+		h.TemperatureC = s.Temperature.Current // smartctl's own reading wins over attribute 194
+	}
 	var l nvmeLog
 	if n := s.NVMe; n != nil {
 		p.rows++

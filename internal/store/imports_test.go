@@ -100,3 +100,60 @@ func TestImportRunIsAllOrNothing(t *testing.T) {
 		t.Errorf("%d health records left behind", len(hs))
 	}
 }
+
+// ImportWriter stores result by result in one transaction: Abort leaves
+// nothing behind, Commit brings the run's workloads and targets up to date.
+func TestImportWriter(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t)
+	imp := sampleImport("20261122-030000-0001", "bb22")
+	w, err := s.BeginImport(ctx, imp.Run, imp.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range imp.Results {
+		if err := w.AddResult(ctx, &imp.Results[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if runs, _ := s.Runs(ctx, RunFilter{}); len(runs) != 0 {
+		t.Fatalf("%d runs after Abort", len(runs))
+	}
+	if files, _ := s.ImportedFiles(ctx, []string{"bb22"}); len(files) != 0 {
+		t.Fatalf("provenance kept after Abort: %+v", files)
+	}
+
+	w, err = s.BeginImport(ctx, imp.Run, imp.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range imp.Results {
+		if err := w.AddResult(ctx, &imp.Results[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.AddHealth(ctx, &imp.Health[0]); err != nil {
+		t.Fatal(err)
+	}
+	imp.Run.Workloads = []string{"seq-read", "rand-read-4k-qd1"}
+	imp.Run.Note = "imported from fio.txt"
+	if err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Abort(); err != nil {
+		t.Errorf("Abort after Commit: %v", err)
+	}
+	run, err := s.Run(ctx, imp.Run.ID)
+	if err != nil || len(run.Workloads) != 2 || run.Note != "imported from fio.txt" {
+		t.Fatalf("run %+v, %v", run, err)
+	}
+	if got, _ := s.Results(ctx, ResultFilter{RunIDs: []string{run.ID}}); len(got) != 2 || imp.Results[1].ID == 0 {
+		t.Fatalf("%d results stored", len(got))
+	}
+	if _, err := s.BeginImport(ctx, &result.Run{ID: "20261122-030000-0002"}, imp.Files); err == nil {
+		t.Fatal("a file imported before must be refused at BeginImport")
+	}
+}

@@ -155,8 +155,9 @@ func run(ctx context.Context, d cli.Deps, f *flags, args []string) error {
 	var inputs []*input
 	seen := map[string]string{}
 	var sameTwice []string
+	keep := int64(keepTotal)
 	for _, name := range args {
-		in, err := checkInput(d, name, limit)
+		in, err := checkInput(d, name, limit, &keep)
 		if err != nil {
 			return cli.Usage(err)
 		}
@@ -278,9 +279,17 @@ func finish(d cli.Deps, f *flags, rep *Report, sameTwice []string) error {
 	return nil
 }
 
+// Small files are kept in memory from the hashing pass to the parsing one,
+// up to this much in all; larger ones are read twice.
+const (
+	keepFile  = 1 << 20
+	keepTotal = 64 << 20
+)
+
 // checkInput refuses what is not a regular file (or "-") and what is
-// larger than limit, and hashes the content.
-func checkInput(d cli.Deps, name string, limit int64) (*input, error) {
+// larger than limit, and hashes the content; it keeps small files' content
+// while keep (the bytes still allowed) lasts.
+func checkInput(d cli.Deps, name string, limit int64, keep *int64) (*input, error) {
 	in := &input{name: name}
 	if name == "-" {
 		data, err := io.ReadAll(io.LimitReader(d.In, limit+1))
@@ -309,6 +318,21 @@ func checkInput(d cli.Deps, name string, limit int64) (*input, error) {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
 	defer file.Close()
+	if fi.Size() <= keepFile && fi.Size() <= *keep {
+		data, err := io.ReadAll(io.LimitReader(file, keepFile+1))
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+		if int64(len(data)) <= keepFile {
+			*keep -= int64(len(data))
+			sum := sha256.Sum256(data)
+			in.data, in.size, in.sum = data, int64(len(data)), hex.EncodeToString(sum[:])
+			return in, nil
+		}
+		if _, err := file.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+	}
 	h := sha256.New()
 	n, err := io.Copy(h, io.LimitReader(file, limit+1))
 	if err != nil {
@@ -424,7 +448,7 @@ func newBuilder(labels map[string]string, now time.Time) *builder {
 // merged in) to store.
 func (b *builder) read(ctx context.Context, in *input, opt importer.Options, store func(*result.Result) error) (*importer.File, error) {
 	var r io.Reader
-	if in.path == "" {
+	if in.data != nil || in.path == "" {
 		r = bytes.NewReader(in.data)
 	} else {
 		file, err := os.Open(in.path)
@@ -682,7 +706,7 @@ func HealthTable(w io.Writer, hs []result.Health) error {
 			}
 		}
 		if len(h.Flags) == 0 {
-			fmt.Fprintln(w, "  no reallocated, pending or uncorrectable sectors, CRC errors or command timeouts")
+			fmt.Fprintln(w, "  nothing flagged: "+checked(h))
 		}
 		for _, fl := range h.Flags {
 			if fl.AttributeID > 0 {
@@ -693,4 +717,34 @@ func HealthTable(w io.Writer, hs []result.Health) error {
 		}
 	}
 	return nil
+}
+
+// checked says what a healthy record was checked for, by the kind of
+// device its attributes show.
+func checked(h result.Health) string {
+	var ata, nvme, scsi bool
+	for _, a := range h.Attributes {
+		switch {
+		case a.ID > 0:
+			ata = true
+		case a.Name == "critical_warning" || a.Name == "media_errors":
+			nvme = true
+		case a.Name == "grown_defect_list":
+			scsi = true
+		}
+	}
+	var parts []string
+	if ata {
+		parts = append(parts, "no reallocated, pending or uncorrectable sectors, CRC errors or command timeouts")
+	}
+	if nvme {
+		parts = append(parts, "no NVMe critical warning, media errors, spare below threshold, used-up endurance or frequent unsafe shutdowns")
+	}
+	if scsi {
+		parts = append(parts, "no grown defects or uncorrected errors")
+	}
+	if len(parts) == 0 {
+		return "the self-assessment passed"
+	}
+	return strings.Join(parts, "; ")
 }

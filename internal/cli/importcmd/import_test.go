@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -172,5 +174,117 @@ func TestImportDryRunAndStdin(t *testing.T) {
 	run, _ := st.Run(context.Background(), rep.RunID)
 	if len(run.Targets) != 1 || run.Targets[0] != "pi4-9" {
 		t.Errorf("targets %v", run.Targets)
+	}
+}
+
+// import reads regular files only: a device, a pipe or a directory is
+// refused before anything is read (storbench import /dev/zero used to
+// allocate until the OOM killer ended it).
+func TestImportRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "results.db")
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, kind string }{
+		{"/dev/zero", "a character device"},
+		{fifo, "a named pipe"},
+		{dir, "a directory"},
+	} {
+		done := make(chan struct{})
+		var errOut string
+		var code int
+		go func() {
+			defer close(done)
+			_, errOut, code = storbench(t, db, "", "import", tc.path)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("import %s did not return", tc.path)
+		}
+		if code != cli.ExitUsage || !strings.Contains(errOut, "is not a regular file ("+tc.kind+")") {
+			t.Errorf("import %s: exit %d: %s", tc.path, code, errOut)
+		}
+	}
+}
+
+func TestImportMaxSize(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "results.db")
+	_, errOut, code := storbench(t, db, "", "import", "--max-size", "1KiB", samples+"fio-randread-4k-qd32.json")
+	if code != cli.ExitUsage || !strings.Contains(errOut, "larger than --max-size 1024 bytes") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	_, errOut, code = storbench(t, db, strings.Repeat("x", 2048), "import", "--max-size", "1KiB", "-")
+	if code != cli.ExitUsage || !strings.Contains(errOut, "standard input is larger than --max-size") {
+		t.Errorf("stdin: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code = storbench(t, db, "", "import", "--max-size", "lots", samples+"results.csv"); code != cli.ExitUsage || !strings.Contains(errOut, "--max-size") {
+		t.Errorf("bad size: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := storbench(t, db, "", "import", "--max-size", "1MiB", samples+"results.csv")
+	if code != 0 {
+		t.Errorf("within the limit: exit %d: %s %s", code, out, errOut)
+	}
+}
+
+// A cut file: what is complete is stored, the cut is reported with its
+// line, and the exit code is 1.
+func TestImportCutFileExitsOne(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "results.db")
+	data, err := os.ReadFile("../../importer/testdata/corpus/shared-vpscomp-fio2210-5runs-randread.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.log")
+	if err := os.WriteFile(cut, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := storbench(t, db, "", "import", cut)
+	if code != cli.ExitFailed || !strings.Contains(out, "CUT") || !strings.Contains(out, "cut.log:89: cut:") || !strings.Contains(errOut, "cut.log is cut") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	st := openDB(t, db)
+	runs, _ := st.Runs(context.Background(), store.RunFilter{})
+	if len(runs) != 1 || !strings.Contains(runs[0].Note, "cut") {
+		t.Fatalf("runs %+v", runs)
+	}
+	results, _ := st.Results(context.Background(), store.ResultFilter{RunIDs: []string{runs[0].ID}})
+	if len(results) != 3 || results[0].Read.IOPS != 28422 || results[2].Read.IOPS != 29814 {
+		t.Errorf("%d results stored", len(results))
+	}
+	if _, ok := results[2].Read.Completion.At(99); ok {
+		t.Error("the third run's percentile table is cut before p99: p99 must not be stored")
+	}
+}
+
+// An implausible figure: that result is refused with its line, the others
+// are stored, and the exit code is 1.
+func TestImportRefusedResultExitsOne(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "results.db")
+	data, err := os.ReadFile("../../importer/testdata/corpus/shared-fioplot-fio31-randrw.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(data), `"iops" : 67060.431319`, `"iops" : 1e308`, 1)
+	path := filepath.Join(dir, "two.json")
+	if err := os.WriteFile(path, []byte(string(data)+bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := storbench(t, db, "", "import", path, "--output", "json")
+	var rep importcmd.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if code != cli.ExitFailed || rep.Results != 1 || rep.Files[0].Refused != 1 || !strings.Contains(errOut, "refused as implausible") {
+		t.Fatalf("exit %d, %+v, %s", code, rep, errOut)
+	}
+	p := rep.Files[0].Problems[0]
+	if p.Kind != "refused" || p.Line != strings.Count(string(data), "\n")+1 || !strings.Contains(p.Msg, "read IOPS 1e+308") {
+		t.Errorf("problem %+v", p)
 	}
 }

@@ -1,0 +1,110 @@
+package importer
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storbench/storbench/internal/importer/corpus"
+)
+
+// corpusFiles lists testdata/corpus from its SOURCES.tsv, checking that
+// every file there has its source and every source its file.
+func corpusFiles(t *testing.T) []string {
+	t.Helper()
+	f, err := os.Open("testdata/corpus/SOURCES.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	listed := map[string]bool{}
+	var names []string
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		cols := strings.Split(sc.Text(), "\t")
+		if n == 1 {
+			continue
+		}
+		if len(cols) != 5 || cols[1] == "" || cols[2] == "" || len(cols[3]) != 40 || cols[4] == "" {
+			t.Fatalf("SOURCES.tsv:%d: want file, repository, path, 40-digit commit and license, found %q", n, sc.Text())
+		}
+		listed[cols[0]] = true
+		names = append(names, cols[0])
+	}
+	entries, _ := os.ReadDir("testdata/corpus")
+	for _, e := range entries {
+		if e.Name() != "SOURCES.tsv" && !listed[e.Name()] {
+			t.Errorf("testdata/corpus/%s has no line in SOURCES.tsv", e.Name())
+		}
+	}
+	for name := range listed {
+		if _, err := os.Stat(filepath.Join("testdata/corpus", name)); err != nil {
+			t.Errorf("SOURCES.tsv lists %s: %v", name, err)
+		}
+	}
+	return names
+}
+
+// TestCorpus imports every published output of testdata/corpus and checks
+// the stored figures against the figures the file states, read by package
+// corpus with code of its own; then a copy cut at half its length, which
+// must give only figures of the full file and say that it was cut.
+func TestCorpus(t *testing.T) {
+	names := corpusFiles(t)
+	if len(names) < 60 {
+		t.Errorf("corpus holds %d files, want at least 60", len(names))
+	}
+	kinds := map[string]bool{}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata/corpus", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			exp, err := corpus.Expect(name, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds[exp.Kind] = true
+			f, err := Parse(name, data, Options{})
+			if exp.Refuse != "" {
+				if err == nil || !strings.Contains(err.Error(), exp.Refuse) {
+					t.Fatalf("want a refusal saying %q, got %v", exp.Refuse, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if f.Cut() || f.Refused() > 0 {
+				t.Errorf("whole file reported cut or refused: %v", f.Problems)
+			}
+			for _, m := range corpus.Compare(exp, f.Results, f.Health) {
+				t.Error(m)
+			}
+
+			half := data[:len(data)/2]
+			cf, err := Parse(name, half, Options{})
+			if err != nil {
+				if !strings.Contains(err.Error(), "cut") {
+					t.Errorf("cut copy refused without saying it is cut: %v", err)
+				}
+				return
+			}
+			if !cf.Cut() {
+				t.Errorf("cut copy imported without a cut problem (%d results)", len(cf.Results))
+			}
+			for _, m := range corpus.CutFigures(f.Results, cf.Results) {
+				t.Error(m)
+			}
+			for i, h := range cf.Health {
+				if i >= len(f.Health) || h.PowerOnHours != f.Health[i].PowerOnHours || h.TemperatureC != f.Health[i].TemperatureC {
+					t.Errorf("cut copy: health record %d differs from the full file's", i)
+				}
+			}
+		})
+	}
+	t.Logf("format families in the corpus: %s", strings.Join(corpus.Kinds(kinds), ", "))
+}

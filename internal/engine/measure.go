@@ -93,6 +93,9 @@ func (e *Engine) newMeasurer(ctx context.Context, plan Plan, p *runner.Prepared,
 	if v := labels[result.LabelMemBytes]; v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
 			m.cache, m.cacheSource = n, "memory (label mem_bytes)"
+			if p.Kind == "kubernetes" && labels["node"] != "" {
+				m.cacheSource = "memory of node " + labels["node"]
+			}
 			return m
 		}
 		e.Observer.Notice(p.Name, fmt.Sprintf("label %s=%q is not a number of bytes: reading /proc/meminfo instead", result.LabelMemBytes, v))

@@ -299,7 +299,11 @@ func (e *Engine) measuredSteps(plan Plan, p *runner.Prepared) []measuredStep {
 	for i, st := range steps {
 		out[i].step = st
 		if plan.Suite != nil && i < len(plan.Suite.Workloads) {
-			out[i].w = &plan.Suite.Workloads[i]
+			w := &plan.Suite.Workloads[i]
+			out[i].w = w
+			if w.SteadyState != nil { // at most: fio may stop it sooner
+				out[i].expected = time.Duration(w.Ramp) + time.Duration(w.SteadyState.MaxRuntime)
+			}
 		}
 	}
 	return out

@@ -3,6 +3,7 @@ package runcmd
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +78,11 @@ func (r *repeatValue) Type() string { return "N|auto" }
 func applyMeasurement(plan *engine.Plan, f *flags) error {
 	m := f.measure
 	changed := func(name string) bool { return f.changed != nil && f.changed(name) }
+	if m.repeatAuto || m.defeatCache || m.precondition {
+		if f.round == result.RoundContention || slices.Contains(f.kube.rounds, result.RoundParallel) {
+			return cli.Usagef("--repeat auto, --defeat-cache and --precondition apply to isolated rounds: run the contention or parallel round separately")
+		}
+	}
 	if m.repeatAuto {
 		if m.precision <= 0 || m.precision >= 100 {
 			return cli.Usagef("--precision %g: give a percentage between 0 and 100", m.precision)

@@ -49,11 +49,24 @@ func runPlan(t *testing.T, plan Plan) ([]result.Result, []string) {
 	return rs, n.messages
 }
 
+// Steady state reached and recorded, on a directory and on a loop device.
 func TestUntilStableRealFio(t *testing.T) {
 	testenv.Fio(t)
+	for _, kind := range []string{"directory", "loop device"} {
+		t.Run(kind, func(t *testing.T) {
+			path := diskDir(t)
+			if kind == "loop device" {
+				path = testenv.LoopDevice(t, 32<<20)
+			}
+			untilStable(t, path)
+		})
+	}
+}
+
+func untilStable(t *testing.T, path string) {
 	s := suiteOf(t, "name: t\nworkloads:\n  - {name: rr, rw: randread, bs: 4KiB, size: 16MiB, ioengine: psync, runtime: 10s}\n")
 	s.UntilStable(spec.SteadyState{Slope: 50, Window: spec.Duration(2 * time.Second), Ramp: spec.Duration(time.Second), MaxRuntime: spec.Duration(20 * time.Second)})
-	rs, _ := runPlan(t, Plan{Suite: s, Targets: []runner.Target{local.NewTarget(diskDir(t), local.Options{})}})
+	rs, _ := runPlan(t, Plan{Suite: s, Targets: []runner.Target{local.NewTarget(path, local.Options{})}})
 	if len(rs) != 1 {
 		t.Fatalf("%d results", len(rs))
 	}

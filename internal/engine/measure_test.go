@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -146,6 +147,17 @@ func TestCacheFlagAndDefeat(t *testing.T) {
 			if r.CacheRisk != nil {
 				t.Errorf("direct random write flagged: %+v", r.CacheRisk)
 			}
+		}
+	}
+	// Without the label, the host's RAM (MemTotal) is the cache.
+	rs, _ = runPlan(t, Plan{Suite: suiteOf(t, yaml), Targets: []runner.Target{local.NewTarget(diskDir(t), local.Options{})}})
+	meminfo, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.Workload == "rr" && (r.CacheRisk == nil || r.CacheRisk.CacheBytes != memTotal(meminfo) || !strings.HasPrefix(r.CacheRisk.CacheSource, "RAM of ")) {
+			t.Errorf("against host RAM: %+v (MemTotal %d)", r.CacheRisk, memTotal(meminfo))
 		}
 	}
 	s := suiteOf(t, yaml)

@@ -6,10 +6,12 @@
 // alternate in one interleaved series, every run a fresh storbench run
 // through the engine. Both estimate the workload's IOPS. From each
 // method's per-run wall time T and coefficient of variation CV it derives
-// the runs needed for a 95% confidence interval of ±P% (n = (t·CV/P)²,
-// at least 2) and so the total time to an answer at equal precision; it
-// prints the ratio until-stable / fixed and whether the two estimates agree
-// (their difference against their combined uncertainty).
+// the runs needed for a 95% confidence interval of ±P% (the smallest n >= 2
+// with t(n-1)·CV/√n <= P) and so the total time to an answer at equal
+// precision; it prints the ratio until-stable / fixed and whether the two
+// estimates agree (their difference against their combined uncertainty).
+// Every run is logged on stderr; "summary -log FILE" recomputes the table
+// from such a log.
 //
 // cliff: sequential writes to a loop device throttled by a cgroup write
 // limit lowered part-way (internal/cliff/throttle); for each it prints where
@@ -19,6 +21,7 @@
 // Usage (root, from the repository root):
 //
 //	go run ./bench/measurement time-to-answer -dir /path/on/disk [-rounds 3] [-fixed 60s] [-workloads a,b]
+//	go run ./bench/measurement summary -log tta.err [-precision 5]
 //	go run ./bench/measurement cliff [-runs 4] [-record internal/cliff/testdata]
 package main
 
@@ -30,6 +33,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +59,8 @@ func main() {
 	switch os.Args[1] {
 	case "time-to-answer":
 		err = timeToAnswer(os.Args[2:])
+	case "summary":
+		err = summaryFromLog(os.Args[2:])
 	case "cliff":
 		err = cliffError(os.Args[2:])
 	default:
@@ -160,15 +167,26 @@ func timeToAnswer(args []string) error {
 			}
 		}
 	}
-	fmt.Printf("time to an answer, suite %s on %s, %d interleaved rounds, fixed runs %s, until-stable defaults (%s), precision ±%.0f%%\n\n",
-		suite.Name, *dir, *rounds, *fixed, spec.DefaultSteadyState.Criterion(), *precision)
-	fmt.Printf("%-20s %12s %7s %7s %8s %12s %7s %7s %8s %8s %6s %s\n", "workload", "fixed IOPS", "CV%", "run s", "need s",
-		"stable IOPS", "CV%", "run s", "need s", "diff%", "unc%", "agree  reached")
-	var totalFixed, totalStable float64
+	fmt.Printf("time to an answer, suite %s on %s, %d interleaved rounds, fixed runs %s, until-stable defaults (%s)\n\n",
+		suite.Name, *dir, *rounds, *fixed, spec.DefaultSteadyState.Criterion())
+	var names []string
 	for _, w := range suite.Workloads {
-		f, s := fixedS[w.Name], stableS[w.Name]
+		names = append(names, w.Name)
+	}
+	printSummary(names, fixedS, stableS, *precision)
+	return nil
+}
+
+// printSummary prints, per workload, each method's estimate, spread, run
+// time and time to ±precision%, and the totals' ratio.
+func printSummary(names []string, fixedS, stableS map[string][]sample, precision float64) {
+	fmt.Printf("%-20s %10s %6s %6s %7s %10s %6s %6s %7s %6s %6s %-6s %s\n", "workload", "fixed IOPS", "CV%", "run s", "need s",
+		"stable", "CV%", "run s", "need s", "diff%", "unc%", "agree", "steady")
+	var totalFixed, totalStable float64
+	for _, name := range names {
+		f, s := fixedS[name], stableS[name]
 		sf, ss := analysis.Summarize(iopsOf(f)), analysis.Summarize(iopsOf(s))
-		nf, ns := needed(sf, *precision), needed(ss, *precision)
+		nf, ns := needed(sf, precision), needed(ss, precision)
 		tf, ts := meanWall(f), meanWall(s)
 		totalFixed += nf * tf
 		totalStable += ns * ts
@@ -180,11 +198,50 @@ func timeToAnswer(args []string) error {
 				reached++
 			}
 		}
-		fmt.Printf("%-20s %12.0f %7.1f %7.1f %8.0f %12.0f %7.1f %7.1f %8.0f %8.1f %6.1f %-6v %d/%d\n", w.Name, sf.Mean, sf.CVPercent, tf, nf*tf,
+		fmt.Printf("%-20s %10.0f %6.1f %6.1f %7.0f %10.0f %6.1f %6.1f %7.0f %6.1f %6.1f %-6v %d/%d\n", name, sf.Mean, sf.CVPercent, tf, nf*tf,
 			ss.Mean, ss.CVPercent, ts, ns*ts, diff, unc, diff <= unc, reached, len(s))
 	}
-	fmt.Printf("\ntotal time to ±%.0f%% for every workload: fixed %.0f s, until-stable %.0f s, ratio %.2f (target <= 0.33)\n",
-		*precision, totalFixed, totalStable, totalStable/totalFixed)
+	fmt.Printf("\ntotal time to ±%.0f%% (95%% confidence) for every workload: fixed %.0f s, until-stable %.0f s, ratio %.2f (target <= 0.33)\n",
+		precision, totalFixed, totalStable, totalStable/totalFixed)
+}
+
+// summaryFromLog rebuilds the samples from a time-to-answer log (stderr)
+// and prints the summary again, e.g. with another precision.
+func summaryFromLog(args []string) error {
+	fs := flag.NewFlagSet("summary", flag.ExitOnError)
+	log := fs.String("log", "", "stderr of a time-to-answer run")
+	precision := fs.Float64("precision", 5, "the ±percent both methods must reach")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(*log)
+	if err != nil {
+		return err
+	}
+	fixedS, stableS := map[string][]sample{}, map[string][]sample{}
+	var names []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 7 || f[0] != "round" || f[5] != "IOPS" {
+			continue
+		}
+		iops, err1 := strconv.ParseFloat(f[4], 64)
+		wall, err2 := time.ParseDuration(f[6])
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("log line %q", line)
+		}
+		x := sample{iops: iops, wall: wall}
+		if f[3] == "until-stable" {
+			x.stable = &result.SteadyState{Reached: len(f) > 8 && f[7] == "steady"}
+			stableS[f[2]] = append(stableS[f[2]], x)
+		} else {
+			fixedS[f[2]] = append(fixedS[f[2]], x)
+		}
+		if !slices.Contains(names, f[2]) {
+			names = append(names, f[2])
+		}
+	}
+	printSummary(names, fixedS, stableS, *precision)
 	return nil
 }
 
@@ -222,17 +279,12 @@ func meanWall(s []sample) float64 {
 }
 
 // needed is the runs for a 95% interval of ±p% given the observed CV:
-// (t·CV/p)², with t for the observed degrees of freedom, at least 2.
+// the smallest n >= 2 with t(n-1)·CV/√n <= p.
 func needed(s analysis.Stats, p float64) float64 {
 	if s.N < 2 {
 		return math.NaN()
 	}
-	t := (s.CI95.High - s.Mean) / (s.StdDev / math.Sqrt(float64(s.N)))
-	if s.StdDev == 0 {
-		return 2
-	}
-	n := math.Pow(t*s.CVPercent/p, 2)
-	return math.Max(2, math.Ceil(n))
+	return float64(analysis.RunsFor(s.CVPercent/100, p/100, 100000))
 }
 
 func half(s analysis.Stats) float64 {

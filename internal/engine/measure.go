@@ -102,17 +102,23 @@ func (e *Engine) newMeasurer(ctx context.Context, plan Plan, p *runner.Prepared,
 	}
 	out, err := execx.Output(p.Cmder.Command(ctx, "cat", "/proc/meminfo"))
 	if err == nil {
-		m.cache = memTotal(out)
-		m.cacheSource = "host RAM"
-		if h := labels["hostname"]; h != "" {
-			m.cacheSource = "RAM of " + h
+		if m.cache = MemTotal(out); m.cache == 0 {
+			err = errors.New("no MemTotal in /proc/meminfo")
 		}
+	}
+	if err != nil {
+		e.Observer.Notice(p.Name, fmt.Sprintf("memory size unknown (%v): results are not checked for a cache; label %s to give it", err, result.LabelMemBytes))
+		return m
+	}
+	m.cacheSource = "host RAM"
+	if h := labels["hostname"]; h != "" {
+		m.cacheSource = "RAM of " + h
 	}
 	return m
 }
 
-// memTotal reads MemTotal from /proc/meminfo, in bytes; 0 if absent.
-func memTotal(meminfo []byte) int64 {
+// MemTotal reads MemTotal from /proc/meminfo, in bytes; 0 if absent.
+func MemTotal(meminfo []byte) int64 {
 	for _, line := range bytes.Split(meminfo, []byte("\n")) {
 		f := strings.Fields(string(line))
 		if len(f) >= 2 && f[0] == "MemTotal:" {

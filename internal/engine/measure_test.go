@@ -156,8 +156,8 @@ func TestCacheFlagAndDefeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rs {
-		if r.Workload == "rr" && (r.CacheRisk == nil || r.CacheRisk.CacheBytes != memTotal(meminfo) || !strings.HasPrefix(r.CacheRisk.CacheSource, "RAM of ")) {
-			t.Errorf("against host RAM: %+v (MemTotal %d)", r.CacheRisk, memTotal(meminfo))
+		if r.Workload == "rr" && (r.CacheRisk == nil || r.CacheRisk.CacheBytes != MemTotal(meminfo) || !strings.HasPrefix(r.CacheRisk.CacheSource, "RAM of ")) {
+			t.Errorf("against host RAM: %+v (MemTotal %d)", r.CacheRisk, MemTotal(meminfo))
 		}
 	}
 	s := suiteOf(t, yaml)

@@ -5,7 +5,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -149,14 +148,8 @@ func cacheBytes(labels map[string]string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("--defeat-cache: reading this host's memory size: %w", err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == "MemTotal:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			if err == nil {
-				return kb << 10, nil
-			}
-		}
+	if n := engine.MemTotal(data); n > 0 {
+		return n, nil
 	}
 	return 0, fmt.Errorf("--defeat-cache: /proc/meminfo has no MemTotal")
 }

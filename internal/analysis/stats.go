@@ -117,3 +117,20 @@ func median(values []float64) float64 {
 	}
 	return (values[n/2-1] + values[n/2]) / 2
 }
+
+// TCritical95 is the two-sided 95% critical value of Student's t for df
+// degrees of freedom (NaN below 1).
+func TCritical95(df int) float64 { return tCritical95(df) }
+
+// RunsFor is the fewest runs whose 95% confidence interval of the mean is
+// within ±precision (a fraction of the mean) when runs vary with the
+// coefficient of variation cv (also a fraction): the smallest n >= 2 with
+// t(n-1) * cv / sqrt(n) <= precision; max when even max runs fall short.
+func RunsFor(cv, precision float64, max int) int {
+	for n := 2; n < max; n++ {
+		if tCritical95(n-1)*cv/math.Sqrt(float64(n)) <= precision {
+			return n
+		}
+	}
+	return max
+}

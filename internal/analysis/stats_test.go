@@ -102,3 +102,21 @@ func TestTCritical(t *testing.T) {
 		}
 	}
 }
+
+func TestRunsFor(t *testing.T) {
+	cases := []struct {
+		cv, p float64
+		want  int
+	}{
+		{0, 0.05, 2},
+		{0.01, 0.05, 3},     // t(1) 12.706 * 0.01 / 1.414 = 0.0898 > 0.05; n 3: 4.303 * 0.01 / 1.732 = 0.0248
+		{0.05, 0.05, 7},     // n 6: 2.571 * 0.05 / 2.449 = 0.0525; n 7: 2.447 * 0.05 / 2.646 = 0.0462
+		{0.5, 0.01, 9604},   // (1.96 * 50)^2
+		{0.5, 0.001, 10000}, // capped
+	}
+	for _, c := range cases {
+		if got := RunsFor(c.cv, c.p, 10000); got != c.want {
+			t.Errorf("RunsFor(%v, %v) = %d, want %d", c.cv, c.p, got, c.want)
+		}
+	}
+}

@@ -93,23 +93,32 @@ func (e *Engine) newMeasurer(ctx context.Context, plan Plan, p *runner.Prepared,
 	if v := labels[result.LabelMemBytes]; v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
 			m.cache, m.cacheSource = n, "memory (label mem_bytes)"
+			if p.Kind == "kubernetes" && labels["node"] != "" {
+				m.cacheSource = "memory of node " + labels["node"]
+			}
 			return m
 		}
 		e.Observer.Notice(p.Name, fmt.Sprintf("label %s=%q is not a number of bytes: reading /proc/meminfo instead", result.LabelMemBytes, v))
 	}
 	out, err := execx.Output(p.Cmder.Command(ctx, "cat", "/proc/meminfo"))
 	if err == nil {
-		m.cache = memTotal(out)
-		m.cacheSource = "host RAM"
-		if h := labels["hostname"]; h != "" {
-			m.cacheSource = "RAM of " + h
+		if m.cache = MemTotal(out); m.cache == 0 {
+			err = errors.New("no MemTotal in /proc/meminfo")
 		}
+	}
+	if err != nil {
+		e.Observer.Notice(p.Name, fmt.Sprintf("memory size unknown (%v): results are not checked for a cache; label %s to give it", err, result.LabelMemBytes))
+		return m
+	}
+	m.cacheSource = "host RAM"
+	if h := labels["hostname"]; h != "" {
+		m.cacheSource = "RAM of " + h
 	}
 	return m
 }
 
-// memTotal reads MemTotal from /proc/meminfo, in bytes; 0 if absent.
-func memTotal(meminfo []byte) int64 {
+// MemTotal reads MemTotal from /proc/meminfo, in bytes; 0 if absent.
+func MemTotal(meminfo []byte) int64 {
 	for _, line := range bytes.Split(meminfo, []byte("\n")) {
 		f := strings.Fields(string(line))
 		if len(f) >= 2 && f[0] == "MemTotal:" {
@@ -296,7 +305,11 @@ func (e *Engine) measuredSteps(plan Plan, p *runner.Prepared) []measuredStep {
 	for i, st := range steps {
 		out[i].step = st
 		if plan.Suite != nil && i < len(plan.Suite.Workloads) {
-			out[i].w = &plan.Suite.Workloads[i]
+			w := &plan.Suite.Workloads[i]
+			out[i].w = w
+			if w.SteadyState != nil { // at most: fio may stop it sooner
+				out[i].expected = time.Duration(w.Ramp) + time.Duration(w.SteadyState.MaxRuntime)
+			}
 		}
 	}
 	return out

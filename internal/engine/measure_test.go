@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -49,11 +50,24 @@ func runPlan(t *testing.T, plan Plan) ([]result.Result, []string) {
 	return rs, n.messages
 }
 
+// Steady state reached and recorded, on a directory and on a loop device.
 func TestUntilStableRealFio(t *testing.T) {
 	testenv.Fio(t)
+	for _, kind := range []string{"directory", "loop device"} {
+		t.Run(kind, func(t *testing.T) {
+			path := diskDir(t)
+			if kind == "loop device" {
+				path = testenv.LoopDevice(t, 32<<20)
+			}
+			untilStable(t, path)
+		})
+	}
+}
+
+func untilStable(t *testing.T, path string) {
 	s := suiteOf(t, "name: t\nworkloads:\n  - {name: rr, rw: randread, bs: 4KiB, size: 16MiB, ioengine: psync, runtime: 10s}\n")
 	s.UntilStable(spec.SteadyState{Slope: 50, Window: spec.Duration(2 * time.Second), Ramp: spec.Duration(time.Second), MaxRuntime: spec.Duration(20 * time.Second)})
-	rs, _ := runPlan(t, Plan{Suite: s, Targets: []runner.Target{local.NewTarget(diskDir(t), local.Options{})}})
+	rs, _ := runPlan(t, Plan{Suite: s, Targets: []runner.Target{local.NewTarget(path, local.Options{})}})
 	if len(rs) != 1 {
 		t.Fatalf("%d results", len(rs))
 	}
@@ -133,6 +147,17 @@ func TestCacheFlagAndDefeat(t *testing.T) {
 			if r.CacheRisk != nil {
 				t.Errorf("direct random write flagged: %+v", r.CacheRisk)
 			}
+		}
+	}
+	// Without the label, the host's RAM (MemTotal) is the cache.
+	rs, _ = runPlan(t, Plan{Suite: suiteOf(t, yaml), Targets: []runner.Target{local.NewTarget(diskDir(t), local.Options{})}})
+	meminfo, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.Workload == "rr" && (r.CacheRisk == nil || r.CacheRisk.CacheBytes != MemTotal(meminfo) || !strings.HasPrefix(r.CacheRisk.CacheSource, "RAM of ")) {
+			t.Errorf("against host RAM: %+v (MemTotal %d)", r.CacheRisk, MemTotal(meminfo))
 		}
 	}
 	s := suiteOf(t, yaml)

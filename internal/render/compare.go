@@ -177,6 +177,7 @@ func (r *Report) doc() *doc {
 	} else {
 		d.add(unstableList(c))
 	}
+	measurementSection(d, c) // validity.go
 	if len(c.Methods) > 0 {
 		d.h2("Different methods")
 		d.p("These workloads put figures obtained by different methods side by side: equivalent tests, not identical ones.")

@@ -43,6 +43,11 @@ type CompareDocument struct {
 	Skipped     []analysis.SkippedResult `json:"skipped"`
 	Methods     []analysis.MethodNote    `json:"methods"`
 	Verdicts    []*analysis.Verdict      `json:"verdicts"`
+	// Measurement checks (docs/measurement.md).
+	Marks      []analysis.Mark       `json:"marks"`
+	Cliffs     []analysis.Cliff      `json:"write_cliffs"`
+	Sanity     []analysis.Sanity     `json:"sanity"`
+	Indistinct []analysis.Indistinct `json:"no_measurable_difference"`
 }
 
 // RunRef identifies a run the comparison read.
@@ -80,6 +85,7 @@ func (r *Report) Document() CompareDocument {
 		RoundChange: empty(c.RoundChanges), Best: empty(c.Best), BestGroup: empty(c.BestGroups), Outliers: empty(c.Outliers),
 		Unstable: empty(c.Unstable), Bottlenecks: empty(c.Bottlenecks), Environment: empty(c.Environments),
 		Skipped: empty(c.Skipped), Methods: empty(c.Methods), Verdicts: empty(r.Verdicts), Runs: []RunRef{}, Metrics: []MetricRef{},
+		Marks: empty(c.Marks), Cliffs: empty(c.Cliffs), Sanity: empty(c.Sanity), Indistinct: empty(c.Indistinct),
 	}
 	if !r.Generated.IsZero() {
 		g := r.Generated.UTC()

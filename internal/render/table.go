@@ -122,7 +122,10 @@ func ResultsTable(w io.Writer, results []result.Result) error {
 	if err := asImported(w, results); err != nil {
 		return err
 	}
-	return Bottlenecks(w, results)
+	if err := Bottlenecks(w, results); err != nil {
+		return err
+	}
+	return ResultChecks(w, results) // validity.go
 }
 
 func pct(l result.Latency, p float64) string {

@@ -154,13 +154,15 @@ func (w Workload) RandomWrite() bool {
 	return w.RW == "randwrite" || w.RW == "randrw"
 }
 
-// UntilStable gives every workload without its own steady_state this one,
-// making it time-based up to ss.MaxRuntime.
+// UntilStable gives every time-based workload without its own
+// steady_state this one, up to ss.MaxRuntime. Workloads with time_based:
+// false measure a span (the sustained write and its cliff), not a settled
+// rate, and keep their own end.
 func (s *Suite) UntilStable(ss SteadyState) {
 	for i := range s.Workloads {
-		if s.Workloads[i].SteadyState == nil {
-			s.Workloads[i].SteadyState = ptr(ss.WithDefaults())
-			s.Workloads[i].TimeBased = nil
+		w := &s.Workloads[i]
+		if w.SteadyState == nil && (w.TimeBased == nil || *w.TimeBased) {
+			w.SteadyState = ptr(ss.WithDefaults())
 		}
 	}
 }

@@ -57,6 +57,10 @@ func TestSustainedSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.UntilStable(SteadyState{})
+	if s.Workloads[0].SteadyState != nil {
+		t.Error("--until-stable would end the sustained write once it settles, before its cliff")
+	}
 	w := s.Workloads[0]
 	if w.RW != "write" || *w.TimeBased || time.Duration(w.BandwidthLog) != time.Second || w.FileSize != 64<<30 || time.Duration(w.Runtime) != 10*time.Minute {
 		t.Errorf("sustained: %+v", w)

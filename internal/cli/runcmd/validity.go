@@ -3,8 +3,8 @@ package runcmd
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -77,6 +77,11 @@ func (r *repeatValue) Type() string { return "N|auto" }
 func applyMeasurement(plan *engine.Plan, f *flags) error {
 	m := f.measure
 	changed := func(name string) bool { return f.changed != nil && f.changed(name) }
+	if m.repeatAuto || m.defeatCache || m.precondition {
+		if f.round == result.RoundContention || slices.Contains(f.kube.rounds, result.RoundParallel) {
+			return cli.Usagef("--repeat auto, --defeat-cache and --precondition apply to isolated rounds: run the contention or parallel round separately")
+		}
+	}
 	if m.repeatAuto {
 		if m.precision <= 0 || m.precision >= 100 {
 			return cli.Usagef("--precision %g: give a percentage between 0 and 100", m.precision)
@@ -143,14 +148,8 @@ func cacheBytes(labels map[string]string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("--defeat-cache: reading this host's memory size: %w", err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == "MemTotal:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			if err == nil {
-				return kb << 10, nil
-			}
-		}
+	if n := engine.MemTotal(data); n > 0 {
+		return n, nil
 	}
 	return 0, fmt.Errorf("--defeat-cache: /proc/meminfo has no MemTotal")
 }

@@ -67,6 +67,7 @@ func TestMeasurementFlags(t *testing.T) {
 			}
 		}},
 		{"fio job", []string{"--until-stable", "--fio-job", "testdata/job.fio"}, "a --fio-job runs as written", nil},
+		{"auto in the contention round", []string{"--repeat", "auto", "--round", "contention"}, "apply to isolated rounds", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +77,7 @@ func TestMeasurementFlags(t *testing.T) {
 			fs.StringArrayVarP(&f.labels, "label", "l", nil, "")
 			fs.StringArrayVar(&f.destructive, "destructive", nil, "")
 			fs.StringVar(&f.fioJob, "fio-job", "", "")
+			fs.StringVar(&f.round, "round", "isolated", "")
 			args := tt.args
 			if i := slices.Index(args, "--fio-job"); i >= 0 {
 				job := filepath.Join(t.TempDir(), "job.fio")

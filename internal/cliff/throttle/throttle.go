@@ -30,8 +30,8 @@ type Group struct {
 	minor uint32
 }
 
-// Roots are where cgroup hierarchies are looked for; tests may not change
-// them, they are the kernel's.
+// Where systemd-era systems mount the hierarchies: cgroup v2 alone, v2
+// beside v1 (hybrid), and v1's blkio controller.
 const (
 	v2Root = "/sys/fs/cgroup"
 	v2Alt  = "/sys/fs/cgroup/unified"

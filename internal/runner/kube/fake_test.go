@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -86,6 +87,7 @@ func node(name string, labels map[string]string) *corev1.Node {
 		Status: corev1.NodeStatus{
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
 			NodeInfo:   corev1.NodeSystemInfo{Architecture: "arm64", KernelVersion: "6.6.0"},
+			Capacity:   corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(8<<30, resource.BinarySI)},
 		}}
 }
 

@@ -53,7 +53,7 @@ func TestPrepareCreatesLabelledObjectsAndCleansUp(t *testing.T) {
 		t.Errorf("working directory %q is not the volume mount", wd)
 	}
 	for k, want := range map[string]string{"node": "node-a", "storage": "nvme", "storage_class": "fast",
-		"provisioner": "driver.example.com", "class.numberOfReplicas": "3", "pv": "pv-" + objectName(testRunID, 1), "arch": "arm64"} {
+		"provisioner": "driver.example.com", "class.numberOfReplicas": "3", "pv": "pv-" + objectName(testRunID, 1), "arch": "arm64", "mem_bytes": "8589934592"} {
 		if p.Labels[k] != want {
 			t.Errorf("label %s = %q, want %q", k, p.Labels[k], want)
 		}

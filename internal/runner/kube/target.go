@@ -253,6 +253,10 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 		if v := node.Status.NodeInfo.KubeletVersion; v != "" {
 			labels["kubelet_version"] = v
 		}
+		// The memory that can cache the volume, for storbench's cache check.
+		if m := node.Status.Capacity.Memory(); m != nil && m.Value() > 0 {
+			labels["mem_bytes"] = fmt.Sprint(m.Value())
+		}
 	}
 	if sc != nil {
 		labels["provisioner"] = sc.Provisioner

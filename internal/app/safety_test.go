@@ -16,17 +16,9 @@ import (
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for loop devices and mounts")
-	}
-	for _, tool := range []string{"losetup", "mkfs.ext4", "mount"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (util-linux, e2fsprogs)", tool)
-		}
-	}
-	if _, err := os.Stat("/dev/loop-control"); err != nil {
-		t.Skip("no loop device support here: /dev/loop-control is missing")
-	}
+	testenv.Loop(t)
+	testenv.Tool(t, "mkfs.ext4", "e2fsprogs", "mkfs")
+	testenv.Tool(t, "mount", "mount", "root")
 }
 
 func sh(t *testing.T, name string, args ...string) string {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storbench/storbench/internal/testenv"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/storbench/storbench/internal/contention"
@@ -51,9 +53,7 @@ func tinyProbe(t *testing.T) spec.Workload {
 
 func needFio(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio is not installed (apt-get install fio)")
-	}
+	testenv.Fio(t)
 }
 
 func emptyDir(t *testing.T, dir string) {
@@ -221,9 +221,7 @@ func fioIn(dir string) []string {
 // sampled.
 func TestContentionOnDevice(t *testing.T) {
 	needFio(t)
-	if _, err := exec.LookPath("losetup"); err != nil {
-		t.Skip("losetup is missing: apt-get install mount")
-	}
+	testenv.Loop(t)
 	img := filepath.Join(diskDir(t), "dev.img")
 	if err := os.WriteFile(img, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -233,7 +231,7 @@ func TestContentionOnDevice(t *testing.T) {
 	}
 	out, err := exec.Command("losetup", "--find", "--show", img).CombinedOutput()
 	if err != nil {
-		t.Skipf("no loop device available here (needs root): losetup: %v %s", err, out)
+		testenv.Missing(t, "loop", "no loop device available here (needs root): losetup: %v %s", err, out)
 	}
 	dev := strings.TrimSpace(string(out))
 	t.Cleanup(func() {

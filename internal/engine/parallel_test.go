@@ -3,10 +3,11 @@ package engine
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/storbench/storbench/internal/testenv"
 
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
@@ -16,9 +17,7 @@ import (
 )
 
 func TestParallelRoundRealFio(t *testing.T) {
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio is not installed: apt-get install fio")
-	}
+	testenv.Fio(t)
 	st, _, _ := setup(t)
 	s, err := spec.Parse([]byte("name: one\nworkloads:\n  - {name: w, rw: randwrite, bs: 4KiB, size: 4MiB, runtime: 1s, ioengine: psync}\n"), "one.yaml")
 	if err != nil {

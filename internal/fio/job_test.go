@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storbench/storbench/internal/testenv"
+
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/spec"
 )
@@ -87,9 +89,7 @@ func TestEveryWorkloadIsDirectUnlessBuffered(t *testing.T) {
 // The command-line form of a job and fio's own rendering of the job file
 // must mean the same: fio --showcmd turns a job file into arguments.
 func TestJobFileAndArgsAgree(t *testing.T) {
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio not installed")
-	}
+	testenv.Fio(t)
 	s, _ := spec.Builtin("standard")
 	job := FromSuite(s, File{Name: "x.dat"}, "")
 	f := filepath.Join(t.TempDir(), "job.fio")
@@ -121,9 +121,7 @@ func TestJobFileAndArgsAgree(t *testing.T) {
 }
 
 func TestRunReportsFioFailureInItsOwnWords(t *testing.T) {
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio not installed")
-	}
+	testenv.Fio(t)
 	fr := Runner{Cmder: execx.Local{}, Dir: t.TempDir()}
 	job := Job{Sections: []Section{{Name: "bad", Options: []Option{{"rw", "read"}, {"size", "1M"}, {"filename", "f"}, {"ioengine", "storbench-no-such-engine"}}}}}
 	_, err := fr.Run(context.Background(), job, nil)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storbench/storbench/internal/testenv"
+
 	"github.com/storbench/storbench/internal/analysis"
 )
 
@@ -20,10 +22,7 @@ import (
 // stderr (where --enable-logging puts console messages).
 func chromium(t *testing.T, page string, args ...string) (stdout, stderr string) {
 	t.Helper()
-	bin := "/usr/bin/chromium"
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("headless Chromium is not installed (%s: %v); apt-get install chromium", bin, err)
-	}
+	bin := testenv.Chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -3,9 +3,10 @@ package telemetry
 import (
 	"context"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/storbench/storbench/internal/testenv"
 
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
@@ -46,9 +47,7 @@ func prepareDisk(t *testing.T, need runner.Need) *runner.Prepared {
 // TestTelemetryDuringRealFio samples this host while fio writes to a real
 // disk and checks the figures against fio's own CPU and I/O counts.
 func TestTelemetryDuringRealFio(t *testing.T) {
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio is not installed (apt-get install fio)")
-	}
+	testenv.Fio(t)
 	p := prepareDisk(t, runner.Need{RunID: "telemetry", FileSize: 64 << 20, Writers: []string{"w"}, Direct: true})
 	s := ForPrepared(p)
 	if s == nil {

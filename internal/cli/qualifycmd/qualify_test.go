@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/storbench/storbench/internal/testenv"
 
 	"github.com/storbench/storbench/internal/app"
 	"github.com/storbench/storbench/internal/cli"
@@ -82,9 +83,7 @@ func TestQualifyUsage(t *testing.T) {
 // TestQualifyTarget runs the etcd workload with real fio on a temporary
 // directory (on 2 MiB, see testdata), stores it and judges it.
 func TestQualifyTarget(t *testing.T) {
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio is not installed (apt-get install fio)")
-	}
+	testenv.Fio(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "r.db")
 	target := filepath.Join(dir, "etcd")

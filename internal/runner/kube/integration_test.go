@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storbench/storbench/internal/testenv"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -61,7 +63,7 @@ type env struct {
 func integration(t *testing.T) *env {
 	t.Helper()
 	if os.Getenv("STORBENCH_K8S_INTEGRATION") != "1" {
-		t.Skip("needs a cluster: run scripts/k8s-integration.sh (sets STORBENCH_K8S_INTEGRATION=1 and KUBECONFIG)")
+		testenv.Missing(t, "k8s", "needs a cluster: run scripts/k8s-integration.sh (sets STORBENCH_K8S_INTEGRATION=1 and KUBECONFIG)")
 	}
 	kc := os.Getenv("KUBECONFIG")
 	if kc == "" {
@@ -347,9 +349,7 @@ func TestRealNodeEndToEnd(t *testing.T) {
 
 func TestRealNodeBlock(t *testing.T) {
 	e := integration(t)
-	if _, err := exec.LookPath("losetup"); err != nil {
-		t.Skip("losetup is missing: apt-get install mount")
-	}
+	testenv.Loop(t)
 	img := filepath.Join(t.TempDir(), "block.img")
 	if err := os.WriteFile(img, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -359,7 +359,7 @@ func TestRealNodeBlock(t *testing.T) {
 	}
 	out, err := exec.Command("losetup", "--find", "--show", img).CombinedOutput()
 	if err != nil {
-		t.Skipf("no loop device available here: losetup: %v %s", err, out)
+		testenv.Missing(t, "loop", "no loop device available here: losetup: %v %s", err, out)
 	}
 	dev := strings.TrimSpace(string(out))
 	t.Cleanup(func() {

@@ -3,12 +3,13 @@ package kube
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/storbench/storbench/internal/testenv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -304,9 +305,7 @@ func TestResolveNodes(t *testing.T) {
 // wrapper with an exec transport that, like kwok's, leaves a cancelled
 // process running: the stop exec must end it.
 func TestPodCmderConformance(t *testing.T) {
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio is not installed: apt-get install fio")
-	}
+	testenv.Fio(t)
 	runnertest.Conformance(t, func(t *testing.T) runnertest.Env {
 		le := &localExec{root: t.TempDir()}
 		t.Cleanup(func() {
@@ -341,9 +340,7 @@ func TestSetDirAndEnv(t *testing.T) {
 // TestInterruptDeletesEverything cancels a parallel run mid-workload: fio
 // is stopped in every pod and no labelled object remains.
 func TestInterruptDeletesEverything(t *testing.T) {
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio is not installed: apt-get install fio")
-	}
+	testenv.Fio(t)
 	f := newFakeCluster(t)
 	c := f.cluster()
 	var targets []runner.Target

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storbench/storbench/internal/testenv"
+
 	"github.com/storbench/storbench/internal/runner"
 )
 
@@ -87,12 +89,10 @@ func TestDirectoryTargetCleansUpAfterItself(t *testing.T) {
 // Kernels before 6.6 refuse O_DIRECT on tmpfs (refused with the reason);
 // newer ones accept it, and storbench then says the figures measure memory.
 func TestTmpfsIsRefusedOrFlagged(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
-	}
+	testenv.Root(t)
 	mnt := t.TempDir()
 	if err := mountTmpfs(mnt); err != nil {
-		t.Skipf("cannot mount tmpfs here: %v", err)
+		testenv.Missing(t, "root", "cannot mount tmpfs here: %v", err)
 	}
 	defer unmount(mnt)
 	p, err := NewTarget(mnt, Options{}).Prepare(context.Background(), runner.Need{RunID: "r", FileSize: 1 << 20, Direct: true})

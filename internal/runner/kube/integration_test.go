@@ -63,7 +63,9 @@ type env struct {
 func integration(t *testing.T) *env {
 	t.Helper()
 	if os.Getenv("STORBENCH_K8S_INTEGRATION") != "1" {
-		testenv.Missing(t, "k8s", "needs a cluster: run scripts/k8s-integration.sh (sets STORBENCH_K8S_INTEGRATION=1 and KUBECONFIG)")
+		// Not a missing prerequisite: scripts/k8s-integration.sh runs these
+		// tests against the loopback cluster, where nothing may skip.
+		t.Skip("needs a cluster: run scripts/k8s-integration.sh (sets STORBENCH_K8S_INTEGRATION=1 and KUBECONFIG)")
 	}
 	kc := os.Getenv("KUBECONFIG")
 	if kc == "" {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
 )
 
@@ -131,19 +132,10 @@ func (p *process) exitCode(t *testing.T) int {
 	return -1
 }
 
-// working lists the processes working in dir: their working directory or
-// command line is inside it (fio runs in storbench's work directory there).
-func working(dir string) []string {
-	var out []string
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		cwd, _ := os.Readlink(p + "/cwd")
-		cmdline, _ := os.ReadFile(p + "/cmdline")
-		if strings.HasPrefix(cwd, dir) || strings.Contains(string(cmdline), dir) {
-			out = append(out, filepath.Base(p)+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-		}
-	}
-	return out
+// working lists the processes working in dir (see proc.Reader.WorkingIn).
+func working(dir string) []proc.Stat {
+	ps, _ := proc.Reader{}.WorkingIn(dir)
+	return ps
 }
 
 func waitUntil(t *testing.T, what string, limit time.Duration, ok func() bool) time.Duration {

@@ -250,6 +250,20 @@ func TestKilledRunIsAbandonedAndCleanedUp(t *testing.T) {
 		t.Errorf("runs --status running lists the abandoned run: %s", inv.stdout)
 	}
 
+	// A read-only database cannot record the cleanup: nothing is removed.
+	if err := os.Chmod(db, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if inv := storbench(t, db, "cleanup"); inv.code == 0 || !strings.Contains(inv.stderr, "read-only: "+db) {
+		t.Errorf("cleanup on a read-only database: %d %s", inv.code, inv.stderr)
+	}
+	if _, err := os.Stat(work); err != nil {
+		t.Fatal("cleanup removed files it could not record")
+	}
+	if err := os.Chmod(db, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
 	inv := storbench(t, db, "cleanup", "--dry-run")
 	if inv.code != 0 || !strings.Contains(inv.stdout, "would remove "+work) {
 		t.Fatalf("cleanup --dry-run: %d %s %s", inv.code, inv.stdout, inv.stderr)

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -26,6 +28,7 @@ import (
 	"github.com/storbench/storbench/internal/cli/runscmd"
 	"github.com/storbench/storbench/internal/cli/showcmd"
 	"github.com/storbench/storbench/internal/cli/suitescmd"
+	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/version"
 )
 
@@ -95,7 +98,7 @@ func NewRootCommand(d cli.Deps) *cobra.Command {
 	root.SetErr(d.ErrOut)
 	root.PersistentFlags().StringVar(&d.Globals.DB, "db", "", "results database (default $XDG_DATA_HOME/storbench/results.db)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return cli.Usage(fmt.Errorf("%s: %w (see %s --help)", c.CommandPath(), err, c.CommandPath()))
+		return cli.Usage(fmt.Errorf("%s: %w (see %s --help)", c.CommandPath(), tooLargeDuration(err), c.CommandPath()))
 	})
 	root.AddCommand(
 		suitescmd.NewCommand(d),
@@ -112,4 +115,21 @@ func NewRootCommand(d cli.Deps) *cobra.Command {
 		cleanupcmd.NewCommand(d),
 	)
 	return root
+}
+
+// durationFlagError is pflag's message for a duration flag it could not
+// parse; time.ParseDuration says "invalid duration" for an overflow too.
+var durationFlagError = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: time: invalid duration`)
+
+// tooLargeDuration says "too large" for a duration flag whose value is a
+// well-formed duration beyond what time.Duration holds.
+func tooLargeDuration(err error) error {
+	m := durationFlagError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	if _, perr := spec.ParseDuration(m[1]); perr != nil && strings.Contains(perr.Error(), "too large") {
+		return fmt.Errorf("%s: %w", m[2], perr)
+	}
+	return err
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
 )
 
@@ -131,19 +132,10 @@ func (p *process) exitCode(t *testing.T) int {
 	return -1
 }
 
-// working lists the processes working in dir: their working directory or
-// command line is inside it (fio runs in storbench's work directory there).
-func working(dir string) []string {
-	var out []string
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		cwd, _ := os.Readlink(p + "/cwd")
-		cmdline, _ := os.ReadFile(p + "/cmdline")
-		if strings.HasPrefix(cwd, dir) || strings.Contains(string(cmdline), dir) {
-			out = append(out, filepath.Base(p)+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-		}
-	}
-	return out
+// working lists the processes working in dir (see proc.Reader.WorkingIn).
+func working(dir string) []proc.Stat {
+	ps, _ := proc.Reader{}.WorkingIn(dir)
+	return ps
 }
 
 func waitUntil(t *testing.T, what string, limit time.Duration, ok func() bool) time.Duration {
@@ -256,6 +248,20 @@ func TestKilledRunIsAbandonedAndCleanedUp(t *testing.T) {
 	}
 	if inv := storbench(t, db, "runs", "--status", "running"); strings.Contains(inv.stdout, id) {
 		t.Errorf("runs --status running lists the abandoned run: %s", inv.stdout)
+	}
+
+	// A read-only database cannot record the cleanup: nothing is removed.
+	if err := os.Chmod(db, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if inv := storbench(t, db, "cleanup"); inv.code == 0 || !strings.Contains(inv.stderr, "read-only: "+db) {
+		t.Errorf("cleanup on a read-only database: %d %s", inv.code, inv.stderr)
+	}
+	if _, err := os.Stat(work); err != nil {
+		t.Fatal("cleanup removed files it could not record")
+	}
+	if err := os.Chmod(db, 0o644); err != nil {
+		t.Fatal(err)
 	}
 
 	inv := storbench(t, db, "cleanup", "--dry-run")

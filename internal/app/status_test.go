@@ -57,3 +57,19 @@ filename=bad.dat
 	}
 	assertEmptyDir(t, target)
 }
+
+// Sizes and durations that overflow say "too large", on flags too.
+func TestOverflowingFlagsSayTooLarge(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	for _, args := range [][]string{
+		{"cleanup", "--k8s", "--timeout", "9999999999h"},
+		{"cleanup", "--k8s", "--older-than", "3000000000000s"},
+		{"run", "--target", "k8s:x", "--size", "99999999999999999999"},
+		{"qualify", "--for", "general", "--target", t.TempDir(), "--device-size", "9999999TiB"},
+	} {
+		inv := storbench(t, db, args...)
+		if inv.code != cli.ExitUsage || !strings.Contains(inv.stderr, "too large") || strings.Contains(inv.stderr, "-9") {
+			t.Errorf("%v: exit %d: %s", args, inv.code, inv.stderr)
+		}
+	}
+}

@@ -45,16 +45,10 @@ func parent(dir string) int {
 var longFio = []string{"--name=held", "--rw=randwrite", "--bs=4k", "--size=8m", "--runtime=120", "--time_based",
 	"--numjobs=2", "--filename=held.dat", "--output-format=json"}
 
-// workingIn lists the processes whose working directory is dir.
-func workingIn(dir string) []string {
-	var out []string
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		if cwd, err := os.Readlink(p + "/cwd"); err == nil && cwd == dir {
-			out = append(out, filepath.Base(p))
-		}
-	}
-	return out
+// workingIn lists the processes working in dir.
+func workingIn(dir string) []proc.Stat {
+	ps, _ := proc.Reader{}.WorkingIn(dir)
+	return ps
 }
 
 func waitFor(t *testing.T, what string, limit time.Duration, ok func() bool) time.Duration {

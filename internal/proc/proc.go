@@ -213,3 +213,29 @@ func (r Reader) Abandon(run *result.Run) bool {
 	}
 	return true
 }
+
+// WorkingIn lists the processes working in dir: their working directory is
+// dir or below it, or their command line names it. fio runs in storbench's
+// work directory, so this finds every fio process of a run, orphans too.
+func (r Reader) WorkingIn(dir string) ([]Stat, error) {
+	entries, err := os.ReadDir(r.root())
+	if err != nil {
+		return nil, err
+	}
+	var out []Stat
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		base := filepath.Join(r.root(), e.Name())
+		cwd, _ := os.Readlink(filepath.Join(base, "cwd"))
+		cmdline, _ := os.ReadFile(filepath.Join(base, "cmdline"))
+		if cwd == dir || strings.HasPrefix(cwd, dir+"/") || bytes.Contains(cmdline, []byte(dir)) {
+			if st, err := r.Stat(pid); err == nil && st.State != "Z" {
+				out = append(out, st)
+			}
+		}
+	}
+	return out, nil
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/storbench/storbench/internal/cli"
 	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/render"
+	"github.com/storbench/storbench/internal/store"
 )
 
 // LocalReport is what cleanup did on this host.
@@ -29,6 +30,11 @@ func runLocal(ctx context.Context, d cli.Deps, f *flags) error {
 	}
 	if runs == nil {
 		runs = []abandon.Run{}
+	}
+	if st.ReadOnly() && !f.dryRun && len(runs) > 0 {
+		// Files removed from a run the store cannot then mark would look
+		// like a run still holding them.
+		return &store.ReadOnlyError{Path: st.Path()}
 	}
 	var cleanErr error
 	if !f.dryRun {

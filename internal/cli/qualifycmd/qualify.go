@@ -119,6 +119,9 @@ func run(ctx context.Context, d cli.Deps, f *flags, ids []string) error {
 	var sizeFlag int64
 	if f.deviceSize != "" {
 		sz, err := spec.ParseSize(f.deviceSize)
+		if err != nil && strings.Contains(err.Error(), "too large") {
+			return cli.Usagef("--device-size: %w", err)
+		}
 		if err != nil || sz <= 0 {
 			return cli.Usagef("--device-size %q: give a size such as 4TB or 960GiB", f.deviceSize)
 		}

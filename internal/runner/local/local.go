@@ -72,7 +72,17 @@ func (t *Target) Check(ctx context.Context, need runner.Need) error {
 			return err
 		}
 		if len(need.Writers) > 0 {
-			return t.allowWrites(ctx, need.Writers)
+			if err := t.allowWrites(ctx, need.Writers); err != nil {
+				return err
+			}
+			// Held by the kernel where storbench cannot see it (another
+			// mount namespace): refuse now, before a run is stored.
+			// Prepare takes the hold for the run.
+			hold, err := safety.HoldExclusive(t.path)
+			if err != nil {
+				return fmt.Errorf("target %s: %w", t.path, err)
+			}
+			return hold.Release()
 		}
 		return nil
 	}

@@ -250,3 +250,21 @@ func TestDeviceHeldElsewhereIsRefusedByTheExclusiveOpen(t *testing.T) {
 		t.Errorf("device changed: sha256 %s -> %s", before, after)
 	}
 }
+
+// TestReadOnlyDirectoryIsRefusedBeforeTheRun: exit 2, the reason, nothing
+// stored.
+func TestReadOnlyDirectoryIsRefusedBeforeTheRun(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	mnt := t.TempDir()
+	sh(t, "mount", "-t", "tmpfs", "-o", "ro,size=16m", "tmpfs", mnt)
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	db := filepath.Join(dir, "r.db")
+	inv := storbench(t, db, "run", "--suite", writeFile(t, dir, "dev.yaml", deviceSuite), "--target", mnt)
+	if inv.code != cli.ExitUsage || !strings.Contains(inv.stderr, "mounted read-only") {
+		t.Errorf("exit %d: %s", inv.code, inv.stderr)
+	}
+	if runs := runsJSON(t, db); len(runs) != 0 {
+		t.Errorf("the refusal stored runs: %v", runs)
+	}
+}

@@ -217,3 +217,46 @@ func TestHostileDevicesRefusedThroughTheCLI(t *testing.T) {
 	}
 	t.Logf("hostile device corpus through the CLI: %d cases, %d run, %d refused with the device unchanged", len(cases), ran, refused)
 }
+
+// TestDeviceHeldElsewhereIsRefusedByTheExclusiveOpen: a filesystem mounted
+// in another mount namespace, its superblock magic erased, looks blank to
+// every check storbench reads; the exclusive open refuses it before the run
+// (exit 2) and nothing is written or stored.
+func TestDeviceHeldElsewhereIsRefusedByTheExclusiveOpen(t *testing.T) {
+	needRoot(t)
+	needFio(t)
+	dev := testenv.LoopDevice(t, 64<<20)
+	safetytest.MountHiddenAndUnsigned(t, dev)
+	before := safetytest.Sum(t, dev)
+	dir := t.TempDir()
+	suite := writeFile(t, dir, "dev.yaml", deviceSuite)
+	db := filepath.Join(dir, "r.db")
+	inv := storbench(t, db, "run", "--suite", suite, "--target", dev, "--destructive", dev)
+	if inv.code != cli.ExitUsage || !strings.Contains(inv.stderr, "exclusive open (EBUSY)") {
+		t.Errorf("exit %d: %s", inv.code, inv.stderr)
+	}
+	if runs := runsJSON(t, db); len(runs) != 0 {
+		t.Errorf("the refusal stored runs: %v", runs)
+	}
+	if after := safetytest.Sum(t, dev); after != before {
+		t.Errorf("device changed: sha256 %s -> %s", before, after)
+	}
+}
+
+// TestReadOnlyDirectoryIsRefusedBeforeTheRun: exit 2, the reason, nothing
+// stored.
+func TestReadOnlyDirectoryIsRefusedBeforeTheRun(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	mnt := t.TempDir()
+	sh(t, "mount", "-t", "tmpfs", "-o", "ro,size=16m", "tmpfs", mnt)
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	db := filepath.Join(dir, "r.db")
+	inv := storbench(t, db, "run", "--suite", writeFile(t, dir, "dev.yaml", deviceSuite), "--target", mnt)
+	if inv.code != cli.ExitUsage || !strings.Contains(inv.stderr, "mounted read-only") {
+		t.Errorf("exit %d: %s", inv.code, inv.stderr)
+	}
+	if runs := runsJSON(t, db); len(runs) != 0 {
+		t.Errorf("the refusal stored runs: %v", runs)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/storbench/storbench/internal/safety"
 	"github.com/storbench/storbench/internal/safety/safetytest"
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // TestHostileDeviceCorpus builds every hostile device on a real loop
@@ -87,5 +88,23 @@ func TestBlankDeviceIsAllowedOnlyWhenNamed(t *testing.T) {
 	}
 	if found, err := safety.MagicSignatures(dev); err != nil || len(found) != 0 {
 		t.Errorf("built-in check on a blank device: %v %v", found, err)
+	}
+}
+
+// TestDeviceFilledByFioIsStillBlank: a device an earlier run filled with
+// fio's incompressible data carries no signature, so the next run with
+// --destructive is allowed (by blkid and by the built-in check).
+func TestDeviceFilledByFioIsStillBlank(t *testing.T) {
+	fio := testenv.Fio(t)
+	c := safetytest.Case{Name: "filled", Size: 32 << 20, Setup: func(t testing.TB, dev string) {
+		safetytest.Run(t, fio, "--name=fill", "--filename="+dev, "--rw=write", "--bs=1M", "--direct=1", "--refill_buffers", "--randrepeat=0", "--output-format=terse")
+	}}
+	dev := c.Device(t)
+	policy := safety.Policy{Destructive: []string{dev}}
+	if err := policy.CheckWrite(context.Background(), safety.LocalFacts{}, dev, []string{"w"}); err != nil {
+		t.Errorf("with blkid: %v", err)
+	}
+	if found, err := safety.MagicSignatures(dev); err != nil || len(found) != 0 {
+		t.Errorf("built-in check: %v %v", found, err)
 	}
 }

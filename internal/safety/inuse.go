@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -121,6 +122,17 @@ func HoldExclusive(path string) (*Hold, error) {
 		return nil, fmt.Errorf("opening %s exclusively: %w", path, err)
 	}
 	return &Hold{path: path, fd: fd}, nil
+}
+
+// Claim is CheckWrite followed by the exclusive open, for a device on this
+// host that fio will write: the caller keeps the Hold until fio is done and
+// then releases it. Every local path that writes a device (targets, raw
+// jobs naming one) should claim it rather than only check it.
+func (p Policy) Claim(ctx context.Context, facts Facts, path string, writers []string) (*Hold, error) {
+	if err := p.CheckWrite(ctx, facts, path, writers); err != nil {
+		return nil, err
+	}
+	return HoldExclusive(path)
 }
 
 // Release ends the hold. It is safe to call more than once.

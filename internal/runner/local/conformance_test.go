@@ -1,14 +1,11 @@
 package local
 
 import (
-	"bufio"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/runnertest"
@@ -137,9 +134,14 @@ func TestDeviceTargetConformance(t *testing.T) {
 		{Name: "blank but not named", Want: "pass --destructive", Make: func(t *testing.T) runnertest.Subject {
 			return deviceSubject(t, testenv.LoopDevice(t, 16<<20), false)
 		}},
+		{Name: "held in another mount namespace", Want: "exclusive open (EBUSY)", Make: func(t *testing.T) runnertest.Subject {
+			dev := testenv.LoopDevice(t, 64<<20)
+			safetytest.MountHiddenAndUnsigned(t, dev)
+			return deviceSubject(t, dev, true)
+		}},
 		{Name: "mounted between Check and Prepare", Want: "exclusive open (EBUSY)", PrepareOnly: true, Make: func(t *testing.T) runnertest.Subject {
 			dev := testenv.LoopDevice(t, 64<<20)
-			mountHiddenAndUnsigned(t, dev)
+			safetytest.MountHiddenAndUnsigned(t, dev)
 			return deviceSubject(t, dev, true)
 		}},
 	}
@@ -163,55 +165,4 @@ func TestDeviceTargetConformance(t *testing.T) {
 		},
 		Unsafe: unsafe,
 	})
-}
-
-// mountHiddenAndUnsigned mounts an ext4 filesystem of dev in a private mount
-// namespace (so this process's mountinfo does not show it) and then erases
-// its superblock magic (the kernel keeps its copy): every fact storbench
-// reads says blank, and only the exclusive open can tell.
-func mountHiddenAndUnsigned(t *testing.T, dev string) {
-	t.Helper()
-	testenv.Tool(t, "mkfs.ext4", "e2fsprogs", "mkfs")
-	testenv.Tool(t, "unshare", "util-linux")
-	// No journal and no lazy initialisation: once mounted, the filesystem
-	// writes nothing on its own that would change the device's checksum.
-	safetytest.Run(t, "mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-E", "lazy_itable_init=0,lazy_journal_init=0", dev)
-	mnt := t.TempDir()
-	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c", "mount "+dev+" "+mnt+" && echo mounted && exec sleep 600")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		// The namespace's mount goes with its last process; wait until the
-		// device is free so the loop device can be detached.
-		for i := 0; i < 50; i++ {
-			if fd, err := unix.Open(dev, unix.O_RDONLY|unix.O_EXCL, 0); err == nil {
-				unix.Close(fd)
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	if strings.TrimSpace(line) != "mounted" {
-		t.Fatalf("mounting %s in a private namespace failed", dev)
-	}
-	f, err := os.OpenFile(dev, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt([]byte{0, 0}, 0x438); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	if found, err := exec.Command("blkid", "-p", dev).Output(); err == nil {
-		t.Fatalf("blkid still finds the filesystem: %s", found)
-	}
 }

@@ -51,3 +51,30 @@ func TestReadOnlyDeviceServesReadsOnly(t *testing.T) {
 		t.Errorf("write workloads on a read-only device: %v", err)
 	}
 }
+
+// TestDeviceMountedBetweenCheckAndPrepare: Check passes on a blank device,
+// then something mounts it where storbench cannot see (another mount
+// namespace, magic erased); Prepare's exclusive open refuses it.
+func TestDeviceMountedBetweenCheckAndPrepare(t *testing.T) {
+	dev := testenv.LoopDevice(t, 64<<20)
+	tgt := NewTarget(dev, Options{Destructive: []string{dev}})
+	if err := tgt.Check(context.Background(), writeNeed("race")); err != nil {
+		t.Fatalf("blank device: %v", err)
+	}
+	safetytest.MountHiddenAndUnsigned(t, dev)
+	before := safetytest.Sum(t, dev)
+	p, err := tgt.Prepare(context.Background(), writeNeed("race"))
+	if err == nil {
+		p.Cleanup(context.Background())
+		t.Fatal("Prepare accepted a device mounted since Check")
+	}
+	if !strings.Contains(err.Error(), "exclusive open (EBUSY)") {
+		t.Errorf("Prepare: %v", err)
+	}
+	if left := openFDs(dev); len(left) > 0 {
+		t.Errorf("left open: %v", left)
+	}
+	if after := safetytest.Sum(t, dev); after != before {
+		t.Errorf("device changed: sha256 %s -> %s", before, after)
+	}
+}

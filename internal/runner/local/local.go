@@ -72,7 +72,14 @@ func (t *Target) Check(ctx context.Context, need runner.Need) error {
 			return err
 		}
 		if len(need.Writers) > 0 {
-			return t.allowWrites(ctx, need.Writers)
+			// Claimed and released at once: a device the kernel holds where
+			// storbench cannot see it (another mount namespace) is refused
+			// now, before a run is stored. Prepare claims it for the run.
+			hold, err := t.policy().Claim(ctx, t.facts(), t.path, need.Writers)
+			if err != nil {
+				return err
+			}
+			return hold.Release()
 		}
 		return nil
 	}
@@ -144,23 +151,18 @@ func (t *Target) prepareDevice(ctx context.Context, need runner.Need) (*runner.P
 	if err != nil {
 		return nil, err
 	}
-	if len(need.Writers) > 0 {
-		if err := t.allowWrites(ctx, need.Writers); err != nil {
-			return nil, err
-		}
-	}
-	size := need.FileSize
-	if dev.SizeBytes > 0 && dev.SizeBytes < size {
-		size = dev.SizeBytes
-	}
 	// The last guard: while storbench holds the device exclusively nothing
 	// can mount it or build RAID, LVM or swap on it, and if something
 	// already holds it (in any mount namespace) the open fails.
 	var hold *safety.Hold
 	if len(need.Writers) > 0 {
-		if hold, err = safety.HoldExclusive(dev.Path); err != nil {
+		if hold, err = t.policy().Claim(ctx, t.facts(), t.path, need.Writers); err != nil {
 			return nil, fmt.Errorf("target %s: %w", t.path, err)
 		}
+	}
+	size := need.FileSize
+	if dev.SizeBytes > 0 && dev.SizeBytes < size {
+		size = dev.SizeBytes
 	}
 	return &runner.Prepared{
 		Name:    t.path,
@@ -185,10 +187,8 @@ func writable(dir string) error {
 	return nil
 }
 
-// allowWrites asks the safety owner whether the workloads may write to dev.
-func (t *Target) allowWrites(ctx context.Context, writers []string) error {
-	return safety.Policy{Destructive: t.opts.Destructive}.CheckWrite(ctx, t.facts(), t.path, writers)
-}
+// policy is what the user allowed; the safety owner decides with it.
+func (t *Target) policy() safety.Policy { return safety.Policy{Destructive: t.opts.Destructive} }
 
 func (t *Target) facts() safety.Facts { return safety.LocalFacts{Root: t.opts.Root} }
 

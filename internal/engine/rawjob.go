@@ -59,6 +59,14 @@ type JudgeOptions struct {
 // engines fio lacks), and asks the safety owner whether it may run.
 func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o JudgeOptions) (*Judged, error) {
 	jf = jf.Clone()
+	stat := remoteStat(fr.Cmder)
+	if o.Local {
+		stat = safety.LocalStat
+	}
+	jf.Relocate(func(p string) bool {
+		k, err := stat(ctx, p)
+		return err != nil || k == safety.PathBlock || k == safety.PathChar
+	})
 	jf.FillRunnerDefaults(o.File, o.Device)
 	text := jf.Render()
 	fr.Dir = work
@@ -98,10 +106,9 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 		return nil, err
 	}
 	check := safety.JobCheck{Policy: o.Policy, WorkDir: real, Owned: o.Owned}
+	check.Stat = stat
 	if o.Local {
-		check.Facts, check.Stat = safety.LocalFacts{}, safety.LocalStat
-	} else {
-		check.Stat = remoteStat(fr.Cmder)
+		check.Facts = safety.LocalFacts{}
 	}
 	var jobs []safety.FioJob
 	for _, j := range rd.Jobs {

@@ -190,13 +190,20 @@ func remoteStat(c execx.Cmder) safety.Stat {
 }
 
 // workDir gives fio a directory of storbench's own on the target: the
-// runner's (a directory target's new work directory), or for a device
-// target a new temporary one, removed by the returned cleanup.
-func workDir(ctx context.Context, p *runner.Prepared) (string, func(context.Context) error, error) {
+// runner's (a directory target's new work directory), else a new one made
+// for the run and removed by the returned cleanup: in the system's
+// temporary directory on this host (a device target: nothing lands in the
+// caller's working directory), or in a remote runner's own working
+// directory (a Kubernetes pod's work volume).
+func workDir(ctx context.Context, p *runner.Prepared, local bool) (string, func(context.Context) error, error) {
 	if p.Dir != "" {
 		return p.Dir, func(context.Context) error { return nil }, nil
 	}
-	out, err := execx.Output(p.Cmder.Command(ctx, "mktemp", "-d", "-t", "storbench-job.XXXXXXXX"))
+	mk := p.Cmder.Command(ctx, "mktemp", "-d", "-t", "storbench-job.XXXXXXXX")
+	if !local {
+		mk = p.Cmder.Command(ctx, "sh", "-c", `mktemp -d "$PWD/storbench-job.XXXXXXXX"`)
+	}
+	out, err := execx.Output(mk)
 	if err != nil {
 		return "", nil, fmt.Errorf("target %s: creating a work directory: %w", p.Name, err)
 	}
@@ -224,13 +231,18 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 	if len(files) == 0 {
 		return fr, func(context.Context) error { return nil }, nil
 	}
-	work, cleanup, err := workDir(ctx, p)
+	work, cleanup, err := workDir(ctx, p, local)
 	if err != nil {
 		return fr, nil, err
 	}
 	o := JudgeOptions{Policy: plan.Policy, File: p.File, Device: p.Kind == "device" || filepath.IsAbs(p.File.Name), Local: local}
 	if !local && filepath.IsAbs(p.File.Name) {
 		o.Owned = []string{p.File.Name}
+	}
+	if o.File.Size == 0 {
+		// The runner sized its volume for the plan: jobs that leave size to
+		// their runner get the plan's.
+		o.File.Size = e.need(plan, "").FileSize
 	}
 	for _, f := range files {
 		var jf *fio.JobFile

@@ -443,6 +443,20 @@ func (f *JobFile) FindText(text string) (Pos, bool) {
 			}
 		}
 	}
+	// fio names some options without their value ("failed parsing
+	// cmd_type"): the last line setting that option.
+	var pos Pos
+	found := false
+	for _, s := range f.Sections {
+		for _, l := range s.Lines {
+			if l.Key() == text {
+				pos, found = l.Pos, true
+			}
+		}
+	}
+	if found {
+		return pos, true
+	}
 	for _, s := range f.Sections {
 		if "["+s.Name+"]" == text || s.Name == text {
 			return s.Pos, true

@@ -16,7 +16,7 @@ import (
 // hostileDir holds fio jobs and suites that try to reach data storbench did
 // not create. Files carry placeholders the test fills in: @DEV@ (a loop
 // device carrying ext4), @DEVNAME@ (its name under /dev), @DEVREL@ (a
-// relative path climbing to it). The first line says what the refusal must
+// relative path climbing to it), @UP@ (a relative path climbing to /). The first line says what the refusal must
 // mention ("want=...") and whether the device is the target ("target=dev").
 const hostileDir = "../safety/testdata/hostile"
 
@@ -37,7 +37,8 @@ func TestHostileCorpusIsRefused(t *testing.T) {
 	testenv.Tool(t, "mkfs.ext4", "e2fsprogs")
 	dev := testenv.LoopDevice(t, 64<<20)
 	sh(t, "mkfs.ext4", "-q", dev)
-	subst := strings.NewReplacer("@DEV@", dev, "@DEVNAME@", filepath.Base(dev), "@DEVREL@", strings.Repeat("../", 12)+strings.TrimPrefix(dev, "/"))
+	up := strings.Repeat("../", 12)
+	subst := strings.NewReplacer("@DEV@", dev, "@DEVNAME@", filepath.Base(dev), "@DEVREL@", up+strings.TrimPrefix(dev, "/"), "@UP@", up)
 	corpus := copyCorpus(t, subst)
 	t.Setenv("HOSTILE_DEV", dev)
 	t.Setenv("HOSTILE_KEY", "filename")

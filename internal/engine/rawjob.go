@@ -59,6 +59,14 @@ type JudgeOptions struct {
 // engines fio lacks), and asks the safety owner whether it may run.
 func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o JudgeOptions) (*Judged, error) {
 	jf = jf.Clone()
+	stat := remoteStat(fr.Cmder)
+	if o.Local {
+		stat = safety.LocalStat
+	}
+	jf.Relocate(func(p string) bool {
+		k, err := stat(ctx, p)
+		return err != nil || k == safety.PathBlock || k == safety.PathChar
+	})
 	jf.FillRunnerDefaults(o.File, o.Device)
 	text := jf.Render()
 	fr.Dir = work
@@ -98,10 +106,9 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 		return nil, err
 	}
 	check := safety.JobCheck{Policy: o.Policy, WorkDir: real, Owned: o.Owned}
+	check.Stat = stat
 	if o.Local {
-		check.Facts, check.Stat = safety.LocalFacts{}, safety.LocalStat
-	} else {
-		check.Stat = remoteStat(fr.Cmder)
+		check.Facts = safety.LocalFacts{}
 	}
 	var jobs []safety.FioJob
 	for _, j := range rd.Jobs {
@@ -183,13 +190,20 @@ func remoteStat(c execx.Cmder) safety.Stat {
 }
 
 // workDir gives fio a directory of storbench's own on the target: the
-// runner's (a directory target's new work directory), or for a device
-// target a new temporary one, removed by the returned cleanup.
-func workDir(ctx context.Context, p *runner.Prepared) (string, func(context.Context) error, error) {
+// runner's (a directory target's new work directory), else a new one made
+// for the run and removed by the returned cleanup: in the system's
+// temporary directory on this host (a device target: nothing lands in the
+// caller's working directory), or in a remote runner's own working
+// directory (a Kubernetes pod's work volume).
+func workDir(ctx context.Context, p *runner.Prepared, local bool) (string, func(context.Context) error, error) {
 	if p.Dir != "" {
 		return p.Dir, func(context.Context) error { return nil }, nil
 	}
-	out, err := execx.Output(p.Cmder.Command(ctx, "mktemp", "-d", "-t", "storbench-job.XXXXXXXX"))
+	mk := p.Cmder.Command(ctx, "mktemp", "-d", "-t", "storbench-job.XXXXXXXX")
+	if !local {
+		mk = p.Cmder.Command(ctx, "sh", "-c", `mktemp -d "$PWD/storbench-job.XXXXXXXX"`)
+	}
+	out, err := execx.Output(mk)
 	if err != nil {
 		return "", nil, fmt.Errorf("target %s: creating a work directory: %w", p.Name, err)
 	}
@@ -217,13 +231,18 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 	if len(files) == 0 {
 		return fr, func(context.Context) error { return nil }, nil
 	}
-	work, cleanup, err := workDir(ctx, p)
+	work, cleanup, err := workDir(ctx, p, local)
 	if err != nil {
 		return fr, nil, err
 	}
 	o := JudgeOptions{Policy: plan.Policy, File: p.File, Device: p.Kind == "device" || filepath.IsAbs(p.File.Name), Local: local}
 	if !local && filepath.IsAbs(p.File.Name) {
 		o.Owned = []string{p.File.Name}
+	}
+	if o.File.Size == 0 {
+		// The runner sized its volume for the plan: jobs that leave size to
+		// their runner get the plan's.
+		o.File.Size = e.need(plan, "").FileSize
 	}
 	for _, f := range files {
 		var jf *fio.JobFile

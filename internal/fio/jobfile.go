@@ -54,6 +54,8 @@ type JobLine struct {
 	// runner); Why says why.
 	Added bool
 	Why   string
+	// Was is the line as the user wrote it when storbench changed it.
+	Was string
 }
 
 // Key is the option name of the line, as written.
@@ -357,8 +359,11 @@ func (f *JobFile) Render() []byte {
 		}
 		fmt.Fprintf(&b, "[%s]\n", s.Name)
 		for _, l := range s.Lines {
-			if l.Added {
+			switch {
+			case l.Added:
 				fmt.Fprintf(&b, "; added by storbench: %s\n", l.Why)
+			case l.Was != "":
+				fmt.Fprintf(&b, "; changed by storbench from %q (%s): %s\n", l.Was, l.Pos, l.Why)
 			}
 			b.WriteString(l.Text)
 			b.WriteByte('\n')
@@ -438,6 +443,20 @@ func (f *JobFile) FindText(text string) (Pos, bool) {
 			}
 		}
 	}
+	// fio names some options without their value ("failed parsing
+	// cmd_type"): the last line setting that option.
+	var pos Pos
+	found := false
+	for _, s := range f.Sections {
+		for _, l := range s.Lines {
+			if l.Key() == text {
+				pos, found = l.Pos, true
+			}
+		}
+	}
+	if found {
+		return pos, true
+	}
 	for _, s := range f.Sections {
 		if "["+s.Name+"]" == text || s.Name == text {
 			return s.Pos, true
@@ -470,4 +489,70 @@ func checkKeywords(line string) error {
 		}
 	}
 	return nil
+}
+
+// Relocate moves the files a job names by absolute path into fio's working
+// directory (storbench's own work directory on the target), keeping their
+// path below it: "/tmp/data" becomes "tmp/data". Block and character
+// devices stay where they are (isDevice says which paths are), for the
+// safety owner to judge, and so does a directory under /dev. It returns the
+// lines it changed.
+func (f *JobFile) Relocate(isDevice func(path string) bool) []JobLine {
+	var changed []JobLine
+	for i := range f.Sections {
+		for j := range f.Sections[i].Lines {
+			l := &f.Sections[i].Lines[j]
+			key := l.Key()
+			if key != "filename" && key != "directory" {
+				continue
+			}
+			v := l.Value()
+			var parts []string
+			moved := false
+			for _, p := range splitList(v) {
+				keep := !strings.HasPrefix(p, "/") || isDevice(p) ||
+					key == "directory" && (p == "/dev" || strings.HasPrefix(p, "/dev/"))
+				if !keep {
+					p, moved = strings.TrimLeft(p, "/"), true
+					if p == "" {
+						p = "."
+					}
+				}
+				parts = append(parts, escapeFilename(p))
+			}
+			if !moved {
+				continue
+			}
+			l.Was = l.Text
+			l.Text = key + "=" + strings.Join(parts, ":")
+			l.Why = "files go to storbench's own work directory on the target"
+			changed = append(changed, *l)
+		}
+	}
+	return changed
+}
+
+// splitList splits fio's colon-separated lists: "\:" is a colon in a name,
+// empty entries are skipped (options.c get_next_str).
+func splitList(s string) []string {
+	var out []string
+	var cur strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && i+1 < len(s) && s[i+1] == ':':
+			cur.WriteByte(':')
+			i++
+		case s[i] == ':':
+			if cur.Len() > 0 {
+				out = append(out, cur.String())
+			}
+			cur.Reset()
+		default:
+			cur.WriteByte(s[i])
+		}
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
 }

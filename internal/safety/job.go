@@ -323,6 +323,9 @@ func (c JobCheck) judgeJob(ctx context.Context, j FioJob) ([]Touch, error) {
 		if strings.Contains(name, "/") {
 			return nil, refuse(opt, "file names made from it hold a path separator; storbench refuses them")
 		}
+		// The first clone's first file stands for all: they differ in
+		// numbers only, never in directory.
+		name = strings.NewReplacer("$jobnum", "0", "$filenum", "0", "$clientuid", "0").Replace(name)
 		for _, d := range dirs {
 			if err := add(opt, join(d, name)); err != nil {
 				return nil, err

@@ -1,0 +1,307 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/safety"
+	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/testenv"
+)
+
+const corpusDir = "../fio/testdata/corpus"
+
+// refusedExamples are fio examples fio runs here that storbench refuses on
+// purpose, with the reason its refusal must give.
+var refusedExamples = map[string]string{
+	"exec.fio":            "ioengine=exec",
+	"netio.fio":           "ioengine=net",
+	"netio_multicast.fio": "ioengine=net",
+}
+
+// runRaw runs a job file through the engine on a new directory target and
+// returns fio's JSON as storbench stored it.
+func runRaw(t *testing.T, path string, policy safety.Policy) (*fio.Output, error) {
+	t.Helper()
+	jf, err := fio.ReadJobFile(path, fio.ReadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	target := t.TempDir()
+	run, err := (&Engine{Store: st, Observer: &notes{}}).Run(context.Background(), Plan{
+		RawJob: &RawJob{Path: path, File: jf}, Policy: policy, Targets: []runner.Target{local.NewTarget(target, local.Options{})},
+	})
+	if ents, _ := os.ReadDir(target); len(ents) != 0 {
+		t.Errorf("%s left %d entries in the target", filepath.Base(path), len(ents))
+	}
+	if err != nil {
+		return nil, err
+	}
+	results, err := st.Results(context.Background(), store.ResultFilter{RunIDs: []string{run.ID}})
+	if err != nil || len(results) == 0 {
+		t.Fatalf("results: %v (%d)", err, len(results))
+	}
+	raw, err := st.RawFioJSON(context.Background(), results[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out fio.Output
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return &out, nil
+}
+
+// runFio runs a job file with fio itself in a new directory; ok is false
+// when fio cannot run it here (missing engine, hardware, network, or too
+// slow once shortened).
+func runFio(t *testing.T, path string) (*fio.Output, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "fio", "--output-format=json", path)
+	cmd.Dir = t.TempDir()
+	// fio forks its jobs: end the whole process group on timeout.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	raw, err := cmd.Output()
+	if err != nil {
+		return nil, false
+	}
+	var out fio.Output
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, false
+	}
+	return &out, true
+}
+
+var devPath = regexp.MustCompile(`/dev/[A-Za-z0-9_./-]+`)
+
+// namesDevice reports whether a job file's options (not its comments) name
+// something under /dev.
+func namesDevice(path string) bool {
+	jf, err := fio.ReadJobFile(path, fio.ReadOptions{Getenv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		data, _ := os.ReadFile(path)
+		return strings.Contains(string(data), "/dev/")
+	}
+	for _, s := range jf.Sections {
+		for _, l := range s.Lines {
+			if strings.Contains(l.Text, "/dev/") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Every fio example that fio itself runs here runs the same under
+// storbench: the same job reports, the same effective options apart from
+// file placement, the same directions with I/O; a few are refused on
+// purpose, with the reason. Both sides run the same shortened file.
+func TestFioExamplesRunAsFioRunsThem(t *testing.T) {
+	testenv.Fio(t)
+	if testing.Short() {
+		t.Skip("runs every fio example twice")
+	}
+	files, err := filepath.Glob(filepath.Join(corpusDir, "fio-examples", "*.fio"))
+	if err != nil || len(files) < 100 {
+		t.Fatalf("corpus: %v, %d files", err, len(files))
+	}
+	work := t.TempDir()
+	runnable, identical, refused := 0, 0, 0
+	for _, f := range files {
+		name := filepath.Base(f)
+		if namesDevice(f) {
+			continue // TestFioExamplesOnDevicesRefused
+		}
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		short := filepath.Join(work, name)
+		if err := os.WriteFile(short, fio.Shorten(text, "300ms", "16m"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Some examples name files in /tmp: fio itself leaves them there.
+		for _, p := range absoluteFiles(short) {
+			if _, err := os.Lstat(p); err != nil {
+				t.Cleanup(func() { os.Remove(p) })
+			}
+		}
+		own, ok := runFio(t, short)
+		if !ok {
+			t.Logf("%s: fio cannot run it here", name)
+			continue
+		}
+		runnable++
+		t.Run(name, func(t *testing.T) {
+			got, err := runRaw(t, short, safety.Policy{})
+			if want, ok := refusedExamples[name]; ok {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("want a refusal naming %q, got %v", want, err)
+				}
+				refused++
+				return
+			}
+			if err != nil {
+				t.Fatalf("fio runs it, storbench fails: %v", err)
+			}
+			if d := fio.Differences(own, got); len(d) > 0 {
+				t.Fatalf("differs from fio's own run:\n%s", strings.Join(d, "\n"))
+			}
+			identical++
+		})
+	}
+	t.Logf("fio examples: %d that fio runs here, %d identical under storbench, %d refused on purpose", runnable, identical, refused)
+	if runnable < 15 {
+		t.Errorf("only %d examples ran under fio here", runnable)
+	}
+}
+
+// The fio examples that name devices, pointed at a loop device carrying
+// ext4, never change it: storbench refuses every one that would write.
+func TestFioExamplesOnDevicesRefused(t *testing.T) {
+	testenv.Root(t)
+	testenv.Fio(t)
+	testenv.Tool(t, "mkfs.ext4", "e2fsprogs")
+	dev := testenv.LoopDevice(t, 64<<20)
+	if out, err := exec.Command("mkfs.ext4", "-q", dev).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.ext4: %v %s", err, out)
+	}
+	before := deviceSum(t, dev)
+	files, err := filepath.Glob(filepath.Join(corpusDir, "fio-examples", "*.fio"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	n := 0
+	for _, f := range files {
+		if !namesDevice(f) {
+			continue
+		}
+		n++
+		name := filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			text, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pointed := devPath.ReplaceAll(fio.Shorten(text, "300ms", "16m"), []byte(dev))
+			p := filepath.Join(work, name)
+			if err := os.WriteFile(p, pointed, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			jf, rerr := fio.ReadJobFile(p, fio.ReadOptions{})
+			writes := false
+			if rerr == nil {
+				for i, s := range jf.Sections {
+					if !s.Global && safety.Writes(jf.Resolved(i)) {
+						writes = true
+					}
+				}
+			}
+			_, err = runRaw(t, p, safety.Policy{})
+			if writes && err == nil {
+				t.Errorf("a writing example ran on the device")
+			}
+			t.Logf("%s: %v", name, err)
+			if deviceSum(t, dev) != before {
+				t.Fatalf("changed the device")
+			}
+		})
+	}
+	if n < 30 {
+		t.Errorf("only %d device examples", n)
+	}
+}
+
+// kbench's job files leave filename and size to their runner and include
+// shared option files: storbench runs them unchanged on a directory.
+func TestKbenchJobsRunUnchanged(t *testing.T) {
+	testenv.Fio(t)
+	files, err := filepath.Glob(filepath.Join(corpusDir, "kbench", "*.fio"))
+	if err != nil || len(files) < 20 {
+		t.Fatalf("corpus: %v, %d files", err, len(files))
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "-include.fio") {
+			continue
+		}
+		jf, err := fio.ReadJobFile(f, fio.ReadOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		// Every file is judged as fio reads it, on a directory of its own.
+		dir := t.TempDir()
+		j, err := Judge(context.Background(), fio.Runner{Cmder: execx.Local{}}, jf, dir, JudgeOptions{File: fio.File{Name: local.TestFileName, Size: 64 << 20}, Local: true})
+		if err != nil {
+			t.Fatalf("%s: %v", filepath.Base(f), err)
+		}
+		for _, job := range j.Reading.Jobs {
+			if v, _ := job.Value("filename"); v != local.TestFileName {
+				t.Errorf("%s [%s]: filename %q, want storbench's test file", filepath.Base(f), job.Section, v)
+			}
+			if v, _ := job.Value("stonewall"); v != "1" {
+				t.Errorf("%s [%s]: the included stonewall=1 is lost", filepath.Base(f), job.Section)
+			}
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	// One runs for real, unchanged: 4 jobs of 1s ramp + 5s each.
+	out, err := runRaw(t, filepath.Join(corpusDir, "kbench", "iops-quick.fio"), safety.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, j := range out.Jobs {
+		names = append(names, j.Name)
+		if j.Read.IOBytes+j.Write.IOBytes == 0 {
+			t.Errorf("%s did no I/O", j.Name)
+		}
+	}
+	if strings.Join(names, ",") != "rand-read-iops,rand-write-iops,seq-read-iops,seq-write-iops" {
+		t.Errorf("jobs %v", names)
+	}
+}
+
+// absoluteFiles lists the absolute regular-file names a job file gives.
+func absoluteFiles(path string) []string {
+	jf, err := fio.ReadJobFile(path, fio.ReadOptions{})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range jf.Sections {
+		for _, l := range s.Lines {
+			if l.Key() == "filename" {
+				for _, p := range safety.SplitFileList(l.Value()) {
+					if strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "/dev/") {
+						out = append(out, p)
+					}
+				}
+			}
+		}
+	}
+	return out
+}

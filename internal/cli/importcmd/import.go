@@ -729,7 +729,7 @@ func checked(h result.Health) string {
 			ata = true
 		case a.Name == "critical_warning" || a.Name == "media_errors":
 			nvme = true
-		case a.Name == "grown_defect_list":
+		case a.Name == "grown_defect_list" || strings.HasPrefix(a.Name, "uncorrected_"):
 			scsi = true
 		}
 	}
@@ -743,8 +743,11 @@ func checked(h result.Health) string {
 	if scsi {
 		parts = append(parts, "no grown defects or uncorrected errors")
 	}
-	if len(parts) == 0 {
+	if len(parts) == 0 && h.SelfAssessment == "PASSED" {
 		return "the self-assessment passed"
+	}
+	if len(parts) == 0 {
+		return "no attribute to check in the output"
 	}
 	return strings.Join(parts, "; ")
 }

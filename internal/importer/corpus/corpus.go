@@ -59,7 +59,7 @@ func Expect(name string, data []byte) (*Expected, error) {
 		return iozoneTable(data), nil
 	case reReport.Match(data):
 		return iozoneReport(data), nil
-	case reSmartBanner.Match(data):
+	case reSmartBanner.Match(data) || reSmartTableHdr.Match(data):
 		return smartText(data), nil
 	case reDD.Match(data) || reHdparm.Match(data):
 		return ddHdparm(data), nil
@@ -604,9 +604,12 @@ func Kinds(m map[string]bool) []string {
 }
 
 var (
-	reSmartBanner = regexp.MustCompile(`(?m)^smartctl \d`)
-	reSmartField  = regexp.MustCompile(`^(Critical Warning|Temperature|Available Spare|Available Spare Threshold|Percentage Used|Power Cycles|Power On Hours|Unsafe Shutdowns|Media and Data Integrity Errors|SMART overall-health self-assessment test result):\s+(\S+)`)
-	reSmartAttr   = regexp.MustCompile(`^\s*(\d+)\s+\S+\s+0x[0-9a-f]+\s+\d+\s+\d+\s+\d+\s+\S+\s+\S+\s+(\S+)\s+(\d+)`)
+	reSmartBanner   = regexp.MustCompile(`(?m)^smartctl \d`)
+	reSmartTableHdr = regexp.MustCompile(`(?m)^ID# +ATTRIBUTE_NAME`)
+	reSmartSCSI     = regexp.MustCompile(`^(read|write|verify):\s.*\s(\d+)\s*$`)
+	reSmartDefects  = regexp.MustCompile(`^Elements in grown defect list:\s*(\d+)`)
+	reSmartField    = regexp.MustCompile(`^(Critical Warning|Temperature|Available Spare|Available Spare Threshold|Percentage Used|Power Cycles|Power On Hours|Unsafe Shutdowns|Media and Data Integrity Errors|SMART overall-health self-assessment test result):\s+(\S+)`)
+	reSmartAttr     = regexp.MustCompile(`^\s*(\d+)\s+\S+\s+0x[0-9a-f]+\s+\d+\s+\d+\s+\d+\s+\S+\s+\S+\s+(\S+)\s+(\d+)`)
 )
 
 // smartText reads smartctl -a text, one record per smartctl banner.
@@ -614,7 +617,10 @@ func smartText(data []byte) *Expected {
 	e := &Expected{Kind: "smartctl text"}
 	var cur map[string]string
 	var attrs map[int]float64
-	failedAttr := false
+	failedAttr, scsiBad := false, false
+	if !reSmartBanner.Match(data) {
+		cur, attrs = map[string]string{}, map[int]float64{} // one record without a banner
+	}
 	flush := func() {
 		if cur == nil {
 			return
@@ -638,7 +644,7 @@ func smartText(data []byte) *Expected {
 		if cur["SMART overall-health self-assessment test result"] == "FAILED!" || cur["SMART overall-health self-assessment test result"] == "FAILED" ||
 			get("Critical Warning") != 0 || get("Media and Data Integrity Errors") > 0 || get("Percentage Used") >= 100 ||
 			get("Available Spare Threshold") > 0 && get("Available Spare") < get("Available Spare Threshold") ||
-			get("Unsafe Shutdowns") >= 10 && get("Unsafe Shutdowns") >= 0.5*get("Power Cycles") || failedAttr {
+			get("Unsafe Shutdowns") >= 10 && get("Unsafe Shutdowns") >= 0.5*get("Power Cycles") || failedAttr || scsiBad {
 			h.Healthy = false
 		}
 		for _, id := range []int{5, 187, 188, 196, 197, 198, 199} {
@@ -651,7 +657,7 @@ func smartText(data []byte) *Expected {
 	for _, line := range strings.Split(string(data), "\n") {
 		if reSmartBanner.MatchString(line) {
 			flush()
-			cur, attrs, failedAttr = map[string]string{}, map[int]float64{}, false
+			cur, attrs, failedAttr, scsiBad = map[string]string{}, map[int]float64{}, false, false
 			continue
 		}
 		if cur == nil {
@@ -659,6 +665,12 @@ func smartText(data []byte) *Expected {
 		}
 		if m := reSmartField.FindStringSubmatch(line); m != nil {
 			cur[m[1]] = m[2]
+		}
+		if m := reSmartSCSI.FindStringSubmatch(line); m != nil && m[2] != "0" {
+			scsiBad = true
+		}
+		if m := reSmartDefects.FindStringSubmatch(line); m != nil && m[1] != "0" {
+			scsiBad = true
 		}
 		if m := reSmartAttr.FindStringSubmatch(line); m != nil {
 			id, _ := strconv.Atoi(m[1])

@@ -74,11 +74,13 @@ func parseFioText(data []byte) (*parsed, error) {
 	var pctUnit time.Duration
 	inSync := false
 	run, jobsInRun := 0, 0
+	afterSummary := false // a "Run status group" section ended the run's jobs
 	newRun := func() {
 		if jobsInRun > 0 {
 			run++
 			jobsInRun = 0
 		}
+		afterSummary = false
 	}
 	ls := lines(data)
 	for i, line := range ls {
@@ -103,6 +105,9 @@ func parseFioText(data []byte) (*parsed, error) {
 			continue
 		}
 		if m := reTextJob.FindStringSubmatch(line); m != nil {
+			if afterSummary {
+				newRun() // runs pasted without their description lines
+			}
 			cur = &textJob{name: m[1], group: atoi(m[2]), jobs: atoi(m[3]), err: atoi(m[4]), line: n, run: run, units: map[string]string{}}
 			if t, err := time.Parse("Mon Jan _2 15:04:05 2006", strings.TrimSpace(m[5])); err == nil {
 				cur.when = t
@@ -115,6 +120,7 @@ func parseFioText(data []byte) (*parsed, error) {
 		trimmed := strings.TrimSpace(line)
 		if strings.HasPrefix(trimmed, "Run status group") || strings.HasPrefix(trimmed, "Disk stats") {
 			cur, dir, lat = nil, nil, nil
+			afterSummary = afterSummary || jobsInRun > 0
 			continue
 		}
 		if cur == nil || cur.broken != nil {

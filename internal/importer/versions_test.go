@@ -405,3 +405,19 @@ func TestCSVImplausibleValueRefused(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// Runs pasted one after another without their description lines are still
+// runs of their own: "Run status group" ends a run's job blocks.
+func TestFioTextRunsWithoutDescriptionLines(t *testing.T) {
+	data, err := os.ReadFile("testdata/fio-text-pi4-usb-sata.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse("twice.txt", append(append([]byte{}, data...), data...), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Results) != 2 || f.Results[0].Read.IOPS != 9989 || f.Results[1].Read.IOPS != 9989 || f.Results[1].Repetition != 2 {
+		t.Fatalf("%d results: %+v", len(f.Results), f.Results)
+	}
+}

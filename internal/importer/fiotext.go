@@ -26,6 +26,7 @@ var (
 	reTextCPU      = regexp.MustCompile(`^\s+cpu\s*: usr=([\d.]+)%, sys=([\d.]+)%`)
 	reTextIssued   = regexp.MustCompile(`issued rwts?: total=(\d+),(\d+),(\d+)(?:,(\d+))?`)
 	reTextIssuedV2 = regexp.MustCompile(`issued\s*: total=r=(\d+)/w=(\d+)/d=(\d+)`)
+	reMarkdownHead = regexp.MustCompile(`^#{1,6}\s+(\S.*?)\s*#*\s*$`)
 )
 
 var latUnit = map[string]time.Duration{"nsec": time.Nanosecond, "usec": time.Microsecond, "msec": time.Millisecond}
@@ -42,6 +43,7 @@ type textJob struct {
 	r       result.Result
 	units   map[string]string
 	sawDirs bool
+	section string   // the Markdown heading the block is under, in notes
 	broken  *Problem // the block could not be read
 	// decimalBW is the bandwidth fio printed in decimal units beside the
 	// binary one ("BW=39.0MiB/s (40.9MB/s)"), per direction.
@@ -82,9 +84,16 @@ func parseFioText(data []byte) (*parsed, error) {
 		}
 		afterSummary = false
 	}
+	section := ""
 	ls := lines(data)
 	for i, line := range ls {
 		n := i + 1
+		if m := reMarkdownHead.FindStringSubmatch(line); m != nil && cur == nil {
+			// Notes put each machine's output under a heading: results of
+			// different sections are different results, not repeats.
+			section = m[1]
+			continue
+		}
 		if m := reTextPreamble.FindStringSubmatch(line); m != nil {
 			newRun()
 			meth := Method{RW: m[3], BlockSize: descBlockSize(m[4], m[3]), IODepth: atoi(m[6])}
@@ -108,7 +117,7 @@ func parseFioText(data []byte) (*parsed, error) {
 			if afterSummary {
 				newRun() // runs pasted without their description lines
 			}
-			cur = &textJob{name: m[1], group: atoi(m[2]), jobs: atoi(m[3]), err: atoi(m[4]), line: n, run: run, units: map[string]string{}}
+			cur = &textJob{name: m[1], group: atoi(m[2]), jobs: atoi(m[3]), err: atoi(m[4]), line: n, run: run, units: map[string]string{}, section: section}
 			if t, err := time.Parse("Mon Jan _2 15:04:05 2006", strings.TrimSpace(m[5])); err == nil {
 				cur.when = t
 			}
@@ -306,6 +315,9 @@ func parseFioText(data []byte) (*parsed, error) {
 		// Different jobs are different tests even when their methods are
 		// alike (the same test on two mounts); runs of one job are repeats.
 		r.Labels = map[string]string{"job": j.name}
+		if j.section != "" {
+			r.Labels["section"] = j.section
+		}
 		if !j.when.IsZero() {
 			r.Finished = j.when
 			var longest time.Duration

@@ -421,3 +421,22 @@ func TestFioTextRunsWithoutDescriptionLines(t *testing.T) {
 		t.Fatalf("%d results: %+v", len(f.Results), f.Results)
 	}
 }
+
+// A notes page with one machine per Markdown heading: each section's
+// results are results of their own (label section), not repeats.
+func TestFioTextNotesSections(t *testing.T) {
+	f, err := Parse("notes.md", corpusFile(t, "vpscomp-fiobranch-fio-iodepth-4_fio-libaio-4K.md"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]int{}
+	for _, r := range f.Results {
+		sections[r.Labels["section"]]++
+		if r.Repetition != 1 {
+			t.Errorf("%s in %q is repetition %d", r.Workload, r.Labels["section"], r.Repetition)
+		}
+	}
+	if len(f.Results) != 24 || len(sections) != 12 || sections["vultr - 488M"] != 2 {
+		t.Errorf("%d results in sections %v", len(f.Results), sections)
+	}
+}

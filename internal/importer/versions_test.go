@@ -440,3 +440,23 @@ func TestFioTextNotesSections(t *testing.T) {
 		t.Errorf("%d results in sections %v", len(f.Results), sections)
 	}
 }
+
+// osd bench JSON without elapsed_sec and iops (older OSDs and crimson) or
+// inside an "osd_bench_results" section is read; IOPS is then derived.
+func TestOSDBenchForms(t *testing.T) {
+	for name, in := range map[string]string{
+		"bare":    `{"bytes_written": 1073741824, "blocksize": 4194304, "bytes_per_sec": 157286400}`,
+		"section": `{"osd_bench_results": {"bytes_written": 1073741824, "blocksize": 4194304, "elapsed_sec": 6.8, "bytes_per_sec": 157286400, "iops": 37.5}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, err := Parse("osd.json", []byte(in), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := f.Results[0]
+			if f.Formats[0] != CephBench || r.Workload != "seq-write-4m" || r.Write.IOPS != 37.5 || r.Write.BytesPerSec != 157286400 {
+				t.Errorf("%v %s %+v", f.Formats, r.Workload, r.Write)
+			}
+		})
+	}
+}

@@ -69,6 +69,7 @@ func parseFioText(data []byte) (*parsed, error) {
 		name string
 	}
 	methods := map[runKey]Method{}
+	multi := map[int]bool{} // runs whose description said numjobs > 1 ("...")
 	var jobs []*textJob
 	var cur *textJob
 	var dir *result.Direction
@@ -103,6 +104,10 @@ func parseFioText(data []byte) (*parsed, error) {
 			}
 			methods[runKey{run, m[1]}] = meth
 			cur = nil
+			continue
+		}
+		if strings.TrimSpace(line) == "..." && cur == nil {
+			multi[run] = true
 			continue
 		}
 		if m := reTextVersion.FindStringSubmatch(line); m != nil {
@@ -279,6 +284,9 @@ func parseFioText(data []byte) (*parsed, error) {
 	}
 	if len(order) == 0 {
 		return nil, firstErr
+	}
+	if last := merged[order[len(order)-1]]; multi[last.run] && last.jobs == 1 {
+		p.tailParallel = true // jobs reported one by one: more may follow
 	}
 	for _, k := range order {
 		j := merged[k]

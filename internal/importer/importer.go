@@ -134,6 +134,9 @@ type parsed struct {
 	skipped     []int
 	notes       []string
 	problems    []Problem
+	// tailParallel says the last result merges jobs that ran in parallel
+	// and may be missing some of them when the input is cut.
+	tailParallel bool
 }
 
 // add appends a result read at line.
@@ -224,6 +227,14 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 				return nil, pe
 			}
 			return nil, &ParseError{File: name, Format: format, Msg: err.Error()}
+		}
+		if cut != nil && p.tailParallel && len(p.results) > 0 {
+			// Its parallel jobs may go on after the cut: a sum of some of
+			// them is not a figure of the run.
+			last := len(p.results) - 1
+			f.Problems = append(f.Problems, Problem{Line: p.lineOf(last), Kind: ProblemCut,
+				Msg: fmt.Sprintf("result %q not stored: its parallel jobs (numjobs without group_reporting) may go on after the cut", p.results[last].Workload)})
+			p.results = p.results[:last]
 		}
 		kept := p.results[:0]
 		for i := range p.results {

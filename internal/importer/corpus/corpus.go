@@ -55,6 +55,8 @@ func Expect(name string, data []byte) (*Expected, error) {
 		return smartJSON(data)
 	case reTextHeader.Match(data):
 		return fioText(data), nil
+	case reTerse.Match(data):
+		return fioTerse(data), nil
 	case reIozoneTable.Match(data):
 		return iozoneTable(data), nil
 	case reReport.Match(data):
@@ -680,6 +682,67 @@ func smartText(data []byte) *Expected {
 				failedAttr = true
 			}
 		}
+	}
+	flush()
+	return e
+}
+
+var reTerse = regexp.MustCompile(`(?m)^3;fio-`)
+
+// fioTerse reads terse version 3 lines by field number (fio HOWTO):
+// read KiB/s and IOPS at 7 and 8, write at 48 and 49 (1-based),
+// completion latency percentiles "P%=µs" after them. Consecutive lines of
+// one job name and group ran in parallel: their IOPS and bandwidth add up,
+// the percentile is the worst job's.
+func fioTerse(data []byte) *Expected {
+	e := &Expected{Kind: "fio terse"}
+	type sums struct{ riops, rbw, wiops, wbw, rp99, wp99 float64 }
+	var cur *sums
+	last := ""
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		var figs []Figure
+		if cur.riops > 0 {
+			figs = append(figs, Figure{"read iops", []float64{cur.riops}}, Figure{"read bw", []float64{cur.rbw}})
+			if cur.rp99 > 0 {
+				figs = append(figs, Figure{"read p99", []float64{cur.rp99}})
+			}
+		}
+		if cur.wiops > 0 {
+			figs = append(figs, Figure{"write iops", []float64{cur.wiops}}, Figure{"write bw", []float64{cur.wbw}})
+			if cur.wp99 > 0 {
+				figs = append(figs, Figure{"write p99", []float64{cur.wp99}})
+			}
+		}
+		e.Results = append(e.Results, figs)
+	}
+	p99 := func(f []string, from, to int) float64 {
+		for _, s := range f[from:min(to, len(f))] {
+			if v, ok := strings.CutPrefix(s, "99.000000%="); ok {
+				x, _ := strconv.ParseFloat(v, 64)
+				return x * 1000
+			}
+		}
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Split(strings.TrimSpace(line), ";")
+		if len(f) < 90 || f[0] != "3" {
+			continue
+		}
+		if key := f[2] + ";" + f[3]; key != last {
+			flush()
+			cur, last = &sums{}, key
+		}
+		val := func(i int) float64 { x, _ := strconv.ParseFloat(f[i], 64); return x }
+		cur.rbw += val(6) * 1024
+		cur.riops += val(7)
+		cur.wbw += val(47) * 1024
+		cur.wiops += val(48)
+		cur.rp99 = max(cur.rp99, p99(f, 17, 37))
+		cur.wp99 = max(cur.wp99, p99(f, 58, 78))
 	}
 	flush()
 	return e

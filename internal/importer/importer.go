@@ -319,8 +319,9 @@ var (
 )
 
 // cutStructure finds output that stops before its tool's last words, cut
-// at a line break: iozone's banner without "iozone test complete", or a
-// fio job block without the cpu line fio prints for every job.
+// at a line break: iozone's banner without "iozone test complete", a fio
+// job block without the cpu line fio prints for every job, dd's record
+// counts without the summary line.
 func cutStructure(data []byte, formats []Format) *Problem {
 	last := 1 + bytes.Count(bytes.TrimRight(data, "\n"), []byte("\n"))
 	for _, f := range formats {
@@ -328,6 +329,10 @@ func cutStructure(data []byte, formats []Format) *Problem {
 		case Iozone:
 			if reIozoneBanner.Match(data) && !reIozoneDone.Match(data) {
 				return &Problem{Line: last, Kind: ProblemCut, Msg: fmt.Sprintf("the iozone output ends at line %d without \"iozone test complete.\": it is cut", last)}
+			}
+		case DD:
+			if out := bytes.LastIndex(data, []byte("records out")); out >= 0 && bytes.LastIndex(data, []byte(" copied, ")) < out {
+				return &Problem{Line: last, Kind: ProblemCut, Msg: fmt.Sprintf("dd's \"records out\" line is not followed by its summary (\"... copied, ...\"): the file is cut at line %d", last)}
 			}
 		case FioText:
 			jobs := reFioTextJob.FindAllIndex(data, -1)

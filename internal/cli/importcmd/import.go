@@ -679,7 +679,11 @@ func HealthTable(w io.Writer, hs []result.Health) error {
 		} else {
 			id = ""
 		}
-		fmt.Fprintf(w, "Device health of %s%s: %s\n", h.Target, id, verdict)
+		when := ""
+		if !h.Captured.IsZero() {
+			when = " at " + h.Captured.Format("2006-01-02 15:04 MST")
+		}
+		fmt.Fprintf(w, "Device health of %s%s%s: %s\n", h.Target, id, when, verdict)
 		var facts []string
 		if h.SelfAssessment != "" {
 			facts = append(facts, "self-assessment "+h.SelfAssessment)

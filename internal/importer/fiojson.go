@@ -161,6 +161,11 @@ func parseFioJSON(data []byte) (*parsed, error) {
 			continue
 		}
 		for _, g := range groupJobs(jobs) {
+			if want := parallelJobs(d, g[0]); len(g) < want {
+				p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemCut,
+					Msg: fmt.Sprintf("fio job %q not stored: %d of its %d parallel jobs (numjobs without group_reporting) are in the file", g[0].Name, len(g), want)})
+				continue
+			}
 			r, bs := fioJobResult(d, g)
 			p.add(r, d.line)
 			p.rows++
@@ -701,4 +706,16 @@ func nestedFioDocs(raw []byte, line int) []fioDoc {
 	}
 	walk(v)
 	return out
+}
+
+// parallelJobs is how many job entries fio printed for a job of numjobs
+// without group_reporting (1 with group_reporting).
+func parallelJobs(d fioDoc, j fjJob) int {
+	opts := map[string]string{}
+	maps.Copy(opts, d.GlobalOptions)
+	maps.Copy(opts, j.opts)
+	if flag(opts, "group_reporting") {
+		return 1
+	}
+	return max(1, atoi(opts["numjobs"]))
 }

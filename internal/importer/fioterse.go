@@ -23,8 +23,13 @@ const (
 
 // parseFioTerse reads fio's terse (--minimal) output, version 3: one line
 // per job, semicolon-separated.
+//
+// Consecutive lines of one job name and group are jobs that ran in
+// parallel (numjobs without group_reporting): they are merged into one
+// result, as in the other fio formats.
 func parseFioTerse(data []byte) (*parsed, error) {
 	p := &parsed{tool: "fio"}
+	lastKey, lastIdx, jobs := "", -1, 0
 	for i, line := range lines(data) {
 		n := i + 1
 		line = strings.TrimSpace(line)
@@ -85,9 +90,21 @@ func parseFioTerse(data []byte) (*parsed, error) {
 			p.problems = append(p.problems, Problem{Line: n, Kind: ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", f[2], why)})
 		}
 		r.Labels = map[string]string{"job": f[2]}
-		p.add(r, n)
 		p.rows++
+		key := f[2] + "\x00" + f[3]
+		if key == lastKey && lastIdx >= 0 {
+			jobs++
+			prev := &p.results[lastIdx]
+			mergeParallel(prev, r)
+			prev.Method = strings.SplitN(prev.Method, "; merged", 2)[0] + fmt.Sprintf("; merged %d parallel jobs (one terse line each)", jobs)
+			continue
+		}
+		lastKey, lastIdx, jobs = key, len(p.results), 1
+		p.add(r, n)
 	}
+	// Terse output does not say how many jobs ran in parallel: the last
+	// group may be incomplete when the file is cut.
+	p.tailParallel = true
 	if p.rows == 0 {
 		return nil, errAt(1, 0, "expected terse lines starting with \"3;fio-\", found none")
 	}

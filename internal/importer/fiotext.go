@@ -26,6 +26,7 @@ var (
 	reTextCPU      = regexp.MustCompile(`^\s+cpu\s*: usr=([\d.]+)%, sys=([\d.]+)%`)
 	reTextIssued   = regexp.MustCompile(`issued rwts?: total=(\d+),(\d+),(\d+)(?:,(\d+))?`)
 	reTextIssuedV2 = regexp.MustCompile(`issued\s*: total=r=(\d+)/w=(\d+)/d=(\d+)`)
+	reMarkdownHead = regexp.MustCompile(`^#{1,6}\s+(\S.*?)\s*#*\s*$`)
 )
 
 var latUnit = map[string]time.Duration{"nsec": time.Nanosecond, "usec": time.Microsecond, "msec": time.Millisecond}
@@ -42,6 +43,7 @@ type textJob struct {
 	r       result.Result
 	units   map[string]string
 	sawDirs bool
+	section string   // the Markdown heading the block is under, in notes
 	broken  *Problem // the block could not be read
 	// decimalBW is the bandwidth fio printed in decimal units beside the
 	// binary one ("BW=39.0MiB/s (40.9MB/s)"), per direction.
@@ -67,6 +69,7 @@ func parseFioText(data []byte) (*parsed, error) {
 		name string
 	}
 	methods := map[runKey]Method{}
+	multi := map[int]bool{} // runs whose description said numjobs > 1 ("...")
 	var jobs []*textJob
 	var cur *textJob
 	var dir *result.Direction
@@ -74,15 +77,24 @@ func parseFioText(data []byte) (*parsed, error) {
 	var pctUnit time.Duration
 	inSync := false
 	run, jobsInRun := 0, 0
+	afterSummary := false // a "Run status group" section ended the run's jobs
 	newRun := func() {
 		if jobsInRun > 0 {
 			run++
 			jobsInRun = 0
 		}
+		afterSummary = false
 	}
+	section := ""
 	ls := lines(data)
 	for i, line := range ls {
 		n := i + 1
+		if m := reMarkdownHead.FindStringSubmatch(line); m != nil && cur == nil {
+			// Notes put each machine's output under a heading: results of
+			// different sections are different results, not repeats.
+			section = m[1]
+			continue
+		}
 		if m := reTextPreamble.FindStringSubmatch(line); m != nil {
 			newRun()
 			meth := Method{RW: m[3], BlockSize: descBlockSize(m[4], m[3]), IODepth: atoi(m[6])}
@@ -94,6 +106,10 @@ func parseFioText(data []byte) (*parsed, error) {
 			cur = nil
 			continue
 		}
+		if strings.TrimSpace(line) == "..." && cur == nil {
+			multi[run] = true
+			continue
+		}
 		if m := reTextVersion.FindStringSubmatch(line); m != nil {
 			newRun()
 			if p.version == "" {
@@ -103,7 +119,10 @@ func parseFioText(data []byte) (*parsed, error) {
 			continue
 		}
 		if m := reTextJob.FindStringSubmatch(line); m != nil {
-			cur = &textJob{name: m[1], group: atoi(m[2]), jobs: atoi(m[3]), err: atoi(m[4]), line: n, run: run, units: map[string]string{}}
+			if afterSummary {
+				newRun() // runs pasted without their description lines
+			}
+			cur = &textJob{name: m[1], group: atoi(m[2]), jobs: atoi(m[3]), err: atoi(m[4]), line: n, run: run, units: map[string]string{}, section: section}
 			if t, err := time.Parse("Mon Jan _2 15:04:05 2006", strings.TrimSpace(m[5])); err == nil {
 				cur.when = t
 			}
@@ -115,6 +134,7 @@ func parseFioText(data []byte) (*parsed, error) {
 		trimmed := strings.TrimSpace(line)
 		if strings.HasPrefix(trimmed, "Run status group") || strings.HasPrefix(trimmed, "Disk stats") {
 			cur, dir, lat = nil, nil, nil
+			afterSummary = afterSummary || jobsInRun > 0
 			continue
 		}
 		if cur == nil || cur.broken != nil {
@@ -265,6 +285,9 @@ func parseFioText(data []byte) (*parsed, error) {
 	if len(order) == 0 {
 		return nil, firstErr
 	}
+	if last := merged[order[len(order)-1]]; multi[last.run] && last.jobs == 1 {
+		p.tailParallel = true // jobs reported one by one: more may follow
+	}
 	for _, k := range order {
 		j := merged[k]
 		r := j.r
@@ -300,6 +323,9 @@ func parseFioText(data []byte) (*parsed, error) {
 		// Different jobs are different tests even when their methods are
 		// alike (the same test on two mounts); runs of one job are repeats.
 		r.Labels = map[string]string{"job": j.name}
+		if j.section != "" {
+			r.Labels["section"] = j.section
+		}
 		if !j.when.IsZero() {
 			r.Finished = j.when
 			var longest time.Duration

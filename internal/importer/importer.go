@@ -134,6 +134,9 @@ type parsed struct {
 	skipped     []int
 	notes       []string
 	problems    []Problem
+	// tailParallel says the last result merges jobs that ran in parallel
+	// and may be missing some of them when the input is cut.
+	tailParallel bool
 }
 
 // add appends a result read at line.
@@ -225,6 +228,14 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 			}
 			return nil, &ParseError{File: name, Format: format, Msg: err.Error()}
 		}
+		if cut != nil && p.tailParallel && len(p.results) > 0 {
+			// Its parallel jobs may go on after the cut: a sum of some of
+			// them is not a figure of the run.
+			last := len(p.results) - 1
+			f.Problems = append(f.Problems, Problem{Line: p.lineOf(last), Kind: ProblemCut,
+				Msg: fmt.Sprintf("result %q not stored: its parallel jobs (numjobs without group_reporting) may go on after the cut", p.results[last].Workload)})
+			p.results = p.results[:last]
+		}
 		kept := p.results[:0]
 		for i := range p.results {
 			if why := plausible(&p.results[i]); why != "" {
@@ -308,8 +319,9 @@ var (
 )
 
 // cutStructure finds output that stops before its tool's last words, cut
-// at a line break: iozone's banner without "iozone test complete", or a
-// fio job block without the cpu line fio prints for every job.
+// at a line break: iozone's banner without "iozone test complete", a fio
+// job block without the cpu line fio prints for every job, dd's record
+// counts without the summary line.
 func cutStructure(data []byte, formats []Format) *Problem {
 	last := 1 + bytes.Count(bytes.TrimRight(data, "\n"), []byte("\n"))
 	for _, f := range formats {
@@ -317,6 +329,10 @@ func cutStructure(data []byte, formats []Format) *Problem {
 		case Iozone:
 			if reIozoneBanner.Match(data) && !reIozoneDone.Match(data) {
 				return &Problem{Line: last, Kind: ProblemCut, Msg: fmt.Sprintf("the iozone output ends at line %d without \"iozone test complete.\": it is cut", last)}
+			}
+		case DD:
+			if out := bytes.LastIndex(data, []byte("records out")); out >= 0 && bytes.LastIndex(data, []byte(" copied, ")) < out {
+				return &Problem{Line: last, Kind: ProblemCut, Msg: fmt.Sprintf("dd's \"records out\" line is not followed by its summary (\"... copied, ...\"): the file is cut at line %d", last)}
 			}
 		case FioText:
 			jobs := reFioTextJob.FindAllIndex(data, -1)

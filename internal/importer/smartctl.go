@@ -51,6 +51,13 @@ func parseSmartctl(data []byte) (*parsed, error) {
 			end = starts[k+1]
 		}
 		h, rows, err := smartctlRecord(ls[s:end], s, p)
+		// A header such as "===== /dev/sda =====" before a smartctl banner
+		// names the device of a multi-disk log.
+		if err == nil && h.Device == "" && s > 0 {
+			if m := reDeviceHeader.FindStringSubmatch(ls[s-1]); m != nil {
+				h.Device, h.Target = m[1], m[1]
+			}
+		}
 		if err != nil && k == 0 && len(starts) > 1 && !reSmartVersion.MatchString(ls[0]) {
 			continue // notes before the first smartctl output
 		}
@@ -73,11 +80,12 @@ func parseSmartctl(data []byte) (*parsed, error) {
 }
 
 var (
-	reNVMeField   = regexp.MustCompile(`^(Critical Warning|Temperature|Available Spare|Available Spare Threshold|Percentage Used|Power Cycles|Power On Hours|Unsafe Shutdowns|Media and Data Integrity Errors|Error Information Log Entries):\s+(\S+)`)
-	reSCSIDefects = regexp.MustCompile(`^Elements in grown defect list:\s*(\d+)`)
-	reSCSITemp    = regexp.MustCompile(`^Current Drive Temperature:\s*(\d+) C`)
-	reSCSIHours   = regexp.MustCompile(`^\s*Accumulated power on time, hours:minutes (\d+):`)
-	reSCSICounter = regexp.MustCompile(`^(read|write|verify):\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s*$`)
+	reDeviceHeader = regexp.MustCompile(`^[=#*\- ]*(/dev/[\w/.-]+)[=#*\- ]*$`)
+	reNVMeField    = regexp.MustCompile(`^(Critical Warning|Temperature|Available Spare|Available Spare Threshold|Percentage Used|Power Cycles|Power On Hours|Unsafe Shutdowns|Media and Data Integrity Errors|Error Information Log Entries):\s+(\S+)`)
+	reSCSIDefects  = regexp.MustCompile(`^Elements in grown defect list:\s*(\d+)`)
+	reSCSITemp     = regexp.MustCompile(`^Current Drive Temperature:\s*(\d+) C`)
+	reSCSIHours    = regexp.MustCompile(`^\s*Accumulated power on time, hours:minutes (\d+):`)
+	reSCSICounter  = regexp.MustCompile(`^(read|write|verify):\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s*$`)
 )
 
 // smartctlRecord reads one smartctl output; offset is the index of its
@@ -310,6 +318,8 @@ func (l *nvmeLog) apply(h *result.Health) {
 		flag("grown_defect_list", *l.defects, fmt.Sprintf("%d elements in the SCSI grown defect list: sectors remapped since manufacture", *l.defects))
 	}
 	for _, c := range l.uncorrected {
+		v := c.count
+		attr("uncorrected_"+c.op+"_errors", &v)
 		if c.count > 0 {
 			flag("uncorrected_"+c.op+"_errors", c.count, fmt.Sprintf("%d SCSI %s errors the drive could not correct", c.count, c.op))
 		}

@@ -405,3 +405,58 @@ func TestCSVImplausibleValueRefused(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// Runs pasted one after another without their description lines are still
+// runs of their own: "Run status group" ends a run's job blocks.
+func TestFioTextRunsWithoutDescriptionLines(t *testing.T) {
+	data, err := os.ReadFile("testdata/fio-text-pi4-usb-sata.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse("twice.txt", append(append([]byte{}, data...), data...), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Results) != 2 || f.Results[0].Read.IOPS != 9989 || f.Results[1].Read.IOPS != 9989 || f.Results[1].Repetition != 2 {
+		t.Fatalf("%d results: %+v", len(f.Results), f.Results)
+	}
+}
+
+// A notes page with one machine per Markdown heading: each section's
+// results are results of their own (label section), not repeats.
+func TestFioTextNotesSections(t *testing.T) {
+	f, err := Parse("notes.md", corpusFile(t, "vpscomp-fiobranch-fio-iodepth-4_fio-libaio-4K.md"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]int{}
+	for _, r := range f.Results {
+		sections[r.Labels["section"]]++
+		if r.Repetition != 1 {
+			t.Errorf("%s in %q is repetition %d", r.Workload, r.Labels["section"], r.Repetition)
+		}
+	}
+	if len(f.Results) != 24 || len(sections) != 12 || sections["vultr - 488M"] != 2 {
+		t.Errorf("%d results in sections %v", len(f.Results), sections)
+	}
+}
+
+// osd bench JSON without elapsed_sec and iops (older OSDs and crimson) or
+// inside an "osd_bench_results" section is read; IOPS is then derived.
+func TestOSDBenchForms(t *testing.T) {
+	for name, in := range map[string]string{
+		"bare":    `{"bytes_written": 1073741824, "blocksize": 4194304, "bytes_per_sec": 157286400}`,
+		"section": `{"osd_bench_results": {"bytes_written": 1073741824, "blocksize": 4194304, "elapsed_sec": 6.8, "bytes_per_sec": 157286400, "iops": 37.5}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, err := Parse("osd.json", []byte(in), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := f.Results[0]
+			if f.Formats[0] != CephBench || r.Workload != "seq-write-4m" || r.Write.IOPS != 37.5 || r.Write.BytesPerSec != 157286400 {
+				t.Errorf("%v %s %+v", f.Formats, r.Workload, r.Write)
+			}
+		})
+	}
+}

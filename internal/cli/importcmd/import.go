@@ -679,7 +679,11 @@ func HealthTable(w io.Writer, hs []result.Health) error {
 		} else {
 			id = ""
 		}
-		fmt.Fprintf(w, "Device health of %s%s: %s\n", h.Target, id, verdict)
+		when := ""
+		if !h.Captured.IsZero() {
+			when = " at " + h.Captured.Format("2006-01-02 15:04 MST")
+		}
+		fmt.Fprintf(w, "Device health of %s%s%s: %s\n", h.Target, id, when, verdict)
 		var facts []string
 		if h.SelfAssessment != "" {
 			facts = append(facts, "self-assessment "+h.SelfAssessment)
@@ -729,7 +733,7 @@ func checked(h result.Health) string {
 			ata = true
 		case a.Name == "critical_warning" || a.Name == "media_errors":
 			nvme = true
-		case a.Name == "grown_defect_list":
+		case a.Name == "grown_defect_list" || strings.HasPrefix(a.Name, "uncorrected_"):
 			scsi = true
 		}
 	}
@@ -743,8 +747,11 @@ func checked(h result.Health) string {
 	if scsi {
 		parts = append(parts, "no grown defects or uncorrected errors")
 	}
-	if len(parts) == 0 {
+	if len(parts) == 0 && h.SelfAssessment == "PASSED" {
 		return "the self-assessment passed"
+	}
+	if len(parts) == 0 {
+		return "no attribute to check in the output"
 	}
 	return strings.Join(parts, "; ")
 }

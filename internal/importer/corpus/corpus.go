@@ -55,11 +55,13 @@ func Expect(name string, data []byte) (*Expected, error) {
 		return smartJSON(data)
 	case reTextHeader.Match(data):
 		return fioText(data), nil
+	case reTerse.Match(data):
+		return fioTerse(data), nil
 	case reIozoneTable.Match(data):
 		return iozoneTable(data), nil
 	case reReport.Match(data):
 		return iozoneReport(data), nil
-	case reSmartBanner.Match(data):
+	case reSmartBanner.Match(data) || reSmartTableHdr.Match(data):
 		return smartText(data), nil
 	case reDD.Match(data) || reHdparm.Match(data):
 		return ddHdparm(data), nil
@@ -604,9 +606,12 @@ func Kinds(m map[string]bool) []string {
 }
 
 var (
-	reSmartBanner = regexp.MustCompile(`(?m)^smartctl \d`)
-	reSmartField  = regexp.MustCompile(`^(Critical Warning|Temperature|Available Spare|Available Spare Threshold|Percentage Used|Power Cycles|Power On Hours|Unsafe Shutdowns|Media and Data Integrity Errors|SMART overall-health self-assessment test result):\s+(\S+)`)
-	reSmartAttr   = regexp.MustCompile(`^\s*(\d+)\s+\S+\s+0x[0-9a-f]+\s+\d+\s+\d+\s+\d+\s+\S+\s+\S+\s+(\S+)\s+(\d+)`)
+	reSmartBanner   = regexp.MustCompile(`(?m)^smartctl \d`)
+	reSmartTableHdr = regexp.MustCompile(`(?m)^ID# +ATTRIBUTE_NAME`)
+	reSmartSCSI     = regexp.MustCompile(`^(read|write|verify):\s.*\s(\d+)\s*$`)
+	reSmartDefects  = regexp.MustCompile(`^Elements in grown defect list:\s*(\d+)`)
+	reSmartField    = regexp.MustCompile(`^(Critical Warning|Temperature|Available Spare|Available Spare Threshold|Percentage Used|Power Cycles|Power On Hours|Unsafe Shutdowns|Media and Data Integrity Errors|SMART overall-health self-assessment test result):\s+(\S+)`)
+	reSmartAttr     = regexp.MustCompile(`^\s*(\d+)\s+\S+\s+0x[0-9a-f]+\s+\d+\s+\d+\s+\d+\s+\S+\s+\S+\s+(\S+)\s+(\d+)`)
 )
 
 // smartText reads smartctl -a text, one record per smartctl banner.
@@ -614,7 +619,10 @@ func smartText(data []byte) *Expected {
 	e := &Expected{Kind: "smartctl text"}
 	var cur map[string]string
 	var attrs map[int]float64
-	failedAttr := false
+	failedAttr, scsiBad := false, false
+	if !reSmartBanner.Match(data) {
+		cur, attrs = map[string]string{}, map[int]float64{} // one record without a banner
+	}
 	flush := func() {
 		if cur == nil {
 			return
@@ -638,7 +646,7 @@ func smartText(data []byte) *Expected {
 		if cur["SMART overall-health self-assessment test result"] == "FAILED!" || cur["SMART overall-health self-assessment test result"] == "FAILED" ||
 			get("Critical Warning") != 0 || get("Media and Data Integrity Errors") > 0 || get("Percentage Used") >= 100 ||
 			get("Available Spare Threshold") > 0 && get("Available Spare") < get("Available Spare Threshold") ||
-			get("Unsafe Shutdowns") >= 10 && get("Unsafe Shutdowns") >= 0.5*get("Power Cycles") || failedAttr {
+			get("Unsafe Shutdowns") >= 10 && get("Unsafe Shutdowns") >= 0.5*get("Power Cycles") || failedAttr || scsiBad {
 			h.Healthy = false
 		}
 		for _, id := range []int{5, 187, 188, 196, 197, 198, 199} {
@@ -651,7 +659,7 @@ func smartText(data []byte) *Expected {
 	for _, line := range strings.Split(string(data), "\n") {
 		if reSmartBanner.MatchString(line) {
 			flush()
-			cur, attrs, failedAttr = map[string]string{}, map[int]float64{}, false
+			cur, attrs, failedAttr, scsiBad = map[string]string{}, map[int]float64{}, false, false
 			continue
 		}
 		if cur == nil {
@@ -659,6 +667,12 @@ func smartText(data []byte) *Expected {
 		}
 		if m := reSmartField.FindStringSubmatch(line); m != nil {
 			cur[m[1]] = m[2]
+		}
+		if m := reSmartSCSI.FindStringSubmatch(line); m != nil && m[2] != "0" {
+			scsiBad = true
+		}
+		if m := reSmartDefects.FindStringSubmatch(line); m != nil && m[1] != "0" {
+			scsiBad = true
 		}
 		if m := reSmartAttr.FindStringSubmatch(line); m != nil {
 			id, _ := strconv.Atoi(m[1])
@@ -668,6 +682,67 @@ func smartText(data []byte) *Expected {
 				failedAttr = true
 			}
 		}
+	}
+	flush()
+	return e
+}
+
+var reTerse = regexp.MustCompile(`(?m)^3;fio-`)
+
+// fioTerse reads terse version 3 lines by field number (fio HOWTO):
+// read KiB/s and IOPS at 7 and 8, write at 48 and 49 (1-based),
+// completion latency percentiles "P%=µs" after them. Consecutive lines of
+// one job name and group ran in parallel: their IOPS and bandwidth add up,
+// the percentile is the worst job's.
+func fioTerse(data []byte) *Expected {
+	e := &Expected{Kind: "fio terse"}
+	type sums struct{ riops, rbw, wiops, wbw, rp99, wp99 float64 }
+	var cur *sums
+	last := ""
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		var figs []Figure
+		if cur.riops > 0 {
+			figs = append(figs, Figure{"read iops", []float64{cur.riops}}, Figure{"read bw", []float64{cur.rbw}})
+			if cur.rp99 > 0 {
+				figs = append(figs, Figure{"read p99", []float64{cur.rp99}})
+			}
+		}
+		if cur.wiops > 0 {
+			figs = append(figs, Figure{"write iops", []float64{cur.wiops}}, Figure{"write bw", []float64{cur.wbw}})
+			if cur.wp99 > 0 {
+				figs = append(figs, Figure{"write p99", []float64{cur.wp99}})
+			}
+		}
+		e.Results = append(e.Results, figs)
+	}
+	p99 := func(f []string, from, to int) float64 {
+		for _, s := range f[from:min(to, len(f))] {
+			if v, ok := strings.CutPrefix(s, "99.000000%="); ok {
+				x, _ := strconv.ParseFloat(v, 64)
+				return x * 1000
+			}
+		}
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Split(strings.TrimSpace(line), ";")
+		if len(f) < 90 || f[0] != "3" {
+			continue
+		}
+		if key := f[2] + ";" + f[3]; key != last {
+			flush()
+			cur, last = &sums{}, key
+		}
+		val := func(i int) float64 { x, _ := strconv.ParseFloat(f[i], 64); return x }
+		cur.rbw += val(6) * 1024
+		cur.riops += val(7)
+		cur.wbw += val(47) * 1024
+		cur.wiops += val(48)
+		cur.rp99 = max(cur.rp99, p99(f, 17, 37))
+		cur.wp99 = max(cur.wp99, p99(f, 58, 78))
 	}
 	flush()
 	return e

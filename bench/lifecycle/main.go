@@ -64,45 +64,51 @@ func run(bin, dir string, n int) error {
 		{"SIGTERM to fio gone and files removed", syscall.SIGTERM, true},
 		{"SIGKILL (kill -9) to fio gone", syscall.SIGKILL, false},
 	} {
-		var times []time.Duration
+		var times, fioTimes []time.Duration
 		for i := range n {
-			d, err := once(bin, dir, suitePath, i, m.sig, m.files)
+			fioGone, d, err := once(bin, dir, suitePath, i, m.sig, m.files)
 			if err != nil {
 				return fmt.Errorf("%s, run %d: %w", m.name, i+1, err)
 			}
-			times = append(times, d)
+			times, fioTimes = append(times, d), append(fioTimes, fioGone)
 		}
-		slices.Sort(times)
-		fmt.Printf("%-40s median %7.1f ms  min %7.1f ms  max %7.1f ms  (n=%d)\n", m.name,
-			ms(times[len(times)/2]), ms(times[0]), ms(times[len(times)-1]), len(times))
+		report(m.name, times)
+		if m.files {
+			report(fmt.Sprintf("  of which %s to fio gone", m.sig), fioTimes)
+		}
 	}
 	return nil
 }
 
+func report(name string, times []time.Duration) {
+	slices.Sort(times)
+	fmt.Printf("%-40s median %7.1f ms  min %7.1f ms  max %7.1f ms  (n=%d)\n", name,
+		ms(times[len(times)/2]), ms(times[0]), ms(times[len(times)-1]), len(times))
+}
+
 // once starts a run, waits for fio and its two jobs to write, signals
 // storbench and times how long until the target is let go.
-func once(bin, dir, suitePath string, i int, sig syscall.Signal, files bool) (time.Duration, error) {
+func once(bin, dir, suitePath string, i int, sig syscall.Signal, files bool) (fioGone, took time.Duration, err error) {
 	target, err := os.MkdirTemp(dir, fmt.Sprintf("target-%d-", i))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer os.RemoveAll(target)
 	cmd := exec.Command(bin, "--db", filepath.Join(dir, "results.db"), "run", "--suite", suitePath, "--target", target, "--telemetry=false")
 	if err := cmd.Start(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer cmd.Process.Kill()
 	if err := waitUntil(30*time.Second, func() bool { return len(working(target, cmd.Process.Pid)) >= 3 }); err != nil {
-		return 0, fmt.Errorf("fio did not start its two jobs: %w", err)
+		return 0, 0, fmt.Errorf("fio did not start its two jobs: %w", err)
 	}
 	// Mid-workload, as a dropped session or a kill finds it: past fio's
 	// start-up (laying out the file, forking its jobs).
 	time.Sleep(2 * time.Second)
 	begin := time.Now()
 	if err := cmd.Process.Signal(sig); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var fioGone time.Duration
 	done := func() bool {
 		if len(working(target, cmd.Process.Pid)) > 0 {
 			return false
@@ -117,9 +123,9 @@ func once(bin, dir, suitePath string, i int, sig syscall.Signal, files bool) (ti
 		return err == nil && len(entries) == 0
 	}
 	if err := waitUntil(30*time.Second, done); err != nil {
-		return 0, fmt.Errorf("target not let go: %w", err)
+		return 0, 0, fmt.Errorf("target not let go: %w", err)
 	}
-	took := time.Since(begin)
+	took = time.Since(begin)
 	cmd.Wait()
 	if verbose {
 		fmt.Printf("  %s: fio gone %.1f ms, target let go %.1f ms\n", sig, ms(fioGone), ms(took))
@@ -127,10 +133,10 @@ func once(bin, dir, suitePath string, i int, sig syscall.Signal, files bool) (ti
 	if sig == syscall.SIGKILL {
 		// What the killed run left: the next run's cleanup is not timed.
 		if err := exec.Command(bin, "--db", filepath.Join(dir, "results.db"), "cleanup").Run(); err != nil {
-			return 0, fmt.Errorf("cleanup: %w", err)
+			return 0, 0, fmt.Errorf("cleanup: %w", err)
 		}
 	}
-	return took, nil
+	return fioGone, took, nil
 }
 
 var verbose bool

@@ -37,62 +37,72 @@ func TestMain(m *testing.M) {
 }
 
 // Processes and goroutines opening one new database at once all succeed,
-// and the schema is made once.
+// and the schema is made once; so do those upgrading an older one at once.
 func TestConcurrentFirstOpens(t *testing.T) {
-	ctx := context.Background()
 	for round := range 5 {
 		path := filepath.Join(t.TempDir(), "new.db")
-		const procs, goroutines = 6, 6
-		var wg sync.WaitGroup
-		errs := make(chan error, procs+goroutines)
-		start := make(chan struct{})
-		for i := range procs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				cmd := exec.Command(os.Args[0], "-test.run=^$")
-				cmd.Env = append(os.Environ(), "STORE_TEST_OPEN="+path)
-				<-start
-				if out, err := cmd.CombinedOutput(); err != nil {
-					errs <- fmt.Errorf("process %d: %v: %s", i, err, out)
-				}
-			}()
-		}
-		for i := range goroutines {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				s, err := Open(ctx, path)
-				if err != nil {
-					errs <- fmt.Errorf("goroutine %d: %w", i, err)
-					return
-				}
-				defer s.Close()
-				if err := s.CreateRun(ctx, &result.Run{ID: fmt.Sprintf("g%d", i), Suite: "g", Status: result.StatusComplete}); err != nil {
-					errs <- fmt.Errorf("goroutine %d: %w", i, err)
-				}
-			}()
-		}
-		close(start)
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Errorf("round %d: %v", round, err)
-		}
-		s, err := Open(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs, err := s.Runs(ctx, RunFilter{})
-		s.Close()
-		if err != nil || len(runs) != procs+goroutines {
-			var ids []string
-			for _, r := range runs {
-				ids = append(ids, r.ID)
+		concurrentOpens(t, round, path)
+	}
+	for round := range 3 {
+		path := filepath.Join(t.TempDir(), "v3.db")
+		sqliteFile(t, path, "PRAGMA journal_mode=WAL", migrations[0], migrations[1], migrations[2], "PRAGMA user_version = 3")
+		concurrentOpens(t, round, path)
+	}
+}
+
+func concurrentOpens(t *testing.T, round int, path string) {
+	t.Helper()
+	ctx := context.Background()
+	const procs, goroutines = 6, 6
+	var wg sync.WaitGroup
+	errs := make(chan error, procs+goroutines)
+	start := make(chan struct{})
+	for i := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "STORE_TEST_OPEN="+path)
+			<-start
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs <- fmt.Errorf("process %d: %v: %s", i, err, out)
 			}
-			t.Fatalf("round %d: %d runs stored (%v), want %d (%v)", round, len(runs), ids, procs+goroutines, err)
+		}()
+	}
+	for i := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			s, err := Open(ctx, path)
+			if err != nil {
+				errs <- fmt.Errorf("goroutine %d: %w", i, err)
+				return
+			}
+			defer s.Close()
+			if err := s.CreateRun(ctx, &result.Run{ID: fmt.Sprintf("g%d", i), Suite: "g", Status: result.StatusComplete}); err != nil {
+				errs <- fmt.Errorf("goroutine %d: %w", i, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("round %d: %v", round, err)
+	}
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Runs(ctx, RunFilter{})
+	s.Close()
+	if err != nil || len(runs) != procs+goroutines {
+		var ids []string
+		for _, r := range runs {
+			ids = append(ids, r.ID)
 		}
+		t.Fatalf("round %d: %d runs stored (%v), want %d (%v)", round, len(runs), ids, procs+goroutines, err)
 	}
 }
 

@@ -70,10 +70,11 @@ const oldestReadable = 3
 //
 // Nothing in an existing file changes before it is known to be storbench's:
 // a file that is not SQLite, holds another program's tables, or was written
-// by a newer storbench is refused from its header and schema alone, read
-// without locks or journal files. Migrations run in one IMMEDIATE
-// transaction that checks the version again, so processes opening a new
-// database at once migrate it once.
+// by a newer storbench is refused from its schema version and tables, read
+// through an immutable connection (no locks, no journal or WAL files). A new
+// database is set up aside and linked into place whole (see create);
+// migrations of an existing one run in one IMMEDIATE transaction that checks
+// the version again, so processes opening it at once migrate it once.
 //
 // A database that cannot be written (file mode without write permission,
 // a read-only mount, a folder where SQLite cannot create its journal) is

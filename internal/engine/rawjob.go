@@ -52,6 +52,10 @@ type JudgeOptions struct {
 	// Name is the job file's name in the work directory; JobFileName when
 	// empty.
 	Name string
+	// KeepGoing leaves an engine fio lacks to fail its own workload when the
+	// job runs (a suite's generated file: the other workloads still run)
+	// instead of refusing the whole file.
+	KeepGoing bool
 }
 
 // Judge writes jf, completed for the target, into work (which must exist)
@@ -81,6 +85,7 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 	if err != nil {
 		return nil, err
 	}
+	lacks := map[string]bool{}
 	for _, e := range rd.Engines() {
 		if strings.HasPrefix(e, "external") || strings.ContainsRune(e, '/') {
 			continue // refused by the safety owner below, never loaded
@@ -88,6 +93,12 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 		ok, err := fr.HasEngine(ctx, e)
 		if err != nil {
 			return nil, err
+		}
+		if !ok && o.KeepGoing {
+			// The workload fails on its own when fio cannot load its
+			// engine; a job that cannot start touches nothing.
+			lacks[e] = true
+			continue
 		}
 		if !ok {
 			pos, _ := jf.Where("", "ioengine")
@@ -112,6 +123,9 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 	}
 	var jobs []safety.FioJob
 	for _, j := range rd.Jobs {
+		if e, _ := j.Value("ioengine"); lacks[e] {
+			continue
+		}
 		jobs = append(jobs, safety.FioJob{Name: j.Section, Options: j.Values()})
 	}
 	v, err := check.Judge(ctx, jobs)
@@ -249,7 +263,7 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 		if jf, err = f.read(); err != nil {
 			break
 		}
-		o.Name = f.name
+		o.Name, o.KeepGoing = f.name, f.generated
 		if _, err = Judge(ctx, fr, jf, work, o); err != nil {
 			break
 		}
@@ -267,24 +281,27 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 type namedJobFile struct {
 	name string
 	read func() (*fio.JobFile, error)
+	// generated marks a suite's generated file, whose workloads fail one by
+	// one.
+	generated bool
 }
 
 // jobFilesFor lists the job files a plan runs on a prepared target, by
 // their names in the work directory.
 func jobFilesFor(plan Plan, p *runner.Prepared, engine string, local bool) []namedJobFile {
 	if plan.RawJob != nil {
-		return []namedJobFile{{JobFileName, func() (*fio.JobFile, error) { return plan.RawJob.File, nil }}}
+		return []namedJobFile{{JobFileName, func() (*fio.JobFile, error) { return plan.RawJob.File, nil }, false}}
 	}
 	var out []namedJobFile
 	gen := fio.FromSuite(plan.Suite, p.File, engine)
 	if local && len(gen.Sections) > 0 {
 		out = append(out, namedJobFile{"storbench-suite.fio", func() (*fio.JobFile, error) {
 			return fio.ParseJobText([]byte(gen.String()), "suite "+plan.Suite.Name, fio.ReadOptions{Getenv: func(string) (string, bool) { return "", false }})
-		}})
+		}, true})
 	}
 	for i, w := range plan.Suite.Workloads {
 		if w.Job != "" {
-			out = append(out, namedJobFile{jobWorkloadFile(i), func() (*fio.JobFile, error) { return fio.ReadJobFile(w.Job, fio.ReadOptions{}) }})
+			out = append(out, namedJobFile{jobWorkloadFile(i), func() (*fio.JobFile, error) { return fio.ReadJobFile(w.Job, fio.ReadOptions{}) }, false})
 		}
 	}
 	return out

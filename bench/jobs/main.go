@@ -13,13 +13,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
@@ -113,14 +112,7 @@ func namesDevice(path string) bool {
 		data, _ := os.ReadFile(path)
 		return strings.Contains(string(data), "/dev/")
 	}
-	for _, s := range jf.Sections {
-		for _, l := range s.Lines {
-			if strings.Contains(l.Text, "/dev/") {
-				return true
-			}
-		}
-	}
-	return false
+	return jf.Mentions("/dev/")
 }
 
 // runFio runs fio itself in a new directory; false when fio cannot run the
@@ -133,20 +125,11 @@ func runFio(path, work string) (*fio.Output, bool) {
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "fio", "--output-format=json", path)
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	raw, err := cmd.Output()
+	out, err := fio.Runner{Cmder: execx.Local{}, Dir: dir}.RunFile(ctx, path, nil)
 	if err != nil {
 		return nil, false
 	}
-	var out fio.Output
-	if json.Unmarshal(raw, &out) != nil {
-		return nil, false
-	}
-	return &out, true
+	return &out.Final, true
 }
 
 type quiet struct{}

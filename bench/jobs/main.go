@@ -66,6 +66,8 @@ func run(corpus, work, runtime string) error {
 		if err := os.WriteFile(short, fio.Shorten(text, runtime, "16m"), 0o644); err != nil {
 			return err
 		}
+		// Both sides start in a new directory and end with it removed, as
+		// storbench removes its work directory.
 		t0 := time.Now()
 		own, ok := runFio(short, work)
 		fioSecs := time.Since(t0).Seconds()
@@ -115,8 +117,8 @@ func namesDevice(path string) bool {
 	return jf.Mentions("/dev/")
 }
 
-// runFio runs fio itself in a new directory; false when fio cannot run the
-// example here within 40 s.
+// runFio runs fio itself in a new directory, removed afterwards; false when
+// fio cannot run the example here within 40 s.
 func runFio(path, work string) (*fio.Output, bool) {
 	dir, err := os.MkdirTemp(work, "fio-")
 	if err != nil {

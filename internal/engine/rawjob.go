@@ -72,6 +72,22 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 		return err != nil || k == safety.PathBlock || k == safety.PathChar
 	})
 	jf.FillRunnerDefaults(o.File, o.Device)
+	// The file's own reading is screened before fio reads it: fio loads an
+	// external engine while parsing.
+	for i, sec := range jf.Sections {
+		if sec.Global {
+			continue
+		}
+		m := jf.Resolved(i)
+		if o.KeepGoing {
+			if e := m["ioengine"]; !strings.HasPrefix(e, "external") && !strings.ContainsRune(e, '/') {
+				delete(m, "ioengine")
+			}
+		}
+		if err := safety.Screen(safety.FioJob{Name: sec.Name, Options: m}); err != nil {
+			return nil, locate(jf, err)
+		}
+	}
 	text := jf.Render()
 	fr.Dir = work
 	name := o.Name

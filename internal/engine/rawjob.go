@@ -72,17 +72,21 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 		return err != nil || k == safety.PathBlock || k == safety.PathChar
 	})
 	jf.FillRunnerDefaults(o.File, o.Device)
-	// The file's own reading is screened before fio reads it: fio loads an
-	// external engine while parsing.
+	eng := engines{fr: fr, jf: jf, keepGoing: o.KeepGoing, has: map[string]bool{}}
+	// The file's own reading is screened before fio reads it: an engine
+	// fio lacks is refused in fio's words, and fio never parses a job that
+	// loads an engine from a path (fio loads it while parsing).
 	for i, sec := range jf.Sections {
 		if sec.Global {
 			continue
 		}
 		m := jf.Resolved(i)
-		if o.KeepGoing {
-			if e := m["ioengine"]; !strings.HasPrefix(e, "external") && !strings.ContainsRune(e, '/') {
-				delete(m, "ioengine")
-			}
+		missing, err := eng.check(ctx, sec.Name, m["ioengine"])
+		if err != nil {
+			return nil, err
+		}
+		if missing {
+			continue
 		}
 		if err := safety.Screen(safety.FioJob{Name: sec.Name, Options: m}); err != nil {
 			return nil, locate(jf, err)
@@ -101,45 +105,22 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 	if err != nil {
 		return nil, err
 	}
-	lacks := map[string]bool{}
-	for _, e := range rd.Engines() {
-		if strings.HasPrefix(e, "external") || strings.ContainsRune(e, '/') {
-			continue // refused by the safety owner below, never loaded
-		}
-		ok, err := fr.HasEngine(ctx, e)
-		if err != nil {
-			return nil, err
-		}
-		if !ok && o.KeepGoing {
-			// The workload fails on its own when fio cannot load its
-			// engine; a job that cannot start touches nothing.
-			lacks[e] = true
-			continue
-		}
-		if !ok {
-			pos, _ := jf.Where("", "ioengine")
-			for _, j := range rd.Jobs {
-				if v, _ := j.Value("ioengine"); v == e {
-					if p, found := jf.Where(j.Section, "ioengine"); found {
-						pos = p
-					}
-				}
-			}
-			return nil, &fio.ParseError{Pos: pos, Message: fmt.Sprintf("fio here has no I/O engine %q (fio --enghelp lists those it has)", e)}
-		}
-	}
 	real, err := realDir(ctx, fr, work, o.Local)
 	if err != nil {
 		return nil, err
 	}
-	check := safety.JobCheck{Policy: o.Policy, WorkDir: real, Owned: o.Owned}
-	check.Stat = stat
+	check := safety.JobCheck{Policy: o.Policy, WorkDir: real, Owned: o.Owned, Stat: stat}
 	if o.Local {
 		check.Facts = safety.LocalFacts{}
 	}
 	var jobs []safety.FioJob
 	for _, j := range rd.Jobs {
-		if e, _ := j.Value("ioengine"); lacks[e] {
+		e, _ := j.Value("ioengine")
+		missing, err := eng.check(ctx, j.Section, e)
+		if err != nil {
+			return nil, err
+		}
+		if missing {
 			continue
 		}
 		jobs = append(jobs, safety.FioJob{Name: j.Section, Options: j.Values()})
@@ -149,6 +130,44 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 		return nil, locate(jf, err)
 	}
 	return &Judged{File: jf, Text: text, Reading: rd, Verdict: v, WorkDir: real}, nil
+}
+
+// engines asks fio (--enghelp) which engines it has, once each.
+type engines struct {
+	fr        fio.Runner
+	jf        *fio.JobFile
+	keepGoing bool
+	has       map[string]bool
+}
+
+// check reports whether the job's engine is missing here and may be left
+// to fail its own workload (keepGoing: a suite's generated file; a job that
+// cannot start touches nothing); otherwise a missing engine is refused in
+// fio's words at the line that names it. External engines are never asked
+// about: the safety owner refuses them.
+func (e *engines) check(ctx context.Context, job, engine string) (missing bool, err error) {
+	engine = strings.TrimSpace(engine)
+	if engine == "" {
+		engine = "psync"
+	}
+	if strings.HasPrefix(engine, "external") || strings.ContainsRune(engine, '/') {
+		return false, nil
+	}
+	has, known := e.has[engine]
+	if !known {
+		if has, err = e.fr.HasEngine(ctx, engine); err != nil {
+			return false, err
+		}
+		e.has[engine] = has
+	}
+	switch {
+	case has:
+		return false, nil
+	case e.keepGoing:
+		return true, nil
+	}
+	pos, _ := e.jf.Where(job, "ioengine")
+	return false, &fio.ParseError{Pos: pos, Message: fmt.Sprintf("fio here has no I/O engine %q (fio --enghelp lists those it has)", engine)}
 }
 
 // locate adds the file and line of the refused option to a refusal.

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -76,21 +75,11 @@ func runFio(t *testing.T, path string) (*fio.Output, bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "fio", "--output-format=json", path)
-	cmd.Dir = t.TempDir()
-	// fio forks its jobs: end the whole process group on timeout.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	raw, err := cmd.Output()
+	out, err := fio.Runner{Cmder: execx.Local{}, Dir: t.TempDir()}.RunFile(ctx, path, nil)
 	if err != nil {
 		return nil, false
 	}
-	var out fio.Output
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, false
-	}
-	return &out, true
+	return &out.Final, true
 }
 
 var devPath = regexp.MustCompile(`/dev/[A-Za-z0-9_./-]+`)
@@ -103,14 +92,7 @@ func namesDevice(path string) bool {
 		data, _ := os.ReadFile(path)
 		return strings.Contains(string(data), "/dev/")
 	}
-	for _, s := range jf.Sections {
-		for _, l := range s.Lines {
-			if strings.Contains(l.Text, "/dev/") {
-				return true
-			}
-		}
-	}
-	return false
+	return jf.Mentions("/dev/")
 }
 
 // Every fio example that fio itself runs here runs the same under

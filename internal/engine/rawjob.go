@@ -52,6 +52,10 @@ type JudgeOptions struct {
 	// Name is the job file's name in the work directory; JobFileName when
 	// empty.
 	Name string
+	// KeepGoing leaves an engine fio lacks to fail its own workload when the
+	// job runs (a suite's generated file: the other workloads still run)
+	// instead of refusing the whole file.
+	KeepGoing bool
 }
 
 // Judge writes jf, completed for the target, into work (which must exist)
@@ -68,6 +72,26 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 		return err != nil || k == safety.PathBlock || k == safety.PathChar
 	})
 	jf.FillRunnerDefaults(o.File, o.Device)
+	eng := engines{fr: fr, jf: jf, keepGoing: o.KeepGoing, has: map[string]bool{}}
+	// The file's own reading is screened before fio reads it: an engine
+	// fio lacks is refused in fio's words, and fio never parses a job that
+	// loads an engine from a path (fio loads it while parsing).
+	for i, sec := range jf.Sections {
+		if sec.Global {
+			continue
+		}
+		m := jf.Resolved(i)
+		missing, err := eng.check(ctx, sec.Name, m["ioengine"])
+		if err != nil {
+			return nil, err
+		}
+		if missing {
+			continue
+		}
+		if err := safety.Screen(safety.FioJob{Name: sec.Name, Options: m}); err != nil {
+			return nil, locate(jf, err)
+		}
+	}
 	text := jf.Render()
 	fr.Dir = work
 	name := o.Name
@@ -81,37 +105,24 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range rd.Engines() {
-		if strings.HasPrefix(e, "external") || strings.ContainsRune(e, '/') {
-			continue // refused by the safety owner below, never loaded
-		}
-		ok, err := fr.HasEngine(ctx, e)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			pos, _ := jf.Where("", "ioengine")
-			for _, j := range rd.Jobs {
-				if v, _ := j.Value("ioengine"); v == e {
-					if p, found := jf.Where(j.Section, "ioengine"); found {
-						pos = p
-					}
-				}
-			}
-			return nil, &fio.ParseError{Pos: pos, Message: fmt.Sprintf("fio here has no I/O engine %q (fio --enghelp lists those it has)", e)}
-		}
-	}
 	real, err := realDir(ctx, fr, work, o.Local)
 	if err != nil {
 		return nil, err
 	}
-	check := safety.JobCheck{Policy: o.Policy, WorkDir: real, Owned: o.Owned}
-	check.Stat = stat
+	check := safety.JobCheck{Policy: o.Policy, WorkDir: real, Owned: o.Owned, Stat: stat}
 	if o.Local {
 		check.Facts = safety.LocalFacts{}
 	}
 	var jobs []safety.FioJob
 	for _, j := range rd.Jobs {
+		e, _ := j.Value("ioengine")
+		missing, err := eng.check(ctx, j.Section, e)
+		if err != nil {
+			return nil, err
+		}
+		if missing {
+			continue
+		}
 		jobs = append(jobs, safety.FioJob{Name: j.Section, Options: j.Values()})
 	}
 	v, err := check.Judge(ctx, jobs)
@@ -119,6 +130,44 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 		return nil, locate(jf, err)
 	}
 	return &Judged{File: jf, Text: text, Reading: rd, Verdict: v, WorkDir: real}, nil
+}
+
+// engines asks fio (--enghelp) which engines it has, once each.
+type engines struct {
+	fr        fio.Runner
+	jf        *fio.JobFile
+	keepGoing bool
+	has       map[string]bool
+}
+
+// check reports whether the job's engine is missing here and may be left
+// to fail its own workload (keepGoing: a suite's generated file; a job that
+// cannot start touches nothing); otherwise a missing engine is refused in
+// fio's words at the line that names it. External engines are never asked
+// about: the safety owner refuses them.
+func (e *engines) check(ctx context.Context, job, engine string) (missing bool, err error) {
+	engine = strings.TrimSpace(engine)
+	if engine == "" {
+		engine = "psync"
+	}
+	if strings.HasPrefix(engine, "external") || strings.ContainsRune(engine, '/') {
+		return false, nil
+	}
+	has, known := e.has[engine]
+	if !known {
+		if has, err = e.fr.HasEngine(ctx, engine); err != nil {
+			return false, err
+		}
+		e.has[engine] = has
+	}
+	switch {
+	case has:
+		return false, nil
+	case e.keepGoing:
+		return true, nil
+	}
+	pos, _ := e.jf.Where(job, "ioengine")
+	return false, &fio.ParseError{Pos: pos, Message: fmt.Sprintf("fio here has no I/O engine %q (fio --enghelp lists those it has)", engine)}
 }
 
 // locate adds the file and line of the refused option to a refusal.
@@ -249,7 +298,7 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 		if jf, err = f.read(); err != nil {
 			break
 		}
-		o.Name = f.name
+		o.Name, o.KeepGoing = f.name, f.generated
 		if _, err = Judge(ctx, fr, jf, work, o); err != nil {
 			break
 		}
@@ -267,24 +316,27 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 type namedJobFile struct {
 	name string
 	read func() (*fio.JobFile, error)
+	// generated marks a suite's generated file, whose workloads fail one by
+	// one.
+	generated bool
 }
 
 // jobFilesFor lists the job files a plan runs on a prepared target, by
 // their names in the work directory.
 func jobFilesFor(plan Plan, p *runner.Prepared, engine string, local bool) []namedJobFile {
 	if plan.RawJob != nil {
-		return []namedJobFile{{JobFileName, func() (*fio.JobFile, error) { return plan.RawJob.File, nil }}}
+		return []namedJobFile{{JobFileName, func() (*fio.JobFile, error) { return plan.RawJob.File, nil }, false}}
 	}
 	var out []namedJobFile
 	gen := fio.FromSuite(plan.Suite, p.File, engine)
 	if local && len(gen.Sections) > 0 {
 		out = append(out, namedJobFile{"storbench-suite.fio", func() (*fio.JobFile, error) {
 			return fio.ParseJobText([]byte(gen.String()), "suite "+plan.Suite.Name, fio.ReadOptions{Getenv: func(string) (string, bool) { return "", false }})
-		}})
+		}, true})
 	}
 	for i, w := range plan.Suite.Workloads {
 		if w.Job != "" {
-			out = append(out, namedJobFile{jobWorkloadFile(i), func() (*fio.JobFile, error) { return fio.ReadJobFile(w.Job, fio.ReadOptions{}) }})
+			out = append(out, namedJobFile{jobWorkloadFile(i), func() (*fio.JobFile, error) { return fio.ReadJobFile(w.Job, fio.ReadOptions{}) }, false})
 		}
 	}
 	return out

@@ -185,3 +185,45 @@ func deviceSum(t *testing.T, dev string) string {
 	}
 	return strings.Fields(string(out))[0]
 }
+
+// A suite workload can be a job file, run as fio runs it beside the
+// suite's own workloads: one result per job report, named within the
+// workload.
+func TestSuiteJobWorkload(t *testing.T) {
+	testenv.Fio(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "two.fio"), []byte("[global]\nioengine=psync\nbs=4k\nsize=1m\n[r]\nrw=randread\n[w]\nstonewall\nrw=write\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	suite := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(suite, []byte("name: s\nworkloads:\n  - {name: plain, rw: randread, bs: 4KiB, size: 1MiB, direct: false}\n  - {name: mine, job: two.fio}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := spec.Load(suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t)
+	target := t.TempDir()
+	run, err := (&Engine{Store: st, Observer: &notes{}}).Run(context.Background(), Plan{Suite: s, Targets: []runner.Target{local.NewTarget(target, local.Options{})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := st.Results(context.Background(), store.ResultFilter{RunIDs: []string{run.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range results {
+		names = append(names, r.Workload)
+	}
+	if got := strings.Join(names, ","); got != "plain,mine/r,mine/w" {
+		t.Errorf("results %s", got)
+	}
+	if !strings.Contains(results[2].Method, "two.fio") || results[2].Write == nil {
+		t.Errorf("job workload result %+v", results[2])
+	}
+	if ents, _ := os.ReadDir(target); len(ents) != 0 {
+		t.Errorf("left %d entries in the target", len(ents))
+	}
+}

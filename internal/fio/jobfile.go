@@ -556,3 +556,16 @@ func splitList(s string) []string {
 	}
 	return out
 }
+
+// Mentions reports whether any option line (comments aside, includes
+// spliced in) holds text, e.g. "/dev/".
+func (f *JobFile) Mentions(text string) bool {
+	for _, s := range f.Sections {
+		for _, l := range s.Lines {
+			if strings.Contains(l.Text, text) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -252,7 +252,12 @@ func outsideMsg(t Touch) string {
 	return fmt.Sprintf("%s is a %s storbench did not create, outside its work directory: fio may create, extend or overwrite it", t.Path, t.Kind)
 }
 
-func (c JobCheck) judgeJob(ctx context.Context, j FioJob) ([]Touch, error) {
+// Screen refuses a job for its options alone: options that run commands,
+// replay or change the system, and engines that are not plain local I/O.
+// Callers may screen a job file's own reading before fio reads it, so fio
+// never loads an engine from a path of the job's choosing; Judge screens
+// fio's reading again.
+func Screen(j FioJob) error {
 	o := j.Options
 	refuse := func(opt, msg string) error {
 		return &JobRefusal{Job: j.Name, Option: opt, Value: o[opt], Msg: msg}
@@ -264,10 +269,10 @@ func (c JobCheck) judgeJob(ctx context.Context, j FioJob) ([]Touch, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if why, bad := refusedOptions[k]; bad {
-			return nil, refuse(k, why+"; storbench refuses it")
+			return refuse(k, why+"; storbench refuses it")
 		}
 		if strings.HasPrefix(k, "replay_") {
-			return nil, refuse(k, "belongs to I/O replay, which storbench refuses")
+			return refuse(k, "belongs to I/O replay, which storbench refuses")
 		}
 	}
 	engine := strings.TrimSpace(o["ioengine"])
@@ -275,12 +280,23 @@ func (c JobCheck) judgeJob(ctx context.Context, j FioJob) ([]Touch, error) {
 		engine = "psync"
 	}
 	if !localEngines[engine] {
-		return nil, refuse("ioengine", "storbench runs only engines that do plain local I/O ("+strings.Join(sortedKeys(localEngines), ", ")+"); this one runs commands, reaches elsewhere or drives hardware directly")
+		return refuse("ioengine", "storbench runs only engines that do plain local I/O ("+strings.Join(sortedKeys(localEngines), ", ")+"); this one runs commands, reaches elsewhere or drives hardware directly")
 	}
 	for _, k := range []string{"mem", "iomem"} {
 		if strings.Contains(o[k], ":") {
-			return nil, refuse(k, "maps a file of its own choosing")
+			return refuse(k, "maps a file of its own choosing")
 		}
+	}
+	return nil
+}
+
+func (c JobCheck) judgeJob(ctx context.Context, j FioJob) ([]Touch, error) {
+	o := j.Options
+	refuse := func(opt, msg string) error {
+		return &JobRefusal{Job: j.Name, Option: opt, Value: o[opt], Msg: msg}
+	}
+	if err := Screen(j); err != nil {
+		return nil, err
 	}
 	var touches []Touch
 	add := func(opt, path string) error {

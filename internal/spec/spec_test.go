@@ -109,3 +109,36 @@ func TestDefaultsApply(t *testing.T) {
 		t.Errorf("Select unknown: %v", err)
 	}
 }
+
+// extra: takes tuning options only; anything else names the option and its
+// line, in the workload or in defaults.
+func TestExtraAllowlist(t *testing.T) {
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"rw", "name: x\nworkloads:\n  - name: a\n    rw: read\n    bs: 4KiB\n    extra:\n      iodepth_batch: \"4\"\n      rw: write\n", "mine.yaml:8: workloads[0].extra.rw: is not a tuning option"},
+		{"readwrite", "name: x\nworkloads:\n  - {name: a, rw: read, bs: 4KiB, extra: {readwrite: trimwrite}}\n", "mine.yaml:3: workloads[0].extra.readwrite: is not a tuning option"},
+		{"exec", "name: x\nworkloads:\n  - {name: a, rw: read, bs: 4KiB, extra: {exec_prerun: 'rm -rf /'}}\n", "workloads[0].extra.exec_prerun: is not a tuning option"},
+		{"engine", "name: x\nworkloads:\n  - {name: a, rw: read, bs: 4KiB, extra: {ioengine: exec}}\n", "workloads[0].extra.ioengine: is not a tuning option"},
+		{"offset", "name: x\nworkloads:\n  - {name: a, rw: read, bs: 4KiB, extra: {offset: 1g}}\n", "workloads[0].extra.offset"},
+		{"in defaults", "name: x\ndefaults:\n  extra:\n    verify: crc32c\nworkloads:\n  - {name: a, rw: read, bs: 4KiB}\n", "mine.yaml:4: workloads[0].extra.verify"},
+		{"job with options", "name: x\nworkloads:\n  - {name: a, job: spec_test.go, rw: write}\n", "mine.yaml:3: workloads[0].rw: a job workload runs its job file as it is"},
+		{"job missing", "name: x\nworkloads:\n  - {name: a, job: nope.fio}\n", "workloads[0].job: stat nope.fio"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml), "mine.yaml")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v\nwant it to contain %q", err, c.want)
+			}
+		})
+	}
+	ok := "name: x\ndefaults: {extra: {norandommap: \"1\"}}\nworkloads:\n  - {name: a, rw: randread, bs: 4KiB, extra: {random_distribution: zipf:1.2, rate_iops: \"500\", thinktime: 10us}}\n  - {name: b, job: spec_test.go}\n"
+	s, err := Parse([]byte(ok), "mine.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Workloads[0].Extra["norandommap"] != "1" || s.Workloads[1].Job != "spec_test.go" || !s.Workloads[1].Writes() {
+		t.Errorf("parsed %+v", s.Workloads)
+	}
+}

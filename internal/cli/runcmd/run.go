@@ -68,6 +68,7 @@ through exec, everything deleted afterwards (see docs/kubernetes.md).`,
   storbench run --suite etcd --target /var/lib/etcd-test --repeat 3
   storbench run --suite ./mine.yaml --target /mnt/a --target /mnt/b
   storbench run --fio-job ./job.fio --target /mnt/ssd
+  storbench run --fio-job ./job.fio --target /dev/sdb --dry-run
   storbench run --suite standard --target /dev/sdb --destructive /dev/sdb
   storbench run --suite standard --target k8s:longhorn --target k8s:local-path --nodes all --rounds isolated,parallel
   storbench run --suite quick --target k8s:local-path --node-selector storage=nvme --size 5Gi`,
@@ -75,7 +76,7 @@ through exec, everything deleted afterwards (see docs/kubernetes.md).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.suite, "suite", "standard", "built-in suite name or a suite YAML file (see: storbench suites)")
-	fl.StringVar(&f.fioJob, "fio-job", "", "run this fio job file as it is instead of a suite")
+	fl.StringVar(&f.fioJob, "fio-job", "", "run this fio job file as fio runs it (include, ${VAR}, inline comments), judged on fio's own reading, instead of a suite (docs/fio-jobs.md)")
 	fl.StringArrayVarP(&f.targets, "target", "t", nil, "directory or block device to benchmark (repeatable)")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "label the run, key=value (repeatable), e.g. storage=usb-ssd")
 	addMeasureFlags(fl, f) // validity.go: --repeat N|auto, --until-stable, --defeat-cache, --precondition

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,4 +110,75 @@ func TestCorpus(t *testing.T) {
 		})
 	}
 	t.Logf("format families in the corpus: %s", strings.Join(corpus.Kinds(kinds), ", "))
+	// Every fio major format is in the corpus.
+	for _, k := range []string{"fio JSON 2.x", "fio JSON 3.0-3.19", "fio JSON 3.20+", "fio JSON json+",
+		"fio JSON client/server", "fio terse", "fio text 2.x", "fio text 3.x"} {
+		if !kinds[k] {
+			t.Errorf("the corpus holds no %s file", k)
+		}
+	}
+}
+
+// TestCorpusJSONPlusBins reads the published json+ files without fio's
+// own percentile lists: the percentiles the importer computes from the
+// latency bins must be the ones fio computed from the same bins.
+func TestCorpusJSONPlusBins(t *testing.T) {
+	n := 0
+	for _, name := range corpusFiles(t) {
+		data, err := os.ReadFile(filepath.Join("testdata/corpus", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp, err := corpus.Expect(name, data)
+		if err != nil || exp.Kind != "fio JSON json+" {
+			continue
+		}
+		n++
+		t.Run(name, func(t *testing.T) {
+			var doc any
+			if err := json.Unmarshal(data, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if dropped := dropPercentiles(doc); dropped == 0 {
+				t.Fatal("no latency object with bins and percentiles")
+			}
+			stripped, err := json.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := Parse(name, stripped, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range corpus.Compare(exp, f.Results, f.Health) {
+				t.Error(m)
+			}
+		})
+	}
+	if n < 2 {
+		t.Errorf("the corpus holds %d json+ files, want at least 2", n)
+	}
+}
+
+// dropPercentiles removes "percentile" from every object that also has
+// "bins", and says how many it removed.
+func dropPercentiles(v any) int {
+	n := 0
+	switch x := v.(type) {
+	case map[string]any:
+		if _, ok := x["bins"]; ok {
+			if _, ok := x["percentile"]; ok {
+				delete(x, "percentile")
+				n++
+			}
+		}
+		for _, e := range x {
+			n += dropPercentiles(e)
+		}
+	case []any:
+		for _, e := range x {
+			n += dropPercentiles(e)
+		}
+	}
+	return n
 }

@@ -33,6 +33,10 @@ type fioDoc struct {
 	TimestampMS   int64
 	Timestamp     int64
 	GlobalOptions map[string]string
+	// clientOptions are the global options of each client of a
+	// client/server run with several clients: fio 3.x writes "global
+	// options" as an array of objects naming their hostname and port.
+	clientOptions []map[string]string
 	Jobs          []fjJob
 	ClientStats   []fjJob
 	raw           []byte
@@ -53,6 +57,7 @@ type fjJob struct {
 	UsrCPU   *float64          `json:"usr_cpu"`
 	SysCPU   *float64          `json:"sys_cpu"`
 	Hostname string            `json:"hostname"`
+	Port     int               `json:"port"`
 	opts     map[string]string // Options as strings
 }
 
@@ -244,8 +249,13 @@ func decodeFioDoc(data []byte, start int) (*fioDoc, int, error) {
 				d.TimestampMS = jsonInt(raw)
 			case "global options":
 				var o map[string]any
+				var per []map[string]any
 				if json.Unmarshal(raw, &o) == nil {
 					d.GlobalOptions = stringOptions(o)
+				} else if json.Unmarshal(raw, &per) == nil {
+					for _, c := range per {
+						d.clientOptions = append(d.clientOptions, stringOptions(c))
+					}
 				}
 			}
 		}
@@ -423,13 +433,31 @@ func sameRun(a, b *fioDoc) bool {
 	return float64(tb-ta)/1000 <= grown+1.5
 }
 
-// groupJobs puts together the jobs of one name in one group on one host:
-// numjobs=N without group_reporting prints N jobs that ran in parallel.
+// options are a job's options over the global ones; in client/server
+// output with per-client global options, over those of its client.
+func (d *fioDoc) options(j fjJob) map[string]string {
+	opts := map[string]string{}
+	maps.Copy(opts, d.GlobalOptions)
+	for _, c := range d.clientOptions {
+		if c["hostname"] == j.Hostname && c["port"] == strconv.Itoa(j.Port) {
+			maps.Copy(opts, c)
+			delete(opts, "hostname")
+			delete(opts, "port")
+			break
+		}
+	}
+	maps.Copy(opts, j.opts)
+	return opts
+}
+
+// groupJobs puts together the jobs of one name in one group on one client
+// (host and port: several fio servers may run on one host): numjobs=N
+// without group_reporting prints N jobs that ran in parallel.
 func groupJobs(jobs []fjJob) [][]fjJob {
 	var out [][]fjJob
 	index := map[string]int{}
 	for _, j := range jobs {
-		k := fmt.Sprintf("%s\x00%d\x00%s", j.Name, j.GroupID, j.Hostname)
+		k := fmt.Sprintf("%s\x00%d\x00%s\x00%d", j.Name, j.GroupID, j.Hostname, j.Port)
 		if i, ok := index[k]; ok {
 			out[i] = append(out[i], j)
 			continue
@@ -449,9 +477,7 @@ func fioJobResult(d fioDoc, jobs []fjJob) (result.Result, int64) {
 	for _, other := range jobs[1:] {
 		mergeParallel(&r, d.jobResult(other))
 	}
-	opts := map[string]string{}
-	maps.Copy(opts, d.GlobalOptions)
-	maps.Copy(opts, j.opts)
+	opts := d.options(j)
 	m := fioMethod(opts)
 	if len(jobs) > 1 {
 		m.NumJobs = len(jobs)
@@ -472,6 +498,9 @@ func fioJobResult(d fioDoc, jobs []fjJob) (result.Result, int64) {
 	switch {
 	case j.Hostname != "":
 		r.Target = j.Hostname
+		if j.Port != 0 && j.Port != 8765 { // fio's default port
+			r.Target = fmt.Sprintf("%s:%d", j.Hostname, j.Port)
+		}
 		if path != "" {
 			r.Labels["path"] = path
 		}
@@ -711,9 +740,7 @@ func nestedFioDocs(raw []byte, line int) []fioDoc {
 // parallelJobs is how many job entries fio printed for a job of numjobs
 // without group_reporting (1 with group_reporting).
 func parallelJobs(d fioDoc, j fjJob) int {
-	opts := map[string]string{}
-	maps.Copy(opts, d.GlobalOptions)
-	maps.Copy(opts, j.opts)
+	opts := d.options(j)
 	if flag(opts, "group_reporting") {
 		return 1
 	}

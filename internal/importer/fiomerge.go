@@ -79,10 +79,20 @@ func mergeDir(a, b *result.Direction) *result.Direction {
 	out.Bytes += b.Bytes
 	out.Errors += b.Errors
 	out.Runtime = max(a.Runtime, b.Runtime)
-	out.Completion = mergeLat(a.Completion, b.Completion)
-	out.Total = mergeLat(a.Total, b.Total)
-	out.Submission = mergeLat(a.Submission, b.Submission)
+	out.Completion = mergeLat(counted(a.Completion, a.TotalIOs), counted(b.Completion, b.TotalIOs))
+	out.Total = mergeLat(counted(a.Total, a.TotalIOs), counted(b.Total, b.TotalIOs))
+	out.Submission = mergeLat(counted(a.Submission, a.TotalIOs), counted(b.Submission, b.TotalIOs))
 	return &out
+}
+
+// counted gives a latency without its sample count (fio 3.0 to 3.19 JSON,
+// fio text) the direction's I/O count, so that means of parallel jobs are
+// weighted by the I/Os each job did, not averaged job by job.
+func counted(l result.Latency, ios int64) result.Latency {
+	if l.Measured() && l.Samples == 0 && ios > 0 {
+		l.Samples = ios
+	}
+	return l
 }
 
 func mergeLat(a, b result.Latency) result.Latency {

@@ -460,3 +460,73 @@ func TestOSDBenchForms(t *testing.T) {
 		})
 	}
 }
+
+// Client/server output with two fio servers on one host: each client is a
+// result of its own (host and port), with the options of its own entry of
+// the per-client "global options" array.
+func TestClientServerPerClientOptions(t *testing.T) {
+	data := corpusFile(t, "fioanalyzer-clientserver-fio343-2servers-1host.json")
+	f, err := Parse("clients.json", data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		target string
+		iops   float64
+	}{{"127.0.0.1:18766", 108822.588706}, {"127.0.0.1:18765", 108815.592204}}
+	if len(f.Results) != len(want) {
+		t.Fatalf("%d results, want %d (one per client, the \"All clients\" sum left out)", len(f.Results), len(want))
+	}
+	for i, w := range want {
+		r := f.Results[i]
+		if r.Target != w.target || r.Read == nil || r.Read.IOPS != w.iops {
+			t.Errorf("result %d: target %q, read %+v; want %q, %v IOPS", i, r.Target, r.Read, w.target, w.iops)
+		}
+		if !strings.HasPrefix(r.Workload, "rand-read-4k-") {
+			t.Errorf("result %d: workload %q, want rand-read 4k from the client's global options", i, r.Workload)
+		}
+	}
+	if len(f.Problems) != 0 {
+		t.Errorf("problems: %v", f.Problems)
+	}
+}
+
+// Parallel jobs of fio 3.0 to 3.19 (no N in the latency objects) are
+// merged with means weighted by each job's I/O count.
+func TestParallelJobsMeanWeightedByIOs(t *testing.T) {
+	data := corpusFile(t, "pbench-clientserver-fio37-2hosts-fio-result.txt")
+	var doc struct {
+		Clients []struct {
+			Name string `json:"jobname"`
+			Host string `json:"hostname"`
+			Read struct {
+				IOs  float64 `json:"total_ios"`
+				Clat struct {
+					Mean float64 `json:"mean"`
+				} `json:"clat_ns"`
+			} `json:"read"`
+		} `json:"client_stats"`
+	}
+	if err := json.Unmarshal(data[bytes.IndexByte(data, '{'):], &doc); err != nil {
+		t.Fatal(err)
+	}
+	sum, ios := map[string]float64{}, map[string]float64{}
+	for _, c := range doc.Clients {
+		if c.Name == "All clients" {
+			continue
+		}
+		sum[c.Host] += c.Read.Clat.Mean * c.Read.IOs
+		ios[c.Host] += c.Read.IOs
+	}
+	f, err := Parse("pbench.txt", data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Results) != 2 {
+		t.Fatalf("%d results, want one per host", len(f.Results))
+	}
+	for _, r := range f.Results {
+		want := sum[r.Target] / ios[r.Target]
+		near(t, r.Target+" clat mean", float64(r.Read.Completion.Mean), want, 1e-6)
+	}
+}

@@ -144,14 +144,113 @@ func fioJSON(data []byte) (*Expected, error) {
 			}
 			e.Kind = "fio JSON client/server"
 		}
-		for _, j := range jobs {
-			e.Results = append(e.Results, fioJob(obj(j)))
+		for _, g := range parallelGroups(doc, jobs) {
+			e.Results = append(e.Results, fioGroup(g))
 		}
 	}
 	if strings.Contains(string(data), `"bins"`) {
 		e.Kind = "fio JSON json+"
 	}
 	return e, nil
+}
+
+// parallelGroups splits a document's job entries into results: numjobs=N
+// without group_reporting prints N consecutive entries of one name, group
+// and client that ran side by side and make one result. Options come from
+// the job, its client's global options (an array of per-client objects in
+// client/server output) or the document's global options.
+func parallelGroups(doc map[string]any, jobs []any) [][]map[string]any {
+	option := func(job map[string]any, key string) (string, bool) {
+		if v, ok := obj(job["job options"])[key]; ok {
+			return fmt.Sprint(v), true
+		}
+		for _, c := range asList(doc["global options"]) {
+			c := obj(c)
+			if fmt.Sprint(c["hostname"]) == fmt.Sprint(job["hostname"]) && fmt.Sprint(c["port"]) == fmt.Sprint(job["port"]) {
+				if v, ok := c[key]; ok {
+					return fmt.Sprint(v), true
+				}
+			}
+		}
+		v, ok := obj(doc["global options"])[key]
+		return fmt.Sprint(v), ok
+	}
+	var out [][]map[string]any
+	var want int
+	for _, j := range jobs {
+		job := obj(j)
+		if n := len(out); n > 0 && len(out[n-1]) < want && sameClient(out[n-1][0], job) {
+			out[n-1] = append(out[n-1], job)
+			continue
+		}
+		want = 1
+		if gr, ok := option(job, "group_reporting"); !ok || gr == "0" {
+			if v, ok := option(job, "numjobs"); ok {
+				want, _ = strconv.Atoi(v)
+			}
+		}
+		out = append(out, []map[string]any{job})
+	}
+	return out
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func sameClient(a, b map[string]any) bool {
+	for _, k := range []string{"jobname", "groupid", "hostname", "port"} {
+		if fmt.Sprint(a[k]) != fmt.Sprint(b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// fioGroup states the figures of jobs that ran in parallel: IOPS and
+// bandwidth add up, the mean is weighted by I/O count, and the p99 is the
+// worst job's (percentiles of separate jobs cannot be merged).
+func fioGroup(jobs []map[string]any) []Figure {
+	var figs []Figure
+	for _, dir := range []string{"read", "write", "trim"} {
+		var iops, bw, meanSum, ios, p99 float64
+		var hasIOPS, hasBW, hasMean, hasP99 bool
+		for _, job := range jobs {
+			for _, f := range fioJob(job) {
+				d, what, _ := strings.Cut(f.What, " ")
+				if d != dir {
+					continue
+				}
+				v := f.Want[0]
+				switch what {
+				case "iops":
+					iops, hasIOPS = iops+v, true
+				case "bw":
+					bw, hasBW = bw+v, true
+				case "mean":
+					n, _ := num(obj(job[dir])["total_ios"])
+					n = max(n, 1)
+					meanSum, ios, hasMean = meanSum+v*n, ios+n, true
+				case "p99":
+					p99, hasP99 = max(p99, v), true
+				}
+			}
+		}
+		if hasIOPS {
+			figs = append(figs, Figure{dir + " iops", []float64{iops}})
+		}
+		if hasBW {
+			figs = append(figs, Figure{dir + " bw", []float64{bw}})
+		}
+		if hasMean {
+			figs = append(figs, Figure{dir + " mean", []float64{meanSum / ios}})
+		}
+		if hasP99 {
+			figs = append(figs, Figure{dir + " p99", []float64{p99}})
+		}
+	}
+	return figs
 }
 
 func fioJob(job map[string]any) []Figure {

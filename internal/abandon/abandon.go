@@ -113,6 +113,10 @@ const directIOProbe = ".direct-io-probe"
 // JOBNAME.JOBNUMBER.FILENUMBER.
 var fioDefaultName = regexp.MustCompile(`^(.+)\.[0-9]+\.[0-9]+$`)
 
+// bandwidthLog is fio's bandwidth log of a measured workload:
+// PREFIX_bw.JOBNUMBER.log, with storbench's prefix (fio.BandwidthLogPrefix).
+var bandwidthLog = regexp.MustCompile(`^storbench-[A-Za-z0-9._-]*_bw\.[0-9]+\.log$`)
+
 // foreign says why an entry of a work directory is not storbench's, or "".
 func foreign(e os.DirEntry, r result.Run) string {
 	if !e.Type().IsRegular() {
@@ -120,6 +124,9 @@ func foreign(e os.DirEntry, r result.Run) string {
 	}
 	switch e.Name() {
 	case local.TestFileName, engine.NoiseFileName, directIOProbe:
+		return ""
+	}
+	if engine.IsJobFile(e.Name()) || bandwidthLog.MatchString(e.Name()) {
 		return ""
 	}
 	if m := fioDefaultName.FindStringSubmatch(e.Name()); m != nil {

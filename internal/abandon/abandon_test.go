@@ -62,7 +62,7 @@ func TestFindAndClean(t *testing.T) {
 		files   []string // in its work directory
 		link    string   // the work directory is a symbolic link to this
 	}{
-		{id: "killed", process: gone(t), status: result.StatusRunning, files: []string{"storbench-test.dat", ".direct-io-probe"}},
+		{id: "killed", process: gone(t), status: result.StatusRunning, files: []string{"storbench-test.dat", ".direct-io-probe", "storbench-suite.fio", "storbench-job-2.fio", "storbench-seq-write_bw.1.log"}},
 		{id: "raw", process: gone(t), status: result.StatusRunning, files: []string{"reader.0.0", "reader.1.0"}},
 		{id: "foreign", process: gone(t), status: result.StatusRunning, files: []string{"storbench-test.dat", "precious.txt"}},
 		{id: "subdir", process: gone(t), status: result.StatusRunning, files: []string{"nested/storbench-test.dat"}},

@@ -283,8 +283,10 @@ func (m *measurer) findCliff(ctx context.Context, w *spec.Workload, dir string, 
 // logDir gives a device target's fio a working directory for its logs
 // (a directory target's fio already works in storbench's own directory).
 func (m *measurer) logDir(ctx context.Context, w *spec.Workload) (dir string, cleanup func(), err error) {
-	if w == nil || w.BandwidthLog == 0 || m.p.Dir != "" {
-		return m.p.Dir, func() {}, nil
+	// The runner's directory: the target's own, or the work directory
+	// where the judged job files wait (rawjob.go).
+	if w == nil || w.BandwidthLog == 0 || m.fr.Dir != "" {
+		return m.fr.Dir, func() {}, nil
 	}
 	out, err := execx.Output(m.p.Cmder.Command(ctx, "mktemp", "-d", "/tmp/storbench-log.XXXXXX"))
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -330,7 +331,7 @@ func jobFilesFor(plan Plan, p *runner.Prepared, engine string, local bool) []nam
 	var out []namedJobFile
 	gen := fio.FromSuite(plan.Suite, p.File, engine)
 	if local && len(gen.Sections) > 0 {
-		out = append(out, namedJobFile{"storbench-suite.fio", func() (*fio.JobFile, error) {
+		out = append(out, namedJobFile{SuiteJobFileName, func() (*fio.JobFile, error) {
 			return fio.ParseJobText([]byte(gen.String()), "suite "+plan.Suite.Name, fio.ReadOptions{Getenv: func(string) (string, bool) { return "", false }})
 		}, true})
 	}
@@ -345,6 +346,15 @@ func jobFilesFor(plan Plan, p *runner.Prepared, engine string, local bool) []nam
 // jobWorkloadFile names the job file of a suite's i-th workload (a job
 // workload) in the work directory.
 func jobWorkloadFile(i int) string { return fmt.Sprintf("storbench-job-%d.fio", i+1) }
+
+// SuiteJobFileName is the file a suite's generated job is judged from.
+const SuiteJobFileName = "storbench-suite.fio"
+
+var ownJobFile = regexp.MustCompile(`^storbench-(job|job-[0-9]+|suite)\.fio$`)
+
+// IsJobFile reports whether name is a job file the engine writes into a
+// work directory (a raw job's, a suite's, a job workload's).
+func IsJobFile(name string) bool { return ownJobFile.MatchString(name) }
 
 // RawNeeds reads from a user's job file, with [global] applied as the file
 // says, the largest size it uses, which jobs write, and whether any uses

@@ -17,6 +17,15 @@ type Cmder interface {
 	Command(ctx context.Context, name string, args ...string) Cmd
 }
 
+// FileWriter is a Cmder that can also write a file where its commands run
+// without running a program (no shell needed). Callers fall back to a
+// command where a Cmder does not offer it.
+type FileWriter interface {
+	// WriteFile writes data to name, relative to dir when not absolute,
+	// creating or truncating it with mode 0644.
+	WriteFile(ctx context.Context, dir, name string, data []byte) error
+}
+
 // Cmd is one command, configured by its setters and then Run once.
 type Cmd interface {
 	// Run starts the command and waits for it. A command that exits non-zero

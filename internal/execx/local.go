@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"syscall"
@@ -19,6 +21,19 @@ import (
 type Local struct{}
 
 var _ Cmder = Local{}
+
+var _ FileWriter = Local{}
+
+// WriteFile implements FileWriter.
+func (Local) WriteFile(ctx context.Context, dir, name string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(dir, name)
+	}
+	return os.WriteFile(name, data, 0o644)
+}
 
 // StopGrace is how long a cancelled command has to exit after SIGTERM
 // before it and every process below it get SIGKILL.

@@ -274,6 +274,12 @@ func (r Runner) WriteFile(ctx context.Context, path string, data []byte) error {
 	if len(data) > 100<<10 {
 		return fmt.Errorf("job file of %d bytes is larger than the 100 KiB storbench passes to fio", len(data))
 	}
+	if fw, ok := r.Cmder.(execx.FileWriter); ok {
+		if err := fw.WriteFile(ctx, r.Dir, path, data); err != nil {
+			return fmt.Errorf("writing the job file %s: %w", path, err)
+		}
+		return nil
+	}
 	var stderr bytes.Buffer
 	c := r.Cmder.Command(ctx, "sh", "-c", `printf '%s' "$1" > "$2"`, "sh", string(data), path)
 	if r.Dir != "" {

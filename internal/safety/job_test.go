@@ -91,7 +91,7 @@ func TestJudgeJobs(t *testing.T) {
 // Named destructive does not override the in-use rules: a device with a
 // signature is refused whatever the user passed.
 func TestJudgeDeviceWithSignatureRefusedEvenNamed(t *testing.T) {
-	dev := &Device{Path: "/dev/sdz", Name: "sdz", Signature: "ext4"}
+	dev := &Device{Path: "/dev/sdz", Name: "sdz", Signatures: []string{"ext4"}, Signature: "ext4"}
 	check := JobCheck{Policy: Policy{Destructive: []string{"/dev/sdz"}}, Facts: stubFacts{dev: dev},
 		Stat: stubStat(map[string]PathKind{"/dev/sdz": PathBlock}), WorkDir: "/w"}
 	_, err := check.Judge(context.Background(), []FioJob{{Name: "j", Options: map[string]string{"filename": "/dev/sdz", "rw": "write"}}})

@@ -178,3 +178,27 @@ func TestParseShowcmdRefusesAmbiguity(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// Absolute regular files move below the work directory; devices and /dev
+// directories stay for the safety owner to judge.
+func TestRelocate(t *testing.T) {
+	text := "[j]\nfilename=/tmp/a:rel:/dev/sdz\ndirectory=/scratch\n[k]\ndirectory=/dev\nfilename=sdz\n[l]\nfilename=/\n"
+	f, err := ParseJobText([]byte(text), "j.fio", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := f.Relocate(func(p string) bool { return p == "/dev/sdz" })
+	want := []string{"[j] filename=tmp/a:rel:/dev/sdz | directory=scratch", "[k] directory=/dev | filename=sdz", "[l] filename=."}
+	if got := sectionsOf(f); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if len(changed) != 3 || changed[0].Was != "filename=/tmp/a:rel:/dev/sdz" {
+		t.Errorf("changed %+v", changed)
+	}
+	if !strings.Contains(string(f.Render()), `; changed by storbench from "directory=/scratch" (j.fio:3)`) {
+		t.Errorf("render does not say what changed:\n%s", f.Render())
+	}
+	if !f.Mentions("/dev/") || f.Mentions("/scratch") {
+		t.Error("Mentions")
+	}
+}

@@ -31,8 +31,11 @@ type flags struct {
 	destructive []string
 	failFast    bool
 	dryRun      bool
-	workloads   []string
-	output      string
+	// getenv expands ${VAR} in a --fio-job file; nil means the process
+	// environment.
+	getenv    func(string) string
+	workloads []string
+	output    string
 	// Telemetry and the contention round (contention.go).
 	round       string
 	probe       string
@@ -101,6 +104,7 @@ through exec, everything deleted afterwards (see docs/kubernetes.md).`,
 }
 
 func run(ctx context.Context, d cli.Deps, f *flags, suiteSet bool) error {
+	f.getenv = d.Getenv
 	plan, err := buildPlan(f, suiteSet)
 	if err != nil {
 		return err
@@ -196,7 +200,11 @@ func buildPlan(f *flags, suiteSet bool) (*engine.Plan, error) {
 		if len(f.workloads) > 0 {
 			return nil, cli.Usagef("--workloads selects suite workloads; it does not apply to --fio-job")
 		}
-		jf, err := fio.ReadJobFile(f.fioJob, fio.ReadOptions{})
+		var opts fio.ReadOptions
+		if f.getenv != nil {
+			opts.Getenv = func(k string) (string, bool) { v := f.getenv(k); return v, v != "" }
+		}
+		jf, err := fio.ReadJobFile(f.fioJob, opts)
 		if err != nil {
 			return nil, cli.Usage(err)
 		}

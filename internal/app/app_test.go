@@ -311,7 +311,7 @@ func TestSuitesListing(t *testing.T) {
 		Name      string `json:"name"`
 		Workloads []any  `json:"workloads"`
 	}
-	if err := json.Unmarshal([]byte(inv.stdout), &suites); err != nil || len(suites) != 7 {
+	if err := json.Unmarshal([]byte(inv.stdout), &suites); err != nil || len(suites) != 8 {
 		t.Fatalf("suites JSON: %v %s", err, inv.stdout)
 	}
 	show := storbench(t, db, "suites", "show", "standard")

@@ -15,6 +15,7 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/safety"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/testenv"
@@ -289,7 +290,7 @@ func TestPreconditionOnDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, notices := runPlan(t, Plan{Suite: s, Targets: []runner.Target{local.NewTarget(dev, local.Options{Destructive: []string{dev}})},
+	rs, notices := runPlan(t, Plan{Suite: s, Targets: []runner.Target{local.NewTarget(dev, local.Options{Destructive: []string{dev}})}, Policy: safety.Policy{Destructive: []string{dev}},
 		Measurement: Measurement{Precondition: true}})
 	end, _ := throttle.SectorsWritten(name)
 	if written := (end - start) * 512; written < 128<<20 {

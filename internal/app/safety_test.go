@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/storbench/storbench/internal/cli"
+	"github.com/storbench/storbench/internal/safety"
 	"github.com/storbench/storbench/internal/safety/safetytest"
 	"github.com/storbench/storbench/internal/testenv"
 )
@@ -258,5 +259,38 @@ func TestReadOnlyDirectoryIsRefusedBeforeTheRun(t *testing.T) {
 	}
 	if runs := runsJSON(t, db); len(runs) != 0 {
 		t.Errorf("the refusal stored runs: %v", runs)
+	}
+}
+
+// A raw job that writes a blank device the user named holds the device
+// exclusively while it runs, as a device target does: a device some other
+// holder has opened exclusively (the kernel's sign of a mount, RAID or LVM
+// that no other check may see) is refused and left unchanged, and the
+// same job runs once the other holder lets go.
+func TestRawJobClaimsTheDeviceItWrites(t *testing.T) {
+	needRoot(t)
+	needFio(t)
+	dev := loopDevice(t, 16)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	job := writeFile(t, dir, "dev.fio", "[w]\nfilename="+dev+"\nrw=write\nbs=64k\nsize=4m\ndirect=1\n")
+	before := safetytest.Sum(t, dev)
+
+	hold, err := safety.HoldExclusive(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := storbench(t, db, "run", "--fio-job", job, "--target", t.TempDir(), "--destructive", dev)
+	if inv.code == cli.ExitOK || !strings.Contains(inv.stdout+inv.stderr, "in use") {
+		t.Errorf("held device: exit %d\n%s\n%s", inv.code, inv.stdout, inv.stderr)
+	}
+	if after := safetytest.Sum(t, dev); after != before {
+		t.Errorf("held device changed: sha256 %s -> %s", before, after)
+	}
+	if err := hold.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if inv := storbench(t, db, "run", "--fio-job", job, "--target", t.TempDir(), "--destructive", dev); inv.code != cli.ExitOK {
+		t.Errorf("released device: exit %d\n%s\n%s", inv.code, inv.stdout, inv.stderr)
 	}
 }

@@ -294,14 +294,34 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 		// their runner get the plan's.
 		o.File.Size = e.need(plan, "").FileSize
 	}
+	var holds []*safety.Hold
+	removeWork := cleanup
+	cleanup = func(ctx context.Context) error {
+		var errs []error
+		for _, h := range holds {
+			errs = append(errs, h.Release())
+		}
+		return errors.Join(append(errs, removeWork(ctx))...)
+	}
 	for _, f := range files {
 		var jf *fio.JobFile
 		if jf, err = f.read(); err != nil {
 			break
 		}
 		o.Name, o.KeepGoing = f.name, f.generated
-		if _, err = Judge(ctx, fr, jf, work, o); err != nil {
+		var j *Judged
+		if j, err = Judge(ctx, fr, jf, work, o); err != nil {
 			break
+		}
+		if local {
+			// The last guard, as for a device target: the devices a job
+			// writes are held open exclusively until the run is over.
+			var hs []*safety.Hold
+			hs, err = claimWritten(ctx, plan.Policy, j.Verdict)
+			holds = append(holds, hs...)
+			if err != nil {
+				break
+			}
 		}
 	}
 	if err == nil {
@@ -419,4 +439,32 @@ func ranWith(path string, global map[string]string, j fio.JobResult) string {
 		rd.Options = append(rd.Options, fio.Option{Key: k, Value: v})
 	}
 	return fmt.Sprintf("fio job file %s, group %d: %s", path, j.GroupID, rd.String())
+}
+
+// claimWritten claims, on this host, every block device outside storbench's
+// own files that the judged jobs write.
+func claimWritten(ctx context.Context, policy safety.Policy, v *safety.JobVerdict) ([]*safety.Hold, error) {
+	if v == nil {
+		return nil, nil
+	}
+	writers := map[string][]string{}
+	var devices []string
+	for _, t := range v.Touches {
+		if t.Kind != safety.PathBlock || !t.Writes || t.Own {
+			continue
+		}
+		if _, seen := writers[t.Path]; !seen {
+			devices = append(devices, t.Path)
+		}
+		writers[t.Path] = append(writers[t.Path], t.Job)
+	}
+	var holds []*safety.Hold
+	for _, dev := range devices {
+		h, err := policy.Claim(ctx, safety.LocalFacts{}, dev, writers[dev])
+		if err != nil {
+			return holds, err
+		}
+		holds = append(holds, h)
+	}
+	return holds, nil
 }

@@ -1,9 +1,14 @@
 package fio
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"os/exec"
 	"sort"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // placement are the options that say where files go, which storbench may
@@ -112,4 +117,26 @@ func Shorten(text []byte, runtime string, size string) []byte {
 		b.WriteString(caps)
 	}
 	return []byte(b.String())
+}
+
+// RunBare runs fio on a job file on this host as a user would (the
+// reference storbench is compared with), in dir, and returns its JSON.
+// fio forks its jobs: when ctx ends the whole process group is killed, so
+// a job that never stops (fio 3.33 with io_submit_mode=offload, a network
+// job waiting for its peer) leaves nothing running.
+func RunBare(ctx context.Context, dir, path string) (*Output, error) {
+	cmd := exec.CommandContext(ctx, "fio", "--output-format=json", path)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	raw, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("fio %s: %w", path, err)
+	}
+	var out Output
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("fio %s: %w", path, err)
+	}
+	return &out, nil
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -121,16 +124,18 @@ func Shorten(text []byte, runtime string, size string) []byte {
 
 // RunBare runs fio on a job file on this host as a user would (the
 // reference storbench is compared with), in dir, and returns its JSON.
-// fio forks its jobs: when ctx ends the whole process group is killed, so
-// a job that never stops (fio 3.33 with io_submit_mode=offload, a network
-// job waiting for its peer) leaves nothing running.
+// fio forks its jobs into sessions of their own, so when ctx ends RunBare
+// kills fio and then every fio process still working in dir: a job that
+// never stops (fio 3.33 with io_submit_mode=offload, a multicast job
+// waiting for peers) leaves nothing running. dir must be the caller's own.
 func RunBare(ctx context.Context, dir, path string) (*Output, error) {
 	cmd := exec.CommandContext(ctx, "fio", "--output-format=json", path)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	raw, err := cmd.Output()
+	if ctx.Err() != nil {
+		killFioIn(dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fio %s: %w", path, err)
 	}
@@ -139,4 +144,24 @@ func RunBare(ctx context.Context, dir, path string) (*Output, error) {
 		return nil, fmt.Errorf("fio %s: %w", path, err)
 	}
 	return &out, nil
+}
+
+// killFioIn kills the fio processes whose working directory is dir.
+func killFioIn(dir string) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		comm, err := os.ReadFile(p + "/comm")
+		if err != nil || strings.TrimSpace(string(comm)) != "fio" {
+			continue
+		}
+		if cwd, err := os.Readlink(p + "/cwd"); err == nil && cwd == abs {
+			if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
 }

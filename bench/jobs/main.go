@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/engine"
-	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
@@ -127,11 +126,8 @@ func runFio(path, work string) (*fio.Output, bool) {
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	out, err := fio.Runner{Cmder: execx.Local{}, Dir: dir}.RunFile(ctx, path, nil)
-	if err != nil {
-		return nil, false
-	}
-	return &out.Final, true
+	out, err := fio.RunBare(ctx, dir, path)
+	return out, err == nil
 }
 
 type quiet struct{}

@@ -75,11 +75,8 @@ func runFio(t *testing.T, path string) (*fio.Output, bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	out, err := fio.Runner{Cmder: execx.Local{}, Dir: t.TempDir()}.RunFile(ctx, path, nil)
-	if err != nil {
-		return nil, false
-	}
-	return &out.Final, true
+	out, err := fio.RunBare(ctx, t.TempDir(), path)
+	return out, err == nil
 }
 
 var devPath = regexp.MustCompile(`/dev/[A-Za-z0-9_./-]+`)

@@ -1,9 +1,17 @@
 package fio
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // placement are the options that say where files go, which storbench may
@@ -112,4 +120,48 @@ func Shorten(text []byte, runtime string, size string) []byte {
 		b.WriteString(caps)
 	}
 	return []byte(b.String())
+}
+
+// RunBare runs fio on a job file on this host as a user would (the
+// reference storbench is compared with), in dir, and returns its JSON.
+// fio forks its jobs into sessions of their own, so when ctx ends RunBare
+// kills fio and then every fio process still working in dir: a job that
+// never stops (fio 3.33 with io_submit_mode=offload, a multicast job
+// waiting for peers) leaves nothing running. dir must be the caller's own.
+func RunBare(ctx context.Context, dir, path string) (*Output, error) {
+	cmd := exec.CommandContext(ctx, "fio", "--output-format=json", path)
+	cmd.Dir = dir
+	cmd.WaitDelay = 2 * time.Second
+	raw, err := cmd.Output()
+	if ctx.Err() != nil {
+		killFioIn(dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fio %s: %w", path, err)
+	}
+	var out Output
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("fio %s: %w", path, err)
+	}
+	return &out, nil
+}
+
+// killFioIn kills the fio processes whose working directory is dir.
+func killFioIn(dir string) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		comm, err := os.ReadFile(p + "/comm")
+		if err != nil || strings.TrimSpace(string(comm)) != "fio" {
+			continue
+		}
+		if cwd, err := os.Readlink(p + "/cwd"); err == nil && cwd == abs {
+			if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
 }

@@ -227,6 +227,11 @@ stonewall
 		t.Error("directions missing")
 	}
 	assertEmptyDir(t, target)
+	// show says what ran, in fio's words, and does not call it imported.
+	show := storbench(t, db, "show", got.Run.ID)
+	if !strings.Contains(show.stdout, "What ran") || !strings.Contains(show.stdout, "rw=write") || strings.Contains(show.stdout, "As imported") {
+		t.Errorf("show of a raw job:\n%s", show.stdout)
+	}
 }
 
 func TestInvalidSuiteIsAUsageErrorAndStoresNothing(t *testing.T) {

@@ -119,6 +119,9 @@ func ResultsTable(w io.Writer, results []result.Result) error {
 	for _, r := range failed {
 		fmt.Fprintf(w, "FAILED %s: %s\n", Terminal(r.Workload), Terminal(r.Error))
 	}
+	if err := whatRan(w, results); err != nil {
+		return err
+	}
 	if err := asImported(w, results); err != nil {
 		return err
 	}
@@ -193,12 +196,38 @@ func orDash(v float64, format func(float64) string) string {
 	return format(v)
 }
 
+// measuredHere reports whether storbench ran the workload itself (its
+// engine labels every such result with the kind of target), as opposed to
+// reading it from another tool's output.
+func measuredHere(r result.Result) bool { return r.Labels["target_kind"] != "" }
+
+// whatRan lists, for results of the user's own fio job files, the job and
+// the options fio reported it ran with.
+func whatRan(w io.Writer, results []result.Result) error {
+	first := true
+	for _, r := range results {
+		if !measuredHere(r) || r.Method == "" {
+			continue
+		}
+		if first {
+			if _, err := fmt.Fprintln(w, "\nWhat ran (fio's own report of each job's options):"); err != nil {
+				return err
+			}
+			first = false
+		}
+		if _, err := fmt.Fprintf(w, "  %s on %s: %s\n", Terminal(r.Workload), Terminal(r.Target), Terminal(r.Method)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // asImported shows imported figures again in the units their source used,
 // with the method that produced them.
 func asImported(w io.Writer, results []result.Result) error {
 	first := true
 	for _, r := range results {
-		if len(r.DisplayUnits) == 0 && r.Method == "" {
+		if measuredHere(r) || (len(r.DisplayUnits) == 0 && r.Method == "") {
 			continue
 		}
 		if first {

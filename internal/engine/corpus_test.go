@@ -274,7 +274,7 @@ func absoluteFiles(path string) []string {
 	for _, s := range jf.Sections {
 		for _, l := range s.Lines {
 			if l.Key() == "filename" {
-				for _, p := range safety.SplitFileList(l.Value()) {
+				for _, p := range fio.SplitList(l.Value()) {
 					if strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "/dev/") {
 						out = append(out, p)
 					}

@@ -509,7 +509,7 @@ func (f *JobFile) Relocate(isDevice func(path string) bool) []JobLine {
 			v := l.Value()
 			var parts []string
 			moved := false
-			for _, p := range splitList(v) {
+			for _, p := range SplitList(v) {
 				keep := !strings.HasPrefix(p, "/") || isDevice(p) ||
 					key == "directory" && (p == "/dev" || strings.HasPrefix(p, "/dev/"))
 				if !keep {
@@ -532,9 +532,10 @@ func (f *JobFile) Relocate(isDevice func(path string) bool) []JobLine {
 	return changed
 }
 
-// splitList splits fio's colon-separated lists: "\:" is a colon in a name,
-// empty entries are skipped (options.c get_next_str).
-func splitList(s string) []string {
+// SplitList splits fio's colon-separated lists (filename, directory): "\:"
+// is a colon inside a name, empty entries are skipped (options.c
+// get_next_str).
+func SplitList(s string) []string {
 	var out []string
 	var cur strings.Builder
 	for i := 0; i < len(s); i++ {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/storbench/storbench/internal/fio"
 )
 
 // PathKind is what a path is where fio runs.
@@ -309,7 +311,7 @@ func (c JobCheck) judgeJob(ctx context.Context, j FioJob) ([]Touch, error) {
 	}
 	dirs := []string{""}
 	if d, ok := o["directory"]; ok && d != "" {
-		dirs = SplitFileList(d)
+		dirs = fio.SplitList(d)
 	}
 	join := func(dir, name string) string {
 		if dir == "" {
@@ -319,7 +321,7 @@ func (c JobCheck) judgeJob(ctx context.Context, j FioJob) ([]Touch, error) {
 		return dir + "/" + name
 	}
 	if names, ok := o["filename"]; ok && names != "" {
-		for _, n := range SplitFileList(names) {
+		for _, n := range fio.SplitList(names) {
 			if n == "-" {
 				return nil, refuse("filename", "\"-\" is fio's standard input or output")
 			}
@@ -407,32 +409,6 @@ func (c JobCheck) classify(ctx context.Context, job, path string) (Touch, error)
 	}
 	t.Kind = kind
 	return t, nil
-}
-
-// SplitFileList splits fio's colon-separated lists (filename, directory):
-// "\:" is a colon inside a name, empty entries are skipped (options.c
-// get_next_str).
-func SplitFileList(s string) []string {
-	var out []string
-	var cur strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '\\' && i+1 < len(s) && s[i+1] == ':':
-			cur.WriteByte(':')
-			i++
-		case s[i] == ':':
-			if cur.Len() > 0 {
-				out = append(out, cur.String())
-			}
-			cur.Reset()
-		default:
-			cur.WriteByte(s[i])
-		}
-	}
-	if cur.Len() > 0 {
-		out = append(out, cur.String())
-	}
-	return out
 }
 
 func sortedKeys(m map[string]bool) []string {

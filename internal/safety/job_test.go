@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/storbench/storbench/internal/fio"
 )
 
 // stubFacts answers for one blank device; stubStat knows a few paths.
@@ -118,7 +120,7 @@ func TestJudgeRemote(t *testing.T) {
 	}
 }
 
-func TestSplitFileList(t *testing.T) {
+func TestFioSplitList(t *testing.T) {
 	cases := map[string][]string{
 		"a":          {"a"},
 		"a:b":        {"a", "b"},
@@ -127,7 +129,7 @@ func TestSplitFileList(t *testing.T) {
 		"/dev/x:rel": {"/dev/x", "rel"},
 	}
 	for in, want := range cases {
-		if got := SplitFileList(in); !reflect.DeepEqual(got, want) {
+		if got := fio.SplitList(in); !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: got %q, want %q", in, got, want)
 		}
 	}

@@ -302,7 +302,7 @@ func TestConsistencyFlags(t *testing.T) {
 // A half-read number is never stored: an iozone row cut inside a figure
 // (the 67,584 B/s instead of 6.7 GB/s) is left out.
 func TestCutRowNotStored(t *testing.T) {
-	data := corpusFile(t, "iozone2csv-iozone.out")
+	data := corpusFile(t, "iozone2csv-iozone.out.txt")
 	i := bytes.Index(data, []byte("5169375"))
 	cut := data[:i+2] // "51"
 	f, err := Parse("cut.out", cut, Options{})

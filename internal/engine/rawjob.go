@@ -317,7 +317,7 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 			// The last guard, as for a device target: the devices a job
 			// writes are held open exclusively until the run is over.
 			var hs []*safety.Hold
-			hs, err = claimWritten(ctx, plan.Policy, j.Verdict)
+			hs, err = claimWritten(ctx, plan.Policy, j.Verdict, heldByTarget(p))
 			holds = append(holds, hs...)
 			if err != nil {
 				break
@@ -441,16 +441,33 @@ func ranWith(path string, global map[string]string, j fio.JobResult) string {
 	return fmt.Sprintf("fio job file %s, group %d: %s", path, j.GroupID, rd.String())
 }
 
+// heldByTarget is the device a prepared device target already holds
+// exclusively for the run (resolved), or "".
+func heldByTarget(p *runner.Prepared) string {
+	if p.Kind != "device" {
+		return ""
+	}
+	return resolved(p.File.Name)
+}
+
+func resolved(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
+}
+
 // claimWritten claims, on this host, every block device outside storbench's
-// own files that the judged jobs write.
-func claimWritten(ctx context.Context, policy safety.Policy, v *safety.JobVerdict) ([]*safety.Hold, error) {
+// own files that the judged jobs write, except the one the target already
+// holds.
+func claimWritten(ctx context.Context, policy safety.Policy, v *safety.JobVerdict, held string) ([]*safety.Hold, error) {
 	if v == nil {
 		return nil, nil
 	}
 	writers := map[string][]string{}
 	var devices []string
 	for _, t := range v.Touches {
-		if t.Kind != safety.PathBlock || !t.Writes || t.Own {
+		if t.Kind != safety.PathBlock || !t.Writes || t.Own || (held != "" && resolved(t.Path) == held) {
 			continue
 		}
 		if _, seen := writers[t.Path]; !seen {

@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -249,17 +252,30 @@ func workDir(ctx context.Context, p *runner.Prepared, local bool) (string, func(
 	if p.Dir != "" {
 		return p.Dir, func(context.Context) error { return nil }, nil
 	}
-	mk := p.Cmder.Command(ctx, "mktemp", "-d", "-t", "storbench-job.XXXXXXXX")
-	if !local {
-		mk = p.Cmder.Command(ctx, "sh", "-c", `mktemp -d "$PWD/storbench-job.XXXXXXXX"`)
-	}
-	out, err := execx.Output(mk)
-	if err != nil {
-		return "", nil, fmt.Errorf("target %s: creating a work directory: %w", p.Name, err)
-	}
-	dir := strings.TrimSpace(string(out))
-	if !filepath.IsAbs(dir) {
-		return "", nil, fmt.Errorf("target %s: mktemp printed %q", p.Name, dir)
+	var dir string
+	if local {
+		d, err := os.MkdirTemp("", "storbench-job.")
+		if err != nil {
+			return "", nil, fmt.Errorf("target %s: creating a work directory: %w", p.Name, err)
+		}
+		dir = d
+	} else {
+		// Where fio runs there may be no mktemp (a minimal fio image has sh,
+		// mkdir and rm): storbench names the directory itself, and mkdir
+		// without -p fails rather than reuse one that exists.
+		var b [6]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", nil, err
+		}
+		mk := p.Cmder.Command(ctx, "sh", "-c", `mkdir -m 700 -- "$PWD/$1" && echo "$PWD/$1"`, "sh", "storbench-job."+hex.EncodeToString(b[:]))
+		out, err := execx.Output(mk)
+		if err != nil {
+			return "", nil, fmt.Errorf("target %s: creating a work directory: %w", p.Name, err)
+		}
+		dir = strings.TrimSpace(string(out))
+		if !filepath.IsAbs(dir) {
+			return "", nil, fmt.Errorf("target %s: the work directory %q is not absolute", p.Name, dir)
+		}
 	}
 	return dir, func(ctx context.Context) error {
 		if err := p.Cmder.Command(ctx, "rm", "-rf", "--", dir).Run(); err != nil {

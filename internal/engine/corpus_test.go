@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/local"
 	"github.com/storbench/storbench/internal/safety"
@@ -30,9 +32,30 @@ var refusedExamples = map[string]string{
 	"netio_multicast.fio": "ioengine=net",
 }
 
+// hangingExamples are fio examples that fio 3.33 itself runs to the end in
+// only some tries: with io_submit_mode=offload its submission thread and the
+// job deadlock at exit in about half the runs, bare fio included (measured:
+// 4 of 10 bare runs and 11 of 15 with --status-interval hung until killed).
+// A hang is fio's, not storbench's, so these are not compared; storbench
+// must still stop such a fio on its deadline and leave nothing behind,
+// which TestHungFioStopsOnDeadline checks.
+var hangingExamples = map[string]string{
+	"fixed-rate-submission.fio":   "io_submit_mode=offload",
+	"poisson-rate-submission.fio": "io_submit_mode=offload",
+}
+
+// rawDeadline bounds one example's run under storbench: every example is
+// shortened to 300ms of I/O, so a run this long is a hang.
+const rawDeadline = 90 * time.Second
+
 // runRaw runs a job file through the engine on a new directory target and
 // returns fio's JSON as storbench stored it.
 func runRaw(t *testing.T, path string, policy safety.Policy) (*fio.Output, error) {
+	t.Helper()
+	return runRawWithin(t, path, policy, rawDeadline)
+}
+
+func runRawWithin(t *testing.T, path string, policy safety.Policy, deadline time.Duration) (*fio.Output, error) {
 	t.Helper()
 	jf, err := fio.ReadJobFile(path, fio.ReadOptions{})
 	if err != nil {
@@ -44,7 +67,9 @@ func runRaw(t *testing.T, path string, policy safety.Policy) (*fio.Output, error
 	}
 	defer st.Close()
 	target := t.TempDir()
-	run, err := (&Engine{Store: st, Observer: &notes{}}).Run(context.Background(), Plan{
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	run, err := (&Engine{Store: st, Observer: &notes{}}).Run(ctx, Plan{
 		RawJob: &RawJob{Path: path, File: jf}, Policy: policy, Targets: []runner.Target{local.NewTarget(target, local.Options{})},
 	})
 	if ents, _ := os.ReadDir(target); len(ents) != 0 {
@@ -111,6 +136,10 @@ func TestFioExamplesRunAsFioRunsThem(t *testing.T) {
 		name := filepath.Base(f)
 		if namesDevice(f) {
 			continue // TestFioExamplesOnDevicesRefused
+		}
+		if why, ok := hangingExamples[name]; ok {
+			t.Logf("%s: not compared, fio itself hangs in some runs (%s)", name, why)
+			continue
 		}
 		text, err := os.ReadFile(f)
 		if err != nil {
@@ -283,4 +312,49 @@ func absoluteFiles(path string) []string {
 		}
 	}
 	return out
+}
+
+// A fio that hangs and ignores SIGTERM (fio 3.33 with io_submit_mode=offload
+// deadlocks at exit in about half its runs) is stopped on the caller's
+// deadline: the run ends within the deadline plus the stop grace, no fio
+// process is left below storbench, and the target is empty (runRawWithin
+// checks). Tries until one run hangs, at most three.
+func TestHungFioStopsOnDeadline(t *testing.T) {
+	testenv.Fio(t)
+	text, err := os.ReadFile(filepath.Join(corpusDir, "fio-examples", "poisson-rate-submission.fio"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(t.TempDir(), "offload.fio")
+	if err := os.WriteFile(short, fio.Shorten(text, "300ms", "16m"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const deadline = 12 * time.Second
+	hung := 0
+	for try := 1; try <= 3 && hung == 0; try++ {
+		start := time.Now()
+		_, runErr := runRawWithin(t, short, safety.Policy{}, deadline)
+		took := time.Since(start)
+		if limit := deadline + execx.StopGrace + 5*time.Second; took > limit {
+			t.Fatalf("try %d: the run ended after %v, over the deadline plus the stop grace (%v)", try, took.Round(time.Millisecond), limit)
+		}
+		if runErr != nil {
+			if took < deadline {
+				t.Fatalf("try %d: failed before the deadline, not a hang: %v", try, runErr)
+			}
+			hung++
+		}
+		below, err := proc.Reader{}.Descendants(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range below {
+			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p.PID))
+			if strings.TrimSpace(string(comm)) == "fio" && p.State != "Z" {
+				t.Fatalf("try %d: fio pid %d is still running below the test after the run ended", try, p.PID)
+			}
+		}
+		t.Logf("try %d: ended in %v, err %v", try, took.Round(time.Millisecond), runErr)
+	}
+	t.Logf("%d of the tries hung in fio and were stopped on the deadline", hung)
 }

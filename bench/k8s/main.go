@@ -177,7 +177,7 @@ func run(n int, rounds string) error {
 		if _, seen := skews[x.Workload]; !seen {
 			order = append(order, x.Workload)
 		}
-		skews[x.Workload] = x.Labels[engine.LabelStartSkew]
+		skews[x.Workload] = result.LabelStartSkew.Of(x.Labels)
 	}
 	if os.Getenv("BENCH_DEBUG") != "" {
 		for _, x := range res {

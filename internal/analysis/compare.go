@@ -684,7 +684,7 @@ func targetKeys(figs []result.Figures) []string {
 	split := map[string]bool{}
 	for i := range figs {
 		f := &figs[i]
-		h := f.Labels["hostname"]
+		h := result.LabelHostname.Of(f.Labels)
 		if hosts[f.Target] == nil {
 			hosts[f.Target] = map[string]bool{}
 		}
@@ -701,7 +701,7 @@ func targetKeys(figs []result.Figures) []string {
 	keys := make([]string, len(figs))
 	for i := range figs {
 		f := &figs[i]
-		h := f.Labels["hostname"]
+		h := result.LabelHostname.Of(f.Labels)
 		k := f.Target
 		if len(hosts[f.Target]) > 1 && h != "" {
 			k = h + ":" + k

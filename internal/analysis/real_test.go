@@ -153,7 +153,7 @@ func TestRealCPUBound(t *testing.T) {
 	}
 	figs := measure(t, st, diskDir(t), "{name: rand-read-4k-qd1, rw: randread, bs: 4KiB, size: 32MiB, runtime: 3s}", nil, true)
 	stop.Store(true)
-	if idle := figs[0].Labels[result.LabelCPUIdle]; idle == "" {
+	if idle := result.LabelCPUIdle.Of(figs[0].Labels); idle == "" {
 		t.Fatalf("no CPU idle recorded: labels %v", figs[0].Labels)
 	}
 	c, err := analysis.Compare(figs, analysis.Options{})
@@ -161,6 +161,6 @@ func TestRealCPUBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := rules(c, analysis.RuleCPUBound); len(got) != 1 || !strings.Contains(got[0].Text, "measures the CPU") {
-		t.Fatalf("cpu-bound: %+v, idle %s%%", c.Sanity, figs[0].Labels[result.LabelCPUIdle])
+		t.Fatalf("cpu-bound: %+v, idle %s%%", c.Sanity, result.LabelCPUIdle.Of(figs[0].Labels))
 	}
 }

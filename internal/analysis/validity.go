@@ -109,31 +109,31 @@ func (m *markSet) add(k seriesKey, f *result.Figures) {
 		m.order = append(m.order, k)
 	}
 	l := f.Labels
-	if st := l[result.LabelSteadyState]; st != "" {
+	if st := result.LabelSteadyState.Of(l); st != "" {
 		s.runs++
 		if st != "reached" {
 			s.notReached++
-			if d, err := time.ParseDuration(l[result.LabelSteadyStateAfter]); err == nil && d > s.longest {
+			if d, err := time.ParseDuration(result.LabelSteadyStateAfter.Of(l)); err == nil && d > s.longest {
 				s.longest = d
 			}
 		}
 	}
-	if v := l[result.LabelCacheRisk]; v != "" {
+	if v := result.LabelCacheRisk.Of(l); v != "" {
 		s.cache = v
 	}
-	if v := l[result.LabelPrecondition]; v != "" {
+	if v := result.LabelPrecondition.Of(l); v != "" {
 		s.precondition = v
 	}
-	if v, err := strconv.ParseFloat(l[result.LabelCPUIdle], 64); err == nil {
+	if v, err := strconv.ParseFloat(result.LabelCPUIdle.Of(l), 64); err == nil {
 		s.idle = append(s.idle, v)
 	}
-	at, err1 := strconv.ParseInt(l[result.LabelCliffAtBytes], 10, 64)
-	before, err2 := strconv.ParseFloat(l[result.LabelCliffBeforeBPS], 64)
-	after, err3 := strconv.ParseFloat(l[result.LabelCliffAfterBPS], 64)
+	at, err1 := strconv.ParseInt(result.LabelCliffAtBytes.Of(l), 10, 64)
+	before, err2 := strconv.ParseFloat(result.LabelCliffBeforeBPS.Of(l), 64)
+	after, err3 := strconv.ParseFloat(result.LabelCliffAfterBPS.Of(l), 64)
 	if err1 == nil && err2 == nil && err3 == nil {
 		s.cliff = &Cliff{Target: k.target, Round: k.round, Workload: k.workload, Found: true, AtBytes: at,
 			BeforeBytesPerSec: before, AfterBytesPerSec: after, Text: CliffText(at, before, after)}
-	} else if v, err := strconv.ParseFloat(l[result.LabelSustainedBPS], 64); err == nil && s.cliff == nil {
+	} else if v, err := strconv.ParseFloat(result.LabelSustainedBPS.Of(l), 64); err == nil && s.cliff == nil {
 		s.cliff = &Cliff{Target: k.target, Round: k.round, Workload: k.workload, AfterBytesPerSec: v,
 			Text: fmt.Sprintf("no cliff: %s throughout", units.MBps(v))}
 	}
@@ -212,7 +212,7 @@ func (c *Comparison) cpuRule(m *markSet) {
 func (c *Comparison) sanity() {
 	versions := map[string][]string{}
 	for _, e := range c.Environments {
-		if v := e.Labels["fio_version"]; v != "" {
+		if v := result.LabelFioVersion.Of(e.Labels); v != "" {
 			versions[v] = append(versions[v], e.Target)
 		}
 	}

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,13 +9,13 @@ import (
 )
 
 // labelled adds labels to a figure.
-func labelled(f result.Figures, kv ...string) result.Figures {
+func labelled(f result.Figures, kv ...any) result.Figures {
 	l := map[string]string{}
 	for k, v := range f.Labels {
 		l[k] = v
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
-		l[kv[i]] = kv[i+1]
+		l[fmt.Sprint(kv[i])] = fmt.Sprint(kv[i+1])
 	}
 	f.Labels = l
 	return f

@@ -14,10 +14,9 @@ import (
 	"github.com/storbench/storbench/internal/units"
 )
 
-// Labels set by the engine on contention results.
+// The values of result.LabelContention, set by the engine on contention
+// results.
 const (
-	LabelRole  = "contention"
-	LabelProbe = "probe"
 	RoleAlone  = "alone"
 	RoleLoaded = "loaded"
 	RoleNoise  = "noise"
@@ -81,16 +80,16 @@ func Reports(rs []result.Result) []Report {
 	groups := map[key]*trio{}
 	for i := range rs {
 		r := &rs[i]
-		if r.Round != result.RoundContention || r.Status == result.StatusFailed && r.Labels[LabelRole] != RoleNoise {
+		if r.Round != result.RoundContention || r.Status == result.StatusFailed && result.LabelContention.Of(r.Labels) != RoleNoise {
 			continue
 		}
-		k := key{r.Target, r.Labels[LabelProbe], r.Repetition}
+		k := key{r.Target, result.LabelProbe.Of(r.Labels), r.Repetition}
 		g := groups[k]
 		if g == nil {
 			g = &trio{}
 			groups[k] = g
 		}
-		switch r.Labels[LabelRole] {
+		switch result.LabelContention.Of(r.Labels) {
 		case RoleAlone:
 			g.alone = r
 		case RoleLoaded:

@@ -45,7 +45,7 @@ func TestShareOver(t *testing.T) {
 
 func probe(role string, sync result.Latency) result.Result {
 	return result.Result{Target: "/mnt/ssd", Round: result.RoundContention, Repetition: 1, Workload: "etcd-fdatasync",
-		Status: result.StatusComplete, Labels: map[string]string{LabelRole: role, LabelProbe: "etcd-fdatasync"},
+		Status: result.StatusComplete, Labels: map[string]string{string(result.LabelContention): role, string(result.LabelProbe): "etcd-fdatasync"},
 		Write: &result.Direction{IOPS: 400, TotalIOs: 1000, Completion: dist(time.Millisecond, 50.0, 20*time.Microsecond, 99.0, 80*time.Microsecond)},
 		Sync:  &sync}
 }
@@ -57,7 +57,7 @@ func TestReportsVerdict(t *testing.T) {
 	loaded.Workload += "+bulk-write"
 	loaded.Bottleneck = &result.Attribution{LimitedBy: "device", Evidence: "device sda 100% utilised"}
 	noise := result.Result{Target: "/mnt/ssd", Round: result.RoundContention, Repetition: 1, Workload: "bulk-write-1m-qd16",
-		Status: result.StatusComplete, Labels: map[string]string{LabelRole: RoleNoise, LabelProbe: "etcd-fdatasync"},
+		Status: result.StatusComplete, Labels: map[string]string{string(result.LabelContention): RoleNoise, string(result.LabelProbe): "etcd-fdatasync"},
 		Write: &result.Direction{BytesPerSec: 312e6, IOPS: 297, TotalIOs: 3000}}
 	isolated := probe(RoleAlone, dist(ms, 99.0, ms))
 	isolated.Round = result.RoundIsolated // not part of the round

@@ -208,9 +208,11 @@ func (e *Engine) runContention(ctx context.Context, run *result.Run, plan Plan, 
 	}
 	expected := time.Duration(probe.Ramp) + time.Duration(probe.Runtime)
 	with := func(role string) map[string]string {
-		l := map[string]string{contention.LabelRole: role, contention.LabelProbe: probe.Name}
+		l := map[string]string{}
+		result.LabelContention.Set(l, role)
+		result.LabelProbe.Set(l, probe.Name)
 		if place.name != p.Name {
-			l["noise_target"] = place.name // part of the conditions
+			result.LabelNoiseTarget.Set(l, place.name) // part of the conditions
 		}
 		for k, v := range labels {
 			l[k] = v

@@ -97,10 +97,10 @@ func TestContentionRoundRealFio(t *testing.T) {
 	}
 	byRole := map[string]result.Result{}
 	for _, r := range rs {
-		if r.Round != result.RoundContention || r.Labels["probe"] != "etcd-fdatasync" {
+		if r.Round != result.RoundContention || result.LabelProbe.Of(r.Labels) != "etcd-fdatasync" {
 			t.Errorf("%s: round %s labels %v", r.Workload, r.Round, r.Labels)
 		}
-		byRole[r.Labels[contention.LabelRole]] = r
+		byRole[result.LabelContention.Of(r.Labels)] = r
 	}
 	alone, loaded, noise := byRole[contention.RoleAlone], byRole[contention.RoleLoaded], byRole[contention.RoleNoise]
 	if len(rs) != 3 || alone.Workload != "etcd-fdatasync" || loaded.Workload != "etcd-fdatasync+bulk-write" || noise.Workload != NoiseName {
@@ -199,7 +199,7 @@ func TestContentionInterruptedCleansUp(t *testing.T) {
 		t.Errorf("stored run %+v %v", got, err)
 	}
 	rs, _ := st.Results(context.Background(), store.ResultFilter{RunIDs: []string{run.ID}})
-	if len(rs) != 1 || rs[0].Labels[contention.LabelRole] != contention.RoleAlone || rs[0].Labels["noise_target"] != noiseDir {
+	if len(rs) != 1 || result.LabelContention.Of(rs[0].Labels) != contention.RoleAlone || result.LabelNoiseTarget.Of(rs[0].Labels) != noiseDir {
 		t.Errorf("results after interrupt: %+v", rs)
 	}
 }
@@ -258,7 +258,7 @@ func TestContentionOnDevice(t *testing.T) {
 		t.Fatalf("%d results, %v", len(rs), err)
 	}
 	for _, r := range rs {
-		switch r.Labels[contention.LabelRole] {
+		switch result.LabelContention.Of(r.Labels) {
 		case contention.RoleNoise:
 			raw, err := st.RawFioJSON(context.Background(), r.ID)
 			if err != nil {

@@ -131,7 +131,7 @@ func (e *Engine) Run(ctx context.Context, plan Plan) (*result.Run, error) {
 		Status:  result.StatusRunning,
 		Started: now(),
 		Source:  "storbench",
-		Labels:  map[string]string{"storbench_version": version.Version},
+		Labels:  map[string]string{string(result.LabelStorbenchVersion): version.Version},
 	}
 	for k, v := range plan.Labels {
 		run.Labels[k] = v
@@ -243,7 +243,9 @@ func (e *Engine) runTarget(ctx context.Context, run *result.Run, plan Plan, t ru
 		e.recordTargetFailure(ctx, run, plan, t.Name(), err)
 		return []error{err}
 	}
-	labels := map[string]string{"fio_version": fioVersion, "target_kind": p.Kind}
+	labels := map[string]string{}
+	result.LabelFioVersion.Set(labels, fioVersion)
+	result.LabelTargetKind.Set(labels, p.Kind)
 	for k, v := range p.Labels {
 		labels[k] = v
 	}
@@ -251,9 +253,9 @@ func (e *Engine) runTarget(ctx context.Context, run *result.Run, plan Plan, t ru
 		labels[k] = v
 	}
 	// Host-wide labels of the first target describe the run too.
-	for _, k := range []string{"hostname", "kernel", "arch", "cpu_model", "fio_version"} {
-		if _, set := run.Labels[k]; !set && labels[k] != "" {
-			run.Labels[k] = labels[k]
+	for _, k := range result.HostLabels {
+		if _, set := k.In(run.Labels); !set && k.Of(labels) != "" {
+			k.Set(run.Labels, k.Of(labels))
 		}
 	}
 

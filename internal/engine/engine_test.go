@@ -154,7 +154,7 @@ func TestFallsBackToPsyncWithANotice(t *testing.T) {
 	if err != nil || len(rs) != 2 {
 		t.Fatalf("%d results, %v", len(rs), err)
 	}
-	if rs[0].Labels["storage"] != "x" || rs[0].Labels["device"] != "fake0" || rs[0].Labels["fio_version"] != "fio-3.33" {
+	if rs[0].Labels["storage"] != "x" || result.LabelDevice.Of(rs[0].Labels) != "fake0" || result.LabelFioVersion.Of(rs[0].Labels) != "fio-3.33" {
 		t.Errorf("labels %v", rs[0].Labels)
 	}
 	if rawOut, err := st.RawFioJSON(context.Background(), rs[0].ID); err != nil || !strings.Contains(string(rawOut), `"fio version"`) {

@@ -87,14 +87,14 @@ type measurer struct {
 }
 
 func (e *Engine) newMeasurer(ctx context.Context, plan Plan, p *runner.Prepared, fr fio.Runner, eng string, labels map[string]string) *measurer {
-	m := &measurer{e: e, plan: plan, p: p, fr: fr, eng: eng, remote: remoteFS[labels["fs_type"]]}
+	m := &measurer{e: e, plan: plan, p: p, fr: fr, eng: eng, remote: remoteFS[result.LabelFSType.Of(labels)]}
 	// A runner (or the user) that knows better names the memory in front
 	// of the storage: a node's, a remote host's, a NAS server's.
-	if v := labels[result.LabelMemBytes]; v != "" {
+	if v := result.LabelMemBytes.Of(labels); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
 			m.cache, m.cacheSource = n, "memory (label mem_bytes)"
-			if p.Kind == "kubernetes" && labels["node"] != "" {
-				m.cacheSource = "memory of node " + labels["node"]
+			if p.Kind == "kubernetes" && result.LabelNode.Of(labels) != "" {
+				m.cacheSource = "memory of node " + result.LabelNode.Of(labels)
 			}
 			return m
 		}
@@ -111,7 +111,7 @@ func (e *Engine) newMeasurer(ctx context.Context, plan Plan, p *runner.Prepared,
 		return m
 	}
 	m.cacheSource = "host RAM"
-	if h := labels["hostname"]; h != "" {
+	if h := result.LabelHostname.Of(labels); h != "" {
 		m.cacheSource = "RAM of " + h
 	}
 	return m
@@ -204,25 +204,25 @@ func (m *measurer) annotate(ctx context.Context, w *spec.Workload, dropped bool,
 		r.Labels = map[string]string{}
 	}
 	if ss := r.SteadyState; ss != nil {
-		r.Labels[result.LabelSteadyState] = "not_reached"
+		result.LabelSteadyState.Set(r.Labels, "not_reached")
 		if ss.Reached {
-			r.Labels[result.LabelSteadyState] = "reached"
+			result.LabelSteadyState.Set(r.Labels, "reached")
 		}
-		r.Labels[result.LabelSteadyStateAfter] = ss.After.Round(time.Millisecond).String()
+		result.LabelSteadyStateAfter.Set(r.Labels, ss.After.Round(time.Millisecond).String())
 	}
 	if busy, ok := r.Telemetry.Stat(result.SeriesCPUBusy); ok {
-		r.Labels[result.LabelCPUIdle] = strconv.FormatFloat(math.Max(0, 100-busy.Mean), 'f', 0, 64)
+		result.LabelCPUIdle.Set(r.Labels, strconv.FormatFloat(math.Max(0, 100-busy.Mean), 'f', 0, 64))
 	}
 	if m.precondition != nil {
 		r.Precondition = m.precondition
-		r.Labels[result.LabelPrecondition] = fmt.Sprintf("2x sequential, %s each", units.Bytes(m.precondition.Bytes))
+		result.LabelPrecondition.Set(r.Labels, fmt.Sprintf("2x sequential, %s each", units.Bytes(m.precondition.Bytes)))
 	}
 	if w == nil {
 		return
 	}
 	if w.CacheProne() && m.cache > 0 && m.span(w) <= m.cache {
 		r.CacheRisk = &result.CacheRisk{SpanBytes: m.span(w), CacheBytes: m.cache, CacheSource: m.cacheSource, Dropped: dropped, Remote: m.remote}
-		r.Labels[result.LabelCacheRisk] = CacheRiskText(r.CacheRisk)
+		result.LabelCacheRisk.Set(r.Labels, CacheRiskText(r.CacheRisk))
 	}
 	if w.BandwidthLog > 0 && w.Writes() {
 		if err := m.findCliff(ctx, w, logDir, r); err != nil {
@@ -271,11 +271,11 @@ func (m *measurer) findCliff(ctx context.Context, w *spec.Workload, dir string, 
 	a := cliff.Find(cliff.FromLog(fio.MergeBandwidthLogs(logs)), m.plan.Measurement.Cliff)
 	if a.Cliff != nil {
 		r.WriteCliff = a.Cliff
-		r.Labels[result.LabelCliffAtBytes] = strconv.FormatInt(a.Cliff.AtBytes, 10)
-		r.Labels[result.LabelCliffBeforeBPS] = strconv.FormatFloat(a.Cliff.BeforeBytesPerSec, 'f', 0, 64)
-		r.Labels[result.LabelCliffAfterBPS] = strconv.FormatFloat(a.Cliff.AfterBytesPerSec, 'f', 0, 64)
+		result.LabelCliffAtBytes.Set(r.Labels, strconv.FormatInt(a.Cliff.AtBytes, 10))
+		result.LabelCliffBeforeBPS.Set(r.Labels, strconv.FormatFloat(a.Cliff.BeforeBytesPerSec, 'f', 0, 64))
+		result.LabelCliffAfterBPS.Set(r.Labels, strconv.FormatFloat(a.Cliff.AfterBytesPerSec, 'f', 0, 64))
 	} else if a.MeanBytesPerSec > 0 {
-		r.Labels[result.LabelSustainedBPS] = strconv.FormatFloat(a.MeanBytesPerSec, 'f', 0, 64)
+		result.LabelSustainedBPS.Set(r.Labels, strconv.FormatFloat(a.MeanBytesPerSec, 'f', 0, 64))
 	}
 	return errors.Join(errs...)
 }
@@ -355,7 +355,7 @@ func (e *Engine) runSteps(ctx context.Context, run *result.Run, plan Plan, p *ru
 					iops[i] = append(iops[i], v)
 				}
 				if pr := Precision(iops[i]); !math.IsInf(pr, 1) {
-					r.Labels[result.LabelRepeatPrecision] = strconv.FormatFloat(pr*100, 'f', 1, 64)
+					result.LabelRepeatPrecision.Set(r.Labels, strconv.FormatFloat(pr*100, 'f', 1, 64))
 				}
 			}
 			srun := fr

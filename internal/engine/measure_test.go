@@ -73,12 +73,12 @@ func untilStable(t *testing.T, path string) {
 		t.Fatalf("%d results", len(rs))
 	}
 	r := rs[0]
-	if r.SteadyState == nil || !r.SteadyState.Reached || r.Labels[result.LabelSteadyState] != "reached" {
+	if r.SteadyState == nil || !r.SteadyState.Reached || result.LabelSteadyState.Of(r.Labels) != "reached" {
 		t.Fatalf("steady state %+v, labels %v", r.SteadyState, r.Labels)
 	}
-	after, err := time.ParseDuration(r.Labels[result.LabelSteadyStateAfter])
+	after, err := time.ParseDuration(result.LabelSteadyStateAfter.Of(r.Labels))
 	if err != nil || after < 3*time.Second || after > 15*time.Second || after != r.SteadyState.After.Round(time.Millisecond) {
-		t.Errorf("after %q (%v), recorded %s", r.Labels[result.LabelSteadyStateAfter], err, r.SteadyState.After)
+		t.Errorf("after %q (%v), recorded %s", result.LabelSteadyStateAfter.Of(r.Labels), err, r.SteadyState.After)
 	}
 }
 
@@ -103,7 +103,7 @@ func TestRepeatAutoStopsAtPrecision(t *testing.T) {
 		}
 	}
 	final := Precision(iops)
-	if got := rs[n-1].Labels[result.LabelRepeatPrecision]; got != strconv.FormatFloat(final*100, 'f', 1, 64) {
+	if got := result.LabelRepeatPrecision.Of(rs[n-1].Labels); got != strconv.FormatFloat(final*100, 'f', 1, 64) {
 		t.Errorf("last result says precision %q, the stored figures give %.1f%%", got, final*100)
 	}
 	if n < 8 && final > target {
@@ -132,7 +132,7 @@ func TestPrecision(t *testing.T) {
 func TestCacheFlagAndDefeat(t *testing.T) {
 	testenv.Fio(t)
 	yaml := "name: t\nworkloads:\n  - {name: rr, rw: randread, bs: 4KiB, size: 16MiB, runtime: 1s}\n  - {name: rw, rw: randwrite, bs: 4KiB, size: 16MiB, runtime: 1s}\n"
-	labels := map[string]string{result.LabelMemBytes: strconv.Itoa(64 << 20)}
+	labels := map[string]string{string(result.LabelMemBytes): strconv.Itoa(64 << 20)}
 	rs, _ := runPlan(t, Plan{Suite: suiteOf(t, yaml), Labels: labels, Targets: []runner.Target{local.NewTarget(diskDir(t), local.Options{})}})
 	for _, r := range rs {
 		switch r.Workload {
@@ -141,8 +141,8 @@ func TestCacheFlagAndDefeat(t *testing.T) {
 			if c == nil || c.SpanBytes != 16<<20 || c.CacheBytes != 64<<20 || c.CacheSource != "memory (label mem_bytes)" {
 				t.Fatalf("cache risk %+v", c)
 			}
-			if want := "may measure cache: span 16.0 MiB fits in 64.0 MiB memory (label mem_bytes)"; r.Labels[result.LabelCacheRisk] != want {
-				t.Errorf("label %q, want %q", r.Labels[result.LabelCacheRisk], want)
+			if want := "may measure cache: span 16.0 MiB fits in 64.0 MiB memory (label mem_bytes)"; result.LabelCacheRisk.Of(r.Labels) != want {
+				t.Errorf("label %q, want %q", result.LabelCacheRisk.Of(r.Labels), want)
 			}
 		case "rw":
 			if r.CacheRisk != nil {
@@ -168,7 +168,7 @@ func TestCacheFlagAndDefeat(t *testing.T) {
 	rs, notices := runPlan(t, Plan{Suite: s, Labels: labels, Targets: []runner.Target{local.NewTarget(diskDir(t), local.Options{})},
 		Measurement: Measurement{DropCaches: true}})
 	for _, r := range rs {
-		if r.CacheRisk != nil || r.Labels[result.LabelCacheRisk] != "" {
+		if r.CacheRisk != nil || result.LabelCacheRisk.Of(r.Labels) != "" {
 			t.Errorf("%s flagged after --defeat-cache: %+v", r.Workload, r.CacheRisk)
 		}
 	}
@@ -253,7 +253,7 @@ func TestSustainedCliffThroughEngine(t *testing.T) {
 	if rel := math.Abs(float64(c.AtBytes-at)) / float64(at); rel > 0.10 {
 		t.Errorf("cliff stored at %d bytes, made at %d: %.1f%% off", c.AtBytes, at, rel*100)
 	}
-	if rs[0].Labels[result.LabelCliffAtBytes] != strconv.FormatInt(c.AtBytes, 10) {
+	if result.LabelCliffAtBytes.Of(rs[0].Labels) != strconv.FormatInt(c.AtBytes, 10) {
 		t.Errorf("labels %v", rs[0].Labels)
 	}
 	if math.Abs(c.AfterBytesPerSec-after)/after > 0.15 || math.Abs(c.BeforeBytesPerSec-before)/before > 0.15 {
@@ -303,7 +303,7 @@ func TestPreconditionOnDevice(t *testing.T) {
 				t.Errorf("read before preconditioning marked preconditioned")
 			}
 		case "rw":
-			if p := r.Precondition; p == nil || p.Passes != 2 || p.Bytes != 64<<20 || r.Labels[result.LabelPrecondition] != "2x sequential, 64.0 MiB each" {
+			if p := r.Precondition; p == nil || p.Passes != 2 || p.Bytes != 64<<20 || result.LabelPrecondition.Of(r.Labels) != "2x sequential, 64.0 MiB each" {
 				t.Errorf("precondition %+v, labels %v", p, r.Labels)
 			}
 		}

@@ -22,15 +22,6 @@ import (
 	"github.com/storbench/storbench/internal/telemetry"
 )
 
-// Labels the parallel round adds to each of its results.
-const (
-	// LabelStartSkew is how far apart, in milliseconds, the targets began
-	// measuring one workload of the parallel round.
-	LabelStartSkew = "start_skew_ms"
-	// LabelParallelTargets is how many targets ran the workload together.
-	LabelParallelTargets = "parallel_targets"
-)
-
 // parallel reports whether the plan asks for a parallel round, which needs
 // every target prepared at once.
 func (p Plan) parallel() bool {
@@ -143,13 +134,15 @@ func (e *Engine) setUp(ctx context.Context, run *result.Run, plan Plan, r *ready
 	if err != nil {
 		return err
 	}
-	r.labels = map[string]string{"fio_version": v, "target_kind": r.p.Kind}
+	r.labels = map[string]string{}
+	result.LabelFioVersion.Set(r.labels, v)
+	result.LabelTargetKind.Set(r.labels, r.p.Kind)
 	maps.Copy(r.labels, r.p.Labels)
 	maps.Copy(r.labels, plan.Labels)
 	runLabels.Lock()
-	for _, k := range []string{"hostname", "kernel", "arch", "cpu_model", "fio_version"} {
-		if _, set := run.Labels[k]; !set && r.labels[k] != "" {
-			run.Labels[k] = r.labels[k]
+	for _, k := range result.HostLabels {
+		if _, set := k.In(run.Labels); !set && k.Of(r.labels) != "" {
+			k.Set(run.Labels, k.Of(r.labels))
 		}
 	}
 	runLabels.Unlock()
@@ -244,9 +237,9 @@ func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, 
 				if r.Labels == nil {
 					r.Labels = map[string]string{}
 				}
-				r.Labels[LabelParallelTargets] = strconv.Itoa(len(targets))
+				result.LabelParallelTargets.Set(r.Labels, strconv.Itoa(len(targets)))
 				if ok {
-					r.Labels[LabelStartSkew] = strconv.FormatFloat(float64(skew)/float64(time.Millisecond), 'f', 1, 64)
+					result.LabelStartSkew.Set(r.Labels, strconv.FormatFloat(float64(skew)/float64(time.Millisecond), 'f', 1, 64))
 				}
 			}); err != nil {
 				return append(failures, err)

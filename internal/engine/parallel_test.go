@@ -54,16 +54,16 @@ func TestParallelRoundRealFio(t *testing.T) {
 		t.Error("parallel results did not run at the same time")
 	}
 	for _, r := range par {
-		skew, err := strconv.ParseFloat(r.Labels[LabelStartSkew], 64)
+		skew, err := strconv.ParseFloat(result.LabelStartSkew.Of(r.Labels), 64)
 		if err != nil || skew < 0 || skew > 1000 {
-			t.Errorf("%s: start skew %q ms", r.Target, r.Labels[LabelStartSkew])
+			t.Errorf("%s: start skew %q ms", r.Target, result.LabelStartSkew.Of(r.Labels))
 		}
-		if r.Labels[LabelParallelTargets] != "3" {
-			t.Errorf("%s: parallel_targets %q", r.Target, r.Labels[LabelParallelTargets])
+		if result.LabelParallelTargets.Of(r.Labels) != "3" {
+			t.Errorf("%s: parallel_targets %q", r.Target, result.LabelParallelTargets.Of(r.Labels))
 		}
 	}
 	for _, r := range byRound[result.RoundIsolated] {
-		if _, set := r.Labels[LabelStartSkew]; set {
+		if _, set := result.LabelStartSkew.In(r.Labels); set {
 			t.Errorf("isolated result carries a start skew")
 		}
 	}

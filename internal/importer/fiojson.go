@@ -490,7 +490,7 @@ func fioJobResult(d fioDoc, jobs []fjJob) (result.Result, int64) {
 	if e := opts["ioengine"]; e != "" {
 		r.Method += " ioengine=" + e
 	}
-	r.Labels = map[string]string{"job": j.Name}
+	r.Labels = map[string]string{string(result.LabelJob): j.Name}
 	path := opts["filename"]
 	if path == "" {
 		path = opts["directory"]
@@ -502,7 +502,7 @@ func fioJobResult(d fioDoc, jobs []fjJob) (result.Result, int64) {
 			r.Target = fmt.Sprintf("%s:%d", j.Hostname, j.Port)
 		}
 		if path != "" {
-			r.Labels["path"] = path
+			result.LabelPath.Set(r.Labels, path)
 		}
 	case path != "":
 		r.Target = path

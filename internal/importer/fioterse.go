@@ -89,7 +89,7 @@ func parseFioTerse(data []byte) (*parsed, error) {
 		for _, why := range consistency(&r, 0) {
 			p.problems = append(p.problems, Problem{Line: n, Kind: ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", f[2], why)})
 		}
-		r.Labels = map[string]string{"job": f[2]}
+		r.Labels = map[string]string{string(result.LabelJob): f[2]}
 		p.rows++
 		key := f[2] + "\x00" + f[3]
 		if key == lastKey && lastIdx >= 0 {

@@ -322,9 +322,9 @@ func parseFioText(data []byte) (*parsed, error) {
 		r.DisplayUnits = textDisplayUnits(j.units)
 		// Different jobs are different tests even when their methods are
 		// alike (the same test on two mounts); runs of one job are repeats.
-		r.Labels = map[string]string{"job": j.name}
+		r.Labels = map[string]string{string(result.LabelJob): j.name}
 		if j.section != "" {
-			r.Labels["section"] = j.section
+			result.LabelSection.Set(r.Labels, j.section)
 		}
 		if !j.when.IsZero() {
 			r.Finished = j.when

@@ -258,8 +258,8 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 			if p.results[i].Labels == nil {
 				p.results[i].Labels = map[string]string{}
 			}
-			if _, ok := p.results[i].Labels["source"]; !ok {
-				p.results[i].Labels["source"] = p.tool
+			if _, ok := result.LabelSource.In(p.results[i].Labels); !ok {
+				result.LabelSource.Set(p.results[i].Labels, p.tool)
 			}
 		}
 		f.Results = append(f.Results, p.results...)

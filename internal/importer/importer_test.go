@@ -301,7 +301,7 @@ func TestIozone(t *testing.T) {
 	}
 	byWorkload := map[string]result.Result{}
 	for _, r := range f.Results {
-		if r.Labels["file_size"] == "64k" {
+		if result.LabelFileSize.Of(r.Labels) == "64k" {
 			byWorkload[r.Workload] = r
 		}
 	}
@@ -365,8 +365,8 @@ func TestDDAndHdparm(t *testing.T) {
 	for i, w := range want {
 		r := f.Results[i]
 		bw, _ := r.Metric(result.MetricBW)
-		if r.Workload != w.workload || r.Target != w.target || r.Labels["source"] != w.source {
-			t.Errorf("result %d: %q on %q from %s, want %q on %q from %s", i, r.Workload, r.Target, r.Labels["source"], w.workload, w.target, w.source)
+		if r.Workload != w.workload || r.Target != w.target || result.LabelSource.Of(r.Labels) != w.source {
+			t.Errorf("result %d: %q on %q from %s, want %q on %q from %s", i, r.Workload, r.Target, result.LabelSource.Of(r.Labels), w.workload, w.target, w.source)
 		}
 		near(t, w.workload+" B/s", bw, w.bw, 1e-12)
 	}
@@ -515,7 +515,7 @@ func TestGenericCSVAndJSON(t *testing.T) {
 	r1, r2 := find("pi4-1", "seq-read", 1), find("pi4-1", "seq-read", 2)
 	near(t, "rep 1", r1.Read.BytesPerSec, 112.5e6, 0)
 	near(t, "rep 2", r2.Read.BytesPerSec, 110.1e6, 1e-15)
-	if r1.Labels["storage"] != "nfs" || r1.Labels["node"] != "pi4-1" || r1.Round != "isolated" || r1.DisplayUnits["bw"] != "MB/s" {
+	if r1.Labels["storage"] != "nfs" || result.LabelNode.Of(r1.Labels) != "pi4-1" || r1.Round != "isolated" || r1.DisplayUnits["bw"] != "MB/s" {
 		t.Errorf("labels %v round %q units %v", r1.Labels, r1.Round, r1.DisplayUnits)
 	}
 	rr := find("pi4-1", "rand-read-4k-qd1", 1)

@@ -236,7 +236,7 @@ func iozoneResult(test string, fileKB, recKB int64, kbps float64, direct bool, c
 		Workload: workload,
 		Method: fmt.Sprintf("iozone %s test, %d KiB file, %d KiB records, %s (%s)",
 			col.name, fileKB, recKB, map[bool]string{true: "O_DIRECT (-I)", false: "buffered (no -I)"}[direct], orDefault(cmd, "command line not in the output")),
-		Labels:       map[string]string{"file_size": sizeName(fileKB * 1024)},
+		Labels:       map[string]string{string(result.LabelFileSize): sizeName(fileKB * 1024)},
 		DisplayUnits: map[string]string{result.MetricBW: "KiB/s"},
 	}
 	if col.rw == "write" || col.rw == "randwrite" || strings.Contains(col.name, "write") {

@@ -62,8 +62,8 @@ func Stream(name string, r io.Reader, opt Options, emit func(result.Result) erro
 			p.problems = append(p.problems, Problem{Line: line, Kind: ProblemRefused, Msg: fmt.Sprintf("result %q not stored: %s", res.Workload, why)})
 			return nil
 		}
-		if _, ok := res.Labels["source"]; !ok {
-			res.Labels["source"] = "csv"
+		if _, ok := result.LabelSource.In(res.Labels); !ok {
+			result.LabelSource.Set(res.Labels, "csv")
 		}
 		fin.result(&res)
 		f.ResultCount++

@@ -185,7 +185,7 @@ func TestFio2TextGroupsAndUppercaseUnits(t *testing.T) {
 		if r.Workload != "rand-read-1m-qd32-4j" || r.Repetition != 1 {
 			t.Errorf("%s rep %d", r.Workload, r.Repetition)
 		}
-		jobs[r.Labels["job"]] = true
+		jobs[result.LabelJob.Of(r.Labels)] = true
 	}
 	if len(jobs) != 4 {
 		t.Errorf("jobs %v, want 4 different", jobs)
@@ -431,9 +431,9 @@ func TestFioTextNotesSections(t *testing.T) {
 	}
 	sections := map[string]int{}
 	for _, r := range f.Results {
-		sections[r.Labels["section"]]++
+		sections[result.LabelSection.Of(r.Labels)]++
 		if r.Repetition != 1 {
-			t.Errorf("%s in %q is repetition %d", r.Workload, r.Labels["section"], r.Repetition)
+			t.Errorf("%s in %q is repetition %d", r.Workload, result.LabelSection.Of(r.Labels), r.Repetition)
 		}
 	}
 	if len(f.Results) != 24 || len(sections) != 12 || sections["vultr - 488M"] != 2 {

@@ -3,11 +3,12 @@ package render
 import (
 	"fmt"
 
-	"github.com/storbench/storbench/internal/analysis"
 	"io"
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/storbench/storbench/internal/analysis"
 )
 
 // A doc is a report as a sequence of blocks, written once and emitted as

@@ -154,14 +154,10 @@ func RunsTable(w io.Writer, runs []result.Run) error {
 	return tw.Flush()
 }
 
-// automatic labels are shown by show, not in the runs list.
-var automatic = map[string]bool{"hostname": true, "kernel": true, "arch": true, "cpu_model": true,
-	"fio_version": true, "storbench_version": true}
-
 func userLabels(l map[string]string) string {
 	u := map[string]string{}
 	for k, v := range l {
-		if !automatic[k] {
+		if !result.Automatic(k) { // shown by show, not in the runs list
 			u[k] = v
 		}
 	}
@@ -199,7 +195,7 @@ func orDash(v float64, format func(float64) string) string {
 // measuredHere reports whether storbench ran the workload itself (its
 // engine labels every such result with the kind of target), as opposed to
 // reading it from another tool's output.
-func measuredHere(r result.Result) bool { return r.Labels["target_kind"] != "" }
+func measuredHere(r result.Result) bool { return result.LabelTargetKind.Of(r.Labels) != "" }
 
 // whatRan lists, for results of the user's own fio job files, the job and
 // the options fio reported it ran with.

@@ -68,17 +68,17 @@ func ResultChecks(w io.Writer, results []result.Result) error {
 			}
 		}
 		if c := r.CacheRisk; c != nil {
-			lines = append(lines, fmt.Sprintf("  %s: %s", name, r.Labels[result.LabelCacheRisk]))
+			lines = append(lines, fmt.Sprintf("  %s: %s", name, result.LabelCacheRisk.Of(r.Labels)))
 		}
 		if c := r.WriteCliff; c != nil {
 			lines = append(lines, fmt.Sprintf("  %s: write cliff: %s", name, analysis.CliffText(c.AtBytes, c.BeforeBytesPerSec, c.AfterBytesPerSec)))
-		} else if v := r.Labels[result.LabelSustainedBPS]; v != "" {
+		} else if v := result.LabelSustainedBPS.Of(r.Labels); v != "" {
 			lines = append(lines, fmt.Sprintf("  %s: no write cliff", name))
 		}
 		if p := r.Precondition; p != nil {
 			lines = append(lines, fmt.Sprintf("  %s: on a device preconditioned by %d sequential passes of %s", name, p.Passes, units.Bytes(p.Bytes)))
 		}
-		if v := r.Labels[result.LabelRepeatPrecision]; v != "" {
+		if v := result.LabelRepeatPrecision.Of(r.Labels); v != "" {
 			lines = append(lines, fmt.Sprintf("  %s: IOPS known to ±%s%% (95%% confidence) after %d runs", name, v, r.Repetition))
 		}
 	}

@@ -12,9 +12,9 @@ import (
 func TestResultChecks(t *testing.T) {
 	results := []result.Result{
 		{Workload: "rr", Repetition: 1, SteadyState: &result.SteadyState{Criterion: "iops_slope:0.5%", Reached: true, After: 41 * time.Second},
-			CacheRisk: &result.CacheRisk{SpanBytes: 1 << 30}, Labels: map[string]string{result.LabelCacheRisk: "may measure cache: span 1.0 GiB fits in 23.5 GiB host RAM"}},
+			CacheRisk: &result.CacheRisk{SpanBytes: 1 << 30}, Labels: map[string]string{string(result.LabelCacheRisk): "may measure cache: span 1.0 GiB fits in 23.5 GiB host RAM"}},
 		{Workload: "rr", Repetition: 2, SteadyState: &result.SteadyState{Criterion: "iops_slope:0.5%", After: 5 * time.Minute},
-			Labels: map[string]string{result.LabelRepeatPrecision: "3.2"}},
+			Labels: map[string]string{string(result.LabelRepeatPrecision): "3.2"}},
 		{Workload: "sw", Repetition: 1, WriteCliff: &result.WriteCliff{AtBytes: 11.6e9, BeforeBytesPerSec: 480e6, AfterBytesPerSec: 92e6},
 			Precondition: &result.Precondition{Passes: 2, Bytes: 1 << 30}},
 	}

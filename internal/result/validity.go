@@ -58,27 +58,10 @@ type Precondition struct {
 	Duration time.Duration `json:"duration_ns"`
 }
 
-// Labels carrying a result's measurement checks, so analyses over Figures
-// (which hold labels but not the full result) see them. They describe one
-// result, not its target; see ResultLabel.
-const (
-	LabelSteadyState      = "steady_state"       // "reached" or "not_reached"
-	LabelSteadyStateAfter = "steady_state_after" // a Go duration, e.g. "42s"
-	LabelCacheRisk        = "cache_risk"         // "span 1.0 GiB within 23.5 GiB host RAM"
-	LabelCliffAtBytes     = "write_cliff_at_bytes"
-	LabelCliffBeforeBPS   = "write_cliff_before_bps"
-	LabelCliffAfterBPS    = "write_cliff_after_bps"
-	LabelSustainedBPS     = "sustained_bps" // mean throughput of a sustained write without a cliff
-	LabelPrecondition     = "precondition"  // "2x sequential"
-	LabelCPUIdle          = "cpu_idle_pct"  // mean host CPU idle while the workload ran
-	LabelRepeatPrecision  = "repeat_precision_pct"
-	LabelMemBytes         = "mem_bytes" // memory that can cache the target, supplied by a runner or the user
-)
-
 // ResultLabel reports whether a label key describes one result (a check
 // made on that workload) rather than the target it ran on.
 func ResultLabel(key string) bool {
-	switch key {
+	switch LabelKey(key) {
 	case LabelSteadyState, LabelSteadyStateAfter, LabelCacheRisk, LabelCliffAtBytes, LabelCliffBeforeBPS,
 		LabelCliffAfterBPS, LabelSustainedBPS, LabelPrecondition, LabelCPUIdle, LabelRepeatPrecision:
 		return true

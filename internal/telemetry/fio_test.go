@@ -21,7 +21,7 @@ func prepareDisk(t *testing.T, need runner.Need) *runner.Prepared {
 	t.Helper()
 	ctx := context.Background()
 	p, err := local.NewTarget(t.TempDir(), local.Options{}).Prepare(ctx, need)
-	if err != nil || p.Labels["device"] == "" {
+	if err != nil || result.LabelDevice.Of(p.Labels) == "" {
 		if p != nil {
 			if err := p.Cleanup(ctx); err != nil {
 				t.Fatal(err)
@@ -53,7 +53,7 @@ func TestTelemetryDuringRealFio(t *testing.T) {
 	if s == nil {
 		t.Fatal("a local target has no sampler")
 	}
-	if s.cfg.Device == "" || s.cfg.Device != p.Labels["device"] {
+	if s.cfg.Device == "" || s.cfg.Device != result.LabelDevice.Of(p.Labels) {
 		t.Fatalf("sampling device %q, target labels %v", s.cfg.Device, p.Labels)
 	}
 	job := fio.Job{Global: []fio.Option{{Key: "filename", Value: p.File.Name}}, Sections: []fio.Section{{Name: "w", Options: []fio.Option{

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 )
 
@@ -30,8 +31,8 @@ func ForPrepared(p *runner.Prepared) *Sampler {
 // internal/runner/local): its block device, or for a network-backed
 // target the interface that carries it.
 func ConfigFor(labels map[string]string, root string) Config {
-	cfg := Config{Root: root, Host: labels["hostname"], Device: labels["device"]}
-	fsType, source := labels["fs_type"], labels["mount_source"]
+	cfg := Config{Root: root, Host: result.LabelHostname.Of(labels), Device: result.LabelDevice.Of(labels)}
+	fsType, source := result.LabelFSType.Of(labels), result.LabelMountSource.Of(labels)
 	remote, host := remoteMount(fsType, source)
 	if !remote && cfg.Device != "" {
 		remote, host = remoteBlockDevice(root, cfg.Device)

@@ -130,7 +130,7 @@ func withFigures(ctx context.Context, st store.Store, infos []kube.ClassInfo) ([
 	}
 	byClass := map[string]map[string][]result.Result{}
 	for _, r := range results {
-		cl := r.Labels["storage_class"]
+		cl := result.LabelStorageClass.Of(r.Labels)
 		if cl == "" || r.Round != result.RoundIsolated {
 			continue
 		}

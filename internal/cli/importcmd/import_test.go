@@ -17,6 +17,7 @@ import (
 	"github.com/storbench/storbench/internal/cli"
 	"github.com/storbench/storbench/internal/cli/healthcmd"
 	"github.com/storbench/storbench/internal/cli/importcmd"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
 )
 
@@ -76,7 +77,7 @@ func TestImportStoresOneRunWithProvenance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Suite != "import" || run.Source != "fio-text,smartctl,hdparm,dd" || run.Labels["node"] != "pi4-1" || !strings.Contains(run.Note, "fio-text-pi4-usb-sata.txt") {
+	if run.Suite != "import" || run.Source != "fio-text,smartctl,hdparm,dd" || result.LabelNode.Of(run.Labels) != "pi4-1" || !strings.Contains(run.Note, "fio-text-pi4-usb-sata.txt") {
 		t.Errorf("run %+v", run)
 	}
 	results, _ := st.Results(ctx, store.ResultFilter{RunIDs: []string{run.ID}})
@@ -84,7 +85,7 @@ func TestImportStoresOneRunWithProvenance(t *testing.T) {
 		t.Fatalf("%d results stored", len(results))
 	}
 	for _, r := range results {
-		if r.Labels["node"] != "pi4-1" || r.Labels["storage"] != "usb-sata" || r.Labels["source"] == "" || r.Method == "" {
+		if result.LabelNode.Of(r.Labels) != "pi4-1" || r.Labels["storage"] != "usb-sata" || result.LabelSource.Of(r.Labels) == "" || r.Method == "" {
 			t.Errorf("result %s labels %v method %q", r.Workload, r.Labels, r.Method)
 		}
 	}

@@ -271,11 +271,11 @@ func deviceSizes(c *analysis.Comparison, flag int64) map[string]int64 {
 			out[e.Target] = flag
 			continue
 		}
-		disk := e.Labels["disk"]
+		disk := result.LabelDisk.Of(e.Labels)
 		if disk == "" {
-			disk = e.Labels["device"]
+			disk = result.LabelDevice.Of(e.Labels)
 		}
-		if disk == "" || e.Labels["hostname"] != host || strings.ContainsAny(disk, "/.") {
+		if disk == "" || result.LabelHostname.Of(e.Labels) != host || strings.ContainsAny(disk, "/.") {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join("/sys/class/block", disk, "size"))

@@ -137,7 +137,7 @@ func applyMeasurement(plan *engine.Plan, f *flags) error {
 // cacheBytes is the memory that can cache the targets: the user's label
 // mem_bytes, else this host's RAM.
 func cacheBytes(labels map[string]string) (int64, error) {
-	if v := labels[result.LabelMemBytes]; v != "" {
+	if v := result.LabelMemBytes.Of(labels); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
 			return 0, cli.Usagef("--label %s=%s: give the memory in bytes", result.LabelMemBytes, v)

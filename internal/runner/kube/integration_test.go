@@ -383,8 +383,8 @@ func TestRealNodeBlock(t *testing.T) {
 		t.Fatalf("%d results, want 2", len(res))
 	}
 	for _, x := range res {
-		if x.Status != result.StatusComplete || x.Labels["volume_mode"] != "Block" {
-			t.Errorf("%s: %s %s (volume_mode %q)", x.Workload, x.Status, x.Error, x.Labels["volume_mode"])
+		if x.Status != result.StatusComplete || result.LabelVolumeMode.Of(x.Labels) != "Block" {
+			t.Errorf("%s: %s %s (volume_mode %q)", x.Workload, x.Status, x.Error, result.LabelVolumeMode.Of(x.Labels))
 		}
 	}
 	if left := e.labelled(t); len(left) != 0 {
@@ -481,14 +481,14 @@ func TestKwokRoundsAndGrouping(t *testing.T) {
 		if res.Status != result.StatusComplete {
 			t.Errorf("%s %s: %s", res.Target, res.Workload, res.Error)
 		}
-		node := res.Labels["node"]
+		node := result.LabelNode.Of(res.Labels)
 		if kube.TargetName(class, node) != res.Target {
 			t.Errorf("result of %s ran on node %q", res.Target, node)
 		}
 		if res.Labels["storage"] != kwokNodes[node] {
 			t.Errorf("%s: storage label %q, want %q", res.Target, res.Labels["storage"], kwokNodes[node])
 		}
-		if res.Round == result.RoundParallel && res.Labels["start_skew_ms"] == "" {
+		if res.Round == result.RoundParallel && result.LabelStartSkew.Of(res.Labels) == "" {
 			t.Errorf("%s: parallel result without start skew", res.Target)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/units"
 )
@@ -232,39 +233,42 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
 	}
 
-	labels := map[string]string{
-		"k8s_namespace": ns, "k8s_pod": name, "k8s_pvc": name,
-		"storage_class": t.class, "volume_mode": string(t.opts.VolumeMode), "access_mode": string(t.opts.AccessMode),
-		"pvc_size": quantity(size), "image": t.opts.Image,
+	labels := map[string]string{}
+	for k, v := range map[result.LabelKey]string{
+		result.LabelK8sNamespace: ns, result.LabelK8sPod: name, result.LabelK8sPVC: name,
+		result.LabelStorageClass: t.class, result.LabelVolumeMode: string(t.opts.VolumeMode), result.LabelAccessMode: string(t.opts.AccessMode),
+		result.LabelPVCSize: quantity(size), result.LabelImage: t.opts.Image,
+	} {
+		k.Set(labels, v)
 	}
 	nodeName := running.Spec.NodeName
-	labels["node"] = nodeName
+	result.LabelNode.Set(labels, nodeName)
 	if node != nil {
 		for k, v := range node.Labels {
 			labels[k] = v
 		}
-		labels["node"] = nodeName
+		result.LabelNode.Set(labels, nodeName)
 		if a := node.Status.NodeInfo.Architecture; a != "" {
-			labels["arch"] = a
+			result.LabelArch.Set(labels, a)
 		}
 		if k := node.Status.NodeInfo.KernelVersion; k != "" {
-			labels["kernel"] = k
+			result.LabelKernel.Set(labels, k)
 		}
 		if v := node.Status.NodeInfo.KubeletVersion; v != "" {
-			labels["kubelet_version"] = v
+			result.LabelKubeletVersion.Set(labels, v)
 		}
 		// The memory that can cache the volume, for storbench's cache check.
 		if m := node.Status.Capacity.Memory(); m != nil && m.Value() > 0 {
-			labels["mem_bytes"] = fmt.Sprint(m.Value())
+			result.LabelMemBytes.Set(labels, fmt.Sprint(m.Value()))
 		}
 	}
 	if sc != nil {
-		labels["provisioner"] = sc.Provisioner
+		result.LabelProvisioner.Set(labels, sc.Provisioner)
 		for k, v := range sc.Parameters {
 			labels["class."+k] = v
 		}
 		if sc.ReclaimPolicy != nil {
-			labels["reclaim_policy"] = string(*sc.ReclaimPolicy)
+			result.LabelReclaimPolicy.Set(labels, string(*sc.ReclaimPolicy))
 		}
 	}
 	if err := o.volumeLabels(ctx, labels); err != nil {
@@ -592,7 +596,7 @@ func (o *objects) volumeLabels(ctx context.Context, labels map[string]string) er
 	if o.pvName == "" {
 		return nil
 	}
-	labels["pv"] = o.pvName
+	result.LabelPV.Set(labels, o.pvName)
 	pv, err := o.cluster.Client.CoreV1().PersistentVolumes().Get(ctx, o.pvName, metav1.GetOptions{})
 	if err != nil {
 		if apierrors.IsForbidden(err) {
@@ -601,13 +605,13 @@ func (o *objects) volumeLabels(ctx context.Context, labels map[string]string) er
 		return fmt.Errorf("reading PV %s: %w", o.pvName, err)
 	}
 	if q, ok := pv.Spec.Capacity[corev1.ResourceStorage]; ok {
-		labels["pv_capacity"] = q.String()
+		result.LabelPVCapacity.Set(labels, q.String())
 	}
 	if n := volumeNode(pv); n != "" {
-		labels["volume_node"] = n
+		result.LabelVolumeNode.Set(labels, n)
 	}
 	if pv.Spec.CSI != nil {
-		labels["csi_driver"] = pv.Spec.CSI.Driver
+		result.LabelCSIDriver.Set(labels, pv.Spec.CSI.Driver)
 	}
 	return nil
 }

@@ -10,21 +10,22 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/safety"
 )
 
 // HostLabels describes this host: hostname, kernel, arch, CPU model.
 func HostLabels() map[string]string {
-	l := map[string]string{"arch": runtime.GOARCH}
+	l := map[string]string{string(result.LabelArch): runtime.GOARCH}
 	if h, err := os.Hostname(); err == nil {
-		l["hostname"] = h
+		result.LabelHostname.Set(l, h)
 	}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
-		l["kernel"] = unix.ByteSliceToString(u.Release[:])
+		result.LabelKernel.Set(l, unix.ByteSliceToString(u.Release[:]))
 	}
 	if m := cpuModel("/proc/cpuinfo"); m != "" {
-		l["cpu_model"] = m
+		result.LabelCPUModel.Set(l, m)
 	}
 	return l
 }
@@ -58,30 +59,30 @@ func (t *Target) environment(dir, devName string) map[string]string {
 	root := t.root()
 	if dir != "" {
 		if m, ok := mountFor(root, dir); ok {
-			l["fs_type"] = m.fsType
-			l["mount_point"] = m.mountPoint
-			l["mount_source"] = m.source
+			result.LabelFSType.Set(l, m.fsType)
+			result.LabelMountPoint.Set(l, m.mountPoint)
+			result.LabelMountSource.Set(l, m.source)
 			devName = blockName(root, m.devnum)
 		}
 	}
 	if devName != "" {
-		l["device"] = devName
+		result.LabelDevice.Set(l, devName)
 		disk := parentDisk(root, devName)
 		if disk != devName {
-			l["disk"] = disk
+			result.LabelDisk.Set(l, disk)
 		}
 		sys := filepath.Join(root, "sys/class/block", disk)
 		if v := readTrim(filepath.Join(sys, "device/model")); v != "" {
-			l["device_model"] = v
+			result.LabelDeviceModel.Set(l, v)
 		}
 		if v := readTrim(filepath.Join(sys, "queue/rotational")); v != "" {
-			l["rotational"] = v
+			result.LabelRotational.Set(l, v)
 		}
 		if v := readTrim(filepath.Join(sys, "loop/backing_file")); v != "" {
-			l["loop_backing_file"] = v
+			result.LabelLoopBackingFile.Set(l, v)
 		}
 		if v := readTrim(filepath.Join(sys, "queue/scheduler")); v != "" {
-			l["scheduler"] = v
+			result.LabelScheduler.Set(l, v)
 		}
 	}
 	return l

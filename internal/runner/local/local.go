@@ -12,6 +12,7 @@ import (
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/safety"
 )
@@ -139,9 +140,9 @@ func (t *Target) prepareDir(need runner.Need) (*runner.Prepared, error) {
 		}
 	}
 	p.Labels = t.environment(dir, "")
-	switch p.Labels["fs_type"] {
+	switch result.LabelFSType.Of(p.Labels) {
 	case "tmpfs", "ramfs":
-		p.Notices = append(p.Notices, p.Labels["fs_type"]+" keeps files in memory: these figures measure RAM, not a disk")
+		p.Notices = append(p.Notices, result.LabelFSType.Of(p.Labels)+" keeps files in memory: these figures measure RAM, not a disk")
 	}
 	return p, nil
 }

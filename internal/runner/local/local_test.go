@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/testenv"
 
 	"github.com/storbench/storbench/internal/runner"
@@ -64,7 +65,7 @@ func TestDirectoryTargetCleansUpAfterItself(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Kind != "directory" || p.File.Name != TestFileName || filepath.Dir(p.Dir) != dir || p.Labels["fs_type"] == "" {
+	if p.Kind != "directory" || p.File.Name != TestFileName || filepath.Dir(p.Dir) != dir || result.LabelFSType.Of(p.Labels) == "" {
 		t.Errorf("prepared %+v", p)
 	}
 	if err := os.WriteFile(filepath.Join(p.Dir, TestFileName), []byte("x"), 0o644); err != nil {

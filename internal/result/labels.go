@@ -1,0 +1,126 @@
+package result
+
+// LabelKey names a label: a fact about a result's target, host, conditions
+// or checks, stored beside the figures. The runners and the engine write
+// them, the analyses and reports read them; both sides name them through
+// these constants, never through string literals. Users add labels of
+// their own (--label key=value), which are plain strings.
+type LabelKey string
+
+// Of returns the label's value in labels, "" when absent.
+func (k LabelKey) Of(labels map[string]string) string { return labels[string(k)] }
+
+// In returns the label's value and whether labels has it.
+func (k LabelKey) In(labels map[string]string) (string, bool) {
+	v, ok := labels[string(k)]
+	return v, ok
+}
+
+// Set stores v under the label in labels, which must not be nil.
+func (k LabelKey) Set(labels map[string]string, v string) { labels[string(k)] = v }
+
+// String returns the key as stored.
+func (k LabelKey) String() string { return string(k) }
+
+// The host a target lives on, read by the runner that prepared it.
+const (
+	LabelHostname LabelKey = "hostname"
+	LabelKernel   LabelKey = "kernel"
+	LabelArch     LabelKey = "arch"
+	LabelCPUModel LabelKey = "cpu_model"
+	// LabelMemBytes is memory that can cache the target, supplied by a
+	// runner or the user.
+	LabelMemBytes LabelKey = "mem_bytes"
+)
+
+// The storage under a local target.
+const (
+	LabelFSType          LabelKey = "fs_type"
+	LabelMountPoint      LabelKey = "mount_point"
+	LabelMountSource     LabelKey = "mount_source"
+	LabelDevice          LabelKey = "device" // the block device holding the target, e.g. "sda1"
+	LabelDisk            LabelKey = "disk"   // the whole disk of that device, e.g. "sda"
+	LabelDeviceModel     LabelKey = "device_model"
+	LabelRotational      LabelKey = "rotational"
+	LabelLoopBackingFile LabelKey = "loop_backing_file"
+	LabelScheduler       LabelKey = "scheduler"
+)
+
+// A Kubernetes target: its node, class and volume.
+const (
+	LabelNode           LabelKey = "node"
+	LabelKubeletVersion LabelKey = "kubelet_version"
+	LabelStorageClass   LabelKey = "storage_class"
+	LabelProvisioner    LabelKey = "provisioner"
+	LabelReclaimPolicy  LabelKey = "reclaim_policy"
+	LabelVolumeMode     LabelKey = "volume_mode"
+	LabelAccessMode     LabelKey = "access_mode"
+	LabelPV             LabelKey = "pv"
+	LabelPVCapacity     LabelKey = "pv_capacity"
+	LabelVolumeNode     LabelKey = "volume_node"
+	LabelCSIDriver      LabelKey = "csi_driver"
+	LabelK8sNamespace   LabelKey = "k8s_namespace"
+	LabelK8sPod         LabelKey = "k8s_pod"
+	LabelK8sPVC         LabelKey = "k8s_pvc"
+	LabelPVCSize        LabelKey = "pvc_size"
+	LabelImage          LabelKey = "image" // the container image fio ran in
+)
+
+// Set by the engine on every run or result it measures.
+const (
+	LabelStorbenchVersion LabelKey = "storbench_version"
+	LabelFioVersion       LabelKey = "fio_version"
+	// LabelTargetKind is the runner's kind ("local", "kubernetes"); only
+	// results storbench measured itself have it.
+	LabelTargetKind LabelKey = "target_kind"
+	// LabelStartSkew is how far apart, in milliseconds, the targets began
+	// measuring one workload of a parallel round.
+	LabelStartSkew LabelKey = "start_skew_ms"
+	// LabelParallelTargets is how many targets ran the workload together.
+	LabelParallelTargets LabelKey = "parallel_targets"
+	// LabelContention is a contention result's role: alone, loaded or noise.
+	LabelContention LabelKey = "contention"
+	// LabelProbe names the probe on all three results of a contention round.
+	LabelProbe LabelKey = "probe"
+	// LabelNoiseTarget names where the bulk writer of a contention round ran.
+	LabelNoiseTarget LabelKey = "noise_target"
+)
+
+// Set by the importer on what it reads.
+const (
+	LabelSource   LabelKey = "source"  // the tool whose output it was: fio, iozone, dd, csv...
+	LabelJob      LabelKey = "job"     // fio's job name
+	LabelSection  LabelKey = "section" // the section of a fio text report
+	LabelPath     LabelKey = "path"    // the file a figure was read from
+	LabelFileSize LabelKey = "file_size"
+)
+
+// Labels carrying a result's measurement checks, so analyses over Figures
+// (which hold labels but not the full result) see them. They describe one
+// result, not its target; see ResultLabel.
+const (
+	LabelSteadyState      LabelKey = "steady_state"       // "reached" or "not_reached"
+	LabelSteadyStateAfter LabelKey = "steady_state_after" // a Go duration, e.g. "42s"
+	LabelCacheRisk        LabelKey = "cache_risk"         // "span 1.0 GiB within 23.5 GiB host RAM"
+	LabelCliffAtBytes     LabelKey = "write_cliff_at_bytes"
+	LabelCliffBeforeBPS   LabelKey = "write_cliff_before_bps"
+	LabelCliffAfterBPS    LabelKey = "write_cliff_after_bps"
+	LabelSustainedBPS     LabelKey = "sustained_bps" // mean throughput of a sustained write without a cliff
+	LabelPrecondition     LabelKey = "precondition"  // "2x sequential"
+	LabelCPUIdle          LabelKey = "cpu_idle_pct"  // mean host CPU idle while the workload ran
+	LabelRepeatPrecision  LabelKey = "repeat_precision_pct"
+)
+
+// HostLabels describe the host a run measured on: the engine copies them
+// from its first target to the run.
+var HostLabels = []LabelKey{LabelHostname, LabelKernel, LabelArch, LabelCPUModel, LabelFioVersion}
+
+// Automatic reports whether storbench sets the label on every run by itself,
+// as opposed to a label the user gave.
+func Automatic(key string) bool {
+	switch LabelKey(key) {
+	case LabelHostname, LabelKernel, LabelArch, LabelCPUModel, LabelFioVersion, LabelStorbenchVersion:
+		return true
+	}
+	return false
+}

@@ -20,7 +20,7 @@ type Compared struct {
 // LoadComparison resolves run IDs (or unique prefixes), reads their
 // results' figures and compares them. Unknown runs and impossible options
 // (a baseline no target matches) are usage errors.
-func LoadComparison(ctx context.Context, st *store.SQLite, ids []string, opts analysis.Options) (*Compared, error) {
+func LoadComparison(ctx context.Context, st store.Reader, ids []string, opts analysis.Options) (*Compared, error) {
 	if len(ids) == 0 {
 		return nil, Usagef("name at least one run ID (see: storbench runs)")
 	}

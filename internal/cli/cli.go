@@ -91,7 +91,7 @@ func (d Deps) DBPath() string {
 // OpenStore opens the database the --db flag names. A database storbench
 // may not write is opened read-only: reads work and writes fail with
 // "read-only: PATH".
-func (d Deps) OpenStore(ctx context.Context) (*store.SQLite, error) {
+func (d Deps) OpenStore(ctx context.Context) (store.Store, error) {
 	return store.Open(ctx, d.DBPath())
 }
 

@@ -44,60 +44,78 @@ func (l *Lazy) Opened() bool {
 	return l.db != nil
 }
 
-func (l *Lazy) CreateRun(ctx context.Context, r *result.Run) error {
+// use opens the database and calls f on it.
+func use[T any](ctx context.Context, l *Lazy, f func(*SQLite) (T, error)) (T, error) {
 	s, err := l.open(ctx)
 	if err != nil {
-		return err
+		var zero T
+		return zero, err
 	}
-	return s.CreateRun(ctx, r)
+	return f(s)
+}
+
+func (l *Lazy) CreateRun(ctx context.Context, r *result.Run) error {
+	_, err := use(ctx, l, func(s *SQLite) (struct{}, error) { return struct{}{}, s.CreateRun(ctx, r) })
+	return err
 }
 
 func (l *Lazy) UpdateRun(ctx context.Context, r *result.Run) error {
-	s, err := l.open(ctx)
-	if err != nil {
-		return err
-	}
-	return s.UpdateRun(ctx, r)
+	_, err := use(ctx, l, func(s *SQLite) (struct{}, error) { return struct{}{}, s.UpdateRun(ctx, r) })
+	return err
 }
 
 func (l *Lazy) AddResult(ctx context.Context, r *result.Result) error {
-	s, err := l.open(ctx)
-	if err != nil {
-		return err
-	}
-	return s.AddResult(ctx, r)
+	_, err := use(ctx, l, func(s *SQLite) (struct{}, error) { return struct{}{}, s.AddResult(ctx, r) })
+	return err
+}
+
+func (l *Lazy) ImportRun(ctx context.Context, imp *Import) error {
+	_, err := use(ctx, l, func(s *SQLite) (struct{}, error) { return struct{}{}, s.ImportRun(ctx, imp) })
+	return err
+}
+
+func (l *Lazy) BeginImport(ctx context.Context, r *result.Run, files []ImportedFile) (*ImportWriter, error) {
+	return use(ctx, l, func(s *SQLite) (*ImportWriter, error) { return s.BeginImport(ctx, r, files) })
 }
 
 func (l *Lazy) Run(ctx context.Context, idOrPrefix string) (*result.Run, error) {
-	s, err := l.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.Run(ctx, idOrPrefix)
+	return use(ctx, l, func(s *SQLite) (*result.Run, error) { return s.Run(ctx, idOrPrefix) })
 }
 
 func (l *Lazy) Runs(ctx context.Context, f RunFilter) ([]result.Run, error) {
-	s, err := l.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.Runs(ctx, f)
+	return use(ctx, l, func(s *SQLite) ([]result.Run, error) { return s.Runs(ctx, f) })
 }
 
 func (l *Lazy) Results(ctx context.Context, f ResultFilter) ([]result.Result, error) {
-	s, err := l.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.Results(ctx, f)
+	return use(ctx, l, func(s *SQLite) ([]result.Result, error) { return s.Results(ctx, f) })
 }
 
 func (l *Lazy) RawFioJSON(ctx context.Context, resultID int64) ([]byte, error) {
-	s, err := l.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.RawFioJSON(ctx, resultID)
+	return use(ctx, l, func(s *SQLite) ([]byte, error) { return s.RawFioJSON(ctx, resultID) })
+}
+
+func (l *Lazy) Figures(ctx context.Context, f ResultFilter) ([]result.Figures, error) {
+	return use(ctx, l, func(s *SQLite) ([]result.Figures, error) { return s.Figures(ctx, f) })
+}
+
+func (l *Lazy) Health(ctx context.Context, f HealthFilter) ([]result.Health, error) {
+	return use(ctx, l, func(s *SQLite) ([]result.Health, error) { return s.Health(ctx, f) })
+}
+
+func (l *Lazy) RunImports(ctx context.Context, runID string) ([]ImportedFile, error) {
+	return use(ctx, l, func(s *SQLite) ([]ImportedFile, error) { return s.RunImports(ctx, runID) })
+}
+
+func (l *Lazy) ImportedFiles(ctx context.Context, sha256s []string) ([]ImportedFile, error) {
+	return use(ctx, l, func(s *SQLite) ([]ImportedFile, error) { return s.ImportedFiles(ctx, sha256s) })
+}
+
+// ReadOnly reports whether the database, once opened, is read-only; false
+// before it is opened.
+func (l *Lazy) ReadOnly() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.db != nil && l.db.ReadOnly()
 }
 
 // Close closes the database if it was opened.

@@ -392,7 +392,7 @@ func sizeText(n int64) string {
 
 // openStore opens the database; a dry run does not create one that does
 // not exist yet (and so cannot find duplicates in it).
-func openStore(ctx context.Context, d cli.Deps, dryRun bool) (*store.SQLite, error) {
+func openStore(ctx context.Context, d cli.Deps, dryRun bool) (store.Store, error) {
 	if dryRun {
 		path := d.Globals.DB
 		if path == "" {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -36,13 +37,23 @@ func RunIDArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// VerdictExit is the exit code of a verdict: 0 pass, 3 warn, 4 fail.
-func VerdictExit(s analysis.Status) int {
-	switch s {
+// VerdictExit decides qualify's exit from a verdict and the run behind
+// it: the code the verdict alone gives (0 pass, 3 warn, 4 fail; the JSON
+// document states it) and the error to exit with. A failed workload fails
+// (1) whatever the verdict, which stands on what finished.
+func VerdictExit(v *analysis.Verdict, failed error) (int, error) {
+	code := ExitOK
+	switch v.Status {
 	case analysis.Warn:
-		return ExitWarn
+		code = ExitWarn
 	case analysis.Fail:
-		return ExitVerdictFail
+		code = ExitVerdictFail
 	}
-	return ExitOK
+	switch {
+	case failed != nil:
+		return code, &ExitError{Code: ExitFailed, Err: failed}
+	case code != ExitOK:
+		return code, &ExitError{Code: code, Err: fmt.Errorf("%s verdict: %s", v.For, v.Status)}
+	}
+	return code, nil
 }

@@ -38,3 +38,28 @@ func TestFromLibrary(t *testing.T) {
 		t.Error("nil became an error")
 	}
 }
+
+func TestVerdictExit(t *testing.T) {
+	failed := fmt.Errorf("fio: %w", engine.ErrWorkloadFailed)
+	for _, tt := range []struct {
+		status   analysis.Status
+		failed   error
+		code     int // the verdict's
+		exitCode int // the process's; 0: no error
+	}{
+		{analysis.Pass, nil, ExitOK, 0},
+		{analysis.Info, nil, ExitOK, 0},
+		{analysis.Warn, nil, ExitWarn, ExitWarn},
+		{analysis.Fail, nil, ExitVerdictFail, ExitVerdictFail},
+		{analysis.Pass, failed, ExitOK, ExitFailed},
+		{analysis.Fail, failed, ExitVerdictFail, ExitFailed},
+	} {
+		t.Run(fmt.Sprintf("%s, failed %v", tt.status, tt.failed != nil), func(t *testing.T) {
+			code, err := VerdictExit(&analysis.Verdict{For: analysis.ForEtcd, Status: tt.status}, tt.failed)
+			var ee *ExitError
+			if code != tt.code || (err == nil) != (tt.exitCode == 0) || (err != nil && (!errors.As(err, &ee) || ee.Code != tt.exitCode)) {
+				t.Errorf("code %d, error %v; want %d and exit %d", code, err, tt.code, tt.exitCode)
+			}
+		})
+	}
+}

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/analysis"
-	"github.com/storbench/storbench/internal/engine"
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/units"
 )
@@ -548,29 +546,6 @@ func Verdict(w io.Writer, format string, v *analysis.Verdict, runs []result.Run,
 		return VerdictMarkdown(w, v)
 	}
 	return VerdictText(w, v, color)
-}
-
-// QualifyProgress reports a measuring run's workloads on w as each
-// finishes, so the verdict alone goes to stdout (valid JSON with --output
-// json).
-func QualifyProgress(w io.Writer) engine.Observer { return &qualifyProgress{w} }
-
-type qualifyProgress struct{ w io.Writer }
-
-func (p *qualifyProgress) RunStarted(r *result.Run) {
-	fmt.Fprintf(p.w, "running suite %s (%d workloads) on %s\n", r.Suite, len(r.Workloads), strings.Join(r.Targets, ", "))
-}
-func (p *qualifyProgress) Notice(target, msg string) {
-	fmt.Fprintf(p.w, "notice: %s: %s\n", target, msg)
-}
-func (p *qualifyProgress) WorkloadStarted(s engine.Step)              {}
-func (p *qualifyProgress) WorkloadProgress(engine.Step, fio.Progress) {}
-func (p *qualifyProgress) WorkloadFinished(s engine.Step, r *result.Result) {
-	status := string(r.Status)
-	if r.Status == result.StatusFailed && r.Error != "" {
-		status += ": " + r.Error
-	}
-	fmt.Fprintf(p.w, "  %s %d/%d %s: %s\n", s.Target, s.Index, s.Count, s.Workload, status)
 }
 
 // VerdictText writes one verdict for a terminal.

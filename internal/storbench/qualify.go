@@ -147,7 +147,7 @@ func measure(ctx context.Context, st store.Store, req QualifyRequest) (string, e
 	}
 	obs := req.Observer
 	if obs == nil {
-		obs = silent{}
+		obs = Silent{}
 	}
 	eng := &engine.Engine{Store: st, Observer: obs}
 	r, err := eng.Run(ctx, plan)
@@ -161,14 +161,17 @@ func measure(ctx context.Context, st store.Store, req QualifyRequest) (string, e
 	return r.ID, err
 }
 
-// silent is the Observer of a request that names none.
-type silent struct{}
+// Silent is an engine.Observer that hears nothing: a request's default,
+// and what an observer interested in some events only embeds.
+type Silent struct{}
 
-func (silent) RunStarted(*result.Run)                       {}
-func (silent) Notice(string, string)                        {}
-func (silent) WorkloadStarted(engine.Step)                  {}
-func (silent) WorkloadProgress(engine.Step, fio.Progress)   {}
-func (silent) WorkloadFinished(engine.Step, *result.Result) {}
+var _ engine.Observer = Silent{}
+
+func (Silent) RunStarted(*result.Run)                       {}
+func (Silent) Notice(string, string)                        {}
+func (Silent) WorkloadStarted(engine.Step)                  {}
+func (Silent) WorkloadProgress(engine.Step, fio.Progress)   {}
+func (Silent) WorkloadFinished(engine.Step, *result.Result) {}
 
 // deviceSizes finds each target's device size for block.db advice: the
 // size given, or the disk named in the target's labels when the results

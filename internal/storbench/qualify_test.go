@@ -12,7 +12,6 @@ import (
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
@@ -106,6 +105,7 @@ func TestQualifyBadRequests(t *testing.T) {
 
 // workloads records the workloads an engine run reports finished.
 type workloads struct {
+	storbench.Silent
 	mu       sync.Mutex
 	started  []string
 	finished []result.Status
@@ -116,9 +116,6 @@ func (w *workloads) RunStarted(r *result.Run) {
 	defer w.mu.Unlock()
 	w.started = append(w.started, r.ID)
 }
-func (w *workloads) Notice(string, string)                      {}
-func (w *workloads) WorkloadStarted(engine.Step)                {}
-func (w *workloads) WorkloadProgress(engine.Step, fio.Progress) {}
 func (w *workloads) WorkloadFinished(_ engine.Step, r *result.Result) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

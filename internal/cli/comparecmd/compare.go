@@ -44,10 +44,8 @@ unstable.`,
 	fl.StringVar(&f.req.Baseline, "baseline", "", "show efficiency against KEY=VALUE (a label) or a target name")
 	fl.StringVar(&f.req.Round, "round", "", "compare only this round (isolated, parallel, contention)")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json", "markdown")
+	cmd.PreRunE = func(*cobra.Command, []string) error { return check() }
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := check(); err != nil {
-			return err
-		}
 		st := d.LazyStore() // a refused request creates no database
 		defer st.Close()
 		f.req.RunIDs = args

@@ -6,13 +6,16 @@ package qualifycmd
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/cli"
+	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/render"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/storbench"
 )
 
@@ -60,17 +63,15 @@ pass, 3 warn, 4 fail, 2 bad usage or missing data, 1 a workload failed.`,
 	fl.StringVar(&f.req.Baseline, "baseline", "", "general: show efficiency against KEY=VALUE or a target")
 	fl.StringVar(&f.req.DeviceSize, "device-size", "", "ceph-osd: size of the data device for block.db sizing (e.g. 4TB, 960GiB); default: read from the host when it is this one")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json", "markdown")
+	cmd.PreRunE = func(*cobra.Command, []string) error { return check() }
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := check(); err != nil {
-			return err
-		}
 		labels, err := cli.ParseLabels(f.labels)
 		if err != nil {
 			return err
 		}
 		st := d.LazyStore() // a refused request creates no database
 		defer st.Close()
-		f.req.RunIDs, f.req.Labels, f.req.Observer = args, labels, render.QualifyProgress(d.ErrOut)
+		f.req.RunIDs, f.req.Labels, f.req.Observer = args, labels, &progress{w: d.ErrOut}
 		q, err := storbench.Qualify(cmd.Context(), st, f.req)
 		if q != nil && q.Measured != "" {
 			fmt.Fprintf(d.ErrOut, "stored as run %s\n", q.Measured)
@@ -78,17 +79,30 @@ pass, 3 warn, 4 fail, 2 bad usage or missing data, 1 a workload failed.`,
 		if err != nil {
 			return cli.FromLibrary(err)
 		}
-		code := cli.VerdictExit(q.Verdict.Status)
+		code, exit := cli.VerdictExit(q.Verdict, q.Failed)
 		if err := render.Verdict(d.Out, f.output, q.Verdict, q.Runs, code, d.Color(d.Out)); err != nil {
 			return err
 		}
-		if q.Failed != nil { // the verdict stands on what finished; a failed workload still fails
-			return &cli.ExitError{Code: cli.ExitFailed, Err: q.Failed}
-		}
-		if code != cli.ExitOK {
-			return &cli.ExitError{Code: code, Err: fmt.Errorf("%s verdict: %s", q.Verdict.For, q.Verdict.Status)}
-		}
-		return nil
+		return exit
 	}
 	return cmd
+}
+
+// progress reports each workload on stderr as it finishes, so stdout holds
+// only the verdict (valid JSON with --output json).
+type progress struct {
+	storbench.Silent
+	w io.Writer
+}
+
+func (p *progress) RunStarted(r *result.Run) {
+	fmt.Fprintf(p.w, "running suite %s (%d workloads) on %s\n", r.Suite, len(r.Workloads), strings.Join(r.Targets, ", "))
+}
+func (p *progress) Notice(target, msg string) { fmt.Fprintf(p.w, "notice: %s: %s\n", target, msg) }
+func (p *progress) WorkloadFinished(s engine.Step, r *result.Result) {
+	status := string(r.Status)
+	if r.Status == result.StatusFailed && r.Error != "" {
+		status += ": " + r.Error
+	}
+	fmt.Fprintf(p.w, "  %s %d/%d %s: %s\n", s.Target, s.Index, s.Count, s.Workload, status)
 }

@@ -72,11 +72,10 @@ unless --for names them.`,
 			_, err := d.Out.Write(buf.Bytes())
 			return err
 		}
-		if err := storbench.SaveReport(path, buf.Bytes()); err != nil {
-			return err
+		if err = storbench.SaveReport(path, buf.Bytes()); err == nil {
+			fmt.Fprintf(d.ErrOut, "wrote %s (%s, %d bytes)\n", path, format, buf.Len())
 		}
-		fmt.Fprintf(d.ErrOut, "wrote %s (%s, %d bytes)\n", path, format, buf.Len())
-		return nil
+		return err
 	}
 	return cmd
 }

@@ -6,13 +6,11 @@ import (
 
 	"github.com/storbench/storbench/internal/cli"
 	"github.com/storbench/storbench/internal/render"
-	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/storbench"
 )
 
 type flags struct {
 	req    storbench.RunsRequest
-	status string
 	output string
 }
 
@@ -26,15 +24,12 @@ func NewCommand(d cli.Deps) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&f.req.Limit, "limit", 50, "show at most this many runs (0: all)")
 	cmd.Flags().StringVar(&f.req.Suite, "suite", "", "only runs of this suite")
-	cmd.Flags().StringVar(&f.status, "status", "", "only runs with this status: complete, failed, interrupted, running, abandoned (running, but its storbench process is gone)")
+	cmd.Flags().StringVar((*string)(&f.req.Status), "status", "", "only runs with this status: complete, failed, interrupted, running, abandoned (running, but its storbench process is gone)")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
+	cmd.PreRunE = func(*cobra.Command, []string) error { return check() }
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := check(); err != nil {
-			return err
-		}
 		st := d.LazyStore() // a refused request creates no database
 		defer st.Close()
-		f.req.Status = result.Status(f.status)
 		runs, err := storbench.Runs(cmd.Context(), st, f.req)
 		if err != nil {
 			return cli.FromLibrary(err)

@@ -9,30 +9,24 @@ import (
 	"github.com/storbench/storbench/internal/storbench"
 )
 
-type flags struct {
-	output string
-}
-
 // NewCommand returns the show command.
 func NewCommand(d cli.Deps) *cobra.Command {
-	f := &flags{}
+	var output string
 	cmd := &cobra.Command{
 		Use:   "show RUN-ID",
 		Short: "Show a stored run: IOPS, MB/s and latency percentiles per workload",
 		Args:  cobra.ExactArgs(1),
 	}
-	check := cli.OutputFlag(cmd, &f.output, "table", "json")
+	check := cli.OutputFlag(cmd, &output, "table", "json")
+	cmd.PreRunE = func(*cobra.Command, []string) error { return check() }
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := check(); err != nil {
-			return err
-		}
 		st := d.LazyStore()
 		defer st.Close()
 		detail, err := storbench.Show(cmd.Context(), st, storbench.ShowRequest{RunID: args[0]})
 		if err != nil {
 			return cli.FromLibrary(err)
 		}
-		if f.output == "json" {
+		if output == "json" {
 			return render.JSON(d.Out, detail)
 		}
 		return render.RunDetail(d.Out, detail.Run, detail.Results)

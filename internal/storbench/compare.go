@@ -13,6 +13,8 @@ import (
 // RequestError is a request the library cannot carry out as given: a run
 // that is not stored, an option no result matches, a verdict the runs hold
 // no data for. A face shows it as bad usage; its message is the cause's.
+// Messages about an option name it as the command line spells it (--for,
+// --status), the words the documentation uses.
 type RequestError struct{ Err error }
 
 func (e *RequestError) Error() string { return e.Err.Error() }

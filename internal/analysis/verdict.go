@@ -154,6 +154,23 @@ func Judge(kind string, c *Comparison, opts VerdictOptions) (*Verdict, error) {
 	return v, nil
 }
 
+// Verdicts judges a comparison once per kind; no kinds: every verdict it
+// holds the data for (Applicable).
+func Verdicts(c *Comparison, kinds []string) ([]*Verdict, error) {
+	if len(kinds) == 0 {
+		kinds = Applicable(c)
+	}
+	var out []*Verdict
+	for _, k := range kinds {
+		v, err := Judge(k, c, VerdictOptions{})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 // Applicable lists the verdicts the comparison holds enough data for, in
 // Kinds order; general always applies.
 func Applicable(c *Comparison) []string {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -14,18 +15,16 @@ import (
 	"github.com/storbench/storbench/internal/units"
 )
 
-// Report is what compare and report render: a comparison, the runs behind
-// it and, for reports, verdicts.
+// Report is what compare and report render: a comparison completed for
+// display, the runs behind it and, for reports, verdicts.
 type Report struct {
-	Comparison *analysis.Comparison
-	Runs       []result.Run
-	Verdicts   []*analysis.Verdict
+	View     *analysis.View
+	Runs     []result.Run
+	Verdicts []*analysis.Verdict
 	// Environment adds each target's labels (reports do, compare does not).
 	Environment bool
 	// Generated is when the report was made; zero omits it (golden files).
 	Generated time.Time
-
-	flags *flagIndex
 }
 
 // CompareText writes the comparison for a terminal: per workload a table
@@ -39,6 +38,55 @@ func CompareText(w io.Writer, r *Report, color bool) error {
 // fenced blocks, ready for a GitHub issue or a blog post.
 func CompareMarkdown(w io.Writer, r *Report) error {
 	return writeMarkdown(w, r.doc())
+}
+
+// WriteReport writes a report in a format: html, markdown, json, csv, or
+// otherwise text for a terminal (with ANSI colours if color).
+func WriteReport(w io.Writer, r *Report, format string, color bool) error {
+	switch format {
+	case "html":
+		return ReportHTML(w, r)
+	case "markdown":
+		return CompareMarkdown(w, r)
+	case "json":
+		return CompareJSON(w, r)
+	case "csv":
+		return CompareCSV(w, r)
+	}
+	return CompareText(w, r, color)
+}
+
+// reportFormats maps file extensions to the formats WriteReport writes.
+var reportFormats = map[string]string{".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown",
+	".json": "json", ".csv": "csv", ".txt": "text"}
+
+// ReportFormat chooses a report's format from the -o path and --format:
+// --format when given, a bare format name (json, md...) to print it, or
+// the path's extension. path is where to write, "" for stdout.
+func ReportFormat(out, format string) (string, string, error) {
+	path := out
+	if path == "-" {
+		path = ""
+	}
+	if format != "" {
+		if !slices.Contains(slices.Collect(maps.Values(reportFormats)), format) {
+			return "", "", fmt.Errorf("--format %q: choose one of html, markdown, json, csv, text", format)
+		}
+		return format, path, nil
+	}
+	if path == "" {
+		return "text", "", nil
+	}
+	// --output json prints, as with every other command.
+	bare := map[string]string{"table": "text", "text": "text", "json": "json", "markdown": "markdown", "md": "markdown", "csv": "csv", "html": "html"}
+	if v, ok := bare[out]; ok {
+		return v, "", nil
+	}
+	ext := strings.ToLower(filepath.Ext(out))
+	if v, ok := reportFormats[ext]; ok {
+		return v, out, nil
+	}
+	return "", "", fmt.Errorf("-o %s: unknown extension %q; use .html, .md, .json, .csv or .txt, or pass --format", out, ext)
 }
 
 // MetricLabel names a metric for people, with its unit where it has one.
@@ -114,7 +162,7 @@ func (r *Report) title() string {
 }
 
 func (r *Report) intro() string {
-	c := r.Comparison
+	c := r.View.Comparison
 	var ids []string
 	for _, run := range r.Runs {
 		ids = append(ids, fmt.Sprintf("%s (%s)", run.ID, run.Suite))
@@ -138,7 +186,8 @@ func (r *Report) intro() string {
 }
 
 func (r *Report) doc() *doc {
-	c := r.Comparison
+	v := r.View
+	c := v.Comparison
 	d := &doc{}
 	d.h1(r.title())
 	d.p("%s", r.intro())
@@ -146,24 +195,22 @@ func (r *Report) doc() *doc {
 		d.h2("Verdicts")
 		d.add(verdicts{r.Verdicts})
 	}
-	if s := summaryItems(c); len(s.items) > 0 {
+	if s := summaryItems(v); len(s.items) > 0 {
 		d.h2("Summary")
 		d.add(s)
 	}
-	for _, round := range c.Rounds {
-		for _, w := range c.Workloads {
-			r.workloadSection(d, round, w)
-		}
+	for _, s := range v.Sections {
+		workloadSection(d, v, s)
 	}
-	d.add(latencyCharts{c})
+	d.add(latencyCharts{v.Latency})
 	if len(c.Efficiency) > 0 {
 		d.h2("Efficiency against " + c.Baseline)
 		d.p("Each figure as a percentage of the baseline's; for latency, baseline / value, so above 100%% is always better.")
-		d.add(efficiencyTable(c))
+		d.add(efficiencyTable(v))
 	}
 	if len(c.RoundChanges) > 0 {
 		d.h2("Change between rounds")
-		d.add(roundTable(c))
+		d.add(roundTable(v))
 	}
 	d.h2("Outliers")
 	if len(c.Outliers) == 0 {
@@ -173,7 +220,7 @@ func (r *Report) doc() *doc {
 	}
 	d.h2("Stability")
 	if len(c.Unstable) == 0 {
-		d.p("%s", stableText(c))
+		d.p("%s", stableText(v))
 	} else {
 		d.add(unstableList(c))
 	}
@@ -239,84 +286,45 @@ func tone(s analysis.Status) string {
 
 // summaryItems are the sentences a reader wants first: the best per
 // workload and each group's efficiency on its main figure.
-func summaryItems(c *analysis.Comparison) list {
+func summaryItems(v *analysis.View) list {
 	var l list
-	for _, round := range c.Rounds {
-		for _, w := range c.Workloads {
-			m := c.PrimaryMetric(w)
-			grouped := c.GroupBy != ""
-			list := c.Best
-			if grouped {
-				list = c.BestGroups
-			}
-			for _, b := range list {
-				if b.Round == round && b.Workload == w && b.Metric == m {
-					who := b.Target
-					if grouped {
-						who = b.Group
-					}
-					l.items = append(l.items, listItem{text: fmt.Sprintf("%s (%s): best %s %s, %s", w, round, who, Star, valueWithMetric(m, b.Value))})
-				}
-			}
-		}
+	for _, b := range v.Leaders {
+		l.items = append(l.items, listItem{text: fmt.Sprintf("%s (%s): best %s %s, %s", b.Workload, b.Round, b.Name, Star, valueWithMetric(b.Metric, b.Value))})
 	}
-	if c.Baseline == "" {
-		return l
-	}
-	for _, g := range c.Groups {
-		for _, round := range c.Rounds {
-			var parts []string
-			for _, w := range c.Workloads {
-				m := c.PrimaryMetric(w)
-				if e, ok := c.EfficiencyOf(g, round, w, m); ok {
-					parts = append(parts, fmt.Sprintf("%s on %s", percent(e.Percent), w))
-				}
-			}
-			if len(parts) > 0 {
-				roundNote := ""
-				if len(c.Rounds) > 1 {
-					roundNote = " (" + round + ")"
-				}
-				l.items = append(l.items, listItem{text: fmt.Sprintf("%s%s reaches %s of %s", g, roundNote, strings.Join(parts, ", "), c.Baseline)})
-			}
+	c := v.Comparison
+	for _, r := range v.Reach {
+		var parts []string
+		for _, e := range r.Figures {
+			parts = append(parts, fmt.Sprintf("%s on %s", percent(e.Percent), e.Workload))
 		}
+		roundNote := ""
+		if len(c.Rounds) > 1 {
+			roundNote = " (" + r.Round + ")"
+		}
+		l.items = append(l.items, listItem{text: fmt.Sprintf("%s%s reaches %s of %s", r.Group, roundNote, strings.Join(parts, ", "), c.Baseline)})
 	}
 	return l
 }
 
-func (r *Report) workloadSection(d *doc, round, w string) {
-	c := r.Comparison
-	grouped := c.GroupBy != ""
-	names := c.Groups
+var metricHeads = map[string]string{result.MetricIOPS: "IOPS", result.MetricBW: "MB/s", result.MetricLatP50: "P50",
+	result.MetricLatP99: "P99", result.MetricSyncP99: "SYNC P99"}
+
+func workloadSection(d *doc, v *analysis.View, s analysis.Section) {
 	nameHead := "TARGET"
-	if grouped {
+	if v.Grouped {
 		nameHead = "GROUP"
 	}
-	var present []string
-	for _, m := range []string{result.MetricIOPS, result.MetricBW, result.MetricLatP50, result.MetricLatP99, result.MetricSyncP99} {
-		for _, g := range names {
-			if _, ok := c.GroupCell(g, round, w, m); ok {
-				present = append(present, m)
-				break
-			}
-		}
-	}
-	if len(present) == 0 {
-		return
-	}
-	primary := c.PrimaryMetric(w)
-	d.h2(w + " · " + round)
+	d.h2(s.Workload + " · " + s.Round)
 	t := table{head: []string{nameHead}}
-	if grouped {
+	if v.Grouped {
 		t.head = append(t.head, "TARGETS")
 	}
 	t.head = append(t.head, "N")
-	for _, m := range present {
-		t.head = append(t.head, map[string]string{result.MetricIOPS: "IOPS", result.MetricBW: "MB/s", result.MetricLatP50: "P50",
-			result.MetricLatP99: "P99", result.MetricSyncP99: "SYNC P99"}[m])
+	for _, m := range s.Metrics {
+		t.head = append(t.head, metricHeads[m])
 	}
 	t.head = append(t.head, "CV") // of repetitions, of the charted metric
-	hasEff := c.Baseline != ""
+	hasEff := v.Comparison.Baseline != ""
 	if hasEff {
 		t.head = append(t.head, "VS BASE")
 	}
@@ -325,55 +333,33 @@ func (r *Report) workloadSection(d *doc, round, w string) {
 		t.optional = append(t.optional, h == "P50" || h == "TARGETS")
 	}
 	var bs bars
-	bs.title = fmt.Sprintf("%s, %s:", MetricLabel(primary), direction(primary))
-	for _, g := range names {
-		pc, ok := c.GroupCell(g, round, w, primary)
-		anyCell := ok
-		if !ok {
-			for _, m := range present {
-				if _, has := c.GroupCell(g, round, w, m); has {
-					anyCell = true
-				}
-			}
-		}
-		if !anyCell {
-			continue
-		}
-		row := []string{g}
+	bs.title = fmt.Sprintf("%s, %s:", MetricLabel(s.Primary), direction(s.Primary))
+	for _, r := range s.Rows {
+		row := []string{r.Name}
 		tones := []string{""}
-		if grouped {
-			row = append(row, fmt.Sprint(len(c.TargetsOf(g))))
+		if v.Grouped {
+			row = append(row, fmt.Sprint(r.Targets))
 			tones = append(tones, "")
 		}
-		n := pc.N
-		if !ok {
-			for _, m := range present {
-				if cell, has := c.GroupCell(g, round, w, m); has {
-					n = cell.N
-					break
-				}
-			}
-		}
-		row = append(row, fmt.Sprint(n))
+		row = append(row, fmt.Sprint(r.N))
 		tones = append(tones, "")
-		best := c.IsBest(g, true, round, w, primary)
-		for _, m := range present {
-			cell, has := c.GroupCell(g, round, w, m)
-			s, tn := "-", ""
-			if has {
-				s = bareValue(m, cell.Mean)
-				if m == primary && best {
-					s += " " + Star
+		for i, m := range s.Metrics {
+			cell := r.Figures[i]
+			text, tn := "-", ""
+			if cell != nil {
+				text = bareValue(m, cell.Mean)
+				if m == s.Primary && r.Best {
+					text += " " + Star
 					tn = "best"
 				}
 			}
-			row = append(row, s)
+			row = append(row, text)
 			tones = append(tones, tn)
 		}
 		cv, cvTone := "-", ""
-		if worst, found := repetitionCV(c, g, round, w, primary); found {
-			cv = fmt.Sprintf("%.1f%%", worst)
-			if worst > analysis.UnstableCVPercent {
+		if r.CVKnown {
+			cv = fmt.Sprintf("%.1f%%", r.CVPercent)
+			if r.CVHigh {
 				cv += "!"
 				cvTone = "warn"
 			}
@@ -382,9 +368,9 @@ func (r *Report) workloadSection(d *doc, round, w string) {
 		tones = append(tones, cvTone)
 		if hasEff {
 			eff := "-"
-			if e, found := efficiency(c, g, round, w, primary); found {
-				eff = percent(e.Percent)
-			} else if isBaseline(c, g) {
+			if r.Efficiency != nil {
+				eff = percent(r.Efficiency.Percent)
+			} else if r.IsBaseline {
 				eff = "base"
 			}
 			row = append(row, eff)
@@ -392,15 +378,15 @@ func (r *Report) workloadSection(d *doc, round, w string) {
 		}
 		t.rows = append(t.rows, row)
 		t.tones = append(t.tones, tones)
-		if ok {
+		if r.Primary != nil {
 			note := ""
-			if r.flagIdx().unstable[[4]string{g, round, w, primary}] {
+			if r.Unstable {
 				note = "unstable"
 			}
-			if r.flagIdx().outlier[[3]string{g, round, w}] {
+			if r.Outlier {
 				note = strings.TrimSpace(note + " outlier")
 			}
-			bs.items = append(bs.items, bar{label: g, value: pc.Mean, display: FormatValue(primary, pc.Mean), best: best, note: note})
+			bs.items = append(bs.items, bar{label: r.Name, value: r.Primary.Mean, display: FormatValue(s.Primary, r.Primary.Mean), best: r.Best, note: note})
 		}
 	}
 	d.add(t)
@@ -408,100 +394,31 @@ func (r *Report) workloadSection(d *doc, round, w string) {
 		d.add(bs)
 	}
 	var bl list
-	for _, b := range c.Bottlenecks {
-		if b.Round == round && b.Workload == w {
-			bl.items = append(bl.items, listItem{text: fmt.Sprintf("%s limited by %s: %s", b.Target, b.LimitedBy, b.Evidence)})
-		}
+	for _, b := range s.Bottlenecks {
+		bl.items = append(bl.items, listItem{text: fmt.Sprintf("%s limited by %s: %s", b.Target, b.LimitedBy, b.Evidence)})
 	}
 	if len(bl.items) > 0 {
 		d.add(bl)
 	}
 }
 
-// repetitionCV is the spread of repeated results: a target's coefficient
-// of variation, or for a group the worst of its targets' (the spread
-// between a group's targets is not instability).
-func repetitionCV(c *analysis.Comparison, g, round, w, m string) (float64, bool) {
-	targets := []string{g}
-	if c.GroupBy != "" {
-		targets = c.TargetsOf(g)
-	}
-	worst, found := 0.0, false
-	for _, t := range targets {
-		if cell, ok := c.TargetCell(t, round, w, m); ok && cell.Stats.N >= 2 {
-			worst, found = math.Max(worst, cell.Stats.CVPercent), true
-		}
-	}
-	return worst, found
-}
-
-func efficiency(c *analysis.Comparison, g, round, w, m string) (analysis.Efficiency, bool) {
-	return c.EfficiencyOf(g, round, w, m)
-}
-
-func isBaseline(c *analysis.Comparison, g string) bool {
-	if c.Baseline == g {
-		return true
-	}
-	k, v, ok := strings.Cut(c.Baseline, "=")
-	return ok && k == c.GroupBy && v == g
-}
-
-// flagIndex says, per group (a target without grouping), round and
-// workload, whether a target is unstable on a metric or an outlier.
-type flagIndex struct {
-	unstable map[[4]string]bool // group, round, workload, metric
-	outlier  map[[3]string]bool // group, round, workload
-}
-
-func newFlagIndex(c *analysis.Comparison) flagIndex {
-	fi := flagIndex{unstable: map[[4]string]bool{}, outlier: map[[3]string]bool{}}
-	for _, u := range c.Unstable {
-		fi.unstable[[4]string{u.Target, u.Round, u.Workload, u.Metric}] = true
-		fi.unstable[[4]string{c.GroupOf(u.Target), u.Round, u.Workload, u.Metric}] = true
-	}
-	for _, o := range c.Outliers {
-		fi.outlier[[3]string{o.Target, o.Round, o.Workload}] = true
-		if c.GroupBy != "" {
-			fi.outlier[[3]string{c.GroupOf(o.Target), o.Round, o.Workload}] = true
-		}
-	}
-	return fi
-}
-
-// flagIdx builds the report's flag index once.
-func (r *Report) flagIdx() flagIndex {
-	if r.flags == nil {
-		fi := newFlagIndex(r.Comparison)
-		r.flags = &fi
-	}
-	return *r.flags
-}
-
-func efficiencyTable(c *analysis.Comparison) table {
+func efficiencyTable(v *analysis.View) table {
 	t := table{head: []string{"GROUP", "ROUND", "WORKLOAD", "METRIC", "VS BASELINE"}, right: []bool{false, false, false, false, true}}
-	if c.GroupBy == "" {
+	if !v.Grouped {
 		t.head[0] = "TARGET"
 	}
-	for _, g := range c.Groups {
-		for _, e := range c.Efficiency {
-			if e.Group == g && e.Metric == c.PrimaryMetric(e.Workload) {
-				t.rows = append(t.rows, []string{e.Group, e.Round, e.Workload, MetricLabel(e.Metric), percent(e.Percent)})
-			}
-		}
+	for _, e := range v.Efficiency {
+		t.rows = append(t.rows, []string{e.Group, e.Round, e.Workload, MetricLabel(e.Metric), percent(e.Percent)})
 	}
 	return t
 }
 
-func roundTable(c *analysis.Comparison) table {
+func roundTable(v *analysis.View) table {
 	t := table{head: []string{"GROUP", "WORKLOAD", "ROUNDS", "METRIC", "CHANGE"}, right: []bool{false, false, false, false, true}}
-	if c.GroupBy == "" {
+	if !v.Grouped {
 		t.head[0] = "TARGET"
 	}
-	for _, rc := range c.RoundChanges {
-		if rc.Metric != c.PrimaryMetric(rc.Workload) {
-			continue
-		}
+	for _, rc := range v.RoundChanges {
 		t.rows = append(t.rows, []string{rc.Group, rc.Workload, rc.From + " to " + rc.To, MetricLabel(rc.Metric), fmt.Sprintf("%+.0f%%", rc.Percent)})
 		tn := "warn"
 		if rc.Better {
@@ -578,11 +495,9 @@ func unstableList(c *analysis.Comparison) list {
 	return l
 }
 
-func stableText(c *analysis.Comparison) string {
-	for _, cell := range c.TargetCells {
-		if cell.N >= 2 {
-			return fmt.Sprintf("Every repeated result is stable: coefficient of variation at most %d%%.", analysis.UnstableCVPercent)
-		}
+func stableText(v *analysis.View) string {
+	if v.Repeated {
+		return fmt.Sprintf("Every repeated result is stable: coefficient of variation at most %d%%.", analysis.UnstableCVPercent)
 	}
 	return "Each workload ran once per target: repeat runs (storbench run --repeat 3) to measure the spread."
 }
@@ -607,6 +522,30 @@ func environmentList(envs []analysis.Environment) list {
 		l.items = append(l.items, listItem{text: text, sub: []string{strings.Join(parts, " ")}})
 	}
 	return l
+}
+
+// VerdictDocument is qualify's JSON document.
+type VerdictDocument struct {
+	Verdict *analysis.Verdict `json:"verdict"`
+	Runs    []string          `json:"runs"`
+	// ExitCode is the code storbench exits with for this verdict.
+	ExitCode int `json:"exit_code"`
+}
+
+// Verdict writes one verdict in a format: json (with the runs judged and
+// the exit code), markdown, or otherwise text for a terminal.
+func Verdict(w io.Writer, format string, v *analysis.Verdict, runs []result.Run, exitCode int, color bool) error {
+	switch format {
+	case "json":
+		doc := VerdictDocument{Verdict: v, Runs: []string{}, ExitCode: exitCode}
+		for _, r := range runs {
+			doc.Runs = append(doc.Runs, r.ID)
+		}
+		return JSON(w, doc)
+	case "markdown":
+		return VerdictMarkdown(w, v)
+	}
+	return VerdictText(w, v, color)
 }
 
 // VerdictText writes one verdict for a terminal.

@@ -85,7 +85,7 @@ func report(t *testing.T, o analysis.Options, verdicts ...string) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Report{Comparison: c, Runs: []result.Run{fixtureRun}}
+	r := &Report{View: analysis.NewView(c), Runs: []result.Run{fixtureRun}}
 	for _, k := range verdicts {
 		v, err := analysis.Judge(k, c, analysis.VerdictOptions{})
 		if err != nil {

@@ -94,7 +94,7 @@ type verdicts struct{ list []*analysis.Verdict }
 
 // latencyCharts are drawn in HTML only: a terminal cannot plot a
 // logarithmic axis legibly.
-type latencyCharts struct{ c *analysis.Comparison }
+type latencyCharts struct{ charts []analysis.LatencyChart }
 
 // environments list each target's labels: a list on a terminal, a card
 // per target in HTML.

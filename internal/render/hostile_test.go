@@ -80,7 +80,7 @@ func hostileReport(t *testing.T) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Report{Comparison: c, Runs: []result.Run{fixtureRun}}
+	return &Report{View: analysis.NewView(c), Runs: []result.Run{fixtureRun}}
 }
 
 func TestHostileLabelsGolden(t *testing.T) {
@@ -128,7 +128,7 @@ func TestHostileRunsAndResults(t *testing.T) {
 		Targets: []string{"/mnt/a\rX"}, Labels: map[string]string{"storage": "ssd\n20261122-999999-ffff  fake row"}, Note: "n"}
 	res := []result.Result{{Workload: "w\x1b[8m", Target: "/t", Repetition: 1, Status: result.StatusFailed, Error: "fio said \x1b]52;c;AAAA\a"}}
 	var b bytes.Buffer
-	if err := RunsTable(&b, []result.Run{run}); err != nil {
+	if err := RunsTable(&b, []result.Run{run}, "/tmp/r.db"); err != nil {
 		t.Fatal(err)
 	}
 	if err := RunHeader(&b, &run); err != nil {

@@ -62,7 +62,7 @@ func writeHTMLBody(d *doc) string {
 			fmt.Fprintf(&b, "<figure>\n%s\n<figcaption>%s</figcaption>\n</figure>\n", barChartSVG(x.title, x.items), esc(x.title))
 		case latencyCharts:
 			closeSection()
-			htmlLatency(&b, x.c)
+			htmlLatency(&b, x.charts)
 		}
 	}
 	closeSection()
@@ -143,53 +143,37 @@ func toItems(ss []string) []listItem {
 	return out
 }
 
-var percentileMetrics = []struct{ metric, label string }{
-	{result.MetricLatP50, "p50"}, {result.MetricLatP90, "p90"}, {result.MetricLatP99, "p99"}, {result.MetricLatP999, "p99.9"},
+var percentileLabels = map[string]string{
+	result.MetricLatP50: "p50", result.MetricLatP90: "p90", result.MetricLatP99: "p99", result.MetricLatP999: "p99.9",
 }
 
 // htmlLatency draws, per round and workload, each group's latency by
 // percentile.
-func htmlLatency(b *strings.Builder, c *analysis.Comparison) {
-	var charts strings.Builder
-	for _, round := range c.Rounds {
-		for _, w := range c.Workloads {
-			var axis []string
-			for _, pm := range percentileMetrics {
-				for _, g := range c.Groups {
-					if _, ok := c.GroupCell(g, round, w, pm.metric); ok {
-						axis = append(axis, pm.label)
-						break
-					}
-				}
-			}
-			if len(axis) < 2 {
-				continue
-			}
-			var ss []series
-			for _, g := range c.Groups {
-				s := series{name: g}
-				for _, pm := range percentileMetrics {
-					if cell, ok := c.GroupCell(g, round, w, pm.metric); ok {
-						s.points = append(s.points, point{p: pm.label, value: cell.Mean})
-					}
-				}
-				if len(s.points) > 0 {
-					ss = append(ss, s)
-				}
-			}
-			title := fmt.Sprintf("%s · %s: completion latency by percentile (log scale, lower is better)", w, round)
-			fmt.Fprintf(&charts, "<figure>\n%s\n<figcaption>%s</figcaption>\n<ul class=\"legend\">", percentileChartSVG(title, axis, ss), esc(title))
-			for i, s := range ss {
-				fmt.Fprintf(&charts, `<li><span class="swatch" style="background:%s"></span>%s</li>`, palette[i%len(palette)], esc(s.name))
-			}
-			charts.WriteString("</ul>\n</figure>\n")
-		}
-	}
-	if charts.Len() == 0 {
+func htmlLatency(b *strings.Builder, lc []analysis.LatencyChart) {
+	if len(lc) == 0 {
 		return
 	}
 	b.WriteString("<section>\n<h2>Latency percentiles</h2>\n")
-	b.WriteString(charts.String())
+	for _, ch := range lc {
+		var axis []string
+		for _, m := range ch.Metrics {
+			axis = append(axis, percentileLabels[m])
+		}
+		var ss []series
+		for _, ls := range ch.Series {
+			s := series{name: ls.Name}
+			for _, cell := range ls.Points {
+				s.points = append(s.points, point{p: percentileLabels[cell.Metric], value: cell.Mean})
+			}
+			ss = append(ss, s)
+		}
+		title := fmt.Sprintf("%s · %s: completion latency by percentile (log scale, lower is better)", ch.Workload, ch.Round)
+		fmt.Fprintf(b, "<figure>\n%s\n<figcaption>%s</figcaption>\n<ul class=\"legend\">", percentileChartSVG(title, axis, ss), esc(title))
+		for i, s := range ss {
+			fmt.Fprintf(b, `<li><span class="swatch" style="background:%s"></span>%s</li>`, palette[i%len(palette)], esc(s.name))
+		}
+		b.WriteString("</ul>\n</figure>\n")
+	}
 	b.WriteString("</section>\n")
 }
 

@@ -61,6 +61,21 @@ var (
 	remoteRef = regexp.MustCompile(`(?i)(src|href)\s*=\s*"(https?:)?//`)
 )
 
+// TestReportHTMLGolden pins the HTML report byte for byte: the golden
+// fixture with a verdict, environments and a fixed generation time.
+func TestReportHTMLGolden(t *testing.T) {
+	r := report(t, analysis.Options{GroupBy: "storage", Baseline: "storage=nvme"}, analysis.ForGeneral)
+	r.Generated = time.Date(2026, 11, 22, 12, 30, 0, 0, time.UTC)
+	var b bytes.Buffer
+	if err := ReportHTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.html", b.Bytes())
+	if !strings.Contains(b.String(), "Generated 2026-11-22 12:30 UTC.") {
+		t.Error("the generation time is missing")
+	}
+}
+
 func TestReportHTMLInChromium(t *testing.T) {
 	r := report(t, analysis.Options{GroupBy: "storage", Baseline: "storage=nvme"}, analysis.ForGeneral)
 	var b bytes.Buffer

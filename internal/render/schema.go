@@ -77,7 +77,7 @@ func empty[T any](s []T) []T {
 
 // Document builds the JSON document of a report.
 func (r *Report) Document() CompareDocument {
-	c := r.Comparison
+	c := r.View.Comparison
 	doc := CompareDocument{
 		Schema: JSONSchema, GroupBy: c.GroupBy, Baseline: c.Baseline,
 		Rounds: empty(c.Rounds), Workloads: empty(c.Workloads), Targets: empty(c.Targets), GroupNames: empty(c.Groups),
@@ -113,43 +113,24 @@ var CSVHeader = []string{"scope", "group", "target", "round", "workload", "metri
 // follow with each group's mean of its targets' means. Values are in base
 // units (IOPS, B/s, ns); empty cells mean "not applicable".
 func CompareCSV(w io.Writer, r *Report) error {
-	c := r.Comparison
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
 	}
-	row := func(scope string, cell analysis.Cell, best bool, eff string, unstable bool) []string {
-		st := cell.Stats
-		lo, hi := "", ""
+	for _, rec := range r.View.Records {
+		cell, st := rec.Cell, rec.Cell.Stats
+		lo, hi, eff := "", "", ""
 		if st.CI95 != nil {
 			lo, hi = num(st.CI95.Low), num(st.CI95.High)
 		}
-		return []string{scope, cell.Group, cell.Target, cell.Round, cell.Workload, cell.Metric, cell.Unit,
+		if rec.Efficiency != nil {
+			eff = num(rec.Efficiency.Percent)
+		}
+		if err := cw.Write([]string{rec.Scope, cell.Group, cell.Target, cell.Round, cell.Workload, cell.Metric, cell.Unit,
 			strconv.Itoa(cell.N), strconv.Itoa(cell.Targets), num(cell.Mean), num(st.Median), num(st.Min), num(st.Max),
-			num(st.StdDev), num(st.CVPercent), lo, hi, num(st.TrimmedMean), strconv.FormatBool(best), eff, strconv.FormatBool(unstable)}
-	}
-	for _, cell := range c.TargetCells {
-		eff := ""
-		if c.GroupBy == "" {
-			if e, ok := efficiency(c, cell.Target, cell.Round, cell.Workload, cell.Metric); ok {
-				eff = num(e.Percent)
-			}
-		}
-		best := c.IsBest(cell.Target, false, cell.Round, cell.Workload, cell.Metric)
-		if err := cw.Write(row("target", cell, best, eff, cell.Stats.Unstable())); err != nil {
+			num(st.StdDev), num(st.CVPercent), lo, hi, num(st.TrimmedMean), strconv.FormatBool(rec.Best), eff,
+			strconv.FormatBool(rec.Unstable)}); err != nil {
 			return err
-		}
-	}
-	if c.GroupBy != "" {
-		for _, cell := range c.GroupCells {
-			eff := ""
-			if e, ok := efficiency(c, cell.Group, cell.Round, cell.Workload, cell.Metric); ok {
-				eff = num(e.Percent)
-			}
-			best := c.IsBest(cell.Group, true, cell.Round, cell.Workload, cell.Metric)
-			if err := cw.Write(row("group", cell, best, eff, r.flagIdx().unstable[[4]string{cell.Group, cell.Round, cell.Workload, cell.Metric}])); err != nil {
-				return err
-			}
 		}
 	}
 	cw.Flush()

@@ -41,6 +41,22 @@ func RunHeader(w io.Writer, run *result.Run) error {
 	return err
 }
 
+// RunDetail writes what show prints: the run's header, its results table
+// with their checks, and the contention round's comparison.
+func RunDetail(w io.Writer, run *result.Run, results []result.Result) error {
+	if err := RunHeader(w, run); err != nil {
+		return err
+	}
+	if len(results) == 0 {
+		_, err := io.WriteString(w, "No results stored for this run.\n")
+		return err
+	}
+	if err := ResultsTable(w, results); err != nil {
+		return err
+	}
+	return ContentionSection(w, results)
+}
+
 // ResultsTable writes one row per result and direction: IOPS, MB/s and the
 // completion-latency mean and percentiles, plus the fsync/fdatasync p99 when
 // any workload synced. Failed results show their reason.
@@ -139,8 +155,13 @@ func pct(l result.Latency, p float64) string {
 	return units.Latency(v)
 }
 
-// RunsTable lists runs, newest first.
-func RunsTable(w io.Writer, runs []result.Run) error {
+// RunsTable lists runs, newest first; none says how to make one, and
+// where (dbPath) runs are stored.
+func RunsTable(w io.Writer, runs []result.Run, dbPath string) error {
+	if len(runs) == 0 {
+		_, err := fmt.Fprintf(w, "No runs stored in %s yet: try storbench run --suite quick --target /tmp\n", dbPath)
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTARTED\tTOOK\tSUITE\tSTATUS\tTARGETS\tLABELS")
 	for _, r := range runs {

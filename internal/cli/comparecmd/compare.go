@@ -6,16 +6,14 @@ package comparecmd
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/cli"
 	"github.com/storbench/storbench/internal/render"
+	"github.com/storbench/storbench/internal/storbench"
 )
 
 type flags struct {
-	groupBy  string
-	baseline string
-	round    string
-	output   string
+	req    storbench.CompareRequest
+	output string
 }
 
 // NewCommand returns the compare command.
@@ -39,40 +37,23 @@ unstable.`,
   storbench compare RUN1 RUN2 RUN3 --group-by storage --baseline storage=nvme
   storbench compare RUN --baseline /mnt/nvme --output markdown
   storbench compare RUN --round parallel --output json`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return cli.Usagef("%s: name at least one run ID (see: storbench runs)", cmd.CommandPath())
-			}
-			return nil
-		},
+		Args: cli.RunIDArgs,
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.groupBy, "group-by", "", "group targets by this result label (e.g. storage, node) and average each group")
-	fl.StringVar(&f.baseline, "baseline", "", "show efficiency against KEY=VALUE (a label) or a target name")
-	fl.StringVar(&f.round, "round", "", "compare only this round (isolated, parallel, contention)")
+	fl.StringVar(&f.req.GroupBy, "group-by", "", "group targets by this result label (e.g. storage, node) and average each group")
+	fl.StringVar(&f.req.Baseline, "baseline", "", "show efficiency against KEY=VALUE (a label) or a target name")
+	fl.StringVar(&f.req.Round, "round", "", "compare only this round (isolated, parallel, contention)")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json", "markdown")
+	cmd.PreRunE = func(*cobra.Command, []string) error { return check() }
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := check(); err != nil {
-			return err
-		}
-		ctx := cmd.Context()
-		st, err := d.OpenStore(ctx)
-		if err != nil {
-			return err
-		}
+		st := d.LazyStore() // a refused request creates no database
 		defer st.Close()
-		cmp, err := cli.LoadComparison(ctx, st, args, analysis.Options{GroupBy: f.groupBy, Baseline: f.baseline, Round: f.round})
+		f.req.RunIDs = args
+		cmp, err := storbench.Compare(cmd.Context(), st, f.req)
 		if err != nil {
-			return err
+			return cli.FromLibrary(err)
 		}
-		rep := &render.Report{Comparison: cmp.Comparison, Runs: cmp.Runs}
-		switch f.output {
-		case "json":
-			return render.CompareJSON(d.Out, rep)
-		case "markdown":
-			return render.CompareMarkdown(d.Out, rep)
-		}
-		return render.CompareText(d.Out, rep, d.Color(d.Out))
+		return render.WriteReport(d.Out, &render.Report{View: cmp.View, Runs: cmp.Runs}, f.output, d.Color(d.Out))
 	}
 	return cmd
 }

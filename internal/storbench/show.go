@@ -1,0 +1,45 @@
+package storbench
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/storbench/storbench/internal/contention"
+	"github.com/storbench/storbench/internal/proc"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/store"
+)
+
+// ShowRequest names one stored run.
+type ShowRequest struct {
+	// RunID is a run ID or a unique prefix.
+	RunID string
+}
+
+// RunDetail is one run with its results.
+type RunDetail struct {
+	// Run's status is judged now: a run stored as running whose
+	// storbench process is gone is abandoned.
+	Run     *result.Run     `json:"run"`
+	Results []result.Result `json:"results"`
+	// Contention pairs each probe alone and under load.
+	Contention []contention.Report `json:"contention,omitempty"`
+}
+
+// Show reads a run and its results. A run that is not stored (or an
+// ambiguous prefix) is a RequestError.
+func Show(ctx context.Context, st store.Reader, req ShowRequest) (*RunDetail, error) {
+	run, err := st.Run(ctx, req.RunID)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	proc.Reader{}.Abandon(run)
+	results, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{run.ID}})
+	if err != nil {
+		return nil, fmt.Errorf("reading the results of run %s: %w", run.ID, err)
+	}
+	if results == nil {
+		results = []result.Result{}
+	}
+	return &RunDetail{Run: run, Results: results, Contention: contention.Reports(results)}, nil
+}

@@ -1,4 +1,4 @@
-package telemetry
+package local
 
 import (
 	"context"
@@ -6,12 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/storbench/storbench/internal/testenv"
-
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
-	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/telemetry"
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // prepareDisk prepares a local directory target on a real disk: the test
@@ -20,7 +19,7 @@ import (
 func prepareDisk(t *testing.T, need runner.Need) *runner.Prepared {
 	t.Helper()
 	ctx := context.Background()
-	p, err := local.NewTarget(t.TempDir(), local.Options{}).Prepare(ctx, need)
+	p, err := NewTarget(t.TempDir(), Options{}).Prepare(ctx, need)
 	if err != nil || result.LabelDevice.Of(p.Labels) == "" {
 		if p != nil {
 			if err := p.Cleanup(ctx); err != nil {
@@ -32,7 +31,7 @@ func prepareDisk(t *testing.T, need runner.Need) *runner.Prepared {
 			t.Fatal(derr)
 		}
 		t.Cleanup(func() { os.RemoveAll(dir) })
-		if p, err = local.NewTarget(dir, local.Options{}).Prepare(ctx, need); err != nil {
+		if p, err = NewTarget(dir, Options{}).Prepare(ctx, need); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -44,17 +43,18 @@ func prepareDisk(t *testing.T, need runner.Need) *runner.Prepared {
 	return p
 }
 
-// TestTelemetryDuringRealFio samples this host while fio writes to a real
-// disk and checks the figures against fio's own CPU and I/O counts.
+// TestTelemetryDuringRealFio has the local runner's sampler read this
+// host's /proc while fio writes to a real disk, and checks the figures
+// against fio's own CPU and I/O counts.
 func TestTelemetryDuringRealFio(t *testing.T) {
 	testenv.Fio(t)
 	p := prepareDisk(t, runner.Need{RunID: "telemetry", FileSize: 64 << 20, Writers: []string{"w"}, Direct: true})
-	s := ForPrepared(p)
+	if p.Telemetry == nil {
+		t.Fatal("a local target offers no telemetry")
+	}
+	s := p.Telemetry()
 	if s == nil {
 		t.Fatal("a local target has no sampler")
-	}
-	if s.cfg.Device == "" || s.cfg.Device != result.LabelDevice.Of(p.Labels) {
-		t.Fatalf("sampling device %q, target labels %v", s.cfg.Device, p.Labels)
 	}
 	job := fio.Job{Global: []fio.Option{{Key: "filename", Value: p.File.Name}}, Sections: []fio.Section{{Name: "w", Options: []fio.Option{
 		{Key: "rw", Value: "randwrite"}, {Key: "bs", Value: "4k"}, {Key: "size", Value: "64M"}, {Key: "ioengine", Value: "psync"},
@@ -67,6 +67,9 @@ func TestTelemetryDuringRealFio(t *testing.T) {
 	tel := rec.Stop()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tel.Device == "" || tel.Device != result.LabelDevice.Of(p.Labels) {
+		t.Fatalf("sampled device %q, target labels %v", tel.Device, p.Labels)
 	}
 	j := out.Final.Jobs[0]
 	t.Logf("fio: %d writes, %d bytes, usr %.1f%% sys %.1f%%; telemetry totals %+v", j.Write.TotalIOs, j.Write.IOBytes, j.UsrCPU, j.SysCPU, tel.Totals)
@@ -103,7 +106,7 @@ func TestTelemetryDuringRealFio(t *testing.T) {
 	if capacity := time.Duration(tel.CPUs) * tel.Totals.Elapsed; tel.Totals.CPUBusy > capacity*105/100 {
 		t.Errorf("host busy %s exceeds %d cores x %s", tel.Totals.CPUBusy, tel.CPUs, tel.Totals.Elapsed)
 	}
-	if a := Attribute(&result.Result{CPU: result.CPU{UserPercent: j.UsrCPU, SystemPercent: j.SysCPU}}, tel); a == nil || a.Evidence == "" {
+	if a := telemetry.Attribute(&result.Result{CPU: result.CPU{UserPercent: j.UsrCPU, SystemPercent: j.SysCPU}}, tel); a == nil || a.Evidence == "" {
 		t.Errorf("no attribution: %+v", a)
 	}
 }

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -108,5 +109,40 @@ func TestTelemetryDuringRealFio(t *testing.T) {
 	}
 	if a := telemetry.Attribute(&result.Result{CPU: result.CPU{UserPercent: j.UsrCPU, SystemPercent: j.SysCPU}}, tel); a == nil || a.Evidence == "" {
 		t.Errorf("no attribution: %+v", a)
+	}
+}
+
+// TestDeviceTargetSamplesItsDevice: a device target's sampler watches that
+// device's own line of /proc/diskstats while fio writes to it.
+func TestDeviceTargetSamplesItsDevice(t *testing.T) {
+	testenv.Fio(t)
+	dev := testenv.LoopDevice(t, 32<<20)
+	p, err := NewTarget(dev, Options{Destructive: []string{dev}}).Prepare(context.Background(), runner.Need{RunID: "tel", FileSize: 16 << 20, Writers: []string{"w"}, Direct: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Cleanup(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	if !p.Local || p.Telemetry == nil {
+		t.Fatalf("device target: Local %v, telemetry offered %v", p.Local, p.Telemetry != nil)
+	}
+	job := fio.Job{Global: []fio.Option{{Key: "filename", Value: p.File.Name}}, Sections: []fio.Section{{Name: "w", Options: []fio.Option{
+		{Key: "rw", Value: "write"}, {Key: "bs", Value: "64k"}, {Key: "size", Value: "16M"}, {Key: "ioengine", Value: "psync"},
+		{Key: "direct", Value: "1"}, {Key: "randrepeat", Value: "0"},
+	}}}}
+	rec := p.Telemetry().Start()
+	out, err := fio.Runner{Cmder: p.Cmder}.Run(context.Background(), job, nil)
+	tel := rec.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Base(dev); tel.Device != want {
+		t.Fatalf("sampled device %q, want %q (labels %v)", tel.Device, want, p.Labels)
+	}
+	if w := out.Final.Jobs[0].Write.TotalIOs; tel.Totals.DiskWriteIOs < w {
+		t.Errorf("diskstats saw %d writes on %s, fio completed %d", tel.Totals.DiskWriteIOs, tel.Device, w)
 	}
 }

@@ -70,11 +70,9 @@ type measuredStep struct {
 
 // measurer does the checks for one prepared target.
 type measurer struct {
+	*prepared
 	e     *Engine
 	plan  Plan
-	p     *runner.Prepared
-	fr    fio.Runner
-	eng   string
 	cache int64 // bytes of memory that can cache the target; 0 unknown
 	// cacheSource names that memory for the user.
 	cacheSource  string
@@ -87,7 +85,7 @@ type measurer struct {
 
 func (e *Engine) newMeasurer(ctx context.Context, plan Plan, pt *prepared) *measurer {
 	p, labels := pt.p, pt.labels
-	m := &measurer{e: e, plan: plan, p: p, fr: pt.fr, eng: pt.engine, remote: remoteFS[result.LabelFSType.Of(labels)]}
+	m := &measurer{prepared: pt, e: e, plan: plan, remote: remoteFS[result.LabelFSType.Of(labels)]}
 	// A runner (or the user) that knows better names the memory in front
 	// of the storage: a node's, a remote host's, a NAS server's.
 	if v := result.LabelMemBytes.Of(labels); v != "" {
@@ -176,7 +174,7 @@ func (m *measurer) preconditionDevice(ctx context.Context) {
 	}
 	size := m.p.File.Size
 	m.e.Observer.Notice(m.p.Name, fmt.Sprintf("preconditioning: writing the device sequentially twice (%s each)", units.Bytes(size)))
-	ioengine := m.eng
+	ioengine := m.engine
 	if ioengine == "" {
 		ioengine = "libaio"
 	}

@@ -1,8 +1,9 @@
 // Package runner says where a suite runs. A Target is what the user named
 // (a directory, a device, later a Kubernetes class or a remote host);
 // preparing it yields a Prepared target: an execx.Cmder that reaches the place
-// fio runs, the file or device fio uses, and a cleanup that removes
-// everything storbench created there.
+// fio runs, the file or device fio uses, whether that place is this host, a
+// Sampler of its host where the runner can offer one, and a cleanup that
+// removes everything storbench created there.
 package runner
 
 import (

@@ -19,7 +19,6 @@ import (
 	"github.com/storbench/storbench/internal/runner/local"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
-	"github.com/storbench/storbench/internal/telemetry"
 	"github.com/storbench/storbench/internal/testenv"
 )
 
@@ -69,9 +68,7 @@ func measure(t *testing.T, st *store.SQLite, dir, workloadYAML string, labels ma
 		t.Fatal(err)
 	}
 	plan := engine.Plan{Suite: s, Labels: labels, Targets: []runner.Target{local.NewTarget(dir, local.Options{})}}
-	if tel {
-		plan.Telemetry = telemetry.ForPrepared
-	}
+	plan.Telemetry = tel
 	run, err := (&engine.Engine{Store: st, Observer: quiet{}}).Run(context.Background(), plan)
 	if err != nil {
 		t.Fatal(err)

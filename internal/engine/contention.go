@@ -12,7 +12,6 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/spec"
-	"github.com/storbench/storbench/internal/telemetry"
 )
 
 // The contention round measures a latency probe alone, then again while a
@@ -176,9 +175,9 @@ type noisePlace struct {
 
 // runContention runs the round on one prepared target: per repetition the
 // probe alone, then the writer with the probe beside it.
-func (e *Engine) runContention(ctx context.Context, run *result.Run, plan Plan, p *runner.Prepared, fr fio.Runner, engine string, labels map[string]string, sampler *telemetry.Sampler) (failures []error) {
-	c := plan.Contention
-	place, cleanup, err := e.placeNoise(ctx, run, c, p, fr)
+func (e *Engine) runContention(ctx context.Context, run *result.Run, plan Plan, pt *prepared) (failures []error) {
+	c, p, engine := plan.Contention, pt.p, pt.engine
+	place, cleanup, err := e.placeNoise(ctx, run, c, p, pt.fr)
 	if err != nil {
 		e.recordTargetFailure(ctx, run, plan, p.Name, err)
 		return []error{err}
@@ -214,7 +213,7 @@ func (e *Engine) runContention(ctx context.Context, run *result.Run, plan Plan, 
 		if place.name != p.Name {
 			result.LabelNoiseTarget.Set(l, place.name) // part of the conditions
 		}
-		for k, v := range labels {
+		for k, v := range pt.labels {
 			l[k] = v
 		}
 		return l
@@ -225,7 +224,9 @@ func (e *Engine) runContention(ctx context.Context, run *result.Run, plan Plan, 
 			return Step{RunID: run.ID, Target: p.Name, Workload: name, Index: i, Count: 3,
 				Repetition: rep, Repetitions: plan.Repeat, Expected: expected}
 		}
-		_, err := e.runStep(ctx, run, plan, step(1, probe.Name), fr, fio.FromWorkload(probe, p.File, engine), with(contention.RoleAlone), sampler)
+		alone := pt.invoke(step(1, probe.Name), fio.FromWorkload(probe, p.File, engine))
+		alone.labels = with(contention.RoleAlone)
+		_, err := e.runStep(ctx, run, plan, alone)
 		if ctx.Err() != nil {
 			return failures
 		}
@@ -235,8 +236,9 @@ func (e *Engine) runContention(ctx context.Context, run *result.Run, plan Plan, 
 				return failures
 			}
 		}
-		errs := e.underLoad(ctx, run, plan, step(2, loaded.Name), step(3, NoiseName), fr, place,
-			fio.FromWorkload(loaded, p.File, engine), fio.FromWorkload(noise, place.file, noiseEngine), with, sampler)
+		under := pt.invoke(step(2, loaded.Name), fio.FromWorkload(loaded, p.File, engine))
+		under.labels = with(contention.RoleLoaded)
+		errs := e.underLoad(ctx, run, plan, under, step(3, NoiseName), place, fio.FromWorkload(noise, place.file, noiseEngine), with(contention.RoleNoise))
 		failures = append(failures, errs...)
 		if ctx.Err() != nil || (plan.FailFast && len(failures) > 0) {
 			return failures
@@ -296,8 +298,9 @@ type noiseOutcome struct {
 // underLoad starts the writer, lets it warm up, runs the loaded probe,
 // stops the writer and stores its result. The writer is always stopped and
 // waited for before returning, so cleanup never races it.
-func (e *Engine) underLoad(ctx context.Context, run *result.Run, plan Plan, probeStep, noiseStep Step, fr fio.Runner, place noisePlace,
-	probeJob, noiseJob fio.Job, with func(string) map[string]string, sampler *telemetry.Sampler) (failures []error) {
+func (e *Engine) underLoad(ctx context.Context, run *result.Run, plan Plan, probe invocation, noiseStep Step, place noisePlace,
+	noiseJob fio.Job, noiseLabels map[string]string) (failures []error) {
+	probeStep := probe.step
 	noiseCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan noiseOutcome, 1)
@@ -315,7 +318,7 @@ func (e *Engine) underLoad(ctx context.Context, run *result.Run, plan Plan, prob
 		early = &n
 	}
 	if early == nil && ctx.Err() == nil {
-		if _, err := e.runStep(ctx, run, plan, probeStep, fr, probeJob, with(contention.RoleLoaded), sampler); err != nil && ctx.Err() == nil {
+		if _, err := e.runStep(ctx, run, plan, probe); err != nil && ctx.Err() == nil {
 			failures = append(failures, err)
 		}
 	}
@@ -331,7 +334,7 @@ func (e *Engine) underLoad(ctx context.Context, run *result.Run, plan Plan, prob
 	if early != nil {
 		failures = append(failures, fmt.Errorf("workload %s on %s: the bulk writer stopped before the loaded probe could start", probeStep.Workload, probeStep.Target))
 	}
-	if err := e.storeNoise(ctx, run, plan, noiseStep, n, started, early != nil, with(contention.RoleNoise)); err != nil {
+	if err := e.storeNoise(ctx, run, plan, noiseStep, n, started, early != nil, noiseLabels); err != nil {
 		failures = append(failures, err)
 	}
 	return failures

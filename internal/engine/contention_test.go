@@ -20,7 +20,6 @@ import (
 	"github.com/storbench/storbench/internal/runner/local"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
-	"github.com/storbench/storbench/internal/telemetry"
 )
 
 // diskDir is an empty directory on a real disk: the test temp dir unless
@@ -81,7 +80,7 @@ func TestContentionRoundRealFio(t *testing.T) {
 	plan := Plan{
 		Targets:    []runner.Target{local.NewTarget(dir, local.Options{})},
 		Contention: &Contention{Probe: tinyProbe(t), NoiseSize: 64 << 20, Warmup: time.Second, ProbeLimit: 3 * time.Second},
-		Telemetry:  telemetry.ForPrepared,
+		Telemetry:  true,
 	}
 	run, err := (&Engine{Store: st, Observer: &notes{}}).Run(context.Background(), plan)
 	if err != nil {
@@ -247,7 +246,7 @@ func TestContentionOnDevice(t *testing.T) {
 	plan := Plan{
 		Targets:    []runner.Target{local.NewTarget(dev, local.Options{Destructive: []string{dev}})},
 		Contention: &Contention{Probe: tinyProbe(t), NoiseSize: 64 << 20, Warmup: 500 * time.Millisecond, ProbeLimit: 2 * time.Second},
-		Telemetry:  telemetry.ForPrepared,
+		Telemetry:  true,
 	}
 	run, err := (&Engine{Store: st, Observer: &notes{}}).Run(context.Background(), plan)
 	if err != nil {

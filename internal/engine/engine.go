@@ -52,9 +52,10 @@ type Plan struct {
 	CleanupTimeout time.Duration
 	// Now and RandID make IDs deterministic in tests; nil means real ones.
 	Now func() time.Time
-	// Telemetry gives the sampler of a prepared target, nil for a target
-	// that cannot be sampled; a nil Telemetry turns sampling off.
-	Telemetry func(p *runner.Prepared) *telemetry.Sampler
+	// Telemetry samples the host fio runs on while each workload runs,
+	// where the target's runner can (runner.Prepared.Telemetry); results
+	// of a target it cannot sample carry no telemetry.
+	Telemetry bool
 	// Contention, when set, runs the contention round (contention.go)
 	// instead of a suite: Suite and RawJob stay nil.
 	Contention *Contention
@@ -215,102 +216,25 @@ func (e *Engine) Run(ctx context.Context, plan Plan) (*result.Run, error) {
 
 // runTarget prepares one target, runs everything on it and cleans it up.
 func (e *Engine) runTarget(ctx context.Context, run *result.Run, plan Plan, t runner.Target) (failures []error) {
-	need := e.need(plan, run.ID)
-	p, err := t.Prepare(ctx, need)
+	pt, err := e.prepare(ctx, plan, e.need(plan, run.ID), t)
+	if pt != nil {
+		adoptHostLabels(run, pt.labels)
+		defer func() { failures = append(failures, e.cleanUp(ctx, plan, pt)...) }()
+	}
 	if err != nil {
 		e.recordTargetFailure(ctx, run, plan, t.Name(), err)
 		return []error{err}
-	}
-	defer func() {
-		timeout := plan.CleanupTimeout
-		if timeout == 0 {
-			timeout = 2 * time.Minute
-		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-		defer cancel()
-		if err := p.Cleanup(cctx); err != nil {
-			e.Observer.Notice(p.Name, "cleanup failed: "+err.Error())
-			failures = append(failures, fmt.Errorf("target %s: cleanup: %w", p.Name, err))
-		}
-	}()
-	for _, n := range p.Notices {
-		e.Observer.Notice(p.Name, n)
-	}
-
-	fr := fio.Runner{Cmder: p.Cmder, Dir: p.Dir}
-	fioVersion, err := fr.Version(ctx)
-	if err != nil {
-		e.recordTargetFailure(ctx, run, plan, t.Name(), err)
-		return []error{err}
-	}
-	labels := map[string]string{}
-	result.LabelFioVersion.Set(labels, fioVersion)
-	result.LabelTargetKind.Set(labels, p.Kind)
-	for k, v := range p.Labels {
-		labels[k] = v
-	}
-	for k, v := range plan.Labels {
-		labels[k] = v
-	}
-	// Host-wide labels of the first target describe the run too.
-	for _, k := range result.HostLabels {
-		if _, set := k.In(run.Labels); !set && k.Of(labels) != "" {
-			k.Set(run.Labels, k.Of(labels))
-		}
-	}
-
-	engine, err := e.engineFor(ctx, fr, plan, p.Name)
-	if err != nil {
-		e.recordTargetFailure(ctx, run, plan, t.Name(), err)
-		return []error{err}
-	}
-	var sampler *telemetry.Sampler
-	if plan.Telemetry != nil {
-		sampler = plan.Telemetry(p)
 	}
 	if plan.Contention != nil {
-		return e.runContention(ctx, run, plan, p, fr, engine, labels, sampler)
+		return e.runContention(ctx, run, plan, pt)
 	}
-	// fio's own reading of the job file is judged before it runs (rawjob.go).
-	fr, cleanupJob, err := e.judgeOn(ctx, plan, p, fr, engine)
-	if err != nil {
-		e.recordTargetFailure(ctx, run, plan, t.Name(), err)
-		return []error{err}
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if err := cleanupJob(cctx); err != nil {
-			failures = append(failures, fmt.Errorf("target %s: cleanup: %w", p.Name, err))
-		}
-	}()
-
-	return append(failures, e.runSteps(ctx, run, plan, p, fr, engine, labels, sampler)...) // measure.go
+	return e.runSteps(ctx, run, plan, pt) // measure.go
 }
 
 type step struct {
 	name     string
 	expected time.Duration
 	job      func(engine string) fio.Job
-}
-
-func (e *Engine) steps(plan Plan, p *runner.Prepared) []step {
-	if plan.RawJob != nil {
-		return []step{{name: rawName(plan.RawJob), job: func(string) fio.Job { return fio.Job{Path: JobFileName} }}}
-	}
-	var out []step
-	for i, w := range plan.Suite.Workloads {
-		if w.Job != "" {
-			out = append(out, step{name: w.Name, job: func(string) fio.Job { return fio.Job{Path: jobWorkloadFile(i)} }})
-			continue
-		}
-		out = append(out, step{
-			name:     w.Name,
-			expected: time.Duration(w.Ramp) + time.Duration(w.Runtime),
-			job:      func(engine string) fio.Job { return fio.FromWorkload(w, p.File, engine) },
-		})
-	}
-	return out
 }
 
 func rawName(r *RawJob) string {
@@ -346,20 +270,31 @@ func (e *Engine) engineFor(ctx context.Context, fr fio.Runner, plan Plan, target
 	return "psync", nil
 }
 
-// runStep runs one fio invocation and stores its result(s), with the
-// telemetry sampled meanwhile when sampler is not nil.
-func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, step Step, fr fio.Runner, job fio.Job, labels map[string]string, sampler *telemetry.Sampler) ([]*result.Result, error) {
+// invocation is one fio run of a round: the step observers hear about,
+// the job, the runner it goes through, the labels its results carry and
+// the sampler recording meanwhile (nil: not sampled).
+type invocation struct {
+	step    Step
+	fr      fio.Runner
+	job     fio.Job
+	labels  map[string]string
+	sampler runner.Sampler
+}
+
+// runStep runs one fio invocation and stores its result(s).
+func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, inv invocation) ([]*result.Result, error) {
+	step, job := inv.step, inv.job
 	e.Observer.WorkloadStarted(step)
-	var rec *telemetry.Recording
-	if sampler != nil {
-		rec = sampler.Start()
+	var rec runner.Recording
+	if inv.sampler != nil {
+		rec = inv.sampler.Start()
 	}
 	started := time.Now()
 	var onProgress func(fio.Progress)
 	if plan.LiveProgress {
 		onProgress = func(p fio.Progress) { e.Observer.WorkloadProgress(step, p) }
 	}
-	out, ferr := fr.Run(ctx, job, onProgress)
+	out, ferr := inv.fr.Run(ctx, job, onProgress)
 	finished := time.Now()
 	var tel *result.Telemetry
 	if rec != nil {
@@ -370,7 +305,7 @@ func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, step S
 	}
 	base := result.Result{
 		RunID: run.ID, Target: step.Target, Round: plan.Round, Repetition: step.Repetition,
-		Workload: step.Workload, Labels: labels, Started: started, Finished: finished, Telemetry: tel,
+		Workload: step.Workload, Labels: inv.labels, Started: started, Finished: finished, Telemetry: tel,
 	}
 	var jobs []fio.JobResult
 	if out != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -38,16 +39,29 @@ type fakeCmd struct {
 	f      *fakeFio
 	ctx    context.Context
 	args   []string
+	stdin  io.Reader
 	stdout io.Writer
+	stderr io.Writer
 }
 
 func (c *fakeCmd) SetDir(string) execx.Cmd         { return c }
 func (c *fakeCmd) SetEnv(...string) execx.Cmd      { return c }
-func (c *fakeCmd) SetStdin(io.Reader) execx.Cmd    { return c }
+func (c *fakeCmd) SetStdin(r io.Reader) execx.Cmd  { c.stdin = r; return c }
 func (c *fakeCmd) SetStdout(w io.Writer) execx.Cmd { c.stdout = w; return c }
-func (c *fakeCmd) SetStderr(io.Writer) execx.Cmd   { return c }
+func (c *fakeCmd) SetStderr(w io.Writer) execx.Cmd { c.stderr = w; return c }
 
 func (c *fakeCmd) Run() error {
+	if len(c.args) > 4 && c.args[0] == "sh" && c.args[2] == gateScript {
+		// A parallel round's start line, as the gate script behaves: ready
+		// on stderr, then the command once a line arrives on stdin.
+		if _, err := io.WriteString(c.stderr, gateMarker+"\n"); err != nil {
+			return err
+		}
+		if _, err := bufio.NewReader(c.stdin).ReadString('\n'); err != nil {
+			return &execx.RunError{Command: c.args, ExitCode: 125}
+		}
+		c.args = c.args[4:]
+	}
 	if !slices.Contains(c.args, "fio") { // the measurement checks' cat, sh, rm
 		if strings.Join(c.args, " ") == "cat /proc/meminfo" {
 			_, err := io.WriteString(c.stdout, "MemTotal:       1024 kB\n")
@@ -82,6 +96,11 @@ type fakeTarget struct {
 	cmder      execx.Cmder
 	prepareErr error
 	cleanups   int
+	// labels replace the default {device: fake0}.
+	labels map[string]string
+	// sampler, when set, is offered as the target's telemetry.
+	sampler   runner.Sampler
+	samplings int // calls of Prepared.Telemetry
 }
 
 func (t *fakeTarget) Name() string { return t.name }
@@ -89,12 +108,23 @@ func (t *fakeTarget) Prepare(ctx context.Context, need runner.Need) (*runner.Pre
 	if t.prepareErr != nil {
 		return nil, t.prepareErr
 	}
-	return &runner.Prepared{Name: t.name, Kind: "fake", Cmder: t.cmder, File: fio.File{Name: "f.dat"},
-		Labels: map[string]string{"device": "fake0"},
+	labels := t.labels
+	if labels == nil {
+		labels = map[string]string{"device": "fake0"}
+	}
+	p := &runner.Prepared{Name: t.name, Kind: "fake", Cmder: t.cmder, File: fio.File{Name: "f.dat"},
+		Labels: labels,
 		Cleanup: func(context.Context) error {
 			t.cleanups++
 			return nil
-		}}, nil
+		}}
+	if t.sampler != nil {
+		p.Telemetry = func() runner.Sampler {
+			t.samplings++
+			return t.sampler
+		}
+	}
+	return p, nil
 }
 
 type notes struct{ messages []string }

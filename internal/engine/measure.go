@@ -18,7 +18,6 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/spec"
-	"github.com/storbench/storbench/internal/telemetry"
 	"github.com/storbench/storbench/internal/units"
 )
 
@@ -71,11 +70,9 @@ type measuredStep struct {
 
 // measurer does the checks for one prepared target.
 type measurer struct {
+	*prepared
 	e     *Engine
 	plan  Plan
-	p     *runner.Prepared
-	fr    fio.Runner
-	eng   string
 	cache int64 // bytes of memory that can cache the target; 0 unknown
 	// cacheSource names that memory for the user.
 	cacheSource  string
@@ -86,8 +83,9 @@ type measurer struct {
 	preFailed    bool
 }
 
-func (e *Engine) newMeasurer(ctx context.Context, plan Plan, p *runner.Prepared, fr fio.Runner, eng string, labels map[string]string) *measurer {
-	m := &measurer{e: e, plan: plan, p: p, fr: fr, eng: eng, remote: remoteFS[result.LabelFSType.Of(labels)]}
+func (e *Engine) newMeasurer(ctx context.Context, plan Plan, pt *prepared) *measurer {
+	p, labels := pt.p, pt.labels
+	m := &measurer{prepared: pt, e: e, plan: plan, remote: remoteFS[result.LabelFSType.Of(labels)]}
 	// A runner (or the user) that knows better names the memory in front
 	// of the storage: a node's, a remote host's, a NAS server's.
 	if v := result.LabelMemBytes.Of(labels); v != "" {
@@ -176,7 +174,7 @@ func (m *measurer) preconditionDevice(ctx context.Context) {
 	}
 	size := m.p.File.Size
 	m.e.Observer.Notice(m.p.Name, fmt.Sprintf("preconditioning: writing the device sequentially twice (%s each)", units.Bytes(size)))
-	ioengine := m.eng
+	ioengine := m.engine
 	if ioengine == "" {
 		ioengine = "libaio"
 	}
@@ -300,18 +298,24 @@ func (m *measurer) logDir(ctx context.Context, w *spec.Workload) (dir string, cl
 	}, nil
 }
 
-// measuredSteps pairs the plan's steps with their workloads.
-func (e *Engine) measuredSteps(plan Plan, p *runner.Prepared) []measuredStep {
-	steps := e.steps(plan, p)
-	out := make([]measuredStep, len(steps))
-	for i, st := range steps {
-		out[i].step = st
-		if plan.Suite != nil && i < len(plan.Suite.Workloads) {
-			w := &plan.Suite.Workloads[i]
-			out[i].w = w
-			if w.SteadyState != nil { // at most: fio may stop it sooner
-				out[i].expected = time.Duration(w.Ramp) + time.Duration(w.SteadyState.MaxRuntime)
-			}
+// measuredSteps lists the plan's steps (the raw job, or the suite's
+// workloads) with their workloads.
+func measuredSteps(plan Plan, p *runner.Prepared) []measuredStep {
+	if plan.RawJob != nil {
+		return []measuredStep{{step: step{name: rawName(plan.RawJob), job: func(string) fio.Job { return fio.Job{Path: JobFileName} }}}}
+	}
+	out := make([]measuredStep, len(plan.Suite.Workloads))
+	for i := range plan.Suite.Workloads {
+		w := &plan.Suite.Workloads[i]
+		out[i].w = w
+		if w.Job != "" {
+			out[i].step = step{name: w.Name, job: func(string) fio.Job { return fio.Job{Path: jobWorkloadFile(i)} }}
+		} else {
+			out[i].step = step{name: w.Name, expected: time.Duration(w.Ramp) + time.Duration(w.Runtime),
+				job: func(engine string) fio.Job { return fio.FromWorkload(*w, p.File, engine) }}
+		}
+		if w.SteadyState != nil { // at most: fio may stop it sooner
+			out[i].expected = time.Duration(w.Ramp) + time.Duration(w.SteadyState.MaxRuntime)
 		}
 	}
 	return out
@@ -320,9 +324,9 @@ func (e *Engine) measuredSteps(plan Plan, p *runner.Prepared) []measuredStep {
 // runSteps runs every workload Plan.Repeat times, suite by suite, or under
 // RepeatAuto until each is precise enough; repetitions stay interleaved so
 // slow drifts (heat, background work) spread over every workload alike.
-func (e *Engine) runSteps(ctx context.Context, run *result.Run, plan Plan, p *runner.Prepared, fr fio.Runner, engine string, labels map[string]string, sampler *telemetry.Sampler) (failures []error) {
-	m := e.newMeasurer(ctx, plan, p, fr, engine, labels)
-	steps := e.measuredSteps(plan, p)
+func (e *Engine) runSteps(ctx context.Context, run *result.Run, plan Plan, pt *prepared) (failures []error) {
+	m := e.newMeasurer(ctx, plan, pt)
+	p, steps := pt.p, pt.steps
 	auto := plan.Measurement.RepeatAuto
 	reps := plan.Repeat
 	if auto != nil {
@@ -344,8 +348,7 @@ func (e *Engine) runSteps(ctx context.Context, run *result.Run, plan Plan, p *ru
 				continue
 			}
 			dropped := m.before(ctx, st.w)
-			step := Step{RunID: run.ID, Target: p.Name, Workload: st.name, Index: i + 1, Count: len(steps),
-				Repetition: rep, Repetitions: reps, Expected: st.expected}
+			step := pt.stepAt(run.ID, i, rep, reps)
 			step.annotate = func(r *result.Result) {
 				m.annotate(ctx, st.w, dropped, dir, r)
 				if auto == nil {
@@ -358,9 +361,9 @@ func (e *Engine) runSteps(ctx context.Context, run *result.Run, plan Plan, p *ru
 					result.LabelRepeatPrecision.Set(r.Labels, strconv.FormatFloat(pr*100, 'f', 1, 64))
 				}
 			}
-			srun := fr
-			srun.Dir = dir
-			_, err = e.runStep(ctx, run, plan, step, srun, st.job(engine), labels, sampler)
+			inv := pt.invoke(step, st.job(pt.engine))
+			inv.fr.Dir = dir
+			_, err = e.runStep(ctx, run, plan, inv)
 			cleanup()
 			if ctx.Err() != nil {
 				return failures

@@ -243,7 +243,7 @@ func TestSustainedCliffThroughEngine(t *testing.T) {
 		made <- (s - start) * 512
 	}()
 	target := throttledTarget{Target: local.NewTarget(dev, local.Options{Destructive: []string{dev}}), procs: g.Procs()}
-	rs, _ := runPlan(t, Plan{Suite: s, Targets: []runner.Target{target}})
+	rs, _ := runPlan(t, Plan{Suite: s, Targets: []runner.Target{target}, Policy: safety.Policy{Destructive: []string{dev}}})
 	at := <-made
 	t.Logf("device %d:%d, cliff made at %d bytes", major, minor, at)
 	if len(rs) != 1 || rs[0].WriteCliff == nil {

@@ -17,9 +17,7 @@ import (
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/store"
-	"github.com/storbench/storbench/internal/telemetry"
 )
 
 // parallel reports whether the plan asks for a parallel round, which needs
@@ -31,17 +29,6 @@ func (p Plan) parallel() bool {
 		}
 	}
 	return false
-}
-
-// ready is a prepared target with what running fio on it needs.
-type ready struct {
-	target  runner.Target
-	p       *runner.Prepared
-	fr      fio.Runner
-	labels  map[string]string
-	steps   []step
-	engine  string
-	sampler *telemetry.Sampler
 }
 
 // runRounds prepares every target at once, runs the plan's rounds in order
@@ -56,27 +43,14 @@ func (e *Engine) runRounds(ctx context.Context, run *result.Run, plan Plan) (fai
 	e = &Engine{Store: e.Store, Observer: &lockedObserver{o: e.Observer}}
 	need := e.need(plan, run.ID)
 
-	var (
-		mu     sync.Mutex
-		wg     sync.WaitGroup
-		all    = make([]*ready, len(plan.Targets))
-		errs   = make([]error, len(plan.Targets))
-		labels sync.Mutex
-	)
+	var wg sync.WaitGroup
+	all := make([]*prepared, len(plan.Targets))
+	errs := make([]error, len(plan.Targets))
 	for i, t := range plan.Targets {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := t.Prepare(ctx, need)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			r := &ready{target: t, p: p}
-			mu.Lock()
-			all[i] = r
-			mu.Unlock()
-			errs[i] = e.setUp(ctx, run, plan, r, &labels)
+			all[i], errs[i] = e.prepare(ctx, plan, need, t)
 		}()
 	}
 	wg.Wait()
@@ -85,8 +59,11 @@ func (e *Engine) runRounds(ctx context.Context, run *result.Run, plan Plan) (fai
 		failures = append(failures, e.cleanUpAll(ctx, plan, all)...)
 	}()
 
-	var targets []*ready
-	for i, r := range all {
+	var targets []*prepared
+	for i, pt := range all {
+		if pt != nil {
+			adoptHostLabels(run, pt.labels)
+		}
 		if errs[i] != nil {
 			if ctx.Err() != nil {
 				return failures
@@ -99,7 +76,7 @@ func (e *Engine) runRounds(ctx context.Context, run *result.Run, plan Plan) (fai
 			}
 			continue
 		}
-		targets = append(targets, r)
+		targets = append(targets, pt)
 	}
 	if len(targets) == 0 {
 		return failures
@@ -123,56 +100,13 @@ func (e *Engine) runRounds(ctx context.Context, run *result.Run, plan Plan) (fai
 	return failures
 }
 
-// setUp asks fio its version and engines and merges the labels, as
-// runTarget does for a target run on its own.
-func (e *Engine) setUp(ctx context.Context, run *result.Run, plan Plan, r *ready, runLabels *sync.Mutex) error {
-	for _, n := range r.p.Notices {
-		e.Observer.Notice(r.p.Name, n)
-	}
-	r.fr = fio.Runner{Cmder: r.p.Cmder, Dir: r.p.Dir}
-	v, err := r.fr.Version(ctx)
-	if err != nil {
-		return err
-	}
-	r.labels = map[string]string{}
-	result.LabelFioVersion.Set(r.labels, v)
-	result.LabelTargetKind.Set(r.labels, r.p.Kind)
-	maps.Copy(r.labels, r.p.Labels)
-	maps.Copy(r.labels, plan.Labels)
-	runLabels.Lock()
-	for _, k := range result.HostLabels {
-		if _, set := k.In(run.Labels); !set && k.Of(r.labels) != "" {
-			k.Set(run.Labels, k.Of(r.labels))
-		}
-	}
-	runLabels.Unlock()
-	if r.engine, err = e.engineFor(ctx, r.fr, plan, r.p.Name); err != nil {
-		return err
-	}
-	r.steps = e.steps(plan, r.p)
-	if plan.Telemetry != nil {
-		r.sampler = plan.Telemetry(r.p)
-	}
-	return nil
-}
-
-func (e *Engine) isolatedRound(ctx context.Context, run *result.Run, plan Plan, targets []*ready) (failures []error) {
-	for _, r := range targets {
-		for rep := 1; rep <= plan.Repeat; rep++ {
-			for i, st := range r.steps {
-				step := Step{RunID: run.ID, Target: r.p.Name, Workload: st.name, Index: i + 1, Count: len(r.steps),
-					Repetition: rep, Repetitions: plan.Repeat, Expected: st.expected}
-				_, err := e.runStep(ctx, run, plan, step, r.fr, st.job(r.engine), r.labels, r.sampler)
-				if ctx.Err() != nil {
-					return failures
-				}
-				if err != nil {
-					failures = append(failures, err)
-					if plan.FailFast {
-						return failures
-					}
-				}
-			}
+// isolatedRound runs each target alone, one after the other, as a run
+// without a parallel round does (measure.go).
+func (e *Engine) isolatedRound(ctx context.Context, run *result.Run, plan Plan, targets []*prepared) (failures []error) {
+	for _, pt := range targets {
+		failures = append(failures, e.runSteps(ctx, run, plan, pt)...)
+		if ctx.Err() != nil || (plan.FailFast && len(failures) > 0) {
+			return failures
 		}
 	}
 	return failures
@@ -182,7 +116,7 @@ func (e *Engine) isolatedRound(ctx context.Context, run *result.Run, plan Plan, 
 // goroutines wait at a barrier that opens for them together; the results of
 // a workload are held until every target has finished it, so that each can
 // carry the start skew.
-func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, targets []*ready) (failures []error) {
+func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, targets []*prepared) (failures []error) {
 	count := len(targets[0].steps)
 	for rep := 1; rep <= plan.Repeat; rep++ {
 		for i := range count {
@@ -192,18 +126,14 @@ func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, 
 			var wg sync.WaitGroup
 			errs := make([]error, len(targets))
 			ended := make(chan struct{}, len(targets))
-			for ti, r := range targets {
-				st := r.steps[i]
-				step := Step{RunID: run.ID, Target: r.p.Name, Workload: st.name, Index: i + 1, Count: count,
-					Repetition: rep, Repetitions: plan.Repeat, Expected: st.expected}
-				job := st.job(r.engine)
-				fr := r.fr
-				fr.Cmder = line.cmder(fr.Cmder)
+			for ti, pt := range targets {
+				inv := pt.invoke(pt.stepAt(run.ID, i, rep, plan.Repeat), pt.steps[i].job(pt.engine))
+				inv.fr.Cmder = line.cmder(inv.fr.Cmder)
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					defer func() { ended <- struct{}{} }()
-					_, errs[ti] = pe.runStep(ctx, run, plan, step, fr, job, r.labels, r.sampler)
+					_, errs[ti] = pe.runStep(ctx, run, plan, inv)
 				}()
 			}
 			// The barrier: every command at its start line, or already ended
@@ -313,39 +243,6 @@ func ioStart(raw []byte) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(doc.TimestampMS - rt)
-}
-
-// cleanUpAll cleans every prepared target at once, with a fresh context.
-func (e *Engine) cleanUpAll(ctx context.Context, plan Plan, all []*ready) []error {
-	timeout := plan.CleanupTimeout
-	if timeout == 0 {
-		timeout = 2 * time.Minute
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make([]error, len(all))
-	for i, r := range all {
-		if r == nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := r.p.Cleanup(cctx); err != nil {
-				e.Observer.Notice(r.p.Name, "cleanup failed: "+err.Error())
-				errs[i] = fmt.Errorf("target %s: cleanup: %w", r.p.Name, err)
-			}
-		}()
-	}
-	wg.Wait()
-	var out []error
-	for _, err := range errs {
-		if err != nil {
-			out = append(out, err)
-		}
-	}
-	return out
 }
 
 // heldStore keeps the results of one parallel workload until all targets

@@ -248,12 +248,12 @@ func remoteStat(c execx.Cmder) safety.Stat {
 // temporary directory on this host (a device target: nothing lands in the
 // caller's working directory), or in a remote runner's own working
 // directory (a Kubernetes pod's work volume).
-func workDir(ctx context.Context, p *runner.Prepared, local bool) (string, func(context.Context) error, error) {
+func workDir(ctx context.Context, p *runner.Prepared) (string, func(context.Context) error, error) {
 	if p.Dir != "" {
 		return p.Dir, func(context.Context) error { return nil }, nil
 	}
 	var dir string
-	if local {
+	if p.Local {
 		d, err := os.MkdirTemp("", "storbench-job.")
 		if err != nil {
 			return "", nil, fmt.Errorf("target %s: creating a work directory: %w", p.Name, err)
@@ -290,19 +290,18 @@ func workDir(ctx context.Context, p *runner.Prepared, local bool) (string, func(
 // a suite could reach data storbench did not create (targets on this host;
 // a runner's own volume elsewhere is storbench's). It returns the runner to
 // use (working in the judged work directory) and the cleanup of what it
-// made.
+// made, nil when there was nothing to judge.
 func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr fio.Runner, engine string) (fio.Runner, func(context.Context) error, error) {
-	_, local := p.Cmder.(execx.Local)
-	files := jobFilesFor(plan, p, engine, local)
+	files := jobFilesFor(plan, p, engine)
 	if len(files) == 0 {
-		return fr, func(context.Context) error { return nil }, nil
+		return fr, nil, nil
 	}
-	work, cleanup, err := workDir(ctx, p, local)
+	work, cleanup, err := workDir(ctx, p)
 	if err != nil {
 		return fr, nil, err
 	}
-	o := JudgeOptions{Policy: plan.Policy, File: p.File, Device: p.Kind == "device" || filepath.IsAbs(p.File.Name), Local: local}
-	if !local && filepath.IsAbs(p.File.Name) {
+	o := JudgeOptions{Policy: plan.Policy, File: p.File, Device: p.Kind == "device" || filepath.IsAbs(p.File.Name), Local: p.Local}
+	if !p.Local && filepath.IsAbs(p.File.Name) {
 		o.Owned = []string{p.File.Name}
 	}
 	if o.File.Size == 0 {
@@ -329,7 +328,7 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 		if j, err = Judge(ctx, fr, jf, work, o); err != nil {
 			break
 		}
-		if local {
+		if p.Local {
 			// The last guard, as for a device target: the devices a job
 			// writes are held open exclusively until the run is over.
 			var hs []*safety.Hold
@@ -360,13 +359,13 @@ type namedJobFile struct {
 
 // jobFilesFor lists the job files a plan runs on a prepared target, by
 // their names in the work directory.
-func jobFilesFor(plan Plan, p *runner.Prepared, engine string, local bool) []namedJobFile {
+func jobFilesFor(plan Plan, p *runner.Prepared, engine string) []namedJobFile {
 	if plan.RawJob != nil {
 		return []namedJobFile{{JobFileName, func() (*fio.JobFile, error) { return plan.RawJob.File, nil }, false}}
 	}
 	var out []namedJobFile
 	gen := fio.FromSuite(plan.Suite, p.File, engine)
-	if local && len(gen.Sections) > 0 {
+	if p.Local && len(gen.Sections) > 0 {
 		out = append(out, namedJobFile{SuiteJobFileName, func() (*fio.JobFile, error) {
 			return fio.ParseJobText([]byte(gen.String()), "suite "+plan.Suite.Name, fio.ReadOptions{Getenv: func(string) (string, bool) { return "", false }})
 		}, true})

@@ -1,8 +1,9 @@
 // Package runner says where a suite runs. A Target is what the user named
 // (a directory, a device, later a Kubernetes class or a remote host);
 // preparing it yields a Prepared target: an execx.Cmder that reaches the place
-// fio runs, the file or device fio uses, and a cleanup that removes
-// everything storbench created there.
+// fio runs, the file or device fio uses, whether that place is this host, a
+// Sampler of its host where the runner can offer one, and a cleanup that
+// removes everything storbench created there.
 package runner
 
 import (
@@ -10,6 +11,7 @@ import (
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
 )
 
 // Target is a place to benchmark, before anything is created there.
@@ -44,6 +46,16 @@ type Prepared struct {
 	// Kind is "directory", "device", or a runner's own kind.
 	Kind  string
 	Cmder execx.Cmder
+	// Local says fio runs on this host: the engine reads the target's
+	// paths, claims its devices and makes its work directories here
+	// rather than through Cmder.
+	Local bool
+	// Telemetry makes the sampler of the host fio runs on; nil, or a nil
+	// Sampler, when the runner cannot sample there, and results then carry
+	// no telemetry. The engine calls it once per prepared target, and only
+	// when telemetry is asked for: finding the sources takes time (a DNS
+	// lookup for a network mount's server).
+	Telemetry func() Sampler
 	// Dir is fio's working directory ("" for the Cmder's default).
 	Dir string
 	// File is the file or device the generated jobs use.
@@ -55,4 +67,22 @@ type Prepared struct {
 	// Cleanup removes what Prepare and fio created. It must be safe to call
 	// with a fresh context after the run's context is cancelled.
 	Cleanup func(ctx context.Context) error
+}
+
+// Sampler records the host fio runs on while one workload runs: its CPU,
+// the target's device, I/O pressure, heat (internal/telemetry). A runner
+// reads that host its own way: the local runner directly, a remote one
+// through its own connection.
+type Sampler interface {
+	// Start takes a first reading now, before the workload begins, and
+	// keeps recording until the Recording is stopped. A Sampler may be
+	// started many times, one recording after the other.
+	Start() Recording
+}
+
+// Recording is one workload's sampling.
+type Recording interface {
+	// Stop takes a last reading, ends the recording and returns what it
+	// saw; calling it again returns the same.
+	Stop() *result.Telemetry
 }

@@ -12,24 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner"
 )
 
-// ForPrepared returns a sampler for a prepared target when fio runs on this
-// host (its Cmder is execx.Local), and nil otherwise: a pod on another node
-// or a remote host cannot be sampled from here.
-func ForPrepared(p *runner.Prepared) *Sampler {
-	if _, local := p.Cmder.(execx.Local); !local {
-		return nil
-	}
-	return New(ConfigFor(p.Labels, "/"))
-}
-
-// ConfigFor derives what to sample from a local target's labels (see
-// internal/runner/local): its block device, or for a network-backed
-// target the interface that carries it.
+// ConfigFor derives what to sample from a target's labels (see
+// internal/runner/local, which samples its targets this way), with /proc
+// and /sys under root: its block device, or for a network-backed target
+// the interface that carries it.
 func ConfigFor(labels map[string]string, root string) Config {
 	cfg := Config{Root: root, Host: result.LabelHostname.Of(labels), Device: result.LabelDevice.Of(labels)}
 	fsType, source := result.LabelFSType.Of(labels), result.LabelMountSource.Of(labels)

@@ -55,10 +55,13 @@ func run(target string, rounds int, runtime time.Duration) error {
 			fmt.Fprintln(os.Stderr, "cleanup:", err)
 		}
 	}()
-	sampler := telemetry.ForPrepared(p)
+	if p.Telemetry == nil {
+		return fmt.Errorf("target %s offers no telemetry", target)
+	}
+	sampler := p.Telemetry()
 	fr := fio.Runner{Cmder: p.Cmder, Dir: p.Dir}
 	measure := func(w spec.Workload, on bool) (float64, error) {
-		var rec *telemetry.Recording
+		var rec runner.Recording
 		if on {
 			rec = sampler.Start()
 		}

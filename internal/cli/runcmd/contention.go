@@ -8,7 +8,6 @@ import (
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/spec"
-	"github.com/storbench/storbench/internal/telemetry"
 )
 
 // DefaultProbe is the contention round's probe when --probe is not given:
@@ -18,9 +17,7 @@ const DefaultProbe = "etcd-fdatasync"
 // applyRound turns on telemetry and, for --round contention, replaces the
 // suite by the probe and its bulk writer.
 func applyRound(plan *engine.Plan, f *flags, suiteSet bool) error {
-	if f.telemetry {
-		plan.Telemetry = telemetry.ForPrepared
-	}
+	plan.Telemetry = f.telemetry
 	switch f.round {
 	case result.RoundIsolated:
 		if f.probe != "" || f.noiseTarget != "" {

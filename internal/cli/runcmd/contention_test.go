@@ -43,7 +43,7 @@ func TestContentionFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if plan.Contention == nil || plan.Contention.Probe.Name != tt.probe || plan.Suite != nil || plan.Round != result.RoundContention || plan.Telemetry == nil {
+			if plan.Contention == nil || plan.Contention.Probe.Name != tt.probe || plan.Suite != nil || plan.Round != result.RoundContention || !plan.Telemetry {
 				t.Errorf("plan %+v", plan)
 			}
 		})
@@ -53,7 +53,7 @@ func TestContentionFlags(t *testing.T) {
 func TestTelemetryFlagOff(t *testing.T) {
 	f := flags{suite: "quick", targets: []string{"/tmp"}, repeat: 1, round: "isolated", telemetry: false}
 	plan, err := buildPlan(&f, true)
-	if err != nil || plan.Telemetry != nil || plan.Contention != nil {
+	if err != nil || plan.Telemetry || plan.Contention != nil {
 		t.Errorf("plan %+v, %v", plan, err)
 	}
 }

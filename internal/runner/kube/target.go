@@ -275,17 +275,21 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 		notices = append(notices, err.Error())
 	}
 
+	cmder := &PodCmder{Exec: t.cluster.Exec, Namespace: ns, Pod: name, Container: ContainerName}
 	p := &runner.Prepared{
 		Name:    t.Name(),
 		Kind:    "kubernetes",
-		Cmder:   &PodCmder{Exec: t.cluster.Exec, Namespace: ns, Pod: name, Container: ContainerName},
+		Cmder:   cmder,
 		Labels:  labels,
 		Notices: notices,
 		File:    fio.File{Name: TestFileName},
+		// Not sampled: fio runs in a pod on a node this process does not
+		// read, and the pod's own /proc is not yet read through its exec.
+		Telemetry: nil,
 	}
 	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
 		p.File = fio.File{Name: BlockDevicePath}
-		if err := checkBlockVolume(ctx, p.Cmder.(*PodCmder), need); err != nil {
+		if err := checkBlockVolume(ctx, cmder, need); err != nil {
 			return nil, fmt.Errorf("target %s: %w", t.Name(), err)
 		}
 	}

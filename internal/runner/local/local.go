@@ -15,6 +15,7 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/safety"
+	"github.com/storbench/storbench/internal/telemetry"
 )
 
 // TestFileName is the file storbench writes inside its own work directory.
@@ -111,7 +112,7 @@ func (t *Target) prepareDir(need runner.Need) (*runner.Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &runner.Prepared{Name: t.path, Kind: "directory", Cmder: execx.Local{}}
+	p := &runner.Prepared{Name: t.path, Kind: "directory", Cmder: execx.Local{}, Local: true}
 	size, notice, err := fitFileSize(dir, need.FileSize)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.path, err)
@@ -140,6 +141,7 @@ func (t *Target) prepareDir(need runner.Need) (*runner.Prepared, error) {
 		}
 	}
 	p.Labels = t.environment(dir, "")
+	p.Telemetry = t.sampler(p.Labels)
 	switch result.LabelFSType.Of(p.Labels) {
 	case "tmpfs", "ramfs":
 		p.Notices = append(p.Notices, result.LabelFSType.Of(p.Labels)+" keeps files in memory: these figures measure RAM, not a disk")
@@ -165,15 +167,32 @@ func (t *Target) prepareDevice(ctx context.Context, need runner.Need) (*runner.P
 	if dev.SizeBytes > 0 && dev.SizeBytes < size {
 		size = dev.SizeBytes
 	}
+	labels := t.environment("", dev.Name)
 	return &runner.Prepared{
-		Name:    t.path,
-		Kind:    "device",
-		Cmder:   execx.Local{},
-		File:    fio.File{Name: dev.Path, Size: size},
-		Labels:  t.environment("", dev.Name),
-		Cleanup: func(context.Context) error { return hold.Release() },
+		Name:      t.path,
+		Kind:      "device",
+		Cmder:     execx.Local{},
+		Local:     true,
+		File:      fio.File{Name: dev.Path, Size: size},
+		Labels:    labels,
+		Telemetry: t.sampler(labels),
+		Cleanup:   func(context.Context) error { return hold.Release() },
 	}, nil
 }
+
+// sampler reads this host's /proc and /sys (under Options.Root) for the
+// target its labels describe: its block device, or the interface that
+// carries a network filesystem.
+func (t *Target) sampler(labels map[string]string) func() runner.Sampler {
+	return func() runner.Sampler { return hostSampler{telemetry.New(telemetry.ConfigFor(labels, t.root()))} }
+}
+
+// hostSampler offers a telemetry.Sampler as the runner's.
+type hostSampler struct{ s *telemetry.Sampler }
+
+func (h hostSampler) Start() runner.Recording { return h.s.Start() }
+
+var _ runner.Recording = (*telemetry.Recording)(nil)
 
 // writable refuses a directory fio could not create its test file in: a
 // read-only mount or missing permissions, said before anything runs.

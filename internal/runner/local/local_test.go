@@ -65,7 +65,7 @@ func TestDirectoryTargetCleansUpAfterItself(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Kind != "directory" || p.File.Name != TestFileName || filepath.Dir(p.Dir) != dir || result.LabelFSType.Of(p.Labels) == "" {
+	if p.Kind != "directory" || p.File.Name != TestFileName || filepath.Dir(p.Dir) != dir || result.LabelFSType.Of(p.Labels) == "" || !p.Local {
 		t.Errorf("prepared %+v", p)
 	}
 	if err := os.WriteFile(filepath.Join(p.Dir, TestFileName), []byte("x"), 0o644); err != nil {

@@ -54,7 +54,8 @@ type TargetSuite struct {
 // TargetConformance runs the runner.Target contract: Check refuses every
 // unsafe case and so does Prepare, leaving the target unchanged; Prepare
 // leaves nothing on error; Cleanup leaves nothing after fio succeeded,
-// failed or was cancelled mid-run. It needs fio where the target runs.
+// failed or was cancelled mid-run; a target that offers telemetry records
+// the host while fio runs. It needs fio where the target runs.
 func TargetConformance(t *testing.T, s TargetSuite) {
 	for _, u := range s.Unsafe {
 		t.Run("refuses/"+u.Name, func(t *testing.T) {
@@ -94,8 +95,17 @@ func TargetConformance(t *testing.T, s TargetSuite) {
 	t.Run("cleanup after success", func(t *testing.T) {
 		sub := s.Safe(t)
 		p := prepare(t, sub)
+		var rec runner.Recording
+		if p.Telemetry != nil {
+			if sampler := p.Telemetry(); sampler != nil {
+				rec = sampler.Start()
+			}
+		}
 		if err := runFio(t, p, "", "2s"); err != nil {
 			t.Errorf("fio: %v", err)
+		}
+		if rec != nil {
+			checkRecording(t, rec)
 		}
 		cleanup(t, sub, p)
 	})
@@ -154,6 +164,21 @@ func TargetConformance(t *testing.T, s TargetSuite) {
 		}
 		cleanup(t, sub, a)
 	})
+}
+
+// checkRecording stops a recording made while fio ran: it must say what
+// it saw over that time, and the same again when stopped twice.
+func checkRecording(t *testing.T, rec runner.Recording) {
+	t.Helper()
+	tel := rec.Stop()
+	switch {
+	case tel == nil:
+		t.Error("the target's sampler recorded nothing while fio ran")
+	case tel.Totals.Elapsed < time.Second:
+		t.Errorf("the recording covers %s of a 2s fio run", tel.Totals.Elapsed)
+	case rec.Stop() != tel:
+		t.Error("a second Stop returned other telemetry")
+	}
 }
 
 func prepare(t *testing.T, sub Subject) *runner.Prepared {

@@ -1,17 +1,17 @@
-package telemetry
+package local
 
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/storbench/storbench/internal/testenv"
 
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
-	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/telemetry"
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // prepareDisk prepares a local directory target on a real disk: the test
@@ -20,7 +20,7 @@ import (
 func prepareDisk(t *testing.T, need runner.Need) *runner.Prepared {
 	t.Helper()
 	ctx := context.Background()
-	p, err := local.NewTarget(t.TempDir(), local.Options{}).Prepare(ctx, need)
+	p, err := NewTarget(t.TempDir(), Options{}).Prepare(ctx, need)
 	if err != nil || result.LabelDevice.Of(p.Labels) == "" {
 		if p != nil {
 			if err := p.Cleanup(ctx); err != nil {
@@ -32,7 +32,7 @@ func prepareDisk(t *testing.T, need runner.Need) *runner.Prepared {
 			t.Fatal(derr)
 		}
 		t.Cleanup(func() { os.RemoveAll(dir) })
-		if p, err = local.NewTarget(dir, local.Options{}).Prepare(ctx, need); err != nil {
+		if p, err = NewTarget(dir, Options{}).Prepare(ctx, need); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -44,17 +44,18 @@ func prepareDisk(t *testing.T, need runner.Need) *runner.Prepared {
 	return p
 }
 
-// TestTelemetryDuringRealFio samples this host while fio writes to a real
-// disk and checks the figures against fio's own CPU and I/O counts.
+// TestTelemetryDuringRealFio has the local runner's sampler read this
+// host's /proc while fio writes to a real disk, and checks the figures
+// against fio's own CPU and I/O counts.
 func TestTelemetryDuringRealFio(t *testing.T) {
 	testenv.Fio(t)
 	p := prepareDisk(t, runner.Need{RunID: "telemetry", FileSize: 64 << 20, Writers: []string{"w"}, Direct: true})
-	s := ForPrepared(p)
+	if p.Telemetry == nil {
+		t.Fatal("a local target offers no telemetry")
+	}
+	s := p.Telemetry()
 	if s == nil {
 		t.Fatal("a local target has no sampler")
-	}
-	if s.cfg.Device == "" || s.cfg.Device != result.LabelDevice.Of(p.Labels) {
-		t.Fatalf("sampling device %q, target labels %v", s.cfg.Device, p.Labels)
 	}
 	job := fio.Job{Global: []fio.Option{{Key: "filename", Value: p.File.Name}}, Sections: []fio.Section{{Name: "w", Options: []fio.Option{
 		{Key: "rw", Value: "randwrite"}, {Key: "bs", Value: "4k"}, {Key: "size", Value: "64M"}, {Key: "ioengine", Value: "psync"},
@@ -67,6 +68,9 @@ func TestTelemetryDuringRealFio(t *testing.T) {
 	tel := rec.Stop()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tel.Device == "" || tel.Device != result.LabelDevice.Of(p.Labels) {
+		t.Fatalf("sampled device %q, target labels %v", tel.Device, p.Labels)
 	}
 	j := out.Final.Jobs[0]
 	t.Logf("fio: %d writes, %d bytes, usr %.1f%% sys %.1f%%; telemetry totals %+v", j.Write.TotalIOs, j.Write.IOBytes, j.UsrCPU, j.SysCPU, tel.Totals)
@@ -103,7 +107,42 @@ func TestTelemetryDuringRealFio(t *testing.T) {
 	if capacity := time.Duration(tel.CPUs) * tel.Totals.Elapsed; tel.Totals.CPUBusy > capacity*105/100 {
 		t.Errorf("host busy %s exceeds %d cores x %s", tel.Totals.CPUBusy, tel.CPUs, tel.Totals.Elapsed)
 	}
-	if a := Attribute(&result.Result{CPU: result.CPU{UserPercent: j.UsrCPU, SystemPercent: j.SysCPU}}, tel); a == nil || a.Evidence == "" {
+	if a := telemetry.Attribute(&result.Result{CPU: result.CPU{UserPercent: j.UsrCPU, SystemPercent: j.SysCPU}}, tel); a == nil || a.Evidence == "" {
 		t.Errorf("no attribution: %+v", a)
+	}
+}
+
+// TestDeviceTargetSamplesItsDevice: a device target's sampler watches that
+// device's own line of /proc/diskstats while fio writes to it.
+func TestDeviceTargetSamplesItsDevice(t *testing.T) {
+	testenv.Fio(t)
+	dev := testenv.LoopDevice(t, 32<<20)
+	p, err := NewTarget(dev, Options{Destructive: []string{dev}}).Prepare(context.Background(), runner.Need{RunID: "tel", FileSize: 16 << 20, Writers: []string{"w"}, Direct: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Cleanup(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	if !p.Local || p.Telemetry == nil {
+		t.Fatalf("device target: Local %v, telemetry offered %v", p.Local, p.Telemetry != nil)
+	}
+	job := fio.Job{Global: []fio.Option{{Key: "filename", Value: p.File.Name}}, Sections: []fio.Section{{Name: "w", Options: []fio.Option{
+		{Key: "rw", Value: "write"}, {Key: "bs", Value: "64k"}, {Key: "size", Value: "16M"}, {Key: "ioengine", Value: "psync"},
+		{Key: "direct", Value: "1"}, {Key: "randrepeat", Value: "0"},
+	}}}}
+	rec := p.Telemetry().Start()
+	out, err := fio.Runner{Cmder: p.Cmder}.Run(context.Background(), job, nil)
+	tel := rec.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Base(dev); tel.Device != want {
+		t.Fatalf("sampled device %q, want %q (labels %v)", tel.Device, want, p.Labels)
+	}
+	if w := out.Final.Jobs[0].Write.TotalIOs; tel.Totals.DiskWriteIOs < w {
+		t.Errorf("diskstats saw %d writes on %s, fio completed %d", tel.Totals.DiskWriteIOs, tel.Device, w)
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 type flags struct {
 	k8s    bool
-	kube   storbench.KubeCleanupRequest
+	kube   storbench.KubeCleanupRequest // a local cleanup takes its RunID and DryRun
 	output string
 }
 

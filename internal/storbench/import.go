@@ -35,7 +35,8 @@ type ImportRequest struct {
 	Target string
 	// Labels go on the run and every result; a CSV row's own labels win.
 	Labels map[string]string
-	// MaxSize refuses inputs larger than this many bytes.
+	// MaxSize refuses inputs larger than this many bytes; 0 is
+	// DefaultMaxSize.
 	MaxSize int64
 	// DryRun parses and reports without storing anything.
 	DryRun bool
@@ -44,6 +45,9 @@ type ImportRequest struct {
 // DefaultMaxSize is the largest input Import reads unless the request says
 // otherwise: far more than any tool's output, far less than a disk image.
 const DefaultMaxSize = "256MiB"
+
+// defaultMaxSize is DefaultMaxSize in bytes.
+const defaultMaxSize = 256 << 20
 
 // previewLimit bounds the results a dry run keeps to show.
 const previewLimit = 1000
@@ -80,6 +84,9 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 	}
 	if st == nil && !req.DryRun {
 		return nil, errors.New("import: no database to store the import in")
+	}
+	if req.MaxSize <= 0 {
+		req.MaxSize = defaultMaxSize
 	}
 	now := time.Now()
 	rep := &render.ImportReport{DryRun: req.DryRun, Duplicates: []store.ImportedFile{}, Health: []result.Health{}, Files: []render.ImportedFileReport{}}

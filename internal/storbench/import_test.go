@@ -30,9 +30,6 @@ func sample(name string) string { return filepath.Join("testdata", name) }
 
 func importFiles(t *testing.T, st store.Store, req storbench.ImportRequest, files ...string) *render.ImportReport {
 	t.Helper()
-	if req.MaxSize == 0 {
-		req.MaxSize = 1 << 20
-	}
 	req.Files = files
 	rep, err := storbench.Import(context.Background(), st, req)
 	if err != nil {
@@ -222,6 +219,9 @@ func TestParseSize(t *testing.T) {
 		if got, err := storbench.ParseSize(tc.in); err != nil || got != tc.want {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
 		}
+	}
+	if got, err := storbench.ParseSize(storbench.DefaultMaxSize); err != nil || got != 256<<20 {
+		t.Errorf("DefaultMaxSize %s is %d bytes (%v), not the 256 MiB Import applies when the request names none", storbench.DefaultMaxSize, got, err)
 	}
 	for _, bad := range []string{"", "lots", "0", "-1MiB", "12 parsecs", "1e30", "99999999999TiB"} {
 		if _, err := storbench.ParseSize(bad); err == nil {

@@ -41,7 +41,9 @@ func importFiles(t *testing.T, st store.Store, req storbench.ImportRequest, file
 func TestImportStoresOneRunWithProvenance(t *testing.T) {
 	ctx := context.Background()
 	st := openDB(t)
-	rep := importFiles(t, st, storbench.ImportRequest{Labels: map[string]string{"node": "pi4-1", "storage": "usb-sata"}},
+	labels := map[string]string{"storage": "usb-sata"} // a user's own label
+	result.LabelNode.Set(labels, "pi4-1")
+	rep := importFiles(t, st, storbench.ImportRequest{Labels: labels},
 		sample("fio-text-pi4-usb-sata.txt"), sample("smartctl-attributes-seagate.txt"), sample("hdparm-dd-outputs.txt"))
 	if rep.RunID == "" || rep.DryRun || rep.Results != 6 || len(rep.Files) != 3 || len(rep.Health) != 1 || len(rep.Duplicates) != 0 {
 		t.Fatalf("report %+v", rep)

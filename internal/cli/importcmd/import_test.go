@@ -48,7 +48,7 @@ func invoke(t *testing.T, db string, stdin string, args ...string) (string, stri
 	return out.String(), errOut.String(), code
 }
 
-func openDB(t *testing.T, path string) *store.SQLite {
+func openDB(t *testing.T, path string) store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), path)
 	if err != nil {

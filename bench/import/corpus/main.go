@@ -15,10 +15,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/storbench/storbench/internal/importer"
 	"github.com/storbench/storbench/internal/importer/corpus"
-	"github.com/storbench/storbench/internal/render"
 )
 
 type row struct {
@@ -100,11 +100,11 @@ func main() {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
-	table := [][]string{{"FORMAT", "FILES", "EXACT", "WRONG", "REFUSED (REASON)", "CUT COPY: FLAGGED, PARTIAL", "CUT COPY: REFUSED AS CUT", "CUT COPY: BAD"}}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FORMAT\tFILES\tEXACT\tWRONG\tREFUSED (REASON)\tCUT COPY: FLAGGED, PARTIAL\tCUT COPY: REFUSED AS CUT\tCUT COPY: BAD")
 	for _, k := range kinds {
 		r := rows[k]
-		table = append(table, []string{k, fmt.Sprint(r.files), fmt.Sprint(r.exact), fmt.Sprint(r.wrong), refusals(r),
-			fmt.Sprint(r.cutFlagged), fmt.Sprint(r.cutRefused), fmt.Sprint(r.cutBad)})
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%d\t%d\t%d\n", k, r.files, r.exact, r.wrong, refusals(r), r.cutFlagged, r.cutRefused, r.cutBad)
 		total.files += r.files
 		total.exact += r.exact
 		total.wrong += r.wrong
@@ -113,9 +113,8 @@ func main() {
 		total.cutRefused += r.cutRefused
 		total.cutBad += r.cutBad
 	}
-	table = append(table, []string{"total", fmt.Sprint(total.files), fmt.Sprint(total.exact), fmt.Sprint(total.wrong), fmt.Sprint(total.refused),
-		fmt.Sprint(total.cutFlagged), fmt.Sprint(total.cutRefused), fmt.Sprint(total.cutBad)})
-	if err := render.Columns(os.Stdout, table); err != nil {
+	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", total.files, total.exact, total.wrong, total.refused, total.cutFlagged, total.cutRefused, total.cutBad)
+	if err := tw.Flush(); err != nil {
 		log.Fatal(err)
 	}
 	if total.wrong > 0 || total.cutBad > 0 {

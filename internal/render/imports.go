@@ -17,31 +17,16 @@ import (
 type ImportReport struct {
 	// RunID is the new run; empty on a dry run or when every file had been
 	// imported before.
-	RunID      string               `json:"run_id"`
-	DryRun     bool                 `json:"dry_run"`
-	Files      []ImportedFileReport `json:"files"`
-	Duplicates []PreviousImport     `json:"duplicates"`
-	Results    int                  `json:"results"`
-	Health     []result.Health      `json:"health"`
-	Preview    []result.Result      `json:"preview,omitempty"`
+	RunID      string                `json:"run_id"`
+	DryRun     bool                  `json:"dry_run"`
+	Files      []ImportedFileReport  `json:"files"`
+	Duplicates []result.ImportedFile `json:"duplicates"`
+	Results    int                   `json:"results"`
+	Health     []result.Health       `json:"health"`
+	Preview    []result.Result       `json:"preview,omitempty"`
 	// SameTwice says which inputs were skipped because an earlier one had
 	// the same content.
 	SameTwice []string `json:"-"`
-}
-
-// PreviousImport is an input whose content (the same SHA-256) was
-// imported before: the run it went into and when. Its fields are those of
-// the stored provenance, store.ImportedFile.
-type PreviousImport struct {
-	SHA256      string    `json:"sha256"`
-	RunID       string    `json:"run_id"`
-	File        string    `json:"file"`
-	Format      string    `json:"format"`
-	Tool        string    `json:"tool,omitempty"`
-	ToolVersion string    `json:"tool_version,omitempty"`
-	SizeBytes   int64     `json:"size_bytes"`
-	Results     int       `json:"results"`
-	Imported    time.Time `json:"imported"`
 }
 
 // ImportedFileReport describes one imported file.

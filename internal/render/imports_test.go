@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/importer"
+	"github.com/storbench/storbench/internal/result"
 )
 
 // parsed reads a real sample the way an import does and describes it as
@@ -32,7 +33,7 @@ func parsed(t *testing.T, name string, cut bool) (*importer.File, ImportedFileRe
 
 func importReport(t *testing.T, dryRun bool, names ...string) *ImportReport {
 	t.Helper()
-	rep := &ImportReport{DryRun: dryRun, Duplicates: []PreviousImport{}}
+	rep := &ImportReport{DryRun: dryRun, Duplicates: []result.ImportedFile{}}
 	for _, name := range names {
 		f, fr := parsed(t, name, name == "corpus/shared-vpscomp-fio2210-5runs-randread.log")
 		rep.Files = append(rep.Files, fr)
@@ -51,7 +52,7 @@ func TestImportText(t *testing.T) {
 		"iozone-messy.txt", "corpus/shared-vpscomp-fio2210-5runs-randread.log")
 	stored.RunID = "20261122-142305-3fa9"
 	stored.SameTwice = []string{"copy.txt has the same content as hdparm-dd-outputs.txt"}
-	stored.Duplicates = []PreviousImport{{SHA256: "4be9b23d2107ac05c44393189f8dda3efe8bc36bbd7d0d47a0fb2a0d977c1dd0",
+	stored.Duplicates = []result.ImportedFile{{SHA256: "4be9b23d2107ac05c44393189f8dda3efe8bc36bbd7d0d47a0fb2a0d977c1dd0",
 		RunID: "20261121-090000-0001", File: "old/smartctl.txt", Imported: imported}}
 	nothingNew := &ImportReport{Duplicates: stored.Duplicates}
 	for _, tc := range []struct {

@@ -89,7 +89,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 		req.MaxSize = defaultMaxSize
 	}
 	now := time.Now()
-	rep := &render.ImportReport{DryRun: req.DryRun, Duplicates: []render.PreviousImport{}, Health: []result.Health{}, Files: []render.ImportedFileReport{}}
+	rep := &render.ImportReport{DryRun: req.DryRun, Duplicates: []store.ImportedFile{}, Health: []result.Health{}, Files: []render.ImportedFileReport{}}
 	var inputs []*input
 	seen := map[string]string{}
 	keep := int64(keepTotal)
@@ -114,7 +114,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 		if err != nil {
 			return nil, err
 		}
-		rep.Duplicates = append(rep.Duplicates, previous(dups)...)
+		rep.Duplicates = append(rep.Duplicates, dups...)
 		inputs = withoutDuplicates(inputs, dups)
 	}
 	if len(inputs) == 0 {
@@ -132,7 +132,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 		if w, err = st.BeginImport(ctx, b.run, provisional); err != nil {
 			var dup *store.DuplicateError
 			if errors.As(err, &dup) {
-				rep.Duplicates = append(rep.Duplicates, previous(dup.Files)...)
+				rep.Duplicates = append(rep.Duplicates, dup.Files...)
 				return rep, nil
 			}
 			return nil, err
@@ -179,7 +179,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 	if err := w.Commit(ctx); err != nil {
 		var dup *store.DuplicateError
 		if errors.As(err, &dup) {
-			rep.Duplicates = append(rep.Duplicates, previous(dup.Files)...)
+			rep.Duplicates = append(rep.Duplicates, dup.Files...)
 			rep.Files, rep.Results = []render.ImportedFileReport{}, 0
 			return rep, nil
 		}
@@ -326,15 +326,6 @@ func sizeText(n int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%d bytes", n)
-}
-
-// previous describes stored provenance for the report.
-func previous(files []store.ImportedFile) []render.PreviousImport {
-	out := make([]render.PreviousImport, len(files))
-	for i, f := range files {
-		out[i] = render.PreviousImport(f)
-	}
-	return out
 }
 
 func withoutDuplicates(inputs []*input, dups []store.ImportedFile) []*input {

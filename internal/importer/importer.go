@@ -40,18 +40,36 @@ const (
 // Formats lists every format, in the order the documentation names them.
 var Formats = []Format{FioJSON, FioText, FioTerse, Iozone, DD, Hdparm, CephBench, Smartctl, SmartctlJSON, CSV, JSON}
 
-// ParseFormat checks a --format value.
+// ParseFormat checks a --format value; "" is no format (detect it).
 func ParseFormat(s string) (Format, error) {
+	if s == "" {
+		return "", nil
+	}
 	for _, f := range Formats {
 		if string(f) == s {
 			return f, nil
 		}
 	}
+	return "", fmt.Errorf("unknown format %q: choose one of %s", s, FormatNames())
+}
+
+// FormatNames lists every format's name, comma-separated, for help and
+// error messages.
+func FormatNames() string {
 	names := make([]string, len(Formats))
 	for i, f := range Formats {
 		names[i] = string(f)
 	}
-	return "", fmt.Errorf("unknown format %q: choose one of %s", s, strings.Join(names, ", "))
+	return strings.Join(names, ", ")
+}
+
+// FormatList joins the formats a file was read in, as "fio-text+smartctl".
+func FormatList(fs []Format) string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = string(f)
+	}
+	return strings.Join(out, "+")
 }
 
 // Options change how Parse reads a file.

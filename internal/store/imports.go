@@ -11,18 +11,9 @@ import (
 	"github.com/storbench/storbench/internal/result"
 )
 
-// ImportedFile is the provenance of one imported input file.
-type ImportedFile struct {
-	SHA256      string    `json:"sha256"`
-	RunID       string    `json:"run_id"`
-	File        string    `json:"file"`
-	Format      string    `json:"format"`
-	Tool        string    `json:"tool,omitempty"`
-	ToolVersion string    `json:"tool_version,omitempty"`
-	SizeBytes   int64     `json:"size_bytes"`
-	Results     int       `json:"results"`
-	Imported    time.Time `json:"imported"`
-}
+// ImportedFile is the provenance of one imported input file, part of the
+// data model so reports can show it.
+type ImportedFile = result.ImportedFile
 
 // Import is everything one "storbench import" stores: a run, its results,
 // device health and the provenance of each input file.

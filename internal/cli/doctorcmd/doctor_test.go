@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/storbench/storbench/internal/cli"
 )
@@ -17,7 +16,10 @@ func TestDoctorWithoutACluster(t *testing.T) {
 	var out bytes.Buffer
 	d := cli.Deps{Streams: cli.Streams{Out: &out, ErrOut: &out}, Globals: &cli.Globals{DB: filepath.Join(dir, "sub", "r.db")},
 		Getenv: func(string) string { return "" }}
-	err := run(context.Background(), d, &flags{k8s: true, kubeconfig: filepath.Join(dir, "missing"), timeout: 10 * time.Second, output: "table"})
+	cmd := NewCommand(d)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetArgs([]string{"--k8s", "--kubeconfig", filepath.Join(dir, "missing"), "--timeout", "10s"})
+	err := cmd.ExecuteContext(context.Background())
 	var ee *cli.ExitError
 	if !errors.As(err, &ee) || ee.Code != cli.ExitFailed {
 		t.Fatalf("want exit code %d, got %v", cli.ExitFailed, err)

@@ -12,8 +12,9 @@ import (
 
 	"github.com/storbench/storbench/internal/cli"
 	"github.com/storbench/storbench/internal/cli/healthcmd"
-	"github.com/storbench/storbench/internal/cli/importcmd"
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/storbench"
+	"github.com/storbench/storbench/internal/store"
 )
 
 func run(t *testing.T, db string, args ...string) string {
@@ -21,7 +22,7 @@ func run(t *testing.T, db string, args ...string) string {
 	var out, errOut bytes.Buffer
 	d := cli.Deps{Streams: cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, Globals: &cli.Globals{DB: db}, Getenv: func(string) string { return "" }}
 	root := &cobra.Command{Use: "storbench", SilenceUsage: true, SilenceErrors: true}
-	root.AddCommand(importcmd.NewCommand(d), healthcmd.NewCommand(d))
+	root.AddCommand(healthcmd.NewCommand(d))
 	root.SetArgs(args)
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		t.Fatalf("%v: %v\n%s", args, err, errOut.String())
@@ -33,7 +34,16 @@ func run(t *testing.T, db string, args ...string) string {
 // newest of each device, --all every one.
 func TestHealthKeepsEveryRecord(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "results.db")
-	run(t, db, "import", "../../importer/testdata/corpus/smartdisk-disk_record.md", "../../importer/testdata/corpus/scrutiny-smart-nvme-failed.json")
+	ctx := context.Background()
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = storbench.Import(ctx, st, storbench.ImportRequest{MaxSize: 1 << 20,
+		Files: []string{"../../importer/testdata/corpus/smartdisk-disk_record.md", "../../importer/testdata/corpus/scrutiny-smart-nvme-failed.json"}})
+	if cerr := st.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
 	var all []result.Health
 	if err := json.Unmarshal([]byte(run(t, db, "health", "--all", "--output", "json")), &all); err != nil {
 		t.Fatal(err)

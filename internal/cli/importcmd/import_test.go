@@ -15,24 +15,25 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storbench/storbench/internal/cli"
-	"github.com/storbench/storbench/internal/cli/healthcmd"
 	"github.com/storbench/storbench/internal/cli/importcmd"
+	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
 )
 
 const samples = "../../importer/testdata/"
 
-// storbench runs the import and health commands as the application does
+// invoke runs the import command as the application does
 // and returns stdout, stderr and the exit code.
-func storbench(t *testing.T, db string, stdin string, args ...string) (string, string, int) {
+func invoke(t *testing.T, db string, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	d := cli.Deps{Streams: cli.Streams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}, Globals: &cli.Globals{DB: db}, Getenv: func(string) string { return "" }}
 	root := &cobra.Command{Use: "storbench", SilenceUsage: true, SilenceErrors: true}
 	root.SetOut(&out)
 	root.SetErr(&errOut)
-	root.AddCommand(importcmd.NewCommand(d), healthcmd.NewCommand(d))
+	root.AddCommand(importcmd.NewCommand(d))
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	code := cli.ExitOK
@@ -47,7 +48,7 @@ func storbench(t *testing.T, db string, stdin string, args ...string) (string, s
 	return out.String(), errOut.String(), code
 }
 
-func openDB(t *testing.T, path string) *store.SQLite {
+func openDB(t *testing.T, path string) store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), path)
 	if err != nil {
@@ -60,12 +61,12 @@ func openDB(t *testing.T, path string) *store.SQLite {
 func TestImportStoresOneRunWithProvenance(t *testing.T) {
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "results.db")
-	out, errOut, code := storbench(t, db, "", "import", samples+"fio-text-pi4-usb-sata.txt", samples+"smartctl-attributes-seagate.txt",
+	out, errOut, code := invoke(t, db, "", "import", samples+"fio-text-pi4-usb-sata.txt", samples+"smartctl-attributes-seagate.txt",
 		samples+"hdparm-dd-outputs.txt", "--label", "node=pi4-1", "--label", "storage=usb-sata", "--output", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var rep importcmd.Report
+	var rep render.ImportReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v in %s", err, out)
 	}
@@ -99,12 +100,12 @@ func TestImportStoresOneRunWithProvenance(t *testing.T) {
 
 	// The same file again: reported, not duplicated; with a new file, only
 	// the new one is imported.
-	out, _, code = storbench(t, db, "", "import", samples+"fio-text-pi4-usb-sata.txt")
+	out, _, code = invoke(t, db, "", "import", samples+"fio-text-pi4-usb-sata.txt")
 	if code != 0 || !strings.Contains(out, "Already imported") || !strings.Contains(out, rep.RunID) {
 		t.Fatalf("second import: exit %d\n%s", code, out)
 	}
-	out, _, code = storbench(t, db, "", "import", samples+"fio-text-pi4-usb-sata.txt", samples+"ceph-osd-bench-2osd.txt", "--output", "json")
-	var rep2 importcmd.Report
+	out, _, code = invoke(t, db, "", "import", samples+"fio-text-pi4-usb-sata.txt", samples+"ceph-osd-bench-2osd.txt", "--output", "json")
+	var rep2 render.ImportReport
 	if err := json.Unmarshal([]byte(out), &rep2); err != nil || code != 0 {
 		t.Fatalf("exit %d: %v", code, err)
 	}
@@ -116,10 +117,14 @@ func TestImportStoresOneRunWithProvenance(t *testing.T) {
 		t.Errorf("%d runs stored, want 2", len(runs))
 	}
 
-	// Device health is listed.
-	out, _, code = storbench(t, db, "", "health")
-	if code != 0 || !strings.Contains(out, "0 errors in 134444568 operations") || !strings.Contains(out, "healthy") {
-		t.Errorf("health: exit %d\n%s", code, out)
+	// Device health is stored.
+	hs, err := storbench.Health(ctx, st, storbench.HealthRequest{})
+	var text bytes.Buffer
+	if err != nil || render.StoredHealthText(&text, hs) != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "0 errors in 134444568 operations") || !strings.Contains(text.String(), "healthy") {
+		t.Errorf("health:\n%s", text.String())
 	}
 }
 
@@ -130,7 +135,7 @@ func TestImportRejectsMalformedInputWhole(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("target,labels,round,workload,metric,value,unit\npi,,,seq-read,bw,12,MB/s\npi,,,seq-read,bw,twelve,MB/s\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, code := storbench(t, db, "", "import", samples+"ceph-osd-bench-2osd.txt", bad)
+	_, errOut, code := invoke(t, db, "", "import", samples+"ceph-osd-bench-2osd.txt", bad)
 	if code != cli.ExitUsage || !strings.Contains(errOut, "bad.csv:3:18") || !strings.Contains(errOut, "expected a number") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -144,7 +149,7 @@ func TestImportRejectsMalformedInputWhole(t *testing.T) {
 		{"import", "--format", "csv", samples + "fio-randread-4k-qd32.json"},
 		{"import", "--label", "novalue", samples + "results.csv"},
 	} {
-		if _, errOut, code := storbench(t, db, "", args...); code != cli.ExitUsage {
+		if _, errOut, code := invoke(t, db, "", args...); code != cli.ExitUsage {
 			t.Errorf("%v: exit %d (%s), want 2", args, code, errOut)
 		}
 	}
@@ -153,7 +158,7 @@ func TestImportRejectsMalformedInputWhole(t *testing.T) {
 func TestImportDryRunAndStdin(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "results.db")
-	out, errOut, code := storbench(t, db, "", "import", "--dry-run", samples+"results.csv", samples+"smartctl-seagate-failing.txt")
+	out, errOut, code := invoke(t, db, "", "import", "--dry-run", samples+"results.csv", samples+"smartctl-seagate-failing.txt")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -166,8 +171,8 @@ func TestImportDryRunAndStdin(t *testing.T) {
 		t.Errorf("dry run created the database: %v", err)
 	}
 	csv, _ := os.ReadFile(samples + "results.csv")
-	out, errOut, code = storbench(t, db, string(csv), "import", "-", "--target", "pi4-9", "--output", "json")
-	var rep importcmd.Report
+	out, errOut, code = invoke(t, db, string(csv), "import", "-", "--target", "pi4-9", "--output", "json")
+	var rep render.ImportReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || rep.RunID == "" || rep.Results != 6 {
 		t.Fatalf("stdin import: exit %d %v %s %s", code, err, out, errOut)
 	}
@@ -198,7 +203,7 @@ func TestImportRefusesWhatIsNotARegularFile(t *testing.T) {
 		var code int
 		go func() {
 			defer close(done)
-			_, errOut, code = storbench(t, db, "", "import", tc.path)
+			_, errOut, code = invoke(t, db, "", "import", tc.path)
 		}()
 		select {
 		case <-done:
@@ -214,18 +219,18 @@ func TestImportRefusesWhatIsNotARegularFile(t *testing.T) {
 func TestImportMaxSize(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "results.db")
-	_, errOut, code := storbench(t, db, "", "import", "--max-size", "1KiB", samples+"fio-randread-4k-qd32.json")
+	_, errOut, code := invoke(t, db, "", "import", "--max-size", "1KiB", samples+"fio-randread-4k-qd32.json")
 	if code != cli.ExitUsage || !strings.Contains(errOut, "larger than --max-size 1024 bytes") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
-	_, errOut, code = storbench(t, db, strings.Repeat("x", 2048), "import", "--max-size", "1KiB", "-")
+	_, errOut, code = invoke(t, db, strings.Repeat("x", 2048), "import", "--max-size", "1KiB", "-")
 	if code != cli.ExitUsage || !strings.Contains(errOut, "standard input is larger than --max-size") {
 		t.Errorf("stdin: exit %d: %s", code, errOut)
 	}
-	if _, errOut, code = storbench(t, db, "", "import", "--max-size", "lots", samples+"results.csv"); code != cli.ExitUsage || !strings.Contains(errOut, "--max-size") {
+	if _, errOut, code = invoke(t, db, "", "import", "--max-size", "lots", samples+"results.csv"); code != cli.ExitUsage || !strings.Contains(errOut, "--max-size") {
 		t.Errorf("bad size: exit %d: %s", code, errOut)
 	}
-	out, errOut, code := storbench(t, db, "", "import", "--max-size", "1MiB", samples+"results.csv")
+	out, errOut, code := invoke(t, db, "", "import", "--max-size", "1MiB", samples+"results.csv")
 	if code != 0 {
 		t.Errorf("within the limit: exit %d: %s %s", code, out, errOut)
 	}
@@ -244,7 +249,7 @@ func TestImportCutFileExitsOne(t *testing.T) {
 	if err := os.WriteFile(cut, data[:len(data)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := storbench(t, db, "", "import", cut)
+	out, errOut, code := invoke(t, db, "", "import", cut)
 	if code != cli.ExitFailed || !strings.Contains(out, "CUT") || !strings.Contains(out, "cut.log:89: cut:") || !strings.Contains(errOut, "cut.log is cut") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -276,8 +281,8 @@ func TestImportRefusedResultExitsOne(t *testing.T) {
 	if err := os.WriteFile(path, []byte(string(data)+bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := storbench(t, db, "", "import", path, "--output", "json")
-	var rep importcmd.Report
+	out, errOut, code := invoke(t, db, "", "import", path, "--output", "json")
+	var rep render.ImportReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}

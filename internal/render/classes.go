@@ -1,0 +1,71 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/storbench/storbench/internal/analysis"
+	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/units"
+)
+
+// Class is a StorageClass with its measured performance.
+type Class struct {
+	kube.ClassInfo
+	Measured []analysis.ClassFigure `json:"measured"`
+	// Measure is the command to run when nothing is measured yet.
+	Measure string `json:"measure,omitempty"`
+}
+
+// ClassesDocument is what storbench classes --output json prints.
+type ClassesDocument struct {
+	Classes []Class `json:"classes"`
+}
+
+// ClassesText writes a table of StorageClasses and their properties, then
+// each class's failover reason and measured figures (or the command that
+// measures it).
+func ClassesText(w io.Writer, doc ClassesDocument) error {
+	classes := doc.Classes
+	if len(classes) == 0 {
+		_, err := fmt.Fprintln(w, "No StorageClass in this cluster: install a provisioner (k3s ships local-path).")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLASS\tPROVISIONER\tDYNAMIC\tFAILOVER\tACCESS\tEXPAND\tSNAPSHOTS\tBINDING\tRECLAIM")
+	for _, c := range classes {
+		name := c.Name
+		if c.Default {
+			name += " (default)"
+		}
+		access := strings.NewReplacer("ReadWriteOncePod", "RWOP", "ReadWriteOnce", "RWO", "ReadWriteMany", "RWX").Replace(strings.Join(c.AccessModes, ","))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, c.Provisioner, yesNo(c.Dynamic), c.Failover, access,
+			yesNo(c.Expansion), c.Snapshots, c.BindingMode, c.Reclaim)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, c := range classes {
+		fmt.Fprintf(w, "%s: failover %s (%s)\n", c.Name, c.Failover, c.FailoverWhy)
+		if len(c.Measured) == 0 {
+			fmt.Fprintf(w, "  performance: not measured: run %s\n", c.Measure)
+			continue
+		}
+		for _, f := range c.Measured {
+			fmt.Fprintf(w, "  %-22s %s IOPS  %s  p99 %s  (median of %d, last run %s)\n", f.Workload,
+				units.IOPS(f.IOPS), units.MBps(f.BytesPerSec), units.Latency(f.LatencyP99), f.Results, f.LastRun)
+		}
+	}
+	_, err := fmt.Fprintln(w, "\nMB/s = 10^6 bytes/s; medians of isolated-round results across nodes.")
+	return err
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

@@ -1,0 +1,442 @@
+package storbench
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/storbench/storbench/internal/importer"
+	"github.com/storbench/storbench/internal/render"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/store"
+)
+
+// ImportRequest says what to import and how.
+type ImportRequest struct {
+	// Files are the inputs in order: paths of regular files, or "-" for
+	// Stdin.
+	Files []string
+	Stdin io.Reader
+	// Format forces every file's format; "" detects it.
+	Format importer.Format
+	// Target names the target of every result; "" takes what the file says.
+	Target string
+	// Labels go on the run and every result; a CSV row's own labels win.
+	Labels map[string]string
+	// MaxSize refuses inputs larger than this many bytes; 0 is
+	// DefaultMaxSize.
+	MaxSize int64
+	// DryRun parses and reports without storing anything.
+	DryRun bool
+}
+
+// DefaultMaxSize is the largest input Import reads unless the request says
+// otherwise: far more than any tool's output, far less than a disk image.
+const DefaultMaxSize = "256MiB"
+
+// defaultMaxSize is DefaultMaxSize in bytes.
+const defaultMaxSize = 256 << 20
+
+// previewLimit bounds the results a dry run keeps to show.
+const previewLimit = 1000
+
+// Small files are kept in memory from the hashing pass to the parsing one,
+// up to this much in all; larger ones are read twice.
+const (
+	keepFile  = 1 << 20
+	keepTotal = 64 << 20
+)
+
+// InputError is a request that cannot be carried out as given: an input
+// that is missing, not a regular file, too large or not in the format it
+// is read as, or a cluster that cannot be reached with the configuration
+// named. The caller fixes the request; nothing was stored.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Import reads other tools' outputs (and storbench's CSV/JSON) and stores
+// them as one run with the provenance of every file, or stores nothing.
+// Files imported before (same SHA-256, in the store or earlier in the
+// request) are reported and skipped. A dry run creates no database: when
+// st's file does not exist yet (or st is nil), st is not used at all.
+//
+// A cut file or an implausible result does not stop the import: what is
+// complete is stored and the report says where (see ImportIncomplete).
+func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.ImportReport, error) {
+	if st != nil && req.DryRun {
+		if _, err := os.Stat(st.Path()); err != nil {
+			st = nil // nothing to look for duplicates in
+		}
+	}
+	if st == nil && !req.DryRun {
+		return nil, errors.New("import: no database to store the import in")
+	}
+	if req.MaxSize <= 0 {
+		req.MaxSize = defaultMaxSize
+	}
+	now := time.Now()
+	rep := &render.ImportReport{DryRun: req.DryRun, Duplicates: []store.ImportedFile{}, Health: []result.Health{}, Files: []render.ImportedFileReport{}}
+	var inputs []*input
+	seen := map[string]string{}
+	keep := int64(keepTotal)
+	for _, name := range req.Files {
+		in, err := checkInput(req.Stdin, name, req.MaxSize, &keep)
+		if err != nil {
+			return nil, &InputError{err}
+		}
+		if first, dup := seen[in.sum]; dup {
+			rep.SameTwice = append(rep.SameTwice, fmt.Sprintf("%s has the same content as %s", name, first))
+			continue
+		}
+		seen[in.sum] = name
+		inputs = append(inputs, in)
+	}
+	if st != nil {
+		var sums []string
+		for _, in := range inputs {
+			sums = append(sums, in.sum)
+		}
+		dups, err := st.ImportedFiles(ctx, sums)
+		if err != nil {
+			return nil, err
+		}
+		rep.Duplicates = append(rep.Duplicates, dups...)
+		inputs = withoutDuplicates(inputs, dups)
+	}
+	if len(inputs) == 0 {
+		return rep, nil
+	}
+
+	b := newBuilder(req.Labels, now)
+	var w *store.ImportWriter
+	if !req.DryRun {
+		var provisional []store.ImportedFile
+		for _, in := range inputs {
+			provisional = append(provisional, store.ImportedFile{SHA256: in.sum, File: in.name, Imported: now})
+		}
+		var err error
+		if w, err = st.BeginImport(ctx, b.run, provisional); err != nil {
+			var dup *store.DuplicateError
+			if errors.As(err, &dup) {
+				rep.Duplicates = append(rep.Duplicates, dup.Files...)
+				return rep, nil
+			}
+			return nil, err
+		}
+		defer w.Abort()
+	}
+	opt := importer.Options{Format: req.Format, Target: req.Target}
+	var files []*importer.File
+	for _, in := range inputs {
+		pf, err := b.read(ctx, in, opt, func(r *result.Result) error {
+			if w != nil {
+				return w.AddResult(ctx, r)
+			}
+			if len(rep.Preview) < previewLimit {
+				rep.Preview = append(rep.Preview, *r)
+			}
+			return nil
+		})
+		if err != nil {
+			var pe *importer.ParseError
+			if errors.As(err, &pe) {
+				return nil, &InputError{err}
+			}
+			return nil, err
+		}
+		for i := range pf.Health {
+			if w != nil {
+				if err := w.AddHealth(ctx, &pf.Health[i]); err != nil {
+					return nil, err
+				}
+			}
+			rep.Health = append(rep.Health, pf.Health[i])
+		}
+		files = append(files, pf)
+		rep.Files = append(rep.Files, render.ImportedFileReport{File: pf.Name, SHA256: pf.SHA256, Formats: pf.Formats, Tool: pf.Tool,
+			ToolVersion: pf.ToolVersion, Results: pf.ResultCount, Health: len(pf.Health), Rows: pf.Rows, Skipped: pf.Skipped,
+			Notes: pf.Notes, Problems: pf.Problems, Cut: pf.Cut(), Refused: pf.Refused()})
+	}
+	rep.Results = b.results
+	if w == nil {
+		return rep, nil
+	}
+	w.SetFiles(provenance(files, now))
+	if err := w.Commit(ctx); err != nil {
+		var dup *store.DuplicateError
+		if errors.As(err, &dup) {
+			rep.Duplicates = append(rep.Duplicates, dup.Files...)
+			rep.Files, rep.Results = []render.ImportedFileReport{}, 0
+			return rep, nil
+		}
+		return nil, err
+	}
+	rep.RunID = b.run.ID
+	return rep, nil
+}
+
+// ImportIncomplete names the files of a report that were cut or had
+// results refused as implausible (what was complete is stored), or
+// returns nil.
+func ImportIncomplete(rep *render.ImportReport) error {
+	var bad []string
+	for _, fr := range rep.Files {
+		switch {
+		case fr.Cut:
+			bad = append(bad, fr.File+" is cut (what was complete before the cut was read)")
+		case fr.Refused > 0:
+			bad = append(bad, fmt.Sprintf("%s: %d result(s) refused as implausible", fr.File, fr.Refused))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("import: %s", strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// input is one file of the request, checked and hashed.
+type input struct {
+	name string
+	path string // "" for stdin
+	data []byte // the content, when small enough to keep
+	size int64
+	sum  string
+}
+
+// checkInput refuses what is not a regular file (or "-") and what is
+// larger than limit, and hashes the content; it keeps small files' content
+// while keep (the bytes still allowed) lasts.
+func checkInput(stdin io.Reader, name string, limit int64, keep *int64) (*input, error) {
+	in := &input{name: name}
+	if name == "-" {
+		if stdin == nil {
+			stdin = bytes.NewReader(nil)
+		}
+		data, err := io.ReadAll(io.LimitReader(stdin, limit+1))
+		if err != nil {
+			return nil, fmt.Errorf("reading standard input: %w", err)
+		}
+		if int64(len(data)) > limit {
+			return nil, fmt.Errorf("standard input is larger than --max-size %s: raise --max-size to import it", sizeText(limit))
+		}
+		in.keep(data)
+		return in, nil
+	}
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): import reads files of tools' output, or \"-\" for standard input", name, modeName(fi.Mode()))
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s is %s, larger than --max-size %s: raise --max-size to import it", name, sizeText(fi.Size()), sizeText(limit))
+	}
+	file, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	defer file.Close()
+	if fi.Size() <= keepFile && fi.Size() <= *keep {
+		data, err := io.ReadAll(io.LimitReader(file, keepFile+1))
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+		if int64(len(data)) <= keepFile {
+			*keep -= int64(len(data))
+			in.keep(data)
+			return in, nil
+		}
+		if _, err := file.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(file, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%s grew beyond --max-size %s while it was read", name, sizeText(limit))
+	}
+	in.path, in.size, in.sum = name, n, hex.EncodeToString(h.Sum(nil))
+	return in, nil
+}
+
+// keep holds the whole content in memory, with its size and sum.
+func (in *input) keep(data []byte) {
+	sum := sha256.Sum256(data)
+	in.data, in.size, in.sum = data, int64(len(data)), hex.EncodeToString(sum[:])
+}
+
+func modeName(m os.FileMode) string {
+	switch {
+	case m&os.ModeDir != 0:
+		return "a directory"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file"
+}
+
+// ParseSize reads a size: 1000000, 64KiB, 256MiB, 2GiB, 1G, 500MB.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := t, ""
+	if i >= 0 {
+		num, unit = t[:i], strings.TrimSpace(t[i:])
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	mult, ok := sizeUnits[strings.ToLower(unit)]
+	if err != nil || !ok || v <= 0 || v*mult > 1<<62 {
+		return 0, fmt.Errorf("expected a size such as 256MiB or 2GiB, found %q", s)
+	}
+	return int64(v * mult), nil
+}
+
+var sizeUnits = map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 1e3, "m": 1 << 20, "mib": 1 << 20, "mb": 1e6,
+	"g": 1 << 30, "gib": 1 << 30, "gb": 1e9, "t": 1 << 40, "tib": 1 << 40, "tb": 1e12}
+
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func withoutDuplicates(inputs []*input, dups []store.ImportedFile) []*input {
+	gone := map[string]bool{}
+	for _, d := range dups {
+		gone[d.SHA256] = true
+	}
+	var out []*input
+	for _, in := range inputs {
+		if !gone[in.sum] {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// builder makes the run and gives every result its labels while the
+// results stream to the store.
+type builder struct {
+	run       *result.Run
+	labels    map[string]string
+	workloads map[string]bool
+	targets   map[string]bool
+	sources   []string
+	notes     []string
+	results   int
+}
+
+func newBuilder(labels map[string]string, now time.Time) *builder {
+	return &builder{
+		run: &result.Run{
+			ID:      result.NewRunID(now, uint16(rand.IntN(1<<16))),
+			Suite:   "import",
+			Labels:  labels,
+			Status:  result.StatusComplete,
+			Started: now, Finished: now,
+		},
+		labels: labels, workloads: map[string]bool{}, targets: map[string]bool{},
+	}
+}
+
+// read parses one input, handing each result (with the request's labels
+// merged in) to store.
+func (b *builder) read(ctx context.Context, in *input, opt importer.Options, store func(*result.Result) error) (*importer.File, error) {
+	var r io.Reader
+	if in.data != nil || in.path == "" {
+		r = bytes.NewReader(in.data)
+	} else {
+		file, err := os.Open(in.path)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", in.name, err)
+		}
+		defer file.Close()
+		r = io.LimitReader(file, in.size)
+	}
+	pf, err := importer.Stream(in.name, r, opt, func(res result.Result) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		merged := make(map[string]string, len(b.labels)+len(res.Labels))
+		maps.Copy(merged, b.labels)
+		maps.Copy(merged, res.Labels)
+		res.Labels = merged
+		b.add(res.Workload, res.Target)
+		b.results++
+		return store(&res)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if pf.SHA256 != in.sum {
+		return nil, fmt.Errorf("%s changed while it was imported", in.name)
+	}
+	for _, h := range pf.Health {
+		b.add("", h.Target)
+	}
+	for _, format := range pf.Formats {
+		if !slices.Contains(b.sources, string(format)) {
+			b.sources = append(b.sources, string(format))
+		}
+	}
+	desc := fmt.Sprintf("%s (%s", filepath.Base(pf.Name), importer.FormatList(pf.Formats))
+	if pf.ToolVersion != "" {
+		desc += " " + pf.ToolVersion
+	}
+	desc += ", sha256 " + pf.SHA256[:12]
+	if pf.Cut() {
+		desc += ", cut"
+	}
+	b.notes = append(b.notes, desc+")")
+	b.run.Source = strings.Join(b.sources, ",")
+	b.run.Note = "imported from " + strings.Join(b.notes, "; ")
+	return pf, nil
+}
+
+func (b *builder) add(workload, target string) {
+	if workload != "" && !b.workloads[workload] {
+		b.workloads[workload] = true
+		b.run.Workloads = append(b.run.Workloads, workload)
+	}
+	if !b.targets[target] {
+		b.targets[target] = true
+		b.run.Targets = append(b.run.Targets, target)
+	}
+}
+
+func provenance(files []*importer.File, now time.Time) []store.ImportedFile {
+	var out []store.ImportedFile
+	for _, f := range files {
+		out = append(out, store.ImportedFile{SHA256: f.SHA256, File: f.Name, Format: importer.FormatList(f.Formats),
+			Tool: f.Tool, ToolVersion: f.ToolVersion, SizeBytes: f.Size, Results: f.ResultCount + len(f.Health), Imported: now})
+	}
+	return out
+}

@@ -23,13 +23,13 @@ type ClassesRequest struct {
 // Classes lists the cluster's StorageClasses with what each gives
 // (dynamic provisioning, failover, access modes, expansion, snapshots) and
 // the median figures of the results stored for it; never nil. A cluster
-// that cannot be reached with the configuration named is an *InputError.
+// that cannot be reached with the configuration named is an *RequestError.
 func Classes(ctx context.Context, st store.Reader, req ClassesRequest) ([]render.Class, error) {
 	ctx, cancel := withTimeout(ctx, req.Timeout)
 	defer cancel()
 	c, err := kube.Connect(req.Cluster)
 	if err != nil {
-		return nil, &InputError{err}
+		return nil, &RequestError{err}
 	}
 	snaps, err := kube.SnapshotDrivers(ctx, c.Client)
 	if err != nil {

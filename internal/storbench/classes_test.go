@@ -55,8 +55,8 @@ func TestClassesWithoutACluster(t *testing.T) {
 	st := openDB(t)
 	_, err := storbench.Classes(context.Background(), st, storbench.ClassesRequest{
 		Cluster: kube.ConnectOptions{Kubeconfig: filepath.Join(t.TempDir(), "missing")}, Timeout: 10 * time.Second})
-	var ie *storbench.InputError
+	var ie *storbench.RequestError
 	if !errors.As(err, &ie) {
-		t.Errorf("got %v (%T), want an InputError", err, err)
+		t.Errorf("got %v (%T), want an RequestError", err, err)
 	}
 }

@@ -79,11 +79,11 @@ type KubeCleanupRequest struct {
 // PersistentVolumes a Retain class kept. Deleting finishes even when ctx
 // is cancelled: leftovers are what it exists to remove. Objects that could
 // not be deleted are in the report's Failed, not an error. A cluster that
-// cannot be reached with the configuration named is an *InputError.
+// cannot be reached with the configuration named is an *RequestError.
 func CleanupKube(ctx context.Context, req KubeCleanupRequest) (*render.KubeCleanup, error) {
 	c, err := kube.Connect(req.Cluster)
 	if err != nil {
-		return nil, &InputError{err}
+		return nil, &RequestError{err}
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), req.Timeout+30*time.Second)
 	defer cancel()

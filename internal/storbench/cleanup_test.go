@@ -109,8 +109,8 @@ func TestCleanupLocal(t *testing.T) {
 func TestCleanupKubeWithoutACluster(t *testing.T) {
 	rep, err := storbench.CleanupKube(context.Background(), storbench.KubeCleanupRequest{
 		Cluster: kube.ConnectOptions{Kubeconfig: filepath.Join(t.TempDir(), "missing")}, Timeout: time.Second})
-	var ie *storbench.InputError
+	var ie *storbench.RequestError
 	if rep != nil || !errors.As(err, &ie) {
-		t.Errorf("got %+v, %v (%T), want an InputError", rep, err, err)
+		t.Errorf("got %+v, %v (%T), want an RequestError", rep, err, err)
 	}
 }

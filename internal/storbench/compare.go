@@ -10,19 +10,6 @@ import (
 	"github.com/storbench/storbench/internal/store"
 )
 
-// RequestError is a request the library cannot carry out as given: a run
-// that is not stored, an option no result matches, a verdict the runs hold
-// no data for. A face shows it as bad usage; its message is the cause's.
-// Messages about an option name it as the command line spells it (--for,
-// --status), the words the documentation uses.
-type RequestError struct{ Err error }
-
-func (e *RequestError) Error() string { return e.Err.Error() }
-func (e *RequestError) Unwrap() error { return e.Err }
-
-// badRequest formats a RequestError.
-func badRequest(format string, a ...any) error { return &RequestError{fmt.Errorf(format, a...)} }
-
 // CompareRequest names the runs to compare and how.
 type CompareRequest struct {
 	// RunIDs are run IDs or unique prefixes; a run named twice counts once.

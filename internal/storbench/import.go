@@ -59,15 +59,6 @@ const (
 	keepTotal = 64 << 20
 )
 
-// InputError is a request that cannot be carried out as given: an input
-// that is missing, not a regular file, too large or not in the format it
-// is read as, or a cluster that cannot be reached with the configuration
-// named. The caller fixes the request; nothing was stored.
-type InputError struct{ Err error }
-
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
-
 // Import reads other tools' outputs (and storbench's CSV/JSON) and stores
 // them as one run with the provenance of every file, or stores nothing.
 // Files imported before (same SHA-256, in the store or earlier in the
@@ -96,7 +87,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 	for _, name := range req.Files {
 		in, err := checkInput(req.Stdin, name, req.MaxSize, &keep)
 		if err != nil {
-			return nil, &InputError{err}
+			return nil, &RequestError{err}
 		}
 		if first, dup := seen[in.sum]; dup {
 			rep.SameTwice = append(rep.SameTwice, fmt.Sprintf("%s has the same content as %s", name, first))
@@ -154,7 +145,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 		if err != nil {
 			var pe *importer.ParseError
 			if errors.As(err, &pe) {
-				return nil, &InputError{err}
+				return nil, &RequestError{err}
 			}
 			return nil, err
 		}

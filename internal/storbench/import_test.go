@@ -145,7 +145,7 @@ func TestImportStdin(t *testing.T) {
 	}
 }
 
-// Bad input is an *InputError naming what and where, and nothing is stored.
+// Bad input is an *RequestError naming what and where, and nothing is stored.
 func TestImportRefusesBadInputWhole(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.csv")
@@ -174,9 +174,9 @@ func TestImportRefusesBadInputWhole(t *testing.T) {
 			}
 			req.Files = tc.files
 			rep, err := storbench.Import(context.Background(), st, req)
-			var ie *storbench.InputError
+			var ie *storbench.RequestError
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) || rep != nil {
-				t.Fatalf("got %v (%T), want an InputError saying %q", err, err, tc.want)
+				t.Fatalf("got %v (%T), want an RequestError saying %q", err, err, tc.want)
 			}
 			if runs, _ := st.Runs(context.Background(), store.RunFilter{}); len(runs) != 0 {
 				t.Errorf("%d runs stored after a refused import", len(runs))

@@ -21,11 +21,11 @@ func Suites() ([]render.SuiteDocument, error) {
 
 // Suite resolves a built-in suite's name or a suite file and gives it with
 // the fio job it generates, its file placed in a TARGET and RUNID shown as
-// such. A suite that does not resolve is an *InputError.
+// such. A suite that does not resolve is an *RequestError.
 func Suite(nameOrFile string) (render.SuiteDocument, error) {
 	s, err := spec.Resolve(nameOrFile)
 	if err != nil {
-		return render.SuiteDocument{}, &InputError{err}
+		return render.SuiteDocument{}, &RequestError{err}
 	}
 	job := fio.FromSuite(s, fio.File{Name: "TARGET/storbench-RUNID/storbench-test.dat"}, "")
 	return render.SuiteDocument{Suite: s, EstimatedSeconds: s.Duration().Seconds(), FioJob: job.String(), FioArgs: job.Args()}, nil

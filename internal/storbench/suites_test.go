@@ -60,8 +60,8 @@ func TestSuiteJobParses(t *testing.T) {
 		})
 	}
 	_, err := storbench.Suite("no-such-suite")
-	var ie *storbench.InputError
+	var ie *storbench.RequestError
 	if !errors.As(err, &ie) {
-		t.Errorf("unknown suite: %v (%T), want an InputError", err, err)
+		t.Errorf("unknown suite: %v (%T), want an RequestError", err, err)
 	}
 }

@@ -3,7 +3,6 @@
 package classescmd
 
 import (
-	"errors"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -53,10 +52,8 @@ VolumeSnapshotClass for the class's driver).`,
 		st := d.LazyStore() // opened once the cluster answered
 		defer st.Close()
 		classes, err := storbench.Classes(cmd.Context(), st, f.req)
-		if bad := (*storbench.InputError)(nil); errors.As(err, &bad) {
-			return cli.Usage(err)
-		} else if err != nil {
-			return err
+		if err != nil {
+			return cli.FromLibrary(err)
 		}
 		return render.Formatted(d.Out, f.output, render.ClassesDocument{Classes: classes}, render.ClassesText)
 	}

@@ -4,7 +4,6 @@
 package cleanupcmd
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -67,10 +66,8 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 		}
 		if f.k8s {
 			rep, err := storbench.CleanupKube(cmd.Context(), f.kube)
-			if bad := (*storbench.InputError)(nil); errors.As(err, &bad) {
-				return cli.Usage(err)
-			} else if err != nil {
-				return err
+			if err != nil {
+				return cli.FromLibrary(err)
 			}
 			if err := render.Formatted(d.Out, f.output, rep, render.KubeCleanupText); err != nil {
 				return err

@@ -3,7 +3,6 @@
 package importcmd
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -73,10 +72,8 @@ figure no device can reach (refused, with its line).`,
 		st := d.LazyStore() // opened once the inputs are read
 		defer st.Close()
 		rep, err := storbench.Import(cmd.Context(), st, f.req)
-		if bad := (*storbench.InputError)(nil); errors.As(err, &bad) {
-			return cli.Usage(err)
-		} else if err != nil {
-			return err
+		if err != nil {
+			return cli.FromLibrary(err)
 		}
 		if err := render.Formatted(d.Out, f.output, rep, render.ImportText); err != nil {
 			return err

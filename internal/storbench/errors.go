@@ -1,0 +1,19 @@
+package storbench
+
+import "fmt"
+
+// RequestError is a request the library cannot carry out as given: a run
+// that is not stored, an option no result matches, a verdict the runs hold
+// no data for, an input that is missing, not a regular file, too large or
+// not in the format it is read as, a cluster that cannot be reached with
+// the configuration named. The caller fixes the request; nothing was
+// stored. A face shows it as bad usage; its message is the cause's.
+// Messages about an option name it as the command line spells it (--for,
+// --status), the words the documentation uses.
+type RequestError struct{ Err error }
+
+func (e *RequestError) Error() string { return e.Err.Error() }
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// badRequest formats a RequestError.
+func badRequest(format string, a ...any) error { return &RequestError{fmt.Errorf(format, a...)} }

@@ -116,7 +116,8 @@ func (r *RunRequest) given(option string) bool { return r.Given != nil && r.Give
 // st is written first only once every target has been checked, so with a
 // lazily opened store a refused run creates nothing. Notices of Kubernetes
 // targets reach obs.Notice, from their own goroutines during cleanup; a
-// notice about no one target (a node skipped) has an empty target.
+// notice about no one target (a node skipped) has an empty target. A nil
+// obs hears nothing.
 //
 // The error is a *RunRequestError when nothing could run as asked; the
 // engine's errors otherwise (engine.ErrInterrupted, engine.ErrWorkloadFailed
@@ -125,6 +126,9 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 	p, err := buildRunPlan(&req, false)
 	if err != nil {
 		return nil, err
+	}
+	if obs == nil {
+		obs = unheardRun{}
 	}
 	if p.plan.RawJob != nil {
 		// Refuse before anything runs or is stored, in fio's words where
@@ -169,6 +173,15 @@ func DryRun(ctx context.Context, req RunRequest) ([]JudgedTarget, error) {
 	}
 	return judgeLocalTargets(ctx, &req, p.plan)
 }
+
+// unheardRun is the observer of a caller that does not listen.
+type unheardRun struct{}
+
+func (unheardRun) RunStarted(*result.Run)                       {}
+func (unheardRun) Notice(string, string)                        {}
+func (unheardRun) WorkloadStarted(engine.Step)                  {}
+func (unheardRun) WorkloadProgress(engine.Step, fio.Progress)   {}
+func (unheardRun) WorkloadFinished(engine.Step, *result.Result) {}
 
 func wrap(req *RunRequest, t runner.Target) runner.Target {
 	if req.Wrap == nil {

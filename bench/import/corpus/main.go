@@ -14,11 +14,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/storbench/storbench/internal/importer"
 	"github.com/storbench/storbench/internal/importer/corpus"
+	"github.com/storbench/storbench/internal/render"
 )
 
 type row struct {
@@ -100,11 +101,11 @@ func main() {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "FORMAT\tFILES\tEXACT\tWRONG\tREFUSED (REASON)\tCUT COPY: FLAGGED, PARTIAL\tCUT COPY: REFUSED AS CUT\tCUT COPY: BAD")
+	d := strconv.Itoa
+	var table [][]string
 	for _, k := range kinds {
 		r := rows[k]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%d\t%d\t%d\n", k, r.files, r.exact, r.wrong, refusals(r), r.cutFlagged, r.cutRefused, r.cutBad)
+		table = append(table, []string{k, d(r.files), d(r.exact), d(r.wrong), d(r.refused), d(r.cutFlagged), d(r.cutRefused), d(r.cutBad)})
 		total.files += r.files
 		total.exact += r.exact
 		total.wrong += r.wrong
@@ -113,9 +114,15 @@ func main() {
 		total.cutRefused += r.cutRefused
 		total.cutBad += r.cutBad
 	}
-	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", total.files, total.exact, total.wrong, total.refused, total.cutFlagged, total.cutRefused, total.cutBad)
-	if err := tw.Flush(); err != nil {
+	table = append(table, []string{"total", d(total.files), d(total.exact), d(total.wrong), d(total.refused), d(total.cutFlagged), d(total.cutRefused), d(total.cutBad)})
+	header := []string{"FORMAT", "FILES", "EXACT", "WRONG", "REFUSED", "CUT COPY: FLAGGED, PARTIAL", "CUT COPY: REFUSED AS CUT", "CUT COPY: BAD"}
+	if err := render.Columns(os.Stdout, 1, header, table); err != nil {
 		log.Fatal(err)
+	}
+	for _, k := range kinds {
+		if why := refusals(rows[k]); why != "" {
+			fmt.Printf("refused, %s: %s\n", k, why)
+		}
 	}
 	if total.wrong > 0 || total.cutBad > 0 {
 		os.Exit(1)
@@ -124,14 +131,14 @@ func main() {
 
 func refusals(r *row) string {
 	if r.refused == 0 {
-		return "0"
+		return ""
 	}
 	var parts []string
 	for why, n := range r.reasons {
 		parts = append(parts, fmt.Sprintf("%d: %s", n, why))
 	}
 	sort.Strings(parts)
-	return fmt.Sprintf("%d (%s)", r.refused, strings.Join(parts, "; "))
+	return strings.Join(parts, "; ")
 }
 
 // reason shortens an error to what it says, without the file and line.

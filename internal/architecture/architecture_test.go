@@ -1,0 +1,236 @@
+package architecture
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/storbench/storbench"
+
+type pkg struct {
+	ImportPath string
+	Dir        string
+	GoFiles    []string
+	Imports    []string
+}
+
+func loadPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", module+"/...")
+	cmd.Dir = root(t)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go list: %v: %s", err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(&out)
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 30 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func rel(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, module), "/") }
+
+var cmdPkg = regexp.MustCompile(`^internal/cli/[a-z]+cmd$`)
+
+// below reports whether a package is part of the library or under it: not
+// a face (commands, app, main) and not a bench program.
+func below(p string) bool {
+	return strings.HasPrefix(p, "internal/") && !strings.HasPrefix(p, "internal/cli") && p != "internal/app"
+}
+
+func TestImportRules(t *testing.T) {
+	for _, p := range loadPackages(t) {
+		name := rel(p.ImportPath)
+		for _, imp := range p.Imports {
+			in := rel(imp)
+			switch {
+			case cmdPkg.MatchString(name) && cmdPkg.MatchString(in):
+				t.Errorf("rule 1: %s imports %s: commands share only internal/cli", name, in)
+			case imp == "text/tabwriter" && name != "internal/render":
+				t.Errorf("rule 2: %s imports text/tabwriter: tables are built in internal/render", name)
+			case below(name) && (imp == "github.com/spf13/cobra" || in == "internal/cli" || strings.HasPrefix(in, "internal/cli/") || in == "internal/app"):
+				t.Errorf("rule 3: %s imports %s: the library knows nothing of the command line", name, imp)
+			case name == "internal/render" && (in == "internal/store" || in == "internal/engine"):
+				t.Errorf("rule 8: internal/render imports %s: it formats what it is given", in)
+			}
+		}
+	}
+}
+
+// Every package is on the page's map, and every package on the map exists.
+func TestPackageMapIsTrue(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(root(t), "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	row := regexp.MustCompile("(?m)^\\| `((?:internal|cmd)/[a-z0-9/]+)` \\|")
+	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
+		listed[m[1]] = true
+	}
+	exists := map[string]bool{}
+	for _, p := range loadPackages(t) {
+		name := rel(p.ImportPath)
+		if strings.HasPrefix(name, "bench/") {
+			continue
+		}
+		exists[name] = true
+		if !listed[name] {
+			t.Errorf("%s is not on the package map of docs/architecture.md", name)
+		}
+	}
+	for name := range listed {
+		if !exists[name] {
+			t.Errorf("docs/architecture.md lists %s, which does not exist", name)
+		}
+	}
+}
+
+// sources calls f with every non-test Go file of the module's packages.
+func sources(t *testing.T, f func(pkg string, fset *token.FileSet, file *ast.File)) {
+	t.Helper()
+	for _, p := range loadPackages(t) {
+		for _, name := range p.GoFiles {
+			fset := token.NewFileSet()
+			file, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f(rel(p.ImportPath), fset, file)
+		}
+	}
+}
+
+// labelKeys reads the label key values declared in internal/result.
+func labelKeys(t *testing.T) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root(t), "internal", "result", "labels.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	for _, m := range regexp.MustCompile(`LabelKey = "([a-z0-9_]+)"`).FindAllStringSubmatch(string(data), -1) {
+		keys[m[1]] = true
+	}
+	if len(keys) < 40 {
+		t.Fatalf("read only %d label keys", len(keys))
+	}
+	return keys
+}
+
+var labelMap = regexp.MustCompile(`(?i)^(labels?|l|lbl|run\.labels|r\.labels|p\.labels|e\.labels|f\.labels|res\.labels)$`)
+
+func exprString(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.SelectorExpr:
+		return exprString(x.X) + "." + x.Sel.Name
+	}
+	return ""
+}
+
+func TestSourceRules(t *testing.T) {
+	keys := labelKeys(t)
+	sources(t, func(pkg string, fset *token.FileSet, file *ast.File) {
+		ast.Inspect(file, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.SelectorExpr:
+				if id, ok := x.X.(*ast.Ident); ok && id.Name == "store" && x.Sel.Name == "SQLite" && pkg != "internal/store" {
+					t.Errorf("rule 4: %s names store.SQLite: hold a store interface", fset.Position(x.Pos()))
+				}
+			case *ast.TypeAssertExpr:
+				if sel, ok := x.Type.(*ast.SelectorExpr); ok {
+					if id, ok := sel.X.(*ast.Ident); ok && id.Name == "execx" && sel.Sel.Name != "FileWriter" {
+						t.Errorf("rule 5: %s asserts a Cmder's type (execx.%s)", fset.Position(x.Pos()), sel.Sel.Name)
+					}
+				}
+			case *ast.CaseClause:
+				for _, e := range x.List {
+					if sel, ok := e.(*ast.SelectorExpr); ok {
+						if id, ok := sel.X.(*ast.Ident); ok && id.Name == "execx" && sel.Sel.Name == "Local" {
+							t.Errorf("rule 5: %s switches on a Cmder's type", fset.Position(e.Pos()))
+						}
+					}
+				}
+			case *ast.IndexExpr:
+				if pkg == "internal/result" {
+					break
+				}
+				lit, ok := x.Index.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					break
+				}
+				v, _ := strconv.Unquote(lit.Value)
+				if keys[v] && labelMap.MatchString(exprString(x.X)) {
+					t.Errorf("rule 6: %s writes the label key %q as a string: use result.LabelKey", fset.Position(x.Pos()), v)
+				}
+			}
+			return true
+		})
+	})
+}
+
+// internal/cli holds flags and wiring; logic lives in the library.
+func TestCommandsAreThin(t *testing.T) {
+	const limit = 1550
+	total := 0
+	err := filepath.WalkDir(filepath.Join(root(t), "internal", "cli"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		s := bufio.NewScanner(f)
+		for s.Scan() {
+			total++
+		}
+		return s.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("internal/cli: %d lines of non-test Go", total)
+	if total > limit {
+		t.Errorf("rule 7: internal/cli has %d lines of non-test Go, over %d", total, limit)
+	}
+}

@@ -7,17 +7,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/units"
 )
 
-// Progress prints what the engine reports while a run goes: a live line per
-// workload on a terminal, a final line per workload as text, nothing on out
-// for JSON output (the document comes at the end). Notices always go to
-// errOut. It is safe for concurrent use: Kubernetes targets report cleanup
-// notices from their own goroutines.
+// Progress prints what the engine reports while a run goes (the command
+// adapts it to engine.Observer): a live line per workload on a terminal, a
+// final line per workload as text, nothing on out for JSON output (the
+// document comes at the end). Notices always go to errOut. It is safe for
+// concurrent use: Kubernetes targets report cleanup notices from their own
+// goroutines.
 type Progress struct {
 	mu     sync.Mutex
 	out    io.Writer
@@ -27,7 +27,18 @@ type Progress struct {
 	open   bool // a live line is on screen
 }
 
-var _ engine.Observer = (*Progress)(nil)
+// WorkloadStep is the workload a progress report is about: the engine's
+// step, as the command hands it over.
+type WorkloadStep struct {
+	Workload    string
+	Index       int // 1-based position of the workload within the suite
+	Count       int // workloads in the suite
+	Repetition  int
+	Repetitions int
+	// Expected is the planned duration (ramp + runtime); zero for
+	// size-based workloads.
+	Expected time.Duration
+}
 
 // ProgressOptions choose how Progress prints.
 type ProgressOptions struct {
@@ -68,7 +79,7 @@ func (p *Progress) Notice(target, msg string) {
 	fmt.Fprintf(p.errOut, "notice: %s: %s\n", target, msg)
 }
 
-func (p *Progress) WorkloadStarted(s engine.Step) {
+func (p *Progress) WorkloadStarted(s WorkloadStep) {
 	if !p.live {
 		return
 	}
@@ -77,7 +88,7 @@ func (p *Progress) WorkloadStarted(s engine.Step) {
 	p.line(s, fmt.Sprintf("starting (%s)", plannedTime(s.Expected)))
 }
 
-func (p *Progress) WorkloadProgress(s engine.Step, pr fio.Progress) {
+func (p *Progress) WorkloadProgress(s WorkloadStep, pr fio.Progress) {
 	if !p.live {
 		return
 	}
@@ -96,7 +107,7 @@ func (p *Progress) WorkloadProgress(s engine.Step, pr fio.Progress) {
 	p.line(s, fmt.Sprintf("%s  %s IOPS  %s", t, units.IOPS(pr.IOPS), units.MBps(pr.BytesPerSec)))
 }
 
-func (p *Progress) WorkloadFinished(s engine.Step, r *result.Result) {
+func (p *Progress) WorkloadFinished(s WorkloadStep, r *result.Result) {
 	if p.quiet {
 		return
 	}
@@ -113,7 +124,7 @@ func (p *Progress) Finish() {
 	p.clear()
 }
 
-func (p *Progress) line(s engine.Step, text string) {
+func (p *Progress) line(s WorkloadStep, text string) {
 	fmt.Fprintf(p.out, "\r\033[K%s%s", stepPrefix(s), text)
 	p.open = true
 }
@@ -125,7 +136,7 @@ func (p *Progress) clear() {
 	}
 }
 
-func stepPrefix(s engine.Step) string {
+func stepPrefix(s WorkloadStep) string {
 	rep := ""
 	if s.Repetitions > 1 {
 		rep = fmt.Sprintf(" rep %d/%d", s.Repetition, s.Repetitions)

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 )
@@ -19,7 +18,7 @@ func playRun(p *Progress) {
 	ms := time.Millisecond
 	p.RunStarted(&result.Run{ID: "20260101-120000-abcd", Suite: "quick", Workloads: []string{"rand-read", "etcd"}, Targets: []string{"/mnt/ssd"}})
 	p.Notice("", "skipping node n2: NotReady")
-	s := engine.Step{Target: "/mnt/ssd", Workload: "rand-read", Index: 1, Count: 2, Repetition: 1, Repetitions: 1, Expected: 65 * time.Second}
+	s := WorkloadStep{Workload: "rand-read", Index: 1, Count: 2, Repetition: 1, Repetitions: 1, Expected: 65 * time.Second}
 	p.WorkloadStarted(s)
 	p.WorkloadProgress(s, fio.Progress{Elapsed: 3 * time.Second, IOPS: 12345, BytesPerSec: 50.5e6})
 	p.WorkloadProgress(s, fio.Progress{Elapsed: 64 * time.Second, Remaining: 2 * time.Second, IOPS: 12000, BytesPerSec: 49e6})
@@ -27,7 +26,7 @@ func playRun(p *Progress) {
 	p.WorkloadFinished(s, &result.Result{Workload: "rand-read", Status: result.StatusComplete,
 		Read: &result.Direction{IOPS: 12100.4, BytesPerSec: 49.6e6, TotalIOs: 726000, Completion: lat(80*time.Microsecond, 310*time.Microsecond, ms, 2*ms)}})
 	for rep := 1; rep <= 2; rep++ {
-		s := engine.Step{Target: "/mnt/ssd", Workload: "etcd", Index: 2, Count: 2, Repetition: rep, Repetitions: 2}
+		s := WorkloadStep{Workload: "etcd", Index: 2, Count: 2, Repetition: rep, Repetitions: 2}
 		p.WorkloadStarted(s)
 		p.WorkloadProgress(s, fio.Progress{Elapsed: 1500 * ms, IOPS: 410, BytesPerSec: 943e3})
 		if rep == 1 {
@@ -64,7 +63,7 @@ func TestProgressConcurrentNotices(t *testing.T) {
 	var out, errOut bytes.Buffer
 	var mu sync.Mutex
 	p := NewProgress(&lockedWriter{w: &out, mu: &mu}, &lockedWriter{w: &errOut, mu: &mu}, ProgressOptions{Live: true})
-	s := engine.Step{Workload: "w", Index: 1, Count: 1, Repetitions: 1, Expected: time.Minute}
+	s := WorkloadStep{Workload: "w", Index: 1, Count: 1, Repetitions: 1, Expected: time.Minute}
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(1)

@@ -160,7 +160,8 @@ func run(ctx context.Context, d cli.Deps, f *flags) error {
 	if f.dryRun {
 		judged, err := storbench.DryRun(ctx, req)
 		for _, j := range judged {
-			render.DryRun(d.Out, j.Path, j.Judged, j.TimeBased, j.UntilDone)
+			render.DryRun(d.Out, render.DryRunView{Target: j.Path, Text: j.Text, Reading: j.Reading, Verdict: j.Verdict,
+				WorkDir: j.WorkDir, TimeBased: j.TimeBased, UntilDone: j.UntilDone})
 		}
 		if err != nil {
 			return exitError(err)
@@ -172,10 +173,10 @@ func run(ctx context.Context, d cli.Deps, f *flags) error {
 	// run creates nothing.
 	st := d.LazyStore()
 	defer st.Close()
-	obs := render.NewProgress(d.Out, d.ErrOut, render.ProgressOptions{JSON: f.output == "json", Live: cli.IsTerminal(d.Out)})
-	req.LiveProgress = obs.Live()
-	r, runErr := storbench.Run(ctx, st, req, obs)
-	obs.Finish()
+	p := render.NewProgress(d.Out, d.ErrOut, render.ProgressOptions{JSON: f.output == "json", Live: cli.IsTerminal(d.Out)})
+	req.LiveProgress = p.Live()
+	r, runErr := storbench.Run(ctx, st, req, observer{p})
+	p.Finish()
 	var refused *storbench.RunRequestError
 	if r == nil || errors.As(runErr, &refused) {
 		return exitError(runErr)
@@ -188,6 +189,24 @@ func run(ctx context.Context, d cli.Deps, f *flags) error {
 		return &cli.ExitError{Code: cli.ExitInterrupted, Err: runErr}
 	}
 	return exitError(runErr)
+}
+
+// observer hands what the engine reports to the progress printer.
+type observer struct{ *render.Progress }
+
+var _ engine.Observer = observer{}
+
+func (o observer) WorkloadStarted(s engine.Step) { o.Progress.WorkloadStarted(workloadStep(s)) }
+func (o observer) WorkloadProgress(s engine.Step, p fio.Progress) {
+	o.Progress.WorkloadProgress(workloadStep(s), p)
+}
+func (o observer) WorkloadFinished(s engine.Step, r *result.Result) {
+	o.Progress.WorkloadFinished(workloadStep(s), r)
+}
+
+func workloadStep(s engine.Step) render.WorkloadStep {
+	return render.WorkloadStep{Workload: s.Workload, Index: s.Index, Count: s.Count, Repetition: s.Repetition,
+		Repetitions: s.Repetitions, Expected: s.Expected}
 }
 
 // exitError gives the run's error its exit code: 2 for a request refused

@@ -31,8 +31,9 @@ type RunRequest struct {
 	Workloads []string
 	// Targets are directories, block devices and k8s:STORAGECLASS names.
 	Targets []string
-	// Wrap, when set, wraps every target before it runs (a bench
-	// program's clock); nil leaves them as they are.
+	// Wrap, when set, wraps each target of Targets (the contention
+	// round's noise target aside) before it runs: a bench program's
+	// clock. Nil leaves them as they are.
 	Wrap func(runner.Target) runner.Target
 	// Labels label the run and every result.
 	Labels map[string]string

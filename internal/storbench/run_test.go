@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/fio"
@@ -256,6 +257,17 @@ func TestDryRun(t *testing.T) {
 	for _, d := range []string{one, two} {
 		if left := entries(t, d); len(left) > 0 {
 			t.Errorf("a dry run left %v in %s", left, d)
+		}
+	}
+}
+
+func TestFioSeconds(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"2": 2 * time.Second, " 1.5 ": 1500 * time.Millisecond, "500ms": 500 * time.Millisecond, "250us": 250 * time.Microsecond,
+		"3s": 3 * time.Second, "2m": 2 * time.Minute, "1h": time.Hour, "1d": 24 * time.Hour, "xs": 0, "soon": 0,
+	} {
+		if got := fioSeconds(in); got != want {
+			t.Errorf("fioSeconds(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/storbench/storbench/internal/contention"
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
@@ -161,6 +162,28 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 		return r, refuse(err)
 	}
 	return r, err
+}
+
+// RunOutcome is a finished run as stored: its results in the order they
+// were stored and, for a contention round, the probe alone against under
+// load. It is the run command's JSON document.
+type RunOutcome struct {
+	Run     *result.Run     `json:"run"`
+	Results []result.Result `json:"results"`
+	// Contention pairs the probe alone and under load (--round contention).
+	Contention []contention.Report `json:"contention,omitempty"`
+}
+
+// LoadRunOutcome reads what st holds of run r.
+func LoadRunOutcome(ctx context.Context, st store.Reader, r *result.Run) (*RunOutcome, error) {
+	results, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{r.ID}})
+	if err != nil {
+		return nil, err
+	}
+	if results == nil {
+		results = []result.Result{}
+	}
+	return &RunOutcome{Run: r, Results: results, Contention: contention.Reports(results)}, nil
 }
 
 // DryRun judges req's fio job on every local target, running and storing

@@ -2,6 +2,7 @@ package storbench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -113,12 +114,15 @@ func TestRunStoresEveryResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	results, err := again.Results(context.Background(), store.ResultFilter{RunIDs: []string{r.ID}})
+	o, err := LoadRunOutcome(context.Background(), again, r)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.Run != r || o.Contention != nil {
+		t.Errorf("outcome %+v", o)
+	}
 	var got []string
-	for _, x := range results {
+	for _, x := range o.Results {
 		iops, _ := x.Metric(result.MetricIOPS)
 		if iops <= 0 {
 			t.Errorf("%s: IOPS %g", x.Workload, iops)
@@ -127,6 +131,14 @@ func TestRunStoresEveryResult(t *testing.T) {
 	}
 	if !slices.Equal(got, []string{"rr", "sw"}) {
 		t.Errorf("stored %v", got)
+	}
+	// A run with nothing stored has an empty list, never null, in JSON.
+	none, err := LoadRunOutcome(context.Background(), again, &result.Run{ID: "20260101-000000-0000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc, _ := json.Marshal(none); !strings.Contains(string(doc), `"results":[]`) || strings.Contains(string(doc), "contention") {
+		t.Errorf("JSON %s", doc)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/storbench/storbench/internal/cli"
-	"github.com/storbench/storbench/internal/contention"
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/render"
@@ -223,36 +222,26 @@ func exitError(err error) error {
 	return err
 }
 
-type runOutput struct {
-	Run     *result.Run     `json:"run"`
-	Results []result.Result `json:"results"`
-	// Contention pairs the probe alone and under load (--round contention).
-	Contention []contention.Report `json:"contention,omitempty"`
-}
-
 func report(ctx context.Context, d cli.Deps, st store.Store, r *result.Run, output string) error {
-	results, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{r.ID}})
+	o, err := storbench.LoadRunOutcome(ctx, st, r)
 	if err != nil {
 		return err
 	}
 	if output == "json" {
-		if results == nil {
-			results = []result.Result{}
-		}
-		return render.JSON(d.Out, runOutput{Run: r, Results: results, Contention: contention.Reports(results)})
+		return render.JSON(d.Out, o)
 	}
 	fmt.Fprintln(d.Out)
 	if err := render.RunHeader(d.Out, r); err != nil {
 		return err
 	}
-	if len(results) == 0 {
+	if len(o.Results) == 0 {
 		_, err := fmt.Fprintln(d.Out, "No workload finished.")
 		return err
 	}
-	if err := render.ResultsTable(d.Out, results); err != nil {
+	if err := render.ResultsTable(d.Out, o.Results); err != nil {
 		return err
 	}
-	if err := render.ContentionSection(d.Out, results); err != nil {
+	if err := render.ContentionSection(d.Out, o.Results); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(d.Out, "\nStored in %s as run %s (storbench show %s).\n", dbPath(st), r.ID, r.ID)

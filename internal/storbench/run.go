@@ -22,7 +22,8 @@ type RunRequest struct {
 	// Suite is a built-in suite name or a suite YAML file.
 	Suite string
 	// SuiteSpec, when set, is the suite itself, built by the caller, used
-	// instead of Suite (and never changed by the run).
+	// instead of Suite (and never changed by the run); like a Suite the
+	// caller gave, it holds the contention round's probe.
 	SuiteSpec *spec.Suite
 	// FioJob is a user's fio job file, run as fio runs it, instead of a
 	// suite; Getenv expands its ${VAR} (nil: the process environment).

@@ -17,11 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/fio"
-	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner"
-	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
 )
 
@@ -130,26 +127,15 @@ func runFio(path, work string) (*fio.Output, bool) {
 	return out, err == nil
 }
 
-type quiet struct{}
-
-func (quiet) RunStarted(*result.Run)                       {}
-func (quiet) Notice(string, string)                        {}
-func (quiet) WorkloadStarted(engine.Step)                  {}
-func (quiet) WorkloadProgress(engine.Step, fio.Progress)   {}
-func (quiet) WorkloadFinished(engine.Step, *result.Result) {}
-
-// runStorbench runs the file through storbench's engine on a new directory
-// target and returns fio's JSON as storbench stored it.
+// runStorbench runs the file as "storbench run --fio-job" does (judged
+// first, then run) on a new directory target and returns fio's JSON as
+// storbench stored it.
 func runStorbench(path, work string) (*fio.Output, error) {
 	dir, err := os.MkdirTemp(work, "sb-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	jf, err := fio.ReadJobFile(path, fio.ReadOptions{})
-	if err != nil {
-		return nil, err
-	}
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(dir, "r.db"))
 	if err != nil {
@@ -160,9 +146,9 @@ func runStorbench(path, work string) (*fio.Output, error) {
 	if err := os.Mkdir(target, 0o755); err != nil {
 		return nil, err
 	}
-	r, err := (&engine.Engine{Store: st, Observer: quiet{}}).Run(ctx, engine.Plan{
-		RawJob: &engine.RawJob{Path: path, File: jf}, Targets: []runner.Target{local.NewTarget(target, local.Options{})},
-	})
+	req := storbench.DefaultRunRequest()
+	req.FioJob, req.Targets, req.Telemetry = path, []string{target}, false
+	r, err := storbench.Run(ctx, st, req, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
 )
 
@@ -142,14 +143,17 @@ func run(n int, rounds string) error {
 
 	obs := &observer{timings: map[string]*timing{}}
 	var targets []runner.Target
-	start = time.Now() // the run starts here: fixtures are not storbench's cost
-	for i, node := range names {
-		t := kube.NewTarget(c, class, node, i+1, kube.TargetOptions{Timeout: 2 * time.Minute})
+	req := storbench.DefaultRunRequest()
+	req.SuiteSpec, req.Targets, req.Rounds, req.Telemetry = s, []string{storbench.KubeTargetPrefix + class}, splitComma(rounds), false
+	req.Kube.Kubeconfig, req.Kube.Nodes, req.Kube.Timeout = kc, names, 2*time.Minute
+	req.Wrap = func(t runner.Target) runner.Target {
 		obs.timings[t.Name()] = &timing{}
-		targets = append(targets, &timedTarget{Target: t, t: obs.timings[t.Name()]})
+		tt := &timedTarget{Target: t, t: obs.timings[t.Name()]}
+		targets = append(targets, tt)
+		return tt
 	}
-	plan := engine.Plan{Suite: s, Targets: targets, Rounds: splitComma(rounds)}
-	r, err := (&engine.Engine{Store: st, Observer: obs}).Run(ctx, plan)
+	start = time.Now() // the run starts here: fixtures are not storbench's cost
+	r, err := storbench.Run(ctx, st, req, obs)
 	if err != nil {
 		return err
 	}

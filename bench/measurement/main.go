@@ -4,8 +4,8 @@
 // directory, fixed-length runs (ramp + runtime, 60 s by default) and
 // --until-stable runs (fio steady-state detection, storbench's defaults)
 // alternate in one interleaved series, every run a fresh storbench run
-// through the engine. Both estimate the workload's IOPS. From each
-// method's per-run wall time T and coefficient of variation CV it derives
+// through the library (storbench.Run). Both estimate the workload's IOPS.
+// From each method's per-run wall time T and coefficient of variation CV it derives
 // the runs needed for a 95% confidence interval of ±P% (the smallest n >= 2
 // with t(n-1)·CV/√n <= P) and so the total time to an answer at equal
 // precision; it prints the ratio until-stable / fixed and whether the two
@@ -41,12 +41,9 @@ import (
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/cliff"
 	"github.com/storbench/storbench/internal/cliff/throttle"
-	"github.com/storbench/storbench/internal/engine"
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner"
-	"github.com/storbench/storbench/internal/runner/local"
 	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
 )
 
@@ -71,14 +68,6 @@ func main() {
 		os.Exit(1)
 	}
 }
-
-type quiet struct{}
-
-func (quiet) RunStarted(*result.Run)                       {}
-func (quiet) Notice(string, string)                        {}
-func (quiet) WorkloadStarted(engine.Step)                  {}
-func (quiet) WorkloadProgress(engine.Step, fio.Progress)   {}
-func (quiet) WorkloadFinished(engine.Step, *result.Result) {}
 
 type sample struct {
 	iops float64
@@ -121,18 +110,17 @@ func timeToAnswer(args []string) error {
 		return err
 	}
 	defer st.Close()
-	eng := &engine.Engine{Store: st, Observer: quiet{}}
 	one := func(w spec.Workload, stable bool) (sample, error) {
-		s := &spec.Suite{Name: suite.Name, Workloads: []spec.Workload{w}}
+		req := storbench.DefaultRunRequest()
+		req.SuiteSpec = &spec.Suite{Name: suite.Name, Workloads: []spec.Workload{w}}
+		req.Targets, req.Telemetry = []string{*dir}, false
 		if stable {
-			ss := spec.DefaultSteadyState
-			ss.MaxRuntime = spec.Duration(*stableMax)
-			s.UntilStable(ss)
+			req.Measure.UntilStable, req.Measure.StableMax = true, *stableMax
 		} else {
-			s.Workloads[0].Runtime = spec.Duration(*fixed)
+			req.SuiteSpec.Workloads[0].Runtime = spec.Duration(*fixed)
 		}
 		start := time.Now()
-		run, err := eng.Run(context.Background(), engine.Plan{Suite: s, Targets: []runner.Target{local.NewTarget(*dir, local.Options{})}})
+		run, err := storbench.Run(context.Background(), st, req, nil)
 		wall := time.Since(start)
 		if err != nil {
 			return sample{}, err

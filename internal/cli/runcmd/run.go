@@ -1,51 +1,33 @@
 // Package runcmd implements "storbench run": a suite (or a raw fio job) on
-// one or more targets, stored as it goes.
+// one or more targets, stored as it goes. It is flags, one call into
+// internal/storbench, and a render.
 package runcmd
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/storbench/storbench/internal/cli"
-	"github.com/storbench/storbench/internal/contention"
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner"
-	"github.com/storbench/storbench/internal/runner/local"
-	"github.com/storbench/storbench/internal/safety"
-	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
 )
 
+// flags are the run request the flags fill, and what only the command
+// needs.
 type flags struct {
-	suite       string
-	fioJob      string
-	targets     []string
-	labels      []string
-	repeat      int
-	destructive []string
-	failFast    bool
-	dryRun      bool
-	// getenv expands ${VAR} in a --fio-job file; nil means the process
-	// environment.
-	getenv    func(string) string
-	workloads []string
-	output    string
-	// Telemetry and the contention round (contention.go).
-	round       string
-	probe       string
-	noiseTarget string
-	telemetry   bool
-	// Steady state, repeat auto, cache and preconditioning (validity.go).
-	measure measureFlags
-	// Kubernetes targets and rounds (kube.go).
-	kube    kubeFlags
-	changed func(name string) bool
+	req    storbench.RunRequest
+	labels []string
+	dryRun bool
+	output string
 }
 
 // NewCommand returns the run command.
@@ -78,208 +60,188 @@ through exec, everything deleted afterwards (see docs/kubernetes.md).`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.suite, "suite", "standard", "built-in suite name or a suite YAML file (see: storbench suites)")
-	fl.StringVar(&f.fioJob, "fio-job", "", "run this fio job file as fio runs it (include, ${VAR}, inline comments), judged on fio's own reading, instead of a suite (docs/fio-jobs.md)")
-	fl.StringArrayVarP(&f.targets, "target", "t", nil, "directory or block device to benchmark (repeatable)")
+	r, def := &f.req, storbench.DefaultRunRequest()
+	*r = def
+	fl.StringVar(&r.Suite, "suite", def.Suite, "built-in suite name or a suite YAML file (see: storbench suites)")
+	fl.StringVar(&r.FioJob, "fio-job", "", "run this fio job file as fio runs it (include, ${VAR}, inline comments), judged on fio's own reading, instead of a suite (docs/fio-jobs.md)")
+	fl.StringArrayVarP(&r.Targets, "target", "t", nil, "directory or block device to benchmark (repeatable)")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "label the run, key=value (repeatable), e.g. storage=usb-ssd")
-	addMeasureFlags(fl, f) // validity.go: --repeat N|auto, --until-stable, --defeat-cache, --precondition
-	fl.StringArrayVar(&f.destructive, "destructive", nil, "allow write workloads on this block device, destroying its contents (repeatable)")
-	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed workload")
+	addMeasureFlags(fl, r, def.Measure)
+	fl.StringArrayVar(&r.Destructive, "destructive", nil, "allow write workloads on this block device, destroying its contents (repeatable)")
+	fl.BoolVar(&r.FailFast, "fail-fast", false, "stop at the first failed workload")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "with --fio-job: print the job fio would run, the files and devices it touches, the safety verdict and the estimated time; run and store nothing")
-	fl.StringSliceVar(&f.workloads, "workloads", nil, "run only these workloads of the suite (comma-separated)")
-	fl.StringVar(&f.round, "round", result.RoundIsolated, "isolated: the suite on each target; contention: a latency probe alone, then beside a bulk writer")
-	fl.StringVar(&f.probe, "probe", "", "contention round: the latency probe workload (default etcd-fdatasync; any built-in workload name, or a workload of --suite)")
-	fl.StringVar(&f.noiseTarget, "noise-target", "", "contention round: run the bulk writer on this directory or device instead of the probe's target")
-	fl.BoolVar(&f.telemetry, "telemetry", true, "sample CPU, disk, pressure, temperature and network once a second while each workload runs")
-	addKubeFlags(fl, &f.kube)
+	fl.StringSliceVar(&r.Workloads, "workloads", nil, "run only these workloads of the suite (comma-separated)")
+	fl.StringVar(&r.Round, "round", def.Round, "isolated: the suite on each target; contention: a latency probe alone, then beside a bulk writer")
+	fl.StringVar(&r.Probe, "probe", "", "contention round: the latency probe workload (default etcd-fdatasync; any built-in workload name, or a workload of --suite)")
+	fl.StringVar(&r.NoiseTarget, "noise-target", "", "contention round: run the bulk writer on this directory or device instead of the probe's target")
+	fl.BoolVar(&r.Telemetry, "telemetry", def.Telemetry, "sample CPU, disk, pressure, temperature and network once a second while each workload runs")
+	addKubeFlags(fl, r, def)
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {
 			return err
 		}
-		f.changed = cmd.Flags().Changed
-		return run(cmd.Context(), d, f, cmd.Flags().Changed("suite"))
+		f.req.Given = cmd.Flags().Changed
+		return run(cmd.Context(), d, f)
 	}
 	return cmd
 }
 
-func run(ctx context.Context, d cli.Deps, f *flags, suiteSet bool) error {
-	f.getenv = d.Getenv
-	plan, err := buildPlan(f, suiteSet)
+func addMeasureFlags(fl *pflag.FlagSet, r *storbench.RunRequest, def storbench.MeasureRequest) {
+	m := &r.Measure
+	fl.Var(&repeatValue{n: &r.Repeat, auto: &m.RepeatAuto}, "repeat", "run the suite this many times on each target, or auto: repeat each workload until its IOPS are known to --precision")
+	fl.BoolVar(&m.UntilStable, "until-stable", false, "run each workload until fio sees its IOPS settle (steady state), up to --stable-max")
+	fl.DurationVar(&m.StableMax, "stable-max", def.StableMax, "--until-stable: the longest a workload may run without settling")
+	fl.DurationVar(&m.StableInterval, "stable-interval", def.StableInterval, "--until-stable: how often fio samples (longer for slow devices; other than 1s needs fio 3.34 or later)")
+	fl.Float64Var(&m.Precision, "precision", def.Precision, "--repeat auto: the 95% confidence interval of the mean IOPS to reach, in ± percent")
+	fl.IntVar(&m.RepeatMin, "repeat-min", def.RepeatMin, "--repeat auto: the fewest runs of each workload")
+	fl.IntVar(&m.RepeatMax, "repeat-max", def.RepeatMax, "--repeat auto: the most runs of each workload")
+	fl.BoolVar(&m.DefeatCache, "defeat-cache", false, "size read and buffered workloads beyond the memory that can cache them (bounded by free space) and drop the page cache before each (as root)")
+	fl.BoolVar(&m.Precondition, "precondition", false, "write a --destructive device sequentially twice before its random-write workloads (SNIA PTS)")
+}
+
+func addKubeFlags(fl *pflag.FlagSet, r *storbench.RunRequest, def storbench.RunRequest) {
+	k, dk := &r.Kube, def.Kube
+	fl.StringSliceVar(&k.Nodes, "nodes", dk.Nodes, "k8s targets: all, or node names (comma-separated) to run on")
+	fl.StringVar(&k.NodeSelector, "node-selector", "", "k8s targets: only nodes with these labels, e.g. storage=nvme")
+	fl.StringSliceVar(&r.Rounds, "rounds", def.Rounds, "isolated (each target alone), parallel (each workload on all targets at once), or both in order: isolated,parallel")
+	fl.StringVar(&k.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, or the in-cluster service account)")
+	fl.StringVar(&k.Context, "context", "", "kubeconfig context to use")
+	fl.StringVarP(&k.Namespace, "namespace", "n", "", "namespace for storbench's PVCs and pods (default: storbench, created if allowed, else the context's)")
+	fl.StringVar(&k.Size, "size", "", "k8s targets: PVC size, e.g. 10Gi (default: the suite's largest file plus 25% and 64 MiB, in whole GiB)")
+	fl.StringVar(&k.VolumeMode, "volume-mode", dk.VolumeMode, "k8s targets: Filesystem, or Block to give fio the PVC's raw device")
+	fl.StringVar(&k.AccessMode, "access-mode", dk.AccessMode, "k8s targets: PVC access mode: ReadWriteOnce, ReadWriteOncePod, ReadWriteMany")
+	fl.StringVar(&k.Image, "image", dk.Image, "k8s targets: container image with sh and fio (the default Alpine image installs fio at start)")
+	fl.StringVar(&k.PullPolicy, "image-pull-policy", dk.PullPolicy, "k8s targets: Always, IfNotPresent or Never")
+	fl.StringVar(&k.PodOverrides, "pod-overrides", "", "k8s targets: YAML/JSON strategic-merge patch for the pod (tolerations, resources, securityContext...)")
+	fl.DurationVar(&k.Timeout, "timeout", dk.Timeout, "k8s targets: bound on each wait (binding, scheduling, start, deletion)")
+}
+
+// repeatValue is --repeat: a count or "auto".
+type repeatValue struct {
+	n    *int
+	auto *bool
+}
+
+func (r *repeatValue) String() string {
+	if r.auto != nil && *r.auto {
+		return "auto"
+	}
+	if r.n == nil {
+		return "1"
+	}
+	return strconv.Itoa(*r.n)
+}
+
+func (r *repeatValue) Set(s string) error {
+	if s == "auto" {
+		*r.auto, *r.n = true, 1
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is neither a count nor auto", s)
+	}
+	*r.n, *r.auto = n, false
+	return nil
+}
+
+func (r *repeatValue) Type() string { return "N|auto" }
+
+func run(ctx context.Context, d cli.Deps, f *flags) error {
+	req := f.req
+	req.Getenv = d.Getenv
+	labels, err := cli.ParseLabels(f.labels)
 	if err != nil {
 		return err
 	}
-	if plan.RawJob != nil {
-		// Refuse before anything runs or is stored, in fio's words where fio
-		// refuses (rawjob.go); the engine judges again on the prepared target.
-		targets, err := localRawTargets(f.targets)
+	req.Labels = labels
+	if f.dryRun {
+		judged, err := storbench.DryRun(ctx, req)
+		for _, j := range judged {
+			render.DryRun(d.Out, render.DryRunView{Target: j.Path, Text: j.Text, Reading: j.Reading, Verdict: j.Verdict,
+				WorkDir: j.WorkDir, TimeBased: j.TimeBased, UntilDone: j.UntilDone})
+		}
 		if err != nil {
-			return cli.Usage(err)
+			return exitError(err)
 		}
-		for _, t := range targets {
-			j, err := judgeRawJob(ctx, plan.RawJob, t, plan.Policy)
-			if err != nil {
-				var missing *fio.MissingError
-				if errors.As(err, &missing) {
-					return &cli.ExitError{Code: cli.ExitFailed, Err: err}
-				}
-				return cli.Usage(err)
-			}
-			if f.dryRun {
-				printDryRun(d.Out, t, j)
-			}
-		}
-		if f.dryRun {
-			fmt.Fprintln(d.Out, "\nDry run: nothing ran and nothing was stored.")
-			return nil
-		}
-	}
-	kt, notices, err := kubeTargets(ctx, &f.kube, f.changedFlag, lockedNotices(d.ErrOut))
-	if err != nil {
-		return err
-	}
-	plan.Targets = append(plan.Targets, kt...)
-	for _, n := range notices {
-		fmt.Fprintf(d.ErrOut, "notice: %s\n", n)
+		fmt.Fprintln(d.Out, "\nDry run: nothing ran and nothing was stored.")
+		return nil
 	}
 	// Opened at the first write, after every target's check: a refused
 	// run creates nothing.
 	st := d.LazyStore()
 	defer st.Close()
-
-	obs := newProgress(d, f.output == "json")
-	plan.LiveProgress = obs.live
-	eng := &engine.Engine{Store: st, Observer: obs}
-	r, runErr := eng.Run(ctx, *plan)
-	obs.finish()
-
-	var refused *engine.RefusedError
-	switch {
-	case errors.As(runErr, &refused):
-		return cli.Usage(runErr)
-	case r == nil:
-		return runErr
+	p := render.NewProgress(d.Out, d.ErrOut, render.ProgressOptions{JSON: f.output == "json", Live: cli.IsTerminal(d.Out)})
+	req.LiveProgress = p.Live()
+	r, runErr := storbench.Run(ctx, st, req, observer{p})
+	p.Finish()
+	var refused *storbench.RequestError
+	if r == nil || errors.As(runErr, &refused) {
+		return exitError(runErr)
 	}
 	if err := report(context.WithoutCancel(ctx), d, st, r, f.output); err != nil {
 		return errors.Join(runErr, err)
 	}
-	switch {
-	case errors.Is(runErr, engine.ErrInterrupted):
+	if errors.Is(runErr, engine.ErrInterrupted) {
 		fmt.Fprintf(d.ErrOut, "interrupted: run %s is stored as interrupted with the workloads that finished; test files removed\n", r.ID)
 		return &cli.ExitError{Code: cli.ExitInterrupted, Err: runErr}
-	case errors.Is(runErr, engine.ErrWorkloadFailed):
-		return &cli.ExitError{Code: cli.ExitFailed, Err: runErr}
 	}
+	return exitError(runErr)
+}
+
+// observer hands what the engine reports to the progress printer.
+type observer struct{ *render.Progress }
+
+var _ engine.Observer = observer{}
+
+func (o observer) WorkloadStarted(s engine.Step) { o.Progress.WorkloadStarted(workloadStep(s)) }
+func (o observer) WorkloadProgress(s engine.Step, p fio.Progress) {
+	o.Progress.WorkloadProgress(workloadStep(s), p)
+}
+func (o observer) WorkloadFinished(s engine.Step, r *result.Result) {
+	o.Progress.WorkloadFinished(workloadStep(s), r)
+}
+
+func workloadStep(s engine.Step) render.WorkloadStep {
+	return render.WorkloadStep{Workload: s.Workload, Index: s.Index, Count: s.Count, Repetition: s.Repetition,
+		Repetitions: s.Repetitions, Expected: s.Expected}
+}
+
+// exitError gives the run's error its exit code: 2 for a request refused
+// as given, 1 for a failed workload or a missing fio.
+func exitError(err error) error {
+	var refused *storbench.RequestError
 	var missing *fio.MissingError
-	if errors.As(runErr, &missing) {
-		return &cli.ExitError{Code: cli.ExitFailed, Err: runErr}
-	}
-	return runErr
-}
-
-func buildPlan(f *flags, suiteSet bool) (*engine.Plan, error) {
-	if len(f.targets) == 0 {
-		return nil, cli.Usagef("no target: pass --target DIR or --target /dev/DEVICE")
-	}
-	if f.repeat < 1 {
-		return nil, cli.Usagef("--repeat %d: must be at least 1", f.repeat)
-	}
-	labels, err := cli.ParseLabels(f.labels)
-	if err != nil {
-		return nil, err
-	}
-	plan := &engine.Plan{Repeat: f.repeat, Labels: labels, FailFast: f.failFast, Round: result.RoundIsolated,
-		Policy: safety.Policy{Destructive: f.destructive}}
-	if f.dryRun && f.fioJob == "" {
-		return nil, cli.Usagef("--dry-run applies to --fio-job")
-	}
 	switch {
-	case f.fioJob != "" && suiteSet:
-		return nil, cli.Usagef("--suite and --fio-job are alternatives: pass one")
-	case f.fioJob != "":
-		if len(f.workloads) > 0 {
-			return nil, cli.Usagef("--workloads selects suite workloads; it does not apply to --fio-job")
-		}
-		var opts fio.ReadOptions
-		if f.getenv != nil {
-			opts.Getenv = func(k string) (string, bool) { v := f.getenv(k); return v, v != "" }
-		}
-		jf, err := fio.ReadJobFile(f.fioJob, opts)
-		if err != nil {
-			return nil, cli.Usage(err)
-		}
-		plan.RawJob = &engine.RawJob{Path: f.fioJob, File: jf}
-	default:
-		s, err := spec.Resolve(f.suite)
-		if err != nil {
-			return nil, cli.Usage(err)
-		}
-		if err := s.Select(f.workloads); err != nil {
-			return nil, cli.Usage(err)
-		}
-		plan.Suite = s
+	case errors.As(err, &refused):
+		return cli.Usage(err)
+	case errors.Is(err, engine.ErrWorkloadFailed), errors.As(err, &missing):
+		return &cli.ExitError{Code: cli.ExitFailed, Err: err}
 	}
-	seen := map[string]bool{}
-	for _, t := range f.targets {
-		if seen[t] {
-			return nil, cli.Usagef("--target %s is given twice", t)
-		}
-		seen[t] = true
-		if class, ok, err := splitKubeTarget(t); ok {
-			if err != nil {
-				return nil, err
-			}
-			f.kube.classes = append(f.kube.classes, class)
-			continue
-		}
-		plan.Targets = append(plan.Targets, targetFor(t, f))
-	}
-	if err := applyMeasurement(plan, f); err != nil {
-		return nil, err
-	}
-	if err := applyRound(plan, f, suiteSet); err != nil {
-		return nil, err
-	}
-	if err := checkRounds(plan, &f.kube); err != nil {
-		return nil, err
-	}
-	return plan, nil
-}
-
-func targetFor(t string, f *flags) runner.Target {
-	return local.NewTarget(t, local.Options{Destructive: f.destructive})
-}
-
-type runOutput struct {
-	Run     *result.Run     `json:"run"`
-	Results []result.Result `json:"results"`
-	// Contention pairs the probe alone and under load (--round contention).
-	Contention []contention.Report `json:"contention,omitempty"`
+	return err
 }
 
 func report(ctx context.Context, d cli.Deps, st store.Store, r *result.Run, output string) error {
-	results, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{r.ID}})
+	o, err := storbench.LoadRunOutcome(ctx, st, r)
 	if err != nil {
 		return err
 	}
 	if output == "json" {
-		if results == nil {
-			results = []result.Result{}
-		}
-		return render.JSON(d.Out, runOutput{Run: r, Results: results, Contention: contention.Reports(results)})
+		return render.JSON(d.Out, o)
 	}
 	fmt.Fprintln(d.Out)
 	if err := render.RunHeader(d.Out, r); err != nil {
 		return err
 	}
-	if len(results) == 0 {
+	if len(o.Results) == 0 {
 		_, err := fmt.Fprintln(d.Out, "No workload finished.")
 		return err
 	}
-	if err := render.ResultsTable(d.Out, results); err != nil {
+	if err := render.ResultsTable(d.Out, o.Results); err != nil {
 		return err
 	}
-	if err := render.ContentionSection(d.Out, results); err != nil {
+	if err := render.ContentionSection(d.Out, o.Results); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(d.Out, "\nStored in %s as run %s (storbench show %s).\n", dbPath(st), r.ID, r.ID)

@@ -1,0 +1,81 @@
+package runcmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storbench/storbench/internal/cli"
+)
+
+// runCommand runs the run command with args on a database in a new
+// directory and returns stdout, the database's path and the error.
+func runCommand(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	db := filepath.Join(t.TempDir(), "r.db")
+	cmd := NewCommand(cli.Deps{Streams: cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+		Globals: &cli.Globals{DB: db}, Getenv: os.Getenv})
+	cmd.SetArgs(args)
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), db, err
+}
+
+// The flags reach the library as a request: what it refuses is a usage
+// error (exit 2) in the library's words, and no database is created.
+func TestFlagsToRequest(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		err  string
+	}{
+		{"no target", nil, "no target: pass --target DIR or --target /dev/DEVICE"},
+		{"repeat zero", []string{"-t", dir, "--repeat", "0"}, "--repeat 0: must be at least 1"},
+		{"given option alone", []string{"-t", dir, "--precision", "3"}, "--precision belongs to --repeat auto"},
+		{"repeat auto reaches the request", []string{"-t", dir, "--repeat", "auto", "--precision", "100"}, "--precision 100: give a percentage between 0 and 100"},
+		{"k8s option alone", []string{"-t", dir, "--suite", "quick", "--nodes", "a", "--telemetry=false"}, "--nodes applies to Kubernetes targets: add --target k8s:STORAGECLASS"},
+		{"suite given with a job", []string{"-t", dir, "--suite", "standard", "--fio-job", "x.fio"}, "--suite and --fio-job are alternatives: pass one"},
+		{"dry run of a suite", []string{"-t", dir, "--dry-run"}, "--dry-run applies to --fio-job"},
+		{"rounds", []string{"-t", dir, "--rounds", "sideways"}, `--rounds "sideways": choose isolated, parallel, or isolated,parallel`},
+		{"bad label", []string{"-t", dir, "--label", "nokey"}, `--label "nokey": write it as key=value`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, db, err := runCommand(t, tt.args...)
+			var ee *cli.ExitError
+			if err == nil || err.Error() != tt.err || !errors.As(err, &ee) || ee.Code != cli.ExitUsage {
+				t.Fatalf("error %v, want exit 2 with %q", err, tt.err)
+			}
+			if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a refused run created the database (%v)", err)
+			}
+		})
+	}
+}
+
+func TestRepeatFlag(t *testing.T) {
+	_, _, err := runCommand(t, "--repeat", "often")
+	if err == nil || !strings.Contains(err.Error(), `"often" is neither a count nor auto`) {
+		t.Fatalf("error %v", err)
+	}
+	var n int
+	var auto bool
+	v := &repeatValue{n: &n, auto: &auto}
+	for _, c := range []struct {
+		in   string
+		n    int
+		auto bool
+	}{{"3", 3, false}, {"auto", 1, true}, {"2", 2, false}} {
+		if err := v.Set(c.in); err != nil || n != c.n || auto != c.auto || v.String() != c.in {
+			t.Errorf("Set(%q): n %d auto %v, String %q, %v", c.in, n, auto, v.String(), err)
+		}
+	}
+}

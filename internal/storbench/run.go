@@ -1,0 +1,219 @@
+package storbench
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/storbench/storbench/internal/contention"
+	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/store"
+)
+
+// RunRequest is what to run, where and how: the run command's flags as
+// values. Start from DefaultRunRequest, which holds the command's defaults.
+// Errors name options by their flag names (--repeat, --target), so every
+// face reports a mistake in the words the documentation uses.
+type RunRequest struct {
+	// Suite is a built-in suite name or a suite YAML file.
+	Suite string
+	// SuiteSpec, when set, is the suite itself, built by the caller, used
+	// instead of Suite (and never changed by the run); like a Suite the
+	// caller gave, it holds the contention round's probe.
+	SuiteSpec *spec.Suite
+	// FioJob is a user's fio job file, run as fio runs it, instead of a
+	// suite; Getenv expands its ${VAR} (nil: the process environment).
+	FioJob string
+	Getenv func(string) string
+	// Workloads selects workloads of the suite by name; empty runs all.
+	Workloads []string
+	// Targets are directories, block devices and k8s:STORAGECLASS names.
+	Targets []string
+	// Wrap, when set, wraps each target of Targets (the contention
+	// round's noise target aside) before it runs: a bench program's
+	// clock. Nil leaves them as they are.
+	Wrap func(runner.Target) runner.Target
+	// Labels label the run and every result.
+	Labels map[string]string
+	// Repeat runs the suite this many times on each target (>= 1).
+	Repeat int
+	// Destructive names the block devices write workloads may destroy.
+	Destructive []string
+	FailFast    bool
+	// Round is result.RoundIsolated or result.RoundContention; Probe and
+	// NoiseTarget shape the contention round.
+	Round       string
+	Probe       string
+	NoiseTarget string
+	// Rounds are the isolated and parallel rounds, in order.
+	Rounds    []string
+	Telemetry bool
+	// LiveProgress asks fio for a status report every second, passed to
+	// the observer's WorkloadProgress.
+	LiveProgress bool
+	Measure      MeasureRequest
+	Kube         KubeRequest
+	// Given reports whether the caller chose an option explicitly, by its
+	// flag name ("precision", "nodes"): an option given without the one it
+	// belongs to is refused. Nil means none was.
+	Given func(option string) bool
+}
+
+// MeasureRequest asks for steady state, repeat-until-precise, cache
+// defeating and preconditioning (docs/measurement.md).
+type MeasureRequest struct {
+	UntilStable    bool
+	StableMax      time.Duration
+	StableInterval time.Duration
+	RepeatAuto     bool
+	// Precision is the 95% confidence interval of the mean IOPS to reach,
+	// in ± percent.
+	Precision    float64
+	RepeatMin    int
+	RepeatMax    int
+	DefeatCache  bool
+	Precondition bool
+}
+
+// DefaultRunRequest is the run command's defaults: the standard suite, once,
+// isolated, with telemetry, Kubernetes targets on all nodes.
+func DefaultRunRequest() RunRequest {
+	return RunRequest{
+		Suite:     "standard",
+		Repeat:    1,
+		Round:     result.RoundIsolated,
+		Rounds:    []string{result.RoundIsolated},
+		Telemetry: true,
+		Measure: MeasureRequest{
+			StableMax:      time.Duration(spec.DefaultSteadyState.MaxRuntime),
+			StableInterval: time.Second,
+			Precision:      5,
+			RepeatMin:      3,
+			RepeatMax:      10,
+		},
+		Kube: DefaultKubeRequest(),
+	}
+}
+
+// refuse marks err as the request's fault: nothing ran and nothing was
+// stored.
+func refuse(err error) error { return &RequestError{Err: err} }
+
+// given reports whether the caller chose the option explicitly.
+func (r *RunRequest) given(option string) bool { return r.Given != nil && r.Given(option) }
+
+// Run builds the plan from req, judges a raw fio job on every local target
+// before anything runs, connects to the cluster for k8s: targets, and runs
+// the plan through the engine, storing each result in st as it is known.
+// st is written first only once every target has been checked, so with a
+// lazily opened store a refused run creates nothing. Notices of Kubernetes
+// targets reach obs.Notice, from their own goroutines during cleanup; a
+// notice about no one target (a node skipped) has an empty target. A nil
+// obs hears nothing.
+//
+// The error is a *RequestError when nothing could run as asked; the
+// engine's errors otherwise (engine.ErrInterrupted, engine.ErrWorkloadFailed
+// and *fio.MissingError with the stored run).
+func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observer) (*result.Run, error) {
+	p, err := buildRunPlan(&req, false)
+	if err != nil {
+		return nil, err
+	}
+	if obs == nil {
+		obs = unheardRun{}
+	}
+	if p.plan.RawJob != nil {
+		// Refuse before anything runs or is stored, in fio's words where
+		// fio refuses; the engine judges again on the prepared target.
+		if _, err := judgeLocalTargets(ctx, &req, p.plan); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range kubeOptionNames {
+		if len(p.classes) == 0 && req.given(name) {
+			return nil, refusef("--%s applies to Kubernetes targets: add --target k8s:STORAGECLASS", name)
+		}
+	}
+	if len(p.classes) > 0 {
+		set, err := KubeTargets(ctx, req.Kube, p.classes, obs.Notice)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range set.Targets {
+			p.plan.Targets = append(p.plan.Targets, wrap(&req, t))
+		}
+		for _, s := range set.Skipped {
+			obs.Notice("", "skipping node "+s)
+		}
+	}
+	r, err := (&engine.Engine{Store: st, Observer: obs}).Run(ctx, *p.plan)
+	var refused *engine.RefusedError
+	if errors.As(err, &refused) {
+		return r, refuse(err)
+	}
+	return r, err
+}
+
+// RunOutcome is a finished run as stored: its results in the order they
+// were stored and, for a contention round, the probe alone against under
+// load. It is the run command's JSON document.
+type RunOutcome struct {
+	Run     *result.Run     `json:"run"`
+	Results []result.Result `json:"results"`
+	// Contention pairs the probe alone and under load (--round contention).
+	Contention []contention.Report `json:"contention,omitempty"`
+}
+
+// LoadRunOutcome reads what st holds of run r.
+func LoadRunOutcome(ctx context.Context, st store.Reader, r *result.Run) (*RunOutcome, error) {
+	results, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{r.ID}})
+	if err != nil {
+		return nil, err
+	}
+	if results == nil {
+		results = []result.Result{}
+	}
+	return &RunOutcome{Run: r, Results: results, Contention: contention.Reports(results)}, nil
+}
+
+// DryRun judges req's fio job on every local target, running and storing
+// nothing: what fio would run there, as fio reads it, the files and devices
+// it touches and the safety verdict. On an error, the targets judged before
+// it are returned with it.
+func DryRun(ctx context.Context, req RunRequest) ([]JudgedTarget, error) {
+	p, err := buildRunPlan(&req, true)
+	if err != nil {
+		return nil, err
+	}
+	return judgeLocalTargets(ctx, &req, p.plan)
+}
+
+// unheardRun is the observer of a caller that does not listen.
+type unheardRun struct{}
+
+func (unheardRun) RunStarted(*result.Run)                       {}
+func (unheardRun) Notice(string, string)                        {}
+func (unheardRun) WorkloadStarted(engine.Step)                  {}
+func (unheardRun) WorkloadProgress(engine.Step, fio.Progress)   {}
+func (unheardRun) WorkloadFinished(engine.Step, *result.Result) {}
+
+func wrap(req *RunRequest, t runner.Target) runner.Target {
+	if req.Wrap == nil {
+		return t
+	}
+	return req.Wrap(t)
+}
+
+// judgeErr is a raw job's judgement failing: fio missing is the host's
+// fault, everything else the request's.
+func judgeErr(err error) error {
+	var missing *fio.MissingError
+	if errors.As(err, &missing) {
+		return err
+	}
+	return refuse(err)
+}

@@ -1,0 +1,115 @@
+package storbench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storbench/storbench/internal/store"
+)
+
+func TestKubeTargetsAndRounds(t *testing.T) {
+	tests := []struct {
+		name    string
+		targets []string
+		rounds  []string
+		round   string
+		classes []string
+		want    []string // the plan's rounds
+		err     string
+	}{
+		{name: "k8s targets collect classes", targets: []string{"k8s:longhorn", "/tmp", "k8s:local-path"}, classes: []string{"longhorn", "local-path"}},
+		{name: "parallel round", targets: []string{"k8s:a"}, rounds: []string{"isolated", "parallel"}, classes: []string{"a"}, want: []string{"isolated", "parallel"}},
+		{name: "parallel of local targets", targets: []string{"/tmp", "/var/tmp"}, rounds: []string{"parallel"}, want: []string{"parallel"}},
+		{name: "unknown round", targets: []string{"k8s:a"}, rounds: []string{"sideways"}, err: `--rounds "sideways"`},
+		{name: "round twice", targets: []string{"k8s:a"}, rounds: []string{"parallel", "parallel"}, err: "names parallel twice"},
+		{name: "parallel with contention", targets: []string{"/tmp"}, round: "contention", rounds: []string{"parallel"}, err: "separate experiments"},
+		{name: "empty class", targets: []string{"k8s:"}, err: "write k8s:STORAGECLASS"},
+		{name: "node in the target", targets: []string{"k8s:a@node1"}, err: "--nodes or --node-selector"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := request(func(r *RunRequest) {
+				r.Suite, r.Targets = "quick", tt.targets
+				if tt.rounds != nil {
+					r.Rounds = tt.rounds
+				}
+				if tt.round != "" {
+					r.Round, r.Probe = tt.round, "seq-read"
+				}
+			}, "suite")
+			p := planOrRefusal(t, r, tt.err)
+			if p == nil {
+				return
+			}
+			if strings.Join(p.classes, ",") != strings.Join(tt.classes, ",") {
+				t.Errorf("classes %v, want %v", p.classes, tt.classes)
+			}
+			if strings.Join(p.plan.Rounds, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("rounds %v, want %v", p.plan.Rounds, tt.want)
+			}
+			if len(p.plan.Targets)+len(p.classes) != len(tt.targets) {
+				t.Errorf("%d local targets and %d classes for %v", len(p.plan.Targets), len(p.classes), tt.targets)
+			}
+		})
+	}
+}
+
+// TestKubeRequestErrors covers mistakes caught before any cluster is
+// contacted, and a cluster that cannot be reached.
+func TestKubeRequestErrors(t *testing.T) {
+	overrides := filepath.Join(t.TempDir(), "o.yaml")
+	if err := os.WriteFile(overrides, []byte("- not a mapping\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		edit func(k *KubeRequest)
+		err  string
+	}{
+		{"volume mode", func(k *KubeRequest) { k.VolumeMode = "Raw" }, `--volume-mode "Raw"`},
+		{"read-only access", func(k *KubeRequest) { k.AccessMode = "ReadOnlyMany" }, "fio must write"},
+		{"access mode", func(k *KubeRequest) { k.AccessMode = "Sometimes" }, `--access-mode "Sometimes"`},
+		{"pull policy", func(k *KubeRequest) { k.PullPolicy = "Sometimes" }, "--image-pull-policy"},
+		{"size", func(k *KubeRequest) { k.Size = "lots" }, `--size "lots"`},
+		{"negative size", func(k *KubeRequest) { k.Size = "-1Gi" }, "must be positive"},
+		{"timeout", func(k *KubeRequest) { k.Timeout = 0 }, "--timeout"},
+		{"overrides", func(k *KubeRequest) { k.PodOverrides = overrides }, "--pod-overrides"},
+		{"no kubeconfig", func(k *KubeRequest) { k.Kubeconfig = filepath.Join(t.TempDir(), "missing") }, "kubeconfig"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := DefaultKubeRequest()
+			tt.edit(&k)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_, err := KubeTargets(ctx, k, []string{"a"}, nil)
+			wantRefused(t, err, tt.err)
+		})
+	}
+}
+
+// A Kubernetes option without a k8s target is refused before anything runs.
+func TestKubeOptionWithoutKubeTarget(t *testing.T) {
+	r := request(func(r *RunRequest) { r.Suite = "quick"; r.Targets = []string{t.TempDir()} }, "node-selector")
+	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
+	defer st.Close()
+	_, err := Run(context.Background(), st, r, &recorder{})
+	wantRefused(t, err, "--node-selector applies to Kubernetes targets: add --target k8s:STORAGECLASS")
+}
+
+func TestParsePVCSize(t *testing.T) {
+	for in, want := range map[string]int64{"10Gi": 10 << 30, "500M": 500e6, "2GiB": 2 << 30, "1073741824": 1 << 30} {
+		if got, err := parsePVCSize(in); err != nil || got != want {
+			t.Errorf("parsePVCSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"8Ei", "9999999Ei", "99999999999999999999", "9223372036854775808", "8388608TiB"} {
+		if got, err := parsePVCSize(in); err == nil || !strings.Contains(err.Error(), "too large") {
+			t.Errorf("parsePVCSize(%q) = %d, %v; want too large", in, got, err)
+		}
+	}
+}

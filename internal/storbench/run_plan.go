@@ -1,0 +1,300 @@
+package storbench
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/safety"
+	"github.com/storbench/storbench/internal/spec"
+)
+
+// DefaultProbe is the contention round's probe when none is named: etcd's
+// own disk check, the workload most hurt by a bulk copy.
+const DefaultProbe = "etcd-fdatasync"
+
+// runPlan is a request turned into the engine's plan, with the Kubernetes
+// classes still to be resolved into targets.
+type runPlan struct {
+	plan    *engine.Plan
+	classes []string
+}
+
+func refusef(format string, args ...any) error { return refuse(fmt.Errorf(format, args...)) }
+
+// buildRunPlan checks req and turns it into a plan of its local targets,
+// in the order the run command always checked its flags.
+func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
+	if len(req.Targets) == 0 {
+		return nil, refusef("no target: pass --target DIR or --target /dev/DEVICE")
+	}
+	if req.Repeat < 1 {
+		return nil, refusef("--repeat %d: must be at least 1", req.Repeat)
+	}
+	plan := &engine.Plan{Repeat: req.Repeat, Labels: req.Labels, FailFast: req.FailFast, Round: result.RoundIsolated,
+		Policy: safety.Policy{Destructive: req.Destructive}, LiveProgress: req.LiveProgress}
+	if dryRun && req.FioJob == "" {
+		return nil, refusef("--dry-run applies to --fio-job")
+	}
+	suiteSet := req.given("suite") || req.SuiteSpec != nil
+	switch {
+	case req.FioJob != "" && suiteSet:
+		return nil, refusef("--suite and --fio-job are alternatives: pass one")
+	case req.FioJob != "":
+		if len(req.Workloads) > 0 {
+			return nil, refusef("--workloads selects suite workloads; it does not apply to --fio-job")
+		}
+		var opts fio.ReadOptions
+		if req.Getenv != nil {
+			opts.Getenv = func(k string) (string, bool) { v := req.Getenv(k); return v, v != "" }
+		}
+		jf, err := fio.ReadJobFile(req.FioJob, opts)
+		if err != nil {
+			return nil, refuse(err)
+		}
+		plan.RawJob = &engine.RawJob{Path: req.FioJob, File: jf}
+	case req.SuiteSpec != nil:
+		s := *req.SuiteSpec
+		s.Workloads = slices.Clone(s.Workloads)
+		plan.Suite = &s
+	default:
+		s, err := spec.Resolve(req.Suite)
+		if err != nil {
+			return nil, refuse(err)
+		}
+		plan.Suite = s
+	}
+	if plan.Suite != nil {
+		if err := plan.Suite.Select(req.Workloads); err != nil {
+			return nil, refuse(err)
+		}
+	}
+	p := &runPlan{plan: plan}
+	seen := map[string]bool{}
+	for _, t := range req.Targets {
+		if seen[t] {
+			return nil, refusef("--target %s is given twice", t)
+		}
+		seen[t] = true
+		if class, ok, err := splitKubeTarget(t); ok {
+			if err != nil {
+				return nil, err
+			}
+			p.classes = append(p.classes, class)
+			continue
+		}
+		plan.Targets = append(plan.Targets, wrap(req, localTarget(req, t)))
+	}
+	if err := applyMeasurement(plan, req); err != nil {
+		return nil, err
+	}
+	if err := applyRound(plan, req, suiteSet); err != nil {
+		return nil, err
+	}
+	if err := applyRounds(plan, req.Rounds); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func localTarget(req *RunRequest, path string) runner.Target {
+	return local.NewTarget(path, local.Options{Destructive: req.Destructive})
+}
+
+// applyMeasurement puts the measurement checks into the plan.
+func applyMeasurement(plan *engine.Plan, req *RunRequest) error {
+	m := req.Measure
+	if m.RepeatAuto || m.DefeatCache || m.Precondition {
+		if req.Round == result.RoundContention || slices.Contains(req.Rounds, result.RoundParallel) {
+			return refusef("--repeat auto, --defeat-cache and --precondition apply to isolated rounds: run the contention or parallel round separately")
+		}
+	}
+	if m.RepeatAuto {
+		if m.Precision <= 0 || m.Precision >= 100 {
+			return refusef("--precision %g: give a percentage between 0 and 100", m.Precision)
+		}
+		if m.RepeatMin < 2 || m.RepeatMax < m.RepeatMin {
+			return refusef("--repeat-min %d, --repeat-max %d: a confidence interval needs at least 2 runs, and the most must not be below the fewest", m.RepeatMin, m.RepeatMax)
+		}
+		plan.Measurement.RepeatAuto = &engine.RepeatAuto{Precision: m.Precision / 100, Min: m.RepeatMin, Max: m.RepeatMax}
+	} else {
+		for _, n := range []string{"precision", "repeat-min", "repeat-max"} {
+			if req.given(n) {
+				return refusef("--%s belongs to --repeat auto", n)
+			}
+		}
+	}
+	if !m.UntilStable && (req.given("stable-max") || req.given("stable-interval")) {
+		return refusef("--stable-max and --stable-interval belong to --until-stable")
+	}
+	if plan.Suite == nil && (m.UntilStable || m.DefeatCache) {
+		return refusef("--until-stable and --defeat-cache shape suite workloads; a --fio-job runs as written")
+	}
+	if m.UntilStable {
+		ss := spec.DefaultSteadyState
+		ss.MaxRuntime, ss.Interval = spec.Duration(m.StableMax), spec.Duration(m.StableInterval)
+		if m.StableInterval <= 0 || time.Duration(ss.Window)%m.StableInterval != 0 {
+			return refusef("--stable-interval %s: the %s window must be a whole number of intervals", m.StableInterval, ss.Window)
+		}
+		if m.StableMax < time.Duration(ss.Window+ss.Ramp) {
+			return refusef("--stable-max %s: leaves no time for the %s ramp and %s window", m.StableMax, ss.Ramp, ss.Window)
+		}
+		plan.Suite.UntilStable(ss)
+	}
+	if m.DefeatCache {
+		bytes, err := cacheBytes(plan.Labels)
+		if err != nil {
+			return err
+		}
+		// A quarter beyond the memory, in whole MiB: a span the cache can
+		// no longer hold whole.
+		span := (bytes + bytes/4 + 1<<20 - 1) &^ (1<<20 - 1)
+		plan.Suite.DefeatCache(span)
+		plan.Measurement.DropCaches = true
+	}
+	if m.Precondition {
+		if len(req.Destructive) == 0 {
+			return refusef("--precondition writes whole devices: it needs --destructive naming them")
+		}
+		plan.Measurement.Precondition = true
+	}
+	return nil
+}
+
+// cacheBytes is the memory that can cache the targets: the label mem_bytes,
+// else this host's RAM.
+func cacheBytes(labels map[string]string) (int64, error) {
+	if v := result.LabelMemBytes.Of(labels); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return 0, refusef("--label %s=%s: give the memory in bytes", result.LabelMemBytes, v)
+		}
+		return n, nil
+	}
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, fmt.Errorf("--defeat-cache: reading this host's memory size: %w", err)
+	}
+	if n := engine.MemTotal(data); n > 0 {
+		return n, nil
+	}
+	return 0, fmt.Errorf("--defeat-cache: /proc/meminfo has no MemTotal")
+}
+
+// applyRound turns on telemetry and, for the contention round, replaces
+// the suite by the probe and its bulk writer.
+func applyRound(plan *engine.Plan, req *RunRequest, suiteSet bool) error {
+	plan.Telemetry = req.Telemetry
+	switch req.Round {
+	case result.RoundIsolated:
+		if req.Probe != "" || req.NoiseTarget != "" {
+			return refusef("--probe and --noise-target belong to the contention round: add --round contention")
+		}
+		return nil
+	case result.RoundContention:
+	default:
+		return refusef("--round %q: choose isolated (the suite, one target at a time) or contention (a latency probe alone, then beside a bulk writer)", req.Round)
+	}
+	if plan.RawJob != nil {
+		return refusef("--round contention runs a probe workload: choose it with --probe instead of --fio-job")
+	}
+	if len(req.Workloads) > 0 && !suiteSet {
+		return refusef("--round contention measures one workload: choose it with --probe instead of --workloads")
+	}
+	probe, err := resolveProbe(plan.Suite, req.Probe, suiteSet)
+	if err != nil {
+		return err
+	}
+	c := &engine.Contention{Probe: probe}
+	if req.NoiseTarget != "" {
+		if slices.Contains(req.Targets, req.NoiseTarget) {
+			return refusef("--noise-target %s is also a --target: leave it out to put the bulk writer on the probe's own target", req.NoiseTarget)
+		}
+		c.NoiseTarget = localTarget(req, req.NoiseTarget)
+	}
+	plan.Suite, plan.Contention, plan.Round = nil, c, result.RoundContention
+	return nil
+}
+
+// resolveProbe finds the probe: a workload of the suite the caller chose,
+// else any built-in workload by name, or a built-in suite of one workload.
+func resolveProbe(suite *spec.Suite, name string, suiteSet bool) (spec.Workload, error) {
+	if suiteSet {
+		if name == "" {
+			if len(suite.Workloads) == 1 {
+				return suite.Workloads[0], nil
+			}
+			return spec.Workload{}, refusef("suite %s has %d workloads: choose the probe with --probe (%s)", suite.Name, len(suite.Workloads), strings.Join(suiteWorkloadNames(suite), ", "))
+		}
+		if w, ok := suite.Workload(name); ok {
+			return w, nil
+		}
+		return spec.Workload{}, refusef("--probe %s: suite %s has no such workload (it has %s)", name, suite.Name, strings.Join(suiteWorkloadNames(suite), ", "))
+	}
+	if name == "" {
+		name = DefaultProbe
+	}
+	if s, err := spec.Builtin(name); err == nil && len(s.Workloads) == 1 {
+		return s.Workloads[0], nil
+	}
+	seen := map[string]bool{}
+	for _, sn := range spec.BuiltinNames {
+		s, err := spec.Builtin(sn)
+		if err != nil {
+			return spec.Workload{}, err
+		}
+		if w, ok := s.Workload(name); ok {
+			return w, nil
+		}
+		for _, w := range s.Workloads {
+			seen[w.Name] = true
+		}
+	}
+	var all []string
+	for n := range seen {
+		all = append(all, n)
+	}
+	sort.Strings(all)
+	return spec.Workload{}, refusef("--probe %s: no built-in workload has that name (built-in: %s; or pass --suite FILE with your own)", name, strings.Join(all, ", "))
+}
+
+func suiteWorkloadNames(s *spec.Suite) []string {
+	var n []string
+	for _, w := range s.Workloads {
+		n = append(n, w.Name)
+	}
+	return n
+}
+
+// applyRounds checks the isolated and parallel rounds into the plan.
+func applyRounds(plan *engine.Plan, rounds []string) error {
+	seen := map[string]bool{}
+	for _, r := range rounds {
+		switch r {
+		case result.RoundIsolated, result.RoundParallel:
+		default:
+			return refusef("--rounds %q: choose isolated, parallel, or isolated,parallel", r)
+		}
+		if seen[r] {
+			return refusef("--rounds names %s twice", r)
+		}
+		seen[r] = true
+	}
+	if !seen[result.RoundParallel] {
+		return nil
+	}
+	if plan.Contention != nil {
+		return refusef("--rounds parallel and --round contention are separate experiments: run them one at a time")
+	}
+	plan.Rounds = rounds
+	return nil
+}

@@ -1,0 +1,244 @@
+package storbench
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/result"
+)
+
+// request is the default request on /tmp, edited, with the options named
+// in given marked as chosen by the caller.
+func request(edit func(r *RunRequest), given ...string) RunRequest {
+	r := DefaultRunRequest()
+	r.Targets = []string{"/tmp"}
+	if edit != nil {
+		edit(&r)
+	}
+	r.Given = func(o string) bool { return slices.Contains(given, o) }
+	return r
+}
+
+// wantRefused checks err is a *RequestError saying want.
+func wantRefused(t *testing.T, err error, want string) {
+	t.Helper()
+	var re *RequestError
+	if err == nil || !strings.Contains(err.Error(), want) || !errors.As(err, &re) {
+		t.Fatalf("error %v, want a *RequestError with %q", err, want)
+	}
+}
+
+// planOrRefusal builds the plan of r, or checks that r is refused with
+// want and returns nil.
+func planOrRefusal(t *testing.T, r RunRequest, want string) *runPlan {
+	t.Helper()
+	p, err := buildRunPlan(&r, false)
+	if want != "" {
+		wantRefused(t, err, want)
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// readJob is a small job file that reads.
+func readJob(t *testing.T) string {
+	t.Helper()
+	job := filepath.Join(t.TempDir(), "job.fio")
+	if err := os.WriteFile(job, []byte("[a]\nrw=read\nsize=1M\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return job
+}
+
+func TestRunRequestBasics(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(r *RunRequest)
+		err  string
+	}{
+		{"no target", func(r *RunRequest) { r.Targets = nil }, "no target: pass --target DIR or --target /dev/DEVICE"},
+		{"repeat zero", func(r *RunRequest) { r.Repeat = 0 }, "--repeat 0: must be at least 1"},
+		{"target twice", func(r *RunRequest) { r.Targets = []string{"/tmp", "/tmp"} }, "--target /tmp is given twice"},
+		{"unknown suite", func(r *RunRequest) { r.Suite = "no-such-suite" }, "no-such-suite"},
+		{"unknown workload", func(r *RunRequest) { r.Suite, r.Workloads = "quick", []string{"nope"} }, "nope"},
+		{"workloads of a job", func(r *RunRequest) { r.FioJob, r.Workloads = "x.fio", []string{"a"} }, "does not apply to --fio-job"},
+		{"missing job file", func(r *RunRequest) { r.FioJob = "testdata/none.fio" }, "none.fio"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := buildRunPlan(new(request(tt.edit)), false)
+			wantRefused(t, err, tt.err)
+		})
+	}
+	t.Run("suite and job", func(t *testing.T) {
+		_, err := buildRunPlan(new(request(func(r *RunRequest) { r.FioJob = "x.fio" }, "suite")), false)
+		wantRefused(t, err, "--suite and --fio-job are alternatives: pass one")
+	})
+	t.Run("dry run of a suite", func(t *testing.T) {
+		_, err := buildRunPlan(new(request(nil)), true)
+		wantRefused(t, err, "--dry-run applies to --fio-job")
+	})
+}
+
+// A caller's own suite runs as given and is never changed by the request.
+func TestRunRequestSuiteSpec(t *testing.T) {
+	own := request(func(r *RunRequest) { r.Suite = "quick" })
+	p, err := buildRunPlan(&own, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite := *p.plan.Suite
+	n := len(suite.Workloads)
+	r := request(func(r *RunRequest) {
+		r.SuiteSpec = &suite
+		r.Workloads = []string{suite.Workloads[0].Name}
+		r.Measure.UntilStable = true
+	})
+	p, err = buildRunPlan(&r, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.plan.Suite.Workloads) != 1 || p.plan.Suite.Workloads[0].SteadyState == nil {
+		t.Errorf("plan suite %+v", p.plan.Suite.Workloads)
+	}
+	if len(suite.Workloads) != n || suite.Workloads[0].SteadyState != nil {
+		t.Errorf("the caller's suite changed: %+v", suite.Workloads)
+	}
+}
+
+func TestContentionRequest(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(r *RunRequest)
+		given []string
+		probe string // want, or "" for an error
+		err   string
+	}{
+		{"default probe", func(r *RunRequest) { r.Round = "contention" }, nil, "etcd-fdatasync", ""},
+		{"built-in workload", func(r *RunRequest) { r.Round, r.Probe = "contention", "rand-read-4k-qd1" }, nil, "rand-read-4k-qd1", ""},
+		{"suite of one", func(r *RunRequest) { r.Round, r.Probe = "contention", "etcd" }, nil, "etcd-fdatasync", ""},
+		{"workload of --suite", func(r *RunRequest) { r.Round, r.Suite, r.Probe = "contention", "quick", "seq-read" }, []string{"suite"}, "seq-read", ""},
+		{"unknown probe", func(r *RunRequest) { r.Round, r.Probe = "contention", "nope" }, nil, "", "--probe nope: no built-in workload"},
+		{"--suite with many workloads", func(r *RunRequest) { r.Round, r.Suite = "contention", "quick" }, []string{"suite"}, "", "choose the probe with --probe"},
+		{"probe without the round", func(r *RunRequest) { r.Probe = "etcd" }, nil, "", "add --round contention"},
+		{"unknown round", func(r *RunRequest) { r.Round = "chaos" }, nil, "", `--round "chaos"`},
+		{"noise target is a target", func(r *RunRequest) { r.Round, r.NoiseTarget = "contention", "/tmp" }, nil, "", "is also a --target"},
+		{"workloads instead of a probe", func(r *RunRequest) { r.Round, r.Workloads = "contention", []string{"seq-read"} }, nil, "", "choose it with --probe instead of --workloads"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := planOrRefusal(t, request(tt.edit, tt.given...), tt.err)
+			if p == nil {
+				return
+			}
+			plan := p.plan
+			if plan.Contention == nil || plan.Contention.Probe.Name != tt.probe || plan.Suite != nil || plan.Round != result.RoundContention || !sampling(plan) {
+				t.Errorf("plan %+v", plan)
+			}
+		})
+	}
+	t.Run("fio job", func(t *testing.T) {
+		job := readJob(t)
+		_, err := buildRunPlan(new(request(func(r *RunRequest) { r.Round, r.FioJob = "contention", job })), false)
+		wantRefused(t, err, "choose it with --probe instead of --fio-job")
+	})
+}
+
+// sampling reports whether the plan asks for telemetry, whatever the
+// field's type (a sampler function, or a bool once runners supply their own).
+func sampling(p *engine.Plan) bool { return !reflect.ValueOf(p.Telemetry).IsZero() }
+
+func TestTelemetryOff(t *testing.T) {
+	p, err := buildRunPlan(new(request(func(r *RunRequest) { r.Suite, r.Telemetry = "quick", false })), false)
+	if err != nil || sampling(p.plan) || p.plan.Contention != nil {
+		t.Errorf("plan %+v, %v", p, err)
+	}
+}
+
+func TestMeasurementRequest(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(r *RunRequest)
+		given []string
+		err   string
+		check func(t *testing.T, p *engine.Plan)
+	}{
+		{"repeat auto", func(r *RunRequest) { r.Measure.RepeatAuto, r.Measure.Precision, r.Measure.RepeatMax = true, 2.5, 20 }, nil, "", func(t *testing.T, p *engine.Plan) {
+			if a := p.Measurement.RepeatAuto; a == nil || a.Precision != 0.025 || a.Min != 3 || a.Max != 20 || p.Repeat != 1 {
+				t.Errorf("repeat auto %+v, repeat %d", a, p.Repeat)
+			}
+		}},
+		{"repeat count", func(r *RunRequest) { r.Repeat = 3 }, nil, "", func(t *testing.T, p *engine.Plan) {
+			if p.Repeat != 3 || p.Measurement.RepeatAuto != nil {
+				t.Errorf("repeat %d %+v", p.Repeat, p.Measurement.RepeatAuto)
+			}
+		}},
+		{"precision without auto", func(r *RunRequest) { r.Measure.Precision = 3 }, []string{"precision"}, "--precision belongs to --repeat auto", nil},
+		{"bad precision", func(r *RunRequest) { r.Measure.RepeatAuto, r.Measure.Precision = true, 0 }, nil, "between 0 and 100", nil},
+		{"bad counts", func(r *RunRequest) { r.Measure.RepeatAuto, r.Measure.RepeatMin = true, 1 }, nil, "at least 2 runs", nil},
+		{"until stable", func(r *RunRequest) {
+			r.Measure.UntilStable, r.Measure.StableMax, r.Measure.StableInterval = true, 2*time.Minute, 2*time.Second
+		}, nil, "", func(t *testing.T, p *engine.Plan) {
+			for _, w := range p.Suite.Workloads {
+				ss := w.SteadyState
+				if ss == nil || time.Duration(ss.MaxRuntime) != 2*time.Minute || time.Duration(ss.Interval) != 2*time.Second || ss.Criterion() != "iops_slope:0.5%" {
+					t.Errorf("%s: %+v", w.Name, ss)
+				}
+			}
+		}},
+		{"stable flags alone", func(r *RunRequest) { r.Measure.StableMax = 2 * time.Minute }, []string{"stable-max"}, "belong to --until-stable", nil},
+		{"odd interval", func(r *RunRequest) { r.Measure.UntilStable, r.Measure.StableInterval = true, 3*time.Second }, nil, "whole number of intervals", nil},
+		{"short max", func(r *RunRequest) { r.Measure.UntilStable, r.Measure.StableMax = true, 10*time.Second }, nil, "leaves no time", nil},
+		{"defeat cache", func(r *RunRequest) {
+			r.Measure.DefeatCache, r.Labels = true, map[string]string{string(result.LabelMemBytes): "1073741824"}
+		}, nil, "", func(t *testing.T, p *engine.Plan) {
+			if !p.Measurement.DropCaches {
+				t.Error("no page-cache drop")
+			}
+			for _, w := range p.Suite.Workloads {
+				want := int64(1 << 30)
+				if w.CacheProne() {
+					want = 1280 << 20
+				}
+				if int64(w.FileSize) != want {
+					t.Errorf("%s: size %s, want %d", w.Name, w.FileSize, want)
+				}
+			}
+		}},
+		{"defeat cache bad label", func(r *RunRequest) {
+			r.Measure.DefeatCache, r.Labels = true, map[string]string{string(result.LabelMemBytes): "lots"}
+		}, nil, "--label mem_bytes=lots: give the memory in bytes", nil},
+		{"precondition needs destructive", func(r *RunRequest) { r.Measure.Precondition = true }, nil, "needs --destructive", nil},
+		{"precondition", func(r *RunRequest) { r.Measure.Precondition, r.Destructive = true, []string{"/dev/loop9"} }, nil, "", func(t *testing.T, p *engine.Plan) {
+			if !p.Measurement.Precondition {
+				t.Error("precondition off")
+			}
+		}},
+		{"auto in the contention round", func(r *RunRequest) { r.Measure.RepeatAuto, r.Round = true, "contention" }, nil, "apply to isolated rounds", nil},
+		{"auto in the parallel round", func(r *RunRequest) { r.Measure.DefeatCache, r.Rounds = true, []string{"parallel"} }, nil, "apply to isolated rounds", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := planOrRefusal(t, request(tt.edit, tt.given...), tt.err)
+			if p == nil {
+				return
+			}
+			tt.check(t, p.plan)
+		})
+	}
+	t.Run("fio job", func(t *testing.T) {
+		job := readJob(t)
+		_, err := buildRunPlan(new(request(func(r *RunRequest) { r.Measure.UntilStable, r.FioJob = true, job })), false)
+		wantRefused(t, err, "a --fio-job runs as written")
+	})
+}

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 const module = "github.com/storbench/storbench"
@@ -232,5 +234,36 @@ func TestCommandsAreThin(t *testing.T) {
 	t.Logf("internal/cli: %d lines of non-test Go", total)
 	if total > limit {
 		t.Errorf("rule 7: internal/cli has %d lines of non-test Go, over %d", total, limit)
+	}
+}
+
+// No program binary is tracked: `go build ./bench/x` at the top writes one
+// beside go.mod, and one committed by mistake weighs tens of megabytes in
+// every clone for good.
+func TestNoBinariesTracked(t *testing.T) {
+	cmd := exec.Command("git", "ls-files", "-z")
+	cmd.Dir = root(t)
+	out, err := cmd.Output()
+	if err != nil {
+		if _, statErr := os.Stat(filepath.Join(root(t), ".git")); statErr != nil {
+			testenv.Missing(t, "git-checkout", "not a git checkout: nothing is tracked")
+		}
+		t.Fatalf("git ls-files: %v", err)
+	}
+	files := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
+	if len(files) < 100 {
+		t.Fatalf("git ls-files listed only %d files", len(files))
+	}
+	for _, name := range files {
+		f, err := os.Open(filepath.Join(root(t), name))
+		if err != nil {
+			continue // deleted in the work tree
+		}
+		head := make([]byte, 4)
+		n, _ := io.ReadFull(f, head)
+		f.Close()
+		if n == 4 && string(head) == "\x7fELF" {
+			t.Errorf("%s is a compiled program: remove it from git (git rm --cached %s)", name, name)
+		}
 	}
 }

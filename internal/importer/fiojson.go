@@ -491,6 +491,10 @@ func fioJobResult(d fioDoc, jobs []fjJob) (result.Result, int64) {
 		r.Method += " ioengine=" + e
 	}
 	r.Labels = map[string]string{string(result.LabelJob): j.Name}
+	if d.Version != "" {
+		// compare calls out figures of different fio versions side by side
+		result.LabelFioVersion.Set(r.Labels, d.Version)
+	}
 	path := opts["filename"]
 	if path == "" {
 		path = opts["directory"]

@@ -90,6 +90,9 @@ func parseFioTerse(data []byte) (*parsed, error) {
 			p.problems = append(p.problems, Problem{Line: n, Kind: ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", f[2], why)})
 		}
 		r.Labels = map[string]string{string(result.LabelJob): f[2]}
+		if strings.HasPrefix(f[1], "fio-") {
+			result.LabelFioVersion.Set(r.Labels, f[1])
+		}
 		p.rows++
 		key := f[2] + "\x00" + f[3]
 		if key == lastKey && lastIdx >= 0 {

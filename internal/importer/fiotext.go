@@ -323,6 +323,9 @@ func parseFioText(data []byte) (*parsed, error) {
 		// Different jobs are different tests even when their methods are
 		// alike (the same test on two mounts); runs of one job are repeats.
 		r.Labels = map[string]string{string(result.LabelJob): j.name}
+		if p.version != "" {
+			result.LabelFioVersion.Set(r.Labels, p.version)
+		}
 		if j.section != "" {
 			result.LabelSection.Set(r.Labels, j.section)
 		}

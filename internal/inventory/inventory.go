@@ -80,21 +80,39 @@ type Inventory struct {
 	order  []string // group names in order of appearance
 	hosts  map[string]*hostEntry
 	hostOr []string // host names in order of appearance
+
+	// groupFiles and hostFiles are the variables of group_vars/ and
+	// host_vars/ beside the inventory file.
+	groupFiles map[string]map[string]Value
+	hostFiles  map[string]map[string]Value
+	// Skipped lists files of group_vars/ and host_vars/ that were not read,
+	// with why (ansible-vault encrypted files).
+	Skipped []string
 }
 
-// Load reads an inventory file. The format is YAML when the name ends in
-// .yml, .yaml or .json, or when the content does not look like INI (a first
-// meaningful line that is neither a [section] nor a host line); INI
-// otherwise.
+// Load reads an inventory file, and the group_vars/ and host_vars/
+// directories beside it as Ansible does. The format is YAML when the name
+// ends in .yml, .yaml or .json, or when the content does not look like INI
+// (a first meaningful line that is neither a [section] nor a host line);
+// INI otherwise.
 func Load(path string) (*Inventory, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading inventory: %w", err)
 	}
+	var inv *Inventory
 	if isYAML(path, data) {
-		return ParseYAML(data, path)
+		inv, err = ParseYAML(data, path)
+	} else {
+		inv, err = ParseINI(data, path)
 	}
-	return ParseINI(data, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := inv.loadVarsDirs(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	return inv, nil
 }
 
 func isYAML(path string, data []byte) bool {
@@ -329,15 +347,23 @@ func (inv *Inventory) Resolve(name string) (Host, error) {
 		}
 		return a < b
 	})
+	// Ansible's default VARIABLE_PRECEDENCE: the inventory's group vars,
+	// then group_vars/all, then group_vars/<group>, then the host's own
+	// vars, then host_vars/<host>.
 	vars := map[string]Value{}
-	for _, g := range groups {
-		for k, v := range inv.groups[g].Vars {
+	merge := func(m map[string]Value) {
+		for k, v := range m {
 			vars[k] = v
 		}
 	}
-	for k, v := range h.vars {
-		vars[k] = v
+	for _, g := range groups {
+		merge(inv.groups[g].Vars)
 	}
+	for _, g := range groups {
+		merge(inv.groupFiles[g])
+	}
+	merge(h.vars)
+	merge(inv.hostFiles[name])
 
 	out := Host{Name: name, Address: name, Vars: map[string]any{}}
 	for k, v := range vars {

@@ -25,6 +25,7 @@ func TestGolden(t *testing.T) {
 		{"turing-pi.ini", []string{"all", "cluster", "storage", "nodes:!storage", "cluster:&storage", "control_plane,storage"}},
 		{"pi-rack.ini", []string{"all", "ungrouped", "pis", "pi4", "pi5", "ceph_osd", "pis:!ceph_osd", "!pis", "&pi4", "pi4-0[12]:bench1.lan"}},
 		{"priority.yml", []string{"all", "rack", "shelf_a:zone_b"}},
+		{"k3s-classic/hosts.ini", []string{"all", "node:!192.168.1.37"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			inv, err := Load(filepath.Join("testdata", tc.file))
@@ -106,6 +107,11 @@ func TestResolvedFields(t *testing.T) {
 		{"priority.yml", "n1", Host{Address: "n1", Port: 2201, User: "from-all", Path: "/from/shelf_b"}},
 		{"priority.yml", "n2", Host{Address: "n2", Port: 2201, User: "from-all", Path: "/from/host"}},
 		{"priority.yml", "n3", Host{Address: "n3", User: "from-all", Become: true, Path: "/from/all"}},
+		// group_vars/all beats the file's [k3s_cluster:vars]; group_vars/node/
+		// and host_vars/ beat both.
+		{"k3s-classic/hosts.ini", "192.168.1.35", Host{Address: "192.168.1.35", User: "pi", Path: "/var/tmp/storbench"}},
+		{"k3s-classic/hosts.ini", "192.168.1.36", Host{Address: "192.168.1.36", User: "pi", Become: true, Path: "/mnt/ssd/storbench"}},
+		{"k3s-classic/hosts.ini", "192.168.1.38", Host{Address: "192.168.1.38", Port: 2222, User: "pi", Become: true, Path: "/mnt/nvme/storbench"}},
 		{"turing-pi.ini", "turing-node-3.local", Host{Address: "turing-node-3.local", User: "pi", KeyFile: "~/.ssh/turing_ed25519", Become: true, Path: "/mnt/nvme/bench"}},
 	} {
 		t.Run(tc.file+"/"+tc.host, func(t *testing.T) {
@@ -308,6 +314,27 @@ func TestErrors(t *testing.T) {
 				t.Errorf("error is a %T, not an *inventory.Error with a position", err)
 			}
 		})
+	}
+}
+
+func TestVaultFilesSkipped(t *testing.T) {
+	inv, err := Load(filepath.Join("testdata", "k3s-classic", "hosts.ini"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Skipped) != 1 || !strings.Contains(inv.Skipped[0], "vault.yml: encrypted with ansible-vault") {
+		t.Errorf("Skipped = %q, want the vault file", inv.Skipped)
+	}
+}
+
+func TestVarsFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "hosts"), []byte("[pis]\npi1\n"), 0o644)
+	os.Mkdir(filepath.Join(dir, "group_vars"), 0o755)
+	os.WriteFile(filepath.Join(dir, "group_vars", "pis.yml"), []byte("# comment\n- a\n- b\n"), 0o644)
+	_, err := Load(filepath.Join(dir, "hosts"))
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "group_vars", "pis.yml")+`:2: variables of "pis" must be a mapping`) {
+		t.Errorf("a list in group_vars: %v", err)
 	}
 }
 

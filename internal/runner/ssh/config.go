@@ -23,7 +23,21 @@ import (
 	"time"
 
 	sshconfig "github.com/kevinburke/ssh_config"
+
+	"github.com/storbench/storbench/internal/inventory"
 )
+
+// ForHost returns the Options that reach an inventory host as Ansible
+// would: ansible_host (through ~/.ssh/config like ssh does), ansible_port,
+// ansible_user and ansible_ssh_private_key_file; messages use the
+// inventory name.
+func ForHost(h inventory.Host) Options {
+	o := Options{Name: h.Name, Host: h.Address, User: h.User, Port: h.Port}
+	if h.KeyFile != "" {
+		o.KeyFiles = []string{h.KeyFile}
+	}
+	return o
+}
 
 // AcceptNewFlag is the command-line flag that sets Options.AcceptNew; the
 // refusal of an unknown host names it.
@@ -33,6 +47,9 @@ const AcceptNewFlag = "--ssh-accept-new-host-keys"
 // ~/.ssh/config and then to OpenSSH's defaults; set fields win over
 // ~/.ssh/config, as ssh's -l, -p and -i do.
 type Options struct {
+	// Name is how messages name the host (an inventory name); Host when
+	// empty.
+	Name string
 	// Host is the name to connect to: an alias of ~/.ssh/config, a host
 	// name or an address.
 	Host string
@@ -105,7 +122,10 @@ func resolve(o Options) (endpoint, error) {
 		v, _ := cfg.Get(o.Host, key)
 		return v
 	}
-	e := endpoint{name: o.Host, hostName: o.Host, port: 22, user: localUser}
+	e := endpoint{name: o.Name, hostName: o.Host, port: 22, user: localUser}
+	if e.name == "" {
+		e.name = o.Host
+	}
 	if v := get("HostName"); v != "" {
 		e.hostName = strings.ReplaceAll(v, "%h", o.Host)
 	}

@@ -156,6 +156,23 @@ func (hk *hostKeys) callback(hostname string, remote net.Addr, key xssh.PublicKe
 	return fmt.Errorf("%s: checking the host key: %w", hk.ep.name, err)
 }
 
+func endsInNewline(file string) bool {
+	f, err := os.Open(file)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return true
+	}
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, st.Size()-1); err != nil {
+		return true
+	}
+	return b[0] == '\n'
+}
+
 // addKnownHost appends a known_hosts line for addr, creating the file
 // (and its directory) private to the user as ssh does.
 func addKnownHost(file, addr string, key xssh.PublicKey) error {
@@ -169,6 +186,9 @@ func addKnownHost(file, addr string, key xssh.PublicKey) error {
 		return fmt.Errorf("recording the host key of %s: %w", addr, err)
 	}
 	line := knownhosts.Line([]string{knownhosts.Normalize(addr)}, key) + "\n"
+	if st, err := f.Stat(); err == nil && st.Size() > 0 && !endsInNewline(file) {
+		line = "\n" + line
+	}
 	if _, err := f.WriteString(line); err != nil {
 		f.Close()
 		return fmt.Errorf("recording the host key of %s in %s: %w", addr, file, err)

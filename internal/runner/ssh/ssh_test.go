@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/inventory"
 	"github.com/storbench/storbench/internal/runner/runnertest"
 	"github.com/storbench/storbench/internal/runner/ssh/sshtest"
 	"github.com/storbench/storbench/internal/safety/safetytest"
@@ -233,6 +234,42 @@ func TestAcceptNewRecordsKey(t *testing.T) {
 	after, _ := os.ReadFile(o.KnownHosts[0])
 	if string(before) != string(after) || strings.Count(string(after), "\n") != 1 {
 		t.Errorf("known_hosts changed on a second connection:\n%s\n->\n%s", before, after)
+	}
+}
+
+// A known_hosts file hashed by ssh-keygen -H (Debian's ssh hashes the
+// names it adds) is read as well; a key accepted into a file whose last
+// line has no newline lands on a line of its own.
+func TestHashedKnownHostsAndAppend(t *testing.T) {
+	h, other := newHost(t), newHost(t)
+	safetytest.Run(t, "ssh-keygen", "-H", "-f", h.known)
+	if b, _ := os.ReadFile(h.known); !strings.HasPrefix(string(b), "|1|") {
+		t.Fatalf("ssh-keygen -H did not hash %s:\n%s", h.known, b)
+	}
+	dial(t, h.options(t))
+	b, _ := os.ReadFile(h.known)
+	if err := os.WriteFile(h.known, []byte(strings.TrimSuffix(string(b), "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := other.options(t)
+	o.KnownHosts, o.AcceptNew = []string{h.known}, true
+	dial(t, o)
+	o.AcceptNew = false
+	dial(t, o)
+	dial(t, h.options(t))
+}
+
+func TestForHost(t *testing.T) {
+	h := newHost(t)
+	o := ForHost(inventory.Host{Name: "pi-07", Address: h.srv.Host, Port: h.srv.Port, User: sshtest.User(t), KeyFile: h.key})
+	o.KnownHosts, o.ConfigFile, o.AgentSocket = []string{filepath.Join(t.TempDir(), "known_hosts")}, "none", "none"
+	_, err := Dial(context.Background(), o)
+	if err == nil || !strings.HasPrefix(err.Error(), "pi-07: host key not known") {
+		t.Errorf("messages do not name the inventory host: %v", err)
+	}
+	o.KnownHosts = []string{h.known}
+	if c := dial(t, o); c.Name() != "pi-07" || c.Addr() != h.srv.Addr() {
+		t.Errorf("client %s at %s", c.Name(), c.Addr())
 	}
 }
 

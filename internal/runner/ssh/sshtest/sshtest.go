@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/proc"
-	"github.com/storbench/storbench/internal/safety/safetytest"
 	"github.com/storbench/storbench/internal/testenv"
 )
 
@@ -63,28 +62,51 @@ func User(t testing.TB) string {
 // and stops it (with every process it started) when the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	sshd := testenv.Tool(t, "sshd", "openssh-server", "sshd")
+	testenv.Tool(t, "sshd", "openssh-server", "sshd")
 	testenv.Tool(t, "ssh-keygen", "openssh-client", "sshd")
-	if os.Geteuid() == 0 {
-		// Debian's privilege separation directory, made by its service.
-		if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dir := t.TempDir()
-	hostKey := filepath.Join(dir, "ssh_host_ed25519_key")
-	safetytest.Run(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "sshtest-host", "-f", hostKey)
-	pub, err := os.ReadFile(hostKey + ".pub")
+	s, err := New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		s.Stop()
+		if t.Failed() {
+			t.Logf("sshd %s log:\n%s", s.Addr(), s.log.String())
+		}
+	})
+	return s
+}
+
+// New starts an sshd with its files in dir (for programs other than
+// tests, such as bench/ssh); Stop ends it.
+func New(dir string) (*Server, error) {
+	sshd, err := exec.LookPath("sshd")
+	if err != nil {
+		sshd = "/usr/sbin/sshd" // not on a user's PATH on Debian
+	}
+	if os.Geteuid() == 0 {
+		// Debian's privilege separation directory, made by its service.
+		if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+			return nil, err
+		}
+	}
+	hostKey := filepath.Join(dir, "ssh_host_ed25519_key")
+	if err := run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "sshtest-host", "-f", hostKey); err != nil {
+		return nil, err
+	}
+	pub, err := os.ReadFile(hostKey + ".pub")
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{Host: "127.0.0.1", HostKey: strings.TrimSpace(string(pub)), AuthorizedKeys: filepath.Join(dir, "authorized_keys"), dir: dir}
 	if err := os.WriteFile(s.AuthorizedKeys, nil, 0o600); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	// A free port can be taken between probing and sshd's bind: retry.
 	for attempt := 0; ; attempt++ {
-		s.Port = freePort(t)
+		if s.Port, err = freePort(); err != nil {
+			return nil, err
+		}
 		cfg := filepath.Join(dir, "sshd_config")
 		conf := strings.Join([]string{
 			"Port " + strconv.Itoa(s.Port),
@@ -105,13 +127,13 @@ func Start(t testing.TB) *Server {
 			"",
 		}, "\n")
 		if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		s.log = &syncBuffer{}
 		s.cmd = exec.Command(sshd, "-D", "-e", "-f", cfg)
 		s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 		if err := s.cmd.Start(); err != nil {
-			t.Fatalf("starting sshd: %v", err)
+			return nil, fmt.Errorf("starting sshd: %w", err)
 		}
 		s.exited = make(chan struct{})
 		go func(cmd *exec.Cmd, exited chan struct{}) {
@@ -119,34 +141,35 @@ func Start(t testing.TB) *Server {
 			close(exited)
 		}(s.cmd, s.exited)
 		if waitListening(s.Addr(), s.exited, 10*time.Second) {
-			break
+			return s, nil
 		}
 		s.cmd.Process.Kill()
 		<-s.exited
 		if attempt == 3 {
-			t.Fatalf("sshd did not start listening on %s:\n%s", s.Addr(), s.log.String())
+			return nil, fmt.Errorf("sshd did not start listening on %s:\n%s", s.Addr(), s.log.String())
 		}
 	}
-	t.Cleanup(func() {
-		s.killTree()
-		if t.Failed() {
-			t.Logf("sshd %s log:\n%s", s.Addr(), s.log.String())
-		}
-	})
-	return s
 }
 
 // Authorize lets the key (an authorized_keys line) log in.
 func (s *Server) Authorize(t testing.TB, pubLine string) {
 	t.Helper()
+	if err := s.AddAuthorizedKey(pubLine); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// AddAuthorizedKey lets the key (an authorized_keys line) log in.
+func (s *Server) AddAuthorizedKey(pubLine string) error {
 	f, err := os.OpenFile(s.AuthorizedKeys, os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	defer f.Close()
 	if _, err := f.WriteString(strings.TrimSpace(pubLine) + "\n"); err != nil {
-		t.Fatal(err)
+		f.Close()
+		return err
 	}
+	return f.Close()
 }
 
 // Log is what sshd has logged so far.
@@ -182,7 +205,8 @@ func (s *Server) DropConnections(t testing.TB) int {
 	return len(procs)
 }
 
-func (s *Server) killTree() {
+// Stop ends the server and every process it started.
+func (s *Server) Stop() {
 	below, _ := proc.Reader{}.Descendants(s.cmd.Process.Pid)
 	s.cmd.Process.Kill()
 	for _, p := range below {
@@ -204,13 +228,32 @@ func comm(pid int) string {
 func Key(t testing.TB, dir, name string) (path, pubLine string) {
 	t.Helper()
 	testenv.Tool(t, "ssh-keygen", "openssh-client", "sshd")
-	path = filepath.Join(dir, name)
-	safetytest.Run(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "sshtest-"+name, "-f", path)
-	pub, err := os.ReadFile(path + ".pub")
+	path, pubLine, err := NewKey(dir, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return path, strings.TrimSpace(string(pub))
+	return path, pubLine
+}
+
+// NewKey is Key for programs other than tests.
+func NewKey(dir, name string) (path, pubLine string, err error) {
+	path = filepath.Join(dir, name)
+	if err := run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "sshtest-"+name, "-f", path); err != nil {
+		return "", "", err
+	}
+	pub, err := os.ReadFile(path + ".pub")
+	if err != nil {
+		return "", "", err
+	}
+	return path, strings.TrimSpace(string(pub)), nil
+}
+
+func run(name string, args ...string) error {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return nil
 }
 
 // Agent starts a real ssh-agent holding the given private keys and
@@ -262,13 +305,13 @@ func shortTempDir(t testing.TB) string {
 	return dir
 }
 
-func freePort(t testing.TB) int {
+func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func waitListening(addr string, exited <-chan struct{}, limit time.Duration) bool {

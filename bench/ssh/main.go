@@ -135,7 +135,9 @@ func run(n, reps int) error {
 	}
 	row := func(what string, d []time.Duration) {
 		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-		q := func(p float64) string { return fmt.Sprintf("%7.1f", float64(d[int(p*float64(len(d)-1))].Microseconds())/1000) }
+		q := func(p float64) string {
+			return fmt.Sprintf("%7.1f", float64(d[int(p*float64(len(d)-1))].Microseconds())/1000)
+		}
 		fmt.Printf("%-44s %5d %s %s %s\n", what, len(d), q(0.5), q(0.95), q(1))
 	}
 	fmt.Printf("%-44s %5s %7s %7s %7s\n", "ms", "n", "median", "p95", "max")

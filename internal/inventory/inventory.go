@@ -297,6 +297,9 @@ type Host struct {
 	KeyFile string `json:"key_file,omitempty"`
 	// Become is ansible_become: run privileged commands through sudo.
 	Become bool `json:"become,omitempty"`
+	// Connection is ansible_connection: "ssh" when unset; "local" means
+	// this host itself (no SSH).
+	Connection string `json:"connection,omitempty"`
 	// Path is storbench_path: where to measure on this host.
 	Path string `json:"path,omitempty"`
 	// Groups are the groups the host is in, directly or through
@@ -315,6 +318,7 @@ var (
 	varKey    = []string{"ansible_ssh_private_key_file", "ansible_private_key_file"}
 	varBecome = []string{"ansible_become"}
 	varPath   = []string{"storbench_path"}
+	varConn   = []string{"ansible_connection"}
 )
 
 // Resolve returns a host with its variables resolved.
@@ -391,7 +395,7 @@ func (inv *Inventory) Resolve(name string) (Host, error) {
 	for _, f := range []struct {
 		names []string
 		dst   *string
-	}{{varHost, &out.Address}, {varUser, &out.User}, {varKey, &out.KeyFile}, {varPath, &out.Path}} {
+	}{{varHost, &out.Address}, {varUser, &out.User}, {varKey, &out.KeyFile}, {varPath, &out.Path}, {varConn, &out.Connection}} {
 		if err := str(f.names, f.dst); err != nil {
 			return Host{}, err
 		}

@@ -100,6 +100,7 @@ func TestResolvedFields(t *testing.T) {
 		{"pi-rack.ini", "pi4-03", Host{Address: "pi4-03", Port: 2222, User: "ubuntu", Become: true, Path: "/var/tmp/storbench"}},
 		{"pi-rack.ini", "pi4-01", Host{Address: "pi4-01", Port: 2222, User: "ubuntu", Become: true, Path: "/var/tmp/storbench"}},
 		{"pi-rack.ini", "bench2.lan", Host{Address: "bench2.lan", Port: 2200}},
+		{"pi-rack.ini", "localhost", Host{Address: "localhost", Connection: "local", Path: "/var/tmp/storbench"}},
 		// The group's port, then the host's own.
 		{"k3s-ansible.yml", "pi-agent4.lan", Host{Address: "192.168.1.34", Port: 2222, User: "pi", Become: true, Path: "/mnt/usb-ssd/bench"}},
 		{"k3s-ansible.yml", "nas.lan", Host{Address: "nas.lan", User: "admin", KeyFile: "~/.ssh/nas_ed25519", Path: "/srv/tank/bench"}},
@@ -123,7 +124,7 @@ func TestResolvedFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := Host{Address: h.Address, Port: h.Port, User: h.User, KeyFile: h.KeyFile, Become: h.Become, Path: h.Path}
+			got := Host{Address: h.Address, Port: h.Port, User: h.User, KeyFile: h.KeyFile, Become: h.Become, Path: h.Path, Connection: h.Connection}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("resolved\n got %+v\nwant %+v", got, tc.want)
 			}
@@ -141,15 +142,15 @@ func TestPatterns(t *testing.T) {
 		want    string // host names, space-separated
 		err     string
 	}{
-		{"all", "bench1.lan bench2.lan pi4-01 pi4-02 pi4-03 pi4-04 pi5-a pi5-b pi5-c", ""},
-		{"*", "bench1.lan bench2.lan pi4-01 pi4-02 pi4-03 pi4-04 pi5-a pi5-b pi5-c", ""},
+		{"all", "bench1.lan bench2.lan localhost pi4-01 pi4-02 pi4-03 pi4-04 pi5-a pi5-b pi5-c", ""},
+		{"*", "bench1.lan bench2.lan localhost pi4-01 pi4-02 pi4-03 pi4-04 pi5-a pi5-b pi5-c", ""},
 		{"pi5:pi4", "pi5-a pi5-b pi5-c pi4-01 pi4-02 pi4-03 pi4-04", ""},
 		{"pis:&ceph_osd", "pi4-03 pi5-c", ""},
 		// Ansible applies ! after & after the plain terms, whatever the order.
 		{"!pi4:pis", "pi5-a pi5-b pi5-c", ""},
 		{"&ceph_osd:!pi5-c:pis", "pi4-03", ""},
 		{"pis,!pi4", "pi5-a pi5-b pi5-c", ""},
-		{"!pis", "bench1.lan bench2.lan", ""},
+		{"!pis", "bench1.lan bench2.lan localhost", ""},
 		{"pi4-0[2-3]", "pi4-02 pi4-03", ""},
 		{"pi?-c", "pi5-c", ""},
 		{"~pi4-0[14]", "pi4-01 pi4-04", ""},

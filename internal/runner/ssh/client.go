@@ -21,6 +21,7 @@ type Client struct {
 	addr string
 	user string
 	conn *xssh.Client
+	hops []*xssh.Client // jump hosts, first to last
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -36,12 +37,56 @@ func (c *Client) Addr() string { return c.addr }
 // User is the remote user logged in as.
 func (c *Client) User() string { return c.user }
 
-// Dial connects and authenticates to the host o names.
+// Dial connects and authenticates to the host o names, through the jump
+// hosts of ProxyJump when there are any.
 func Dial(ctx context.Context, o Options) (*Client, error) {
 	ep, err := resolve(o)
 	if err != nil {
 		return nil, err
 	}
+	var hops []*xssh.Client
+	closeHops := func() {
+		for i := len(hops) - 1; i >= 0; i-- {
+			hops[i].Close()
+		}
+	}
+	var via *xssh.Client
+	for _, j := range ep.jumps {
+		// A jump host is reached with its own settings from the config (as
+		// ssh -J does: -i and -l are the target's), and without a jump of
+		// its own.
+		jo := Options{Host: j.host, User: j.user, Port: j.port, ProxyJump: "none", ConfigFile: o.ConfigFile,
+			KnownHosts: o.KnownHosts, AcceptNew: o.AcceptNew, AgentSocket: o.AgentSocket, Timeout: o.Timeout}
+		jep, err := resolve(jo)
+		if err != nil {
+			closeHops()
+			return nil, fmt.Errorf("%s: jump host %s: %w", ep.name, j, err)
+		}
+		hop, err := handshake(ctx, jep, jo, via)
+		if err != nil {
+			closeHops()
+			return nil, fmt.Errorf("%s: through jump host %s: %w", ep.name, j, err)
+		}
+		hops = append(hops, hop)
+		via = hop
+	}
+	conn, err := handshake(ctx, ep, o, via)
+	if err != nil {
+		closeHops()
+		return nil, err
+	}
+	c := &Client{name: ep.name, addr: ep.addr(), user: ep.user, conn: conn, hops: hops, done: make(chan struct{})}
+	keepAlive := o.KeepAlive
+	if keepAlive <= 0 {
+		keepAlive = 15 * time.Second
+	}
+	go c.keepAlive(keepAlive)
+	return c, nil
+}
+
+// handshake connects to ep, directly or through via, checks its host key
+// and authenticates.
+func handshake(ctx context.Context, ep endpoint, o Options, via *xssh.Client) (*xssh.Client, error) {
 	hk, err := newHostKeys(ep, o.AcceptNew)
 	if err != nil {
 		return nil, err
@@ -64,35 +109,31 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var d net.Dialer
-	tcp, err := d.DialContext(dctx, "tcp", ep.addr())
+	var conn net.Conn
+	if via != nil {
+		conn, err = via.DialContext(dctx, "tcp", ep.addr())
+	} else {
+		var d net.Dialer
+		conn, err = d.DialContext(dctx, "tcp", ep.addr())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: connecting to %s: %w", ep.name, ep.addr(), err)
 	}
-	// The handshake obeys the same deadline and ctx as the connect.
-	deadline, _ := dctx.Deadline()
-	if err := tcp.SetDeadline(deadline); err != nil {
-		tcp.Close()
-		return nil, fmt.Errorf("%s: %w", ep.name, err)
+	// The handshake obeys the connect's deadline and ctx: closing the
+	// connection ends it (a tunnelled one has no deadlines).
+	stop := context.AfterFunc(dctx, func() { conn.Close() })
+	sc, chans, reqs, err := xssh.NewClientConn(conn, ep.addr(), cfg)
+	if !stop() {
+		if err == nil {
+			sc.Close()
+		}
+		return nil, fmt.Errorf("%s: SSH handshake with %s: %w", ep.name, ep.addr(), dctx.Err())
 	}
-	stop := context.AfterFunc(dctx, func() { tcp.SetDeadline(time.Unix(1, 0)) })
-	sc, chans, reqs, err := xssh.NewClientConn(tcp, ep.addr(), cfg)
-	stop()
 	if err != nil {
-		tcp.Close()
+		conn.Close()
 		return nil, handshakeError(ep, auth, err)
 	}
-	if err := tcp.SetDeadline(time.Time{}); err != nil {
-		sc.Close()
-		return nil, fmt.Errorf("%s: %w", ep.name, err)
-	}
-	c := &Client{name: ep.name, addr: ep.addr(), user: ep.user, conn: xssh.NewClient(sc, chans, reqs), done: make(chan struct{})}
-	keepAlive := o.KeepAlive
-	if keepAlive <= 0 {
-		keepAlive = 15 * time.Second
-	}
-	go c.keepAlive(keepAlive)
-	return c, nil
+	return xssh.NewClient(sc, chans, reqs), nil
 }
 
 // handshakeError says what failed: the host key (its own error), or
@@ -150,6 +191,9 @@ func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.done)
 		c.closeErr = c.conn.Close()
+		for i := len(c.hops) - 1; i >= 0; i-- {
+			c.hops[i].Close()
+		}
 	})
 	return c.closeErr
 }

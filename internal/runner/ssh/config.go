@@ -60,6 +60,10 @@ type Options struct {
 	// KeyFiles are private keys tried after the agent's keys
 	// (ansible_ssh_private_key_file; ssh -i), before those of the config.
 	KeyFiles []string
+	// ProxyJump overrides the config's ProxyJump: jump hosts, comma
+	// separated, as [user@]host[:port]; "none" for none. Each jump host is
+	// reached with its own settings from the config.
+	ProxyJump string
 	// ConfigFile is the ssh_config to read: ~/.ssh/config when empty,
 	// none at all when "none" (ssh -F none).
 	ConfigFile string
@@ -90,6 +94,63 @@ type endpoint struct {
 	user       string
 	keyFiles   []string
 	knownHosts []string
+	jumps      []jump
+}
+
+// jump is one host of ProxyJump.
+type jump struct {
+	user, host string
+	port       int
+}
+
+func (j jump) String() string {
+	s := j.host
+	if j.user != "" {
+		s = j.user + "@" + s
+	}
+	if j.port != 0 {
+		s += ":" + strconv.Itoa(j.port)
+	}
+	return s
+}
+
+// parseJumps reads ProxyJump: [user@]host[:port] or
+// ssh://[user@]host[:port], comma separated; "none" is no jump.
+func parseJumps(v string) ([]jump, error) {
+	if v == "" || strings.EqualFold(v, "none") {
+		return nil, nil
+	}
+	var out []jump
+	for _, part := range strings.Split(v, ",") {
+		s := strings.TrimPrefix(strings.TrimSpace(part), "ssh://")
+		var j jump
+		if u, h, ok := strings.Cut(s, "@"); ok {
+			j.user, s = u, h
+		}
+		host, port := s, ""
+		if strings.HasPrefix(s, "[") {
+			end := strings.Index(s, "]")
+			if end < 0 {
+				return nil, fmt.Errorf("ProxyJump %q: unbalanced brackets", part)
+			}
+			host, port = s[1:end], strings.TrimPrefix(s[end+1:], ":")
+		} else if h, p, ok := strings.Cut(s, ":"); ok {
+			host, port = h, p
+		}
+		if port != "" {
+			n, err := strconv.Atoi(port)
+			if err != nil || n < 1 || n > 65535 {
+				return nil, fmt.Errorf("ProxyJump %q: %q is not a port number", part, port)
+			}
+			j.port = n
+		}
+		if host == "" {
+			return nil, fmt.Errorf("ProxyJump %q names no host", part)
+		}
+		j.host = host
+		out = append(out, j)
+	}
+	return out, nil
 }
 
 func (e endpoint) addr() string { return joinHostPort(e.hostName, e.port) }
@@ -141,6 +202,16 @@ func resolve(o Options) (endpoint, error) {
 	}
 	if o.Port != 0 {
 		e.port = o.Port
+	}
+	jumps := o.ProxyJump
+	if jumps == "" {
+		jumps = get("ProxyJump")
+	}
+	if e.jumps, err = parseJumps(jumps); err != nil {
+		return endpoint{}, fmt.Errorf("%s: %w", e.name, err)
+	}
+	if pc := get("ProxyCommand"); pc != "" && !strings.EqualFold(pc, "none") && len(e.jumps) == 0 {
+		return endpoint{}, fmt.Errorf("%s: ProxyCommand in %s is not supported; use ProxyJump", e.name, configName(o.ConfigFile))
 	}
 	if o.User != "" {
 		e.user = o.User

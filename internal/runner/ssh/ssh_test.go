@@ -182,6 +182,72 @@ Host *
 	}
 }
 
+func TestProxyJump(t *testing.T) {
+	bastion, target := newHost(t), newHost(t)
+	dir := t.TempDir()
+	known := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(known, []byte(bastion.srv.KnownHostsLine()+"\n"+target.srv.KnownHostsLine()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config")
+	conf := fmt.Sprintf("Host bastion\n  HostName %s\n  Port %d\n  User %s\n  IdentityFile %s\n\nHost pi-behind\n  HostName %s\n  Port %d\n  ProxyJump bastion\n",
+		bastion.srv.Host, bastion.srv.Port, sshtest.User(t), bastion.key, target.srv.Host, target.srv.Port)
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Host: "pi-behind", User: sshtest.User(t), KeyFiles: []string{target.key}, ConfigFile: cfg, KnownHosts: []string{known}, AgentSocket: "none"}
+	if n := len(bastion.srv.ConnectionProcesses(t)); n != 0 {
+		t.Fatalf("bastion has %d connections before the test", n)
+	}
+	c, err := Dial(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	output(t, c, "true")
+	if len(bastion.srv.ConnectionProcesses(t)) == 0 {
+		t.Error("the connection to the target does not go through the jump host")
+	}
+	c.Close()
+	waitFor(t, "jump connection closed with the client", 10*time.Second, func() bool { return len(bastion.srv.ConnectionProcesses(t)) == 0 })
+
+	// The jump host's key is checked as strictly as the target's.
+	os.WriteFile(known, []byte(target.srv.KnownHostsLine()+"\n"), 0o600)
+	_, err = Dial(context.Background(), o)
+	var unknown *UnknownHostError
+	if !errors.As(err, &unknown) || !strings.Contains(err.Error(), "through jump host bastion") {
+		t.Errorf("unknown jump host: %v", err)
+	}
+	// Options override the config's ProxyJump; "none" goes direct.
+	os.WriteFile(known, []byte(target.srv.KnownHostsLine()+"\n"), 0o600)
+	o.ProxyJump = "none"
+	dial(t, o)
+}
+
+func TestParseJumps(t *testing.T) {
+	for _, tc := range []struct{ in, want, err string }{
+		{"none", "", ""},
+		{"bastion", "bastion", ""},
+		{"pi@bastion:2222,ssh://root@[fe80::1]:22", "pi@bastion:2222 root@fe80::1:22", ""},
+		{"bastion:ssh", "", "not a port number"},
+		{"pi@", "", "names no host"},
+	} {
+		js, err := parseJumps(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("parseJumps(%q) = %v, %v; want error %q", tc.in, js, err, tc.err)
+			}
+			continue
+		}
+		var got []string
+		for _, j := range js {
+			got = append(got, j.String())
+		}
+		if err != nil || strings.Join(got, " ") != tc.want {
+			t.Errorf("parseJumps(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
 // fingerprint asks OpenSSH itself for a public key's SHA256 fingerprint.
 func fingerprint(t *testing.T, pubLine string) string {
 	t.Helper()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -12,8 +13,9 @@ import (
 // the order the inventory declares them.
 //
 // A pattern is terms separated by ':' or ','. A term is all, *, a group,
-// a host, a glob (pi0*, web[12]) or a regular expression after '~'; '&'
-// before a term intersects, '!' excludes. As in Ansible, the plain terms
+// a host, a glob (pi0*, pi5-[ab]) or a regular expression after '~',
+// optionally with a subscript (pis[0], pis[-1], pis[1:3] with both ends
+// included, pis[2:]); '&' before a term intersects, '!' excludes. As in Ansible, the plain terms
 // are united first, then the '&' terms intersect, then the '!' terms
 // exclude, whatever order they were written in, and a pattern of only
 // '&' and '!' terms starts from all. Unlike Ansible, which warns and goes
@@ -119,12 +121,44 @@ func splitPattern(p string) []string {
 	return out
 }
 
+// subscript is Ansible's "group[0]", "group[-1]", "group[1:3]" (both ends
+// included) and "group[2:]" on a term. As in Ansible, brackets holding
+// digits are always a subscript ("web[12]" is host 12 of web, and the old
+// "web[1-2]" is "web[1:2]"): a glob's character class needs letters.
+var subscript = regexp.MustCompile(`^(.+)\[(?:(-?[0-9]+)|([0-9]+)[:-]([0-9]+)?)\]$`)
+
 // matchTerm is one term: an exact host name first, then groups matching
 // it (exactly or as a glob or regex), then, for a glob or regex or when
-// no group matched, hosts matching it.
+// no group matched, hosts matching it; a subscript then picks among them.
 func (inv *Inventory) matchTerm(term string) ([]string, error) {
 	if _, ok := inv.hosts[term]; ok {
 		return []string{term}, nil
+	}
+	if m := subscript.FindStringSubmatch(term); m != nil && term[0] != '~' {
+		hosts, err := inv.matchTerm(m[1])
+		if err != nil {
+			return nil, err
+		}
+		n := len(hosts)
+		if m[2] != "" {
+			i, _ := strconv.Atoi(m[2])
+			if i < 0 {
+				i += n
+			}
+			if i < 0 || i >= n {
+				return nil, fmt.Errorf("%q: %q has %d hosts, no host %s", term, m[1], n, m[2])
+			}
+			return hosts[i : i+1], nil
+		}
+		from, _ := strconv.Atoi(m[3])
+		to := n - 1
+		if m[4] != "" {
+			to, _ = strconv.Atoi(m[4])
+		}
+		if from >= n || to < from {
+			return nil, fmt.Errorf("%q: %q has %d hosts, none in [%s:%s]", term, m[1], n, m[3], m[4])
+		}
+		return hosts[from:min(to+1, n)], nil
 	}
 	re, err := termRegexp(term)
 	if err != nil {

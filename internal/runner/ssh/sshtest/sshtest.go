@@ -62,7 +62,9 @@ func User(t testing.TB) string {
 // and stops it (with every process it started) when the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	testenv.Tool(t, "sshd", "openssh-server", "sshd")
+	if _, err := os.Stat("/usr/sbin/sshd"); err != nil {
+		testenv.Tool(t, "sshd", "openssh-server", "sshd")
+	}
 	testenv.Tool(t, "ssh-keygen", "openssh-client", "sshd")
 	s, err := New(t.TempDir())
 	if err != nil {

@@ -546,6 +546,37 @@ func TestConnectionDroppedStopsCommand(t *testing.T) {
 	}
 }
 
+// A host that falls silent (its sshd stopped, as on a network partition)
+// is given up after three keepalive intervals: the command's Run fails
+// naming the host, and once the host's sshd notices the connection is
+// gone the wrapper stops the command there.
+func TestSilentHostGivenUp(t *testing.T) {
+	h := newHost(t)
+	o := h.options(t)
+	o.KeepAlive = 200 * time.Millisecond
+	c := dial(t, o)
+	m, procs := marker(t)
+	done := make(chan error, 1)
+	go func() { done <- c.Command(context.Background(), "sh", "-c", "sleep "+m+" & sleep "+m+" & wait").Run() }()
+	waitFor(t, "remote command running", 20*time.Second, func() bool { return len(procs()) >= 2 })
+	resume := h.srv.PauseConnections(t)
+	start := time.Now()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return while the host was silent")
+	}
+	if took := time.Since(start); took < 400*time.Millisecond {
+		t.Errorf("gave up after %s, before three keepalive intervals", took)
+	}
+	if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), h.srv.Host) {
+		t.Errorf("error does not say the connection to the host was lost: %v", err)
+	}
+	resume()
+	waitFor(t, "remote command gone once sshd saw the connection closed", execx.StopGrace+5*time.Second, func() bool { return len(procs()) == 0 })
+}
+
 func TestCancelKillsRemoteTree(t *testing.T) {
 	for _, tc := range []treeCase{
 		{name: "fio", fio: true},

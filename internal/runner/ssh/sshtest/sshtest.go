@@ -207,6 +207,30 @@ func (s *Server) DropConnections(t testing.TB) int {
 	return len(procs)
 }
 
+// PauseConnections stops (SIGSTOP) every sshd process serving a
+// connection, as a host that vanished from the network would fall
+// silent; the returned function resumes them.
+func (s *Server) PauseConnections(t testing.TB) (resume func()) {
+	t.Helper()
+	procs := s.ConnectionProcesses(t)
+	if len(procs) == 0 {
+		t.Fatal("no sshd connection process to pause")
+	}
+	for _, p := range procs {
+		syscall.Kill(p, syscall.SIGSTOP)
+	}
+	var once sync.Once
+	resume = func() {
+		once.Do(func() {
+			for _, p := range procs {
+				syscall.Kill(p, syscall.SIGCONT)
+			}
+		})
+	}
+	t.Cleanup(resume)
+	return resume
+}
+
 // Stop ends the server and every process it started.
 func (s *Server) Stop() {
 	below, _ := proc.Reader{}.Descendants(s.cmd.Process.Pid)

@@ -216,37 +216,55 @@ func (c *cmd) signalWrapper(p *pidWriter) error {
 	return kill.Run("kill -s TERM " + strconv.Itoa(p.pid))
 }
 
-// pidWriter takes the wrapper's "storbench-ssh: pid N" line off the
-// front of stderr and passes the rest on.
+// pidWriter takes the wrapper's "storbench-ssh: pid N" line out of
+// stderr and passes everything else on. It looks for it among the first
+// lines, since a login shell may print before the wrapper runs.
 type pidWriter struct {
 	next  io.Writer
 	head  []byte
+	seen  int
 	done  bool
 	pid   int
 	known chan struct{}
 }
+
+const pidLinePrefix = "storbench-ssh: pid "
 
 func (w *pidWriter) Write(p []byte) (int, error) {
 	if w.done {
 		return w.next.Write(p)
 	}
 	w.head = append(w.head, p...)
-	i := bytes.IndexByte(w.head, '\n')
-	if i < 0 {
-		return len(p), nil
-	}
-	w.done = true
-	rest := w.head[i+1:]
-	if n, ok := strings.CutPrefix(string(w.head[:i]), "storbench-ssh: pid "); ok {
-		if pid, err := strconv.Atoi(n); err == nil {
-			w.pid = pid
-			close(w.known)
+	for !w.done {
+		i := bytes.IndexByte(w.head, '\n')
+		if i < 0 {
+			if len(w.head) > 4<<10 {
+				w.done = true // no pid line: pass the rest on
+			}
+			break
 		}
-	} else {
-		rest = w.head
+		line := w.head[:i+1]
+		w.seen += len(line)
+		if n, ok := strings.CutPrefix(strings.TrimSpace(string(line)), pidLinePrefix); ok {
+			if pid, err := strconv.Atoi(n); err == nil {
+				w.pid = pid
+				close(w.known)
+				w.done = true
+				w.head = w.head[i+1:]
+				break
+			}
+		}
+		if _, err := w.next.Write(line); err != nil {
+			return 0, err
+		}
+		w.head = w.head[i+1:]
+		if w.seen > 4<<10 {
+			w.done = true
+		}
 	}
-	w.head = nil
-	if len(rest) > 0 {
+	if w.done && len(w.head) > 0 {
+		rest := w.head
+		w.head = nil
 		if _, err := w.next.Write(rest); err != nil {
 			return 0, err
 		}

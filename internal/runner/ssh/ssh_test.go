@@ -612,6 +612,40 @@ func TestCancelKillsRemoteTree(t *testing.T) {
 	}
 }
 
+func TestPidWriter(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		writes []string
+		pid    int
+		passed string
+	}{
+		{"first line", []string{"storbench-ssh: pid 42\nfio: oops\n"}, 42, "fio: oops\n"},
+		{"split writes", []string{"storbench-ssh: p", "id 7", "\nrest"}, 7, "rest"},
+		{"after a login banner", []string{"welcome to the pi\n", "storbench-ssh: pid 9\n", "x\n"}, 9, "welcome to the pi\nx\n"},
+		{"no pid line", []string{"just\nstderr\n"}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			w := &pidWriter{next: &out, known: make(chan struct{})}
+			for _, s := range tc.writes {
+				if n, err := w.Write([]byte(s)); err != nil || n != len(s) {
+					t.Fatalf("Write(%q) = %d, %v", s, n, err)
+				}
+			}
+			if w.pid != tc.pid {
+				t.Errorf("pid = %d, want %d", w.pid, tc.pid)
+			}
+			want := tc.passed
+			if tc.pid == 0 {
+				want = strings.Join(tc.writes, "")
+			}
+			if out.String() != want {
+				t.Errorf("passed on %q, want %q", out.String(), want)
+			}
+		})
+	}
+}
+
 func TestQuote(t *testing.T) {
 	for in, want := range map[string]string{
 		"":      "''",

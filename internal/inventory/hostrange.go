@@ -25,28 +25,15 @@ func splitHostPort(s string) (host, port string, err error) {
 			return "", "", fmt.Errorf("host %q: unexpected %q after the IPv6 address", s, rest)
 		}
 	}
-	depth, colons, last := 0, 0, -1
-	for i, r := range s {
-		switch r {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case ':':
-			if depth == 0 {
-				colons++
-				last = i
-			}
-		}
-	}
-	if depth != 0 {
+	colons, balanced := topLevelColons(s)
+	if !balanced {
 		return "", "", fmt.Errorf("host %q: unbalanced brackets", s)
 	}
-	switch {
-	case colons == 0:
+	switch len(colons) {
+	case 0:
 		return s, "", nil
-	case colons == 1:
-		host, port = s[:last], s[last+1:]
+	case 1:
+		host, port = s[:colons[0]], s[colons[0]+1:]
 		if port == "" {
 			return "", "", fmt.Errorf("host %q: a colon with no port after it", s)
 		}
@@ -61,6 +48,25 @@ func checkPort(entry, port string) error {
 		return fmt.Errorf("host %q: %q is not a port number", entry, port)
 	}
 	return nil
+}
+
+// topLevelColons finds the colons of s outside brackets, and whether its
+// brackets balance.
+func topLevelColons(s string) (at []int, balanced bool) {
+	depth := 0
+	for i, r := range s {
+		switch r {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case ':':
+			if depth == 0 {
+				at = append(at, i)
+			}
+		}
+	}
+	return at, depth == 0
 }
 
 // expandRange expands Ansible host ranges: "pi[01:04]" is pi01..pi04

@@ -137,14 +137,6 @@ func (inv *Inventory) iniHostLine(line, group string, pos Position) error {
 	if tokens[0] == "---" {
 		return errorf(pos, "host %q: '---' starts a YAML document; is this file YAML (name it .yml)?", tokens[0])
 	}
-	pattern, port, err := splitHostPort(tokens[0])
-	if err != nil {
-		return errorf(pos, "%v", err)
-	}
-	names, err := expandRange(pattern)
-	if err != nil {
-		return errorf(pos, "%v", err)
-	}
 	vars := map[string]Value{}
 	for _, t := range tokens[1:] {
 		k, v, ok := strings.Cut(t, "=")
@@ -153,15 +145,7 @@ func (inv *Inventory) iniHostLine(line, group string, pos Position) error {
 		}
 		vars[k] = Value{V: literal(v), Pos: pos}
 	}
-	var portVal *Value
-	if port != "" {
-		n, _ := strconv.Atoi(port) // checked by splitHostPort
-		portVal = &Value{V: n, Pos: pos}
-	}
-	for _, n := range names {
-		inv.addHost(n, group, portVal, vars, pos)
-	}
-	return nil
+	return inv.addHostEntry(tokens[0], group, vars, pos)
 }
 
 // literal reads an INI value the way Ansible's ast.literal_eval does for

@@ -190,6 +190,28 @@ func (inv *Inventory) addHost(name, group string, port *Value, vars map[string]V
 	}
 }
 
+// addHostEntry adds the hosts of one entry as written ("pi[01:04]:2222")
+// to group, each with vars.
+func (inv *Inventory) addHostEntry(entry, group string, vars map[string]Value, pos Position) error {
+	pattern, port, err := splitHostPort(entry)
+	if err != nil {
+		return errorf(pos, "%v", err)
+	}
+	names, err := expandRange(pattern)
+	if err != nil {
+		return errorf(pos, "%v", err)
+	}
+	var portVal *Value
+	if port != "" {
+		n, _ := strconv.Atoi(port) // checked by splitHostPort
+		portVal = &Value{V: n, Pos: pos}
+	}
+	for _, n := range names {
+		inv.addHost(n, group, portVal, vars, pos)
+	}
+	return nil
+}
+
 // finish applies Ansible's reconciliation: a group with no parent is a
 // child of all; a host in no group but all (or ungrouped) is in ungrouped,
 // and leaves ungrouped once it is in another group. It refuses cycles.

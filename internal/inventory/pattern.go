@@ -96,19 +96,11 @@ func splitPattern(p string) []string {
 	if strings.Contains(p, ",") {
 		parts = strings.Split(p, ",")
 	} else {
-		depth, start := 0, 0
-		for i, r := range p {
-			switch r {
-			case '[':
-				depth++
-			case ']':
-				depth--
-			case ':':
-				if depth == 0 {
-					parts = append(parts, p[start:i])
-					start = i + 1
-				}
-			}
+		start := 0
+		colons, _ := topLevelColons(p)
+		for _, i := range colons {
+			parts = append(parts, p[start:i])
+			start = i + 1
 		}
 		parts = append(parts, p[start:])
 	}

@@ -109,14 +109,6 @@ func (inv *Inventory) yamlHost(file, group string, key, body *yaml.Node) error {
 	if body.Kind != yaml.MappingNode && !isNull(body) {
 		return errorf(pos(file, body), "host %q: its variables must be a mapping, found a %s", key.Value, kindName(body))
 	}
-	pattern, port, err := splitHostPort(key.Value)
-	if err != nil {
-		return errorf(p, "%v", err)
-	}
-	names, err := expandRange(pattern)
-	if err != nil {
-		return errorf(p, "%v", err)
-	}
 	vars := map[string]Value{}
 	for i := 0; i+1 < len(body.Content); i += 2 {
 		val, err := decodeValue(file, body.Content[i+1])
@@ -125,15 +117,7 @@ func (inv *Inventory) yamlHost(file, group string, key, body *yaml.Node) error {
 		}
 		vars[body.Content[i].Value] = val
 	}
-	var portVal *Value
-	if port != "" {
-		n, _ := strconv.Atoi(port) // checked by splitHostPort
-		portVal = &Value{V: n, Pos: p}
-	}
-	for _, n := range names {
-		inv.addHost(n, group, portVal, vars, p)
-	}
-	return nil
+	return inv.addHostEntry(key.Value, group, vars, p)
 }
 
 func decodeValue(file string, n *yaml.Node) (Value, error) {

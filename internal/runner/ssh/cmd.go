@@ -151,8 +151,14 @@ func (c *cmd) Run() error {
 	case <-c.ctx.Done():
 		cancelled = true
 		// The wrapper stops the command when its lifeline breaks; a
-		// command that owns stdin is stopped by TERM to its wrapper.
-		if c.stdin == nil || c.signalWrapper(pidLine) != nil {
+		// command that owns stdin is stopped by TERM to its wrapper. Either
+		// way Run waits for the wrapper's exit status, as the local Cmder
+		// waits for the process: nothing runs on when Run returns.
+		if c.stdin == nil {
+			cut()
+		} else if err := c.signalWrapper(pidLine); err != nil {
+			// No way left to tell it: close the session and leave the
+			// rest to the wrapper's watch on sshd.
 			cut()
 			sess.Close()
 		}

@@ -2,11 +2,13 @@ package ssh
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -575,6 +577,55 @@ func TestSilentHostGivenUp(t *testing.T) {
 	}
 	resume()
 	waitFor(t, "remote command gone once sshd saw the connection closed", execx.StopGrace+5*time.Second, func() bool { return len(procs()) == 0 })
+}
+
+// TestHelperRunRemote is not a test: TestKilledClientStopsRemote runs
+// the test binary as a storbench stand-in that runs one remote command.
+func TestHelperRunRemote(t *testing.T) {
+	spec := os.Getenv("STORBENCH_SSH_HELPER")
+	if spec == "" {
+		t.Skip("the remote-command process of TestKilledClientStopsRemote")
+	}
+	var job struct {
+		Options Options
+		Argv    []string
+	}
+	if err := json.Unmarshal([]byte(spec), &job); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Dial(context.Background(), job.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Fatal(c.Command(context.Background(), job.Argv[0], job.Argv[1:]...).Run())
+}
+
+// storbench killed outright (SIGKILL): the kernel closes its connections,
+// and on the host the command stops.
+func TestKilledClientStopsRemote(t *testing.T) {
+	testenv.Fio(t)
+	h := newHost(t)
+	m, procs := marker(t)
+	dir := filepath.Join(t.TempDir(), m)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := json.Marshal(map[string]any{"Options": h.options(t), "Argv": append([]string{"fio"}, fioArgs(dir, "killed")...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := exec.Command(os.Args[0], "-test.run=^TestHelperRunRemote$")
+	client.Env = append(os.Environ(), "STORBENCH_SSH_HELPER="+string(spec))
+	var out strings.Builder
+	client.Stdout, client.Stderr = &out, &out
+	if err := client.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "remote fio running", 20*time.Second, func() bool { return len(procs()) >= 2 })
+	client.Process.Kill()
+	client.Wait()
+	took := waitFor(t, "remote fio gone after its client was killed", execx.StopGrace+5*time.Second, func() bool { return len(procs()) == 0 })
+	t.Logf("remote fio gone %s after its client was killed", took.Round(time.Millisecond))
 }
 
 func TestCancelKillsRemoteTree(t *testing.T) {

@@ -10,7 +10,10 @@
 //   - closing the connection;
 //   - the start skew of a gated command released on every host at once,
 //     the shape of a parallel round's start line (a line on stdin, then the
-//     remote clock is read), measured on the hosts' own clock.
+//     remote clock is read), measured on the hosts' own clock;
+//   - with -fidelity, the same fio workload (direct 4 KiB random reads) on
+//     the same file run alternately on this host and through SSH to
+//     127.0.0.1: the IOPS ratio over SSH to local.
 //
 // Needs openssh-server and openssh-client; run as root or as the user the
 // servers should let in.
@@ -30,15 +33,26 @@ import (
 	"sync"
 	"time"
 
+	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/runner/ssh"
 	"github.com/storbench/storbench/internal/runner/ssh/sshtest"
+	"github.com/storbench/storbench/internal/spec"
 )
 
 func main() {
 	hosts := flag.Int("hosts", 10, "sshd servers (one host each)")
 	reps := flag.Int("reps", 5, "repetitions of each measurement")
+	fidelity := flag.Bool("fidelity", false, "measure IOPS over SSH against local instead")
+	dir := flag.String("dir", "/var/tmp", "where -fidelity puts its file (a filesystem with direct I/O)")
 	flag.Parse()
-	if err := run(*hosts, *reps); err != nil {
+	var err error
+	if *fidelity {
+		err = runFidelity(*dir, *reps)
+	} else {
+		err = run(*hosts, *reps)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench/ssh:", err)
 		os.Exit(1)
 	}
@@ -146,6 +160,92 @@ func run(n, reps int) error {
 	row("first command (true) on a new connection", first)
 	row("close", closing)
 	row(fmt.Sprintf("gated start skew across %d hosts", n), skews)
+	return nil
+}
+
+const fidelityYAML = `name: bench-ssh-fidelity
+workloads:
+  - {name: randread-4k, rw: randread, bs: 4KiB, size: 256MiB, runtime: 5s, ioengine: psync, iodepth: 1}
+`
+
+// runFidelity runs one workload on one file alternately through the local
+// Cmder and through SSH to 127.0.0.1, and compares the IOPS.
+func runFidelity(parent string, reps int) error {
+	dir, err := os.MkdirTemp(parent, "bench-ssh-fidelity")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	key, pub, err := sshtest.NewKey(dir, "id_ed25519")
+	if err != nil {
+		return err
+	}
+	hd := filepath.Join(dir, "host")
+	if err := os.Mkdir(hd, 0o700); err != nil {
+		return err
+	}
+	srv, err := sshtest.New(hd)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	if err := srv.AddAuthorizedKey(pub); err != nil {
+		return err
+	}
+	known := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(known, []byte(srv.KnownHostsLine()+"\n"), 0o600); err != nil {
+		return err
+	}
+	u, err := user.Current()
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	c, err := ssh.Dial(ctx, ssh.Options{Host: srv.Host, Port: srv.Port, User: u.Username, KeyFiles: []string{key},
+		KnownHosts: []string{known}, ConfigFile: "none", AgentSocket: "none"})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	s, err := spec.Parse([]byte(fidelityYAML), "fidelity")
+	if err != nil {
+		return err
+	}
+	job := fio.FromWorkload(s.Workloads[0], fio.File{Name: "fidelity.dat"}, "")
+	iops := func(cmder execx.Cmder) (float64, error) {
+		out, err := fio.Runner{Cmder: cmder, Dir: dir}.Run(ctx, job, nil)
+		if err != nil {
+			return 0, err
+		}
+		var sum float64
+		for _, j := range out.Final.AllJobs() {
+			if j.Read != nil {
+				sum += j.Read.IOPS
+			}
+		}
+		return sum, nil
+	}
+	// A first run lays the file out; it is not counted.
+	if _, err := iops(execx.Local{}); err != nil {
+		return err
+	}
+	var local, remote []float64
+	for range reps {
+		l, err := iops(execx.Local{})
+		if err != nil {
+			return err
+		}
+		r, err := iops(c)
+		if err != nil {
+			return err
+		}
+		local, remote = append(local, l), append(remote, r)
+		fmt.Printf("local %8.0f IOPS   over SSH %8.0f IOPS   ratio %.3f\n", l, r, r/l)
+	}
+	sort.Float64s(local)
+	sort.Float64s(remote)
+	ml, mr := local[len(local)/2], remote[len(remote)/2]
+	fmt.Printf("\nmedian: local %.0f IOPS, over SSH %.0f IOPS, ratio %.3f (%s, direct 4 KiB random reads, psync, 5 s, %d pairs)\n", ml, mr, mr/ml, dir, reps)
 	return nil
 }
 

@@ -101,6 +101,10 @@ func (c *cmd) Run() error {
 		return &execx.RunError{Command: argv, ExitCode: -1, Inner: fmt.Errorf("on %s: %w", c.client.name, err)}
 	}
 	sess, err := c.client.conn.NewSession()
+	var refused *xssh.OpenChannelError
+	if errors.As(err, &refused) {
+		return &execx.RunError{Command: argv, ExitCode: -1, Inner: fmt.Errorf("on %s: the host refused a new session (too many at once? sshd's MaxSessions is 10 by default): %w", c.client.name, err)}
+	}
 	if err != nil {
 		return &execx.RunError{Command: argv, ExitCode: -1, Inner: fmt.Errorf("on %s: opening a session: %w: %w", c.client.name, ErrConnectionLost, err)}
 	}

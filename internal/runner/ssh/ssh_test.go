@@ -33,9 +33,9 @@ type host struct {
 	known string
 }
 
-func newHost(t *testing.T) host {
+func newHost(t *testing.T, sshdConfig ...string) host {
 	t.Helper()
-	srv := sshtest.Start(t)
+	srv := sshtest.Start(t, sshdConfig...)
 	dir := t.TempDir()
 	key, pub := sshtest.Key(t, dir, "id_ed25519")
 	srv.Authorize(t, pub)
@@ -416,6 +416,29 @@ func TestHostileArguments(t *testing.T) {
 	if err := c.Command(context.Background(), "true").SetEnv("1BAD=x").Run(); err == nil {
 		t.Error("an environment entry that is no NAME=VALUE was accepted")
 	}
+}
+
+func TestSessionRefused(t *testing.T) {
+	h := newHost(t, "MaxSessions 1")
+	c := dial(t, h.options(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	up := make(chan struct{})
+	var once sync.Once
+	go func() {
+		done <- c.Command(ctx, "sh", "-c", "echo up; exec sleep 60").SetStdout(writerFunc(func(p []byte) (int, error) {
+			once.Do(func() { close(up) })
+			return len(p), nil
+		})).Run()
+	}()
+	<-up
+	err := c.Command(context.Background(), "true").Run()
+	if err == nil || !strings.Contains(err.Error(), "refused a new session") || errors.Is(err, ErrConnectionLost) {
+		t.Errorf("second session over MaxSessions 1: %v", err)
+	}
+	cancel()
+	<-done
 }
 
 func TestStdin(t *testing.T) {

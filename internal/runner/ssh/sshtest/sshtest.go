@@ -59,14 +59,15 @@ func User(t testing.TB) string {
 }
 
 // Start starts an sshd that accepts the keys in its AuthorizedKeys file,
-// and stops it (with every process it started) when the test ends.
-func Start(t testing.TB) *Server {
+// and stops it (with every process it started) when the test ends. Extra
+// sshd_config lines come first, so they win over the defaults.
+func Start(t testing.TB, extra ...string) *Server {
 	t.Helper()
 	if _, err := os.Stat("/usr/sbin/sshd"); err != nil {
 		testenv.Tool(t, "sshd", "openssh-server", "sshd")
 	}
 	testenv.Tool(t, "ssh-keygen", "openssh-client", "sshd")
-	s, err := New(t.TempDir())
+	s, err := New(t.TempDir(), extra...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func Start(t testing.TB) *Server {
 
 // New starts an sshd with its files in dir (for programs other than
 // tests, such as bench/ssh); Stop ends it.
-func New(dir string) (*Server, error) {
+func New(dir string, extra ...string) (*Server, error) {
 	sshd, err := exec.LookPath("sshd")
 	if err != nil {
 		sshd = "/usr/sbin/sshd" // not on a user's PATH on Debian
@@ -110,11 +111,11 @@ func New(dir string) (*Server, error) {
 			return nil, err
 		}
 		cfg := filepath.Join(dir, "sshd_config")
-		conf := strings.Join([]string{
-			"Port " + strconv.Itoa(s.Port),
+		conf := strings.Join(append(append([]string(nil), extra...),
+			"Port "+strconv.Itoa(s.Port),
 			"ListenAddress 127.0.0.1",
-			"HostKey " + hostKey,
-			"AuthorizedKeysFile " + s.AuthorizedKeys,
+			"HostKey "+hostKey,
+			"AuthorizedKeysFile "+s.AuthorizedKeys,
 			"StrictModes no",
 			"UsePAM no",
 			"PidFile none",
@@ -127,7 +128,7 @@ func New(dir string) (*Server, error) {
 			"MaxStartups 64",
 			"LogLevel VERBOSE",
 			"",
-		}, "\n")
+		), "\n")
 		if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 			return nil, err
 		}

@@ -58,19 +58,23 @@ func main() {
 	}
 }
 
-func run(n, reps int) error {
-	dir, err := os.MkdirTemp("", "bench-ssh")
-	if err != nil {
-		return err
+// fleet starts n sshd hosts with their files in dir, all accepting one
+// key and all in one known_hosts file, and returns the options that reach
+// them and the function that stops them.
+func fleet(dir string, n int) ([]ssh.Options, func(), error) {
+	var servers []*sshtest.Server
+	stop := func() {
+		for _, s := range servers {
+			s.Stop()
+		}
 	}
-	defer os.RemoveAll(dir)
 	key, pub, err := sshtest.NewKey(dir, "id_ed25519")
 	if err != nil {
-		return err
+		return nil, stop, err
 	}
 	u, err := user.Current()
 	if err != nil {
-		return err
+		return nil, stop, err
 	}
 	known := filepath.Join(dir, "known_hosts")
 	var lines []string
@@ -78,21 +82,35 @@ func run(n, reps int) error {
 	for i := range n {
 		hd := filepath.Join(dir, "host"+strconv.Itoa(i))
 		if err := os.Mkdir(hd, 0o700); err != nil {
-			return err
+			return nil, stop, err
 		}
 		s, err := sshtest.New(hd)
 		if err != nil {
-			return err
+			return nil, stop, err
 		}
-		defer s.Stop()
+		servers = append(servers, s)
 		if err := s.AddAuthorizedKey(pub); err != nil {
-			return err
+			return nil, stop, err
 		}
 		lines = append(lines, s.KnownHostsLine())
 		opts = append(opts, ssh.Options{Name: "host" + strconv.Itoa(i), Host: s.Host, Port: s.Port, User: u.Username,
 			KeyFiles: []string{key}, KnownHosts: []string{known}, ConfigFile: "none", AgentSocket: "none"})
 	}
 	if err := os.WriteFile(known, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		return nil, stop, err
+	}
+	return opts, stop, nil
+}
+
+func run(n, reps int) error {
+	dir, err := os.MkdirTemp("", "bench-ssh")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	opts, stop, err := fleet(dir, n)
+	defer stop()
+	if err != nil {
 		return err
 	}
 	fmt.Printf("%d sshd hosts on 127.0.0.1 (OpenSSH, ed25519 host and user keys), %d repetitions\n\n", n, reps)
@@ -176,33 +194,13 @@ func runFidelity(parent string, reps int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	key, pub, err := sshtest.NewKey(dir, "id_ed25519")
-	if err != nil {
-		return err
-	}
-	hd := filepath.Join(dir, "host")
-	if err := os.Mkdir(hd, 0o700); err != nil {
-		return err
-	}
-	srv, err := sshtest.New(hd)
-	if err != nil {
-		return err
-	}
-	defer srv.Stop()
-	if err := srv.AddAuthorizedKey(pub); err != nil {
-		return err
-	}
-	known := filepath.Join(dir, "known_hosts")
-	if err := os.WriteFile(known, []byte(srv.KnownHostsLine()+"\n"), 0o600); err != nil {
-		return err
-	}
-	u, err := user.Current()
+	opts, stop, err := fleet(dir, 1)
+	defer stop()
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-	c, err := ssh.Dial(ctx, ssh.Options{Host: srv.Host, Port: srv.Port, User: u.Username, KeyFiles: []string{key},
-		KnownHosts: []string{known}, ConfigFile: "none", AgentSocket: "none"})
+	c, err := ssh.Dial(ctx, opts[0])
 	if err != nil {
 		return err
 	}

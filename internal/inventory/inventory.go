@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -177,7 +178,7 @@ func (inv *Inventory) addHost(name, group string, port *Value, vars map[string]V
 	}
 	if group != "" {
 		g := inv.groups[group]
-		if !contains(g.Hosts, name) {
+		if !slices.Contains(g.Hosts, name) {
 			g.Hosts = append(g.Hosts, name)
 			h.groups = append(h.groups, group)
 		}
@@ -249,7 +250,7 @@ func (inv *Inventory) finish() error {
 }
 
 func (inv *Inventory) checkCycle(name string, path []string) error {
-	if contains(path, name) {
+	if slices.Contains(path, name) {
 		return errorf(inv.groups[name].Pos, "group %q is its own ancestor: %s", name, strings.Join(append(path, name), " -> "))
 	}
 	for _, c := range inv.groups[name].Children {
@@ -478,13 +479,4 @@ func toBool(v any) (bool, error) {
 		}
 	}
 	return false, errors.New("not a boolean")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

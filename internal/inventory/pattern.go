@@ -3,6 +3,7 @@ package inventory
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,7 +65,7 @@ func (inv *Inventory) Match(pattern string) ([]string, error) {
 			return nil, fmt.Errorf("host pattern %q: %w", pattern, err)
 		}
 		for _, h := range m {
-			if !contains(hosts, h) {
+			if !slices.Contains(hosts, h) {
 				hosts = append(hosts, h)
 			}
 		}
@@ -74,14 +75,14 @@ func (inv *Inventory) Match(pattern string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("host pattern %q: %w", pattern, err)
 		}
-		hosts = filter(hosts, func(h string) bool { return contains(m, h) })
+		hosts = filter(hosts, func(h string) bool { return slices.Contains(m, h) })
 	}
 	for _, t := range not {
 		m, err := inv.matchTerm(t)
 		if err != nil {
 			return nil, fmt.Errorf("host pattern %q: %w", pattern, err)
 		}
-		hosts = filter(hosts, func(h string) bool { return !contains(m, h) })
+		hosts = filter(hosts, func(h string) bool { return !slices.Contains(m, h) })
 	}
 	if len(hosts) == 0 {
 		return nil, fmt.Errorf("host pattern %q selects no host of %s", pattern, inv.File)

@@ -15,6 +15,7 @@ package ssh
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -153,14 +154,7 @@ func parseJumps(v string) ([]jump, error) {
 	return out, nil
 }
 
-func (e endpoint) addr() string { return joinHostPort(e.hostName, e.port) }
-
-func joinHostPort(host string, port int) string {
-	if strings.Contains(host, ":") {
-		return "[" + host + "]:" + strconv.Itoa(port)
-	}
-	return host + ":" + strconv.Itoa(port)
-}
+func (e endpoint) addr() string { return net.JoinHostPort(e.hostName, strconv.Itoa(e.port)) }
 
 // resolve combines o with the ssh config.
 func resolve(o Options) (endpoint, error) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -102,7 +103,7 @@ func knownAlgorithms(check xssh.HostKeyCallback, addr string) []string {
 	var algs []string
 	add := func(a ...string) {
 		for _, x := range a {
-			if !contains(algs, x) {
+			if !slices.Contains(algs, x) {
 				algs = append(algs, x)
 			}
 		}
@@ -116,15 +117,6 @@ func knownAlgorithms(check xssh.HostKeyCallback, addr string) []string {
 		}
 	}
 	return algs
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // callback is the HostKeyCallback for the handshake.

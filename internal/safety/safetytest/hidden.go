@@ -21,11 +21,12 @@ func MountHiddenAndUnsigned(t testing.TB, dev string) {
 	t.Helper()
 	testenv.Tool(t, "mkfs.ext4", "e2fsprogs", "mkfs")
 	testenv.Tool(t, "unshare", "util-linux")
-	// No journal and no lazy initialisation: once mounted, the filesystem
-	// writes nothing on its own that would change the device's checksum.
+	// No journal, no lazy initialisation and no bitmap prefetch (ext4Quiet):
+	// once mounted, the filesystem changes nothing on its own that would
+	// change the device's checksum.
 	Run(t, "mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-E", "lazy_itable_init=0,lazy_journal_init=0", dev)
 	mnt := t.TempDir()
-	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c", "mount "+dev+" "+mnt+" && echo mounted && exec sleep 600")
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c", "mount -o "+ext4Quiet+" "+dev+" "+mnt+" && echo mounted && exec sleep 600")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,155 @@
+package storbench
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner/ssh"
+	"github.com/storbench/storbench/internal/runner/ssh/sshtest"
+	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/testenv"
+)
+
+// sshFleet starts n real sshd on 127.0.0.1 and makes a home whose ~/.ssh
+// holds the key they accept and, when known, their host keys, as a user's
+// has: Run then reaches them as ssh would, with no option of its own.
+func sshFleet(t *testing.T, n int, known bool) []*sshtest.Server {
+	t.Helper()
+	home := t.TempDir()
+	dot := filepath.Join(home, ".ssh")
+	if err := os.Mkdir(dot, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, pub := sshtest.Key(t, dot, "id_ed25519")
+	var servers []*sshtest.Server
+	var lines []string
+	for range n {
+		s := sshtest.Start(t)
+		s.Authorize(t, pub)
+		servers = append(servers, s)
+		lines = append(lines, s.KnownHostsLine())
+	}
+	if known {
+		if err := os.WriteFile(filepath.Join(dot, "known_hosts"), []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	return servers
+}
+
+// sshURL is dir on s as a target.
+func sshURL(t *testing.T, s *sshtest.Server, dir string) string {
+	return "ssh://" + sshtest.User(t) + "@" + s.Addr() + dir
+}
+
+// Two hosts, both rounds: every workload stored for each host in each
+// round, the parallel round's start skew measured, nothing left behind.
+func TestRunSSHHostsRounds(t *testing.T) {
+	testenv.Fio(t)
+	servers := sshFleet(t, 2, true)
+	dirs := []string{t.TempDir(), t.TempDir()}
+	req := DefaultRunRequest()
+	req.Suite, req.Telemetry = "testdata/run-tiny.yaml", false
+	req.Targets = []string{sshURL(t, servers[0], dirs[0]), sshURL(t, servers[1], dirs[1])}
+	req.Rounds = []string{result.RoundIsolated, result.RoundParallel}
+	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
+	defer st.Close()
+	r, err := Run(context.Background(), st, req, &recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := LoadRunOutcome(context.Background(), st, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, res := range o.Results {
+		if res.Status != result.StatusComplete {
+			t.Errorf("%s %s %s: %s %s", res.Target, res.Round, res.Workload, res.Status, res.Error)
+		}
+		got = append(got, res.Round+" "+res.Target+" "+res.Workload)
+		if res.Round == result.RoundParallel && result.LabelStartSkew.Of(res.Labels) == "" {
+			t.Errorf("%s %s: no %s label in the parallel round", res.Target, res.Workload, result.LabelStartSkew)
+		}
+		if result.LabelHostname.Of(res.Labels) == "" || result.LabelFioVersion.Of(res.Labels) == "" || result.LabelFSType.Of(res.Labels) == "" {
+			t.Errorf("%s %s: host labels missing: %v", res.Target, res.Workload, res.Labels)
+		}
+	}
+	slices.Sort(got)
+	var want []string
+	for _, round := range req.Rounds {
+		for _, target := range req.Targets {
+			for _, w := range []string{"rr", "sw"} {
+				want = append(want, round+" "+target+" "+w)
+			}
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("stored\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, d := range dirs {
+		if left := entries(t, d); len(left) > 0 {
+			t.Errorf("the run left %v in %s", left, d)
+		}
+	}
+}
+
+// A host whose key is not in known_hosts is refused before anything is
+// stored, with the key's fingerprint and the flag that accepts it.
+func TestRunSSHUnknownHostRefused(t *testing.T) {
+	servers := sshFleet(t, 1, false)
+	req := DefaultRunRequest()
+	req.Suite, req.Telemetry = "testdata/run-tiny.yaml", false
+	req.Targets = []string{sshURL(t, servers[0], t.TempDir())}
+	db := filepath.Join(t.TempDir(), "r.db")
+	st := store.NewLazy(db)
+	defer st.Close()
+	_, err := Run(context.Background(), st, req, nil)
+	var rerr *RequestError
+	var unknown *ssh.UnknownHostError
+	if !errors.As(err, &rerr) || !errors.As(err, &unknown) {
+		t.Fatalf("want a RequestError for an unknown host, got %T %v", err, err)
+	}
+	t.Log(err)
+	for _, want := range []string{unknown.Fingerprint, ssh.AcceptNewFlag, req.Targets[0]} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal does not say %q: %v", want, err)
+		}
+	}
+	if _, serr := os.Stat(db); !os.IsNotExist(serr) {
+		t.Errorf("a refused run created %s", db)
+	}
+}
+
+// A host that cannot be reached is named, and nothing runs.
+func TestRunSSHHostDown(t *testing.T) {
+	servers := sshFleet(t, 2, true)
+	servers[1].Stop()
+	req := DefaultRunRequest()
+	req.Suite, req.Telemetry = "testdata/run-tiny.yaml", false
+	req.Targets = []string{sshURL(t, servers[0], t.TempDir()), sshURL(t, servers[1], t.TempDir())}
+	db := filepath.Join(t.TempDir(), "r.db")
+	st := store.NewLazy(db)
+	defer st.Close()
+	_, err := Run(context.Background(), st, req, nil)
+	if err == nil || !strings.Contains(err.Error(), servers[1].Addr()) || !strings.Contains(err.Error(), req.Targets[1]) {
+		t.Fatalf("want an error naming %s, got %v", req.Targets[1], err)
+	}
+	t.Log(err)
+	var rerr *RequestError
+	if errors.As(err, &rerr) {
+		t.Errorf("a host down is not the request's fault: %v", err)
+	}
+	if _, serr := os.Stat(db); !os.IsNotExist(serr) {
+		t.Errorf("a run that could not start created %s", db)
+	}
+}

@@ -71,7 +71,7 @@ func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
 	}
 	selected, err := inv.Select(pattern)
 	if err != nil {
-		return nil, refuse(fmt.Errorf("--hosts %s: %w", pattern, err))
+		return nil, refuse(fmt.Errorf("--hosts: %w", err))
 	}
 	if len(selected) == 0 {
 		return nil, refusef("--hosts %s selects no host of %s", pattern, s.Inventory)

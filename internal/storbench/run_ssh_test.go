@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -151,5 +152,49 @@ func TestRunSSHHostDown(t *testing.T) {
 	}
 	if _, serr := os.Stat(db); !os.IsNotExist(serr) {
 		t.Errorf("a run that could not start created %s", db)
+	}
+}
+
+// Hosts of an Ansible inventory become targets: the pattern chooses them,
+// a host's storbench_path wins over --path, and results name them by their
+// inventory names.
+func TestRunSSHInventory(t *testing.T) {
+	testenv.Fio(t)
+	servers := sshFleet(t, 2, true)
+	own, shared := t.TempDir(), t.TempDir()
+	inv := filepath.Join(t.TempDir(), "hosts.ini")
+	user := sshtest.User(t)
+	ini := "[pis]\n" +
+		"pi01 ansible_host=127.0.0.1 ansible_port=" + strconv.Itoa(servers[0].Port) + " ansible_user=" + user + " storbench_path=" + own + "\n" +
+		"pi02 ansible_host=127.0.0.1 ansible_port=" + strconv.Itoa(servers[1].Port) + " ansible_user=" + user + "\n" +
+		"[nas]\nnas01 ansible_host=192.0.2.1\n"
+	if err := os.WriteFile(inv, []byte(ini), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	req := DefaultRunRequest()
+	req.Suite, req.Telemetry, req.Workloads = "testdata/run-tiny.yaml", false, []string{"rr"}
+	req.SSH = SSHRequest{Inventory: inv, Hosts: "all:!nas", Path: shared}
+	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
+	defer st.Close()
+	r, err := Run(context.Background(), st, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := LoadRunOutcome(context.Background(), st, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, res := range o.Results {
+		got = append(got, res.Target+" "+res.Workload+" "+string(res.Status))
+	}
+	want := []string{"ssh://pi01" + own + " rr complete", "ssh://pi02" + shared + " rr complete"}
+	if !slices.Equal(got, want) {
+		t.Errorf("stored %q, want %q", got, want)
+	}
+	for _, d := range []string{own, shared} {
+		if left := entries(t, d); len(left) > 0 {
+			t.Errorf("the run left %v in %s", left, d)
+		}
 	}
 }

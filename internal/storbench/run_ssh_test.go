@@ -8,8 +8,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner/ssh"
 	"github.com/storbench/storbench/internal/runner/ssh/sshtest"
@@ -196,5 +199,62 @@ func TestRunSSHInventory(t *testing.T) {
 		if left := entries(t, d); len(left) > 0 {
 			t.Errorf("the run left %v in %s", left, d)
 		}
+	}
+}
+
+// dropper drops a host's connections half a second into the first
+// workload that starts on it.
+type dropper struct {
+	recorder
+	target string
+	drop   func()
+	once   sync.Once
+}
+
+func (d *dropper) WorkloadStarted(s engine.Step) {
+	if s.Target == d.target {
+		d.once.Do(func() { time.AfterFunc(500*time.Millisecond, d.drop) })
+	}
+}
+
+// One host lost in the middle of a parallel round: the other host's
+// results are kept, the lost host's workload is stored as failed naming
+// the host, and the run says it failed.
+func TestRunSSHHostLostInParallelRound(t *testing.T) {
+	testenv.Fio(t)
+	servers := sshFleet(t, 2, true)
+	dirs := []string{t.TempDir(), t.TempDir()}
+	req := DefaultRunRequest()
+	req.Suite, req.Telemetry, req.Workloads = "testdata/run-tiny.yaml", false, []string{"rr"}
+	req.Targets = []string{sshURL(t, servers[0], dirs[0]), sshURL(t, servers[1], dirs[1])}
+	req.Rounds = []string{result.RoundParallel}
+	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
+	defer st.Close()
+	obs := &dropper{target: req.Targets[1], drop: func() { servers[1].DropConnections(t) }}
+	r, err := Run(context.Background(), st, req, obs)
+	t.Log(err)
+	if err == nil || !strings.Contains(err.Error(), req.Targets[1]) || !errors.Is(err, engine.ErrWorkloadFailed) {
+		t.Errorf("want an error naming the lost host, got %v", err)
+	}
+	if r == nil {
+		t.Fatal("the run was not stored")
+	}
+	o, lerr := LoadRunOutcome(context.Background(), st, r)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	status := map[string]result.Status{}
+	for _, res := range o.Results {
+		status[res.Target] = res.Status
+		t.Logf("%s %s %s %s", res.Target, res.Workload, res.Status, res.Error)
+	}
+	if status[req.Targets[0]] != result.StatusComplete {
+		t.Errorf("the host still up: %q, want its result kept complete", status[req.Targets[0]])
+	}
+	if s := status[req.Targets[1]]; s == result.StatusComplete {
+		t.Errorf("the lost host's workload is stored as %q", s)
+	}
+	if left := entries(t, dirs[0]); len(left) > 0 {
+		t.Errorf("the run left %v on the host still up", left)
 	}
 }

@@ -55,13 +55,14 @@ func sshURL(t *testing.T, s *sshtest.Server, dir string) string {
 }
 
 // Two hosts, both rounds: every workload stored for each host in each
-// round, the parallel round's start skew measured, nothing left behind.
+// round with the host's telemetry, the parallel round's start skew
+// measured, nothing left behind.
 func TestRunSSHHostsRounds(t *testing.T) {
 	testenv.Fio(t)
 	servers := sshFleet(t, 2, true)
 	dirs := []string{t.TempDir(), t.TempDir()}
 	req := DefaultRunRequest()
-	req.Suite, req.Telemetry = "testdata/run-tiny.yaml", false
+	req.Suite = "testdata/run-tiny.yaml"
 	req.Targets = []string{sshURL(t, servers[0], dirs[0]), sshURL(t, servers[1], dirs[1])}
 	req.Rounds = []string{result.RoundIsolated, result.RoundParallel}
 	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
@@ -82,6 +83,9 @@ func TestRunSSHHostsRounds(t *testing.T) {
 		got = append(got, res.Round+" "+res.Target+" "+res.Workload)
 		if res.Round == result.RoundParallel && result.LabelStartSkew.Of(res.Labels) == "" {
 			t.Errorf("%s %s: no %s label in the parallel round", res.Target, res.Workload, result.LabelStartSkew)
+		}
+		if res.Telemetry == nil || res.Telemetry.Totals.CPUBusy <= 0 {
+			t.Errorf("%s %s %s: no telemetry of the host: %+v", res.Round, res.Target, res.Workload, res.Telemetry)
 		}
 		if result.LabelHostname.Of(res.Labels) == "" || result.LabelFioVersion.Of(res.Labels) == "" || result.LabelFSType.Of(res.Labels) == "" {
 			t.Errorf("%s %s: host labels missing: %v", res.Target, res.Workload, res.Labels)

@@ -185,15 +185,19 @@ func (t *Target) prepareDir(ctx context.Context, f hostFacts, need runner.Need) 
 	if err := run(t.client.Command(ctx, "mkdir", "--", work)); err != nil {
 		return nil, fmt.Errorf("target %s: creating work directory %s: %w", t.name, work, err)
 	}
+	labels := t.labels(f)
+	sample, stopSampling := samplerFor(t.client, labels)
 	p := &runner.Prepared{
 		Name: t.name, Kind: "directory", Cmder: t.client, Dir: work,
-		File:   fio.File{Name: TestFileName, Size: size},
-		Labels: t.labels(f),
+		File:      fio.File{Name: TestFileName, Size: size},
+		Labels:    labels,
+		Telemetry: sample,
 		Cleanup: func(ctx context.Context) error {
+			serr := stopSampling()
 			if err := run(t.client.Command(ctx, "rm", "-rf", "--", work)); err != nil {
-				return fmt.Errorf("target %s: removing %s: %w", t.name, work, err)
+				return errors.Join(fmt.Errorf("target %s: removing %s: %w", t.name, work, err), serr)
 			}
-			return nil
+			return serr
 		},
 	}
 	if notice != "" {
@@ -281,17 +285,18 @@ func (t *Target) prepareDevice(ctx context.Context, f hostFacts, need runner.Nee
 	if dev.SizeBytes > 0 && dev.SizeBytes < size {
 		size = dev.SizeBytes
 	}
+	labels := t.labels(f)
+	sample, stopSampling := samplerFor(t.client, labels)
 	return &runner.Prepared{
 		Name: t.name, Kind: "device", Cmder: t.client,
-		File:    fio.File{Name: t.path, Size: size},
-		Labels:  t.labels(f),
-		Cleanup: func(context.Context) error { return nil },
+		File:      fio.File{Name: t.path, Size: size},
+		Labels:    labels,
+		Telemetry: sample,
+		Cleanup:   func(context.Context) error { return stopSampling() },
 	}, nil
 }
 
-// labels describe the host and the storage of the target. Telemetry is
-// not offered yet (Prepared.Telemetry nil): sampling the host needs one
-// long session streaming /proc, not built yet.
+// labels describe the host and the storage of the target.
 func (t *Target) labels(f hostFacts) map[string]string {
 	l := map[string]string{}
 	for _, k := range []result.LabelKey{result.LabelHostname, result.LabelKernel, result.LabelArch, result.LabelCPUModel,

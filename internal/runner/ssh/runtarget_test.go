@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
@@ -177,4 +178,61 @@ func TestTargetLabels(t *testing.T) {
 			t.Errorf("no label %s in %v", k, p.Labels)
 		}
 	}
+}
+
+// TestTargetTelemetry: the host is sampled through one streaming session
+// while fio writes there: CPU time and the writes on the target's disk are
+// seen, and Cleanup ends the session and removes the local copy.
+func TestTargetTelemetry(t *testing.T) {
+	testenv.Fio(t)
+	h := newHost(t)
+	dir := t.TempDir()
+	sub := sshSubject(t, h, dir, writeNeed("tel"), false)
+	p, err := sub.Target.Prepare(context.Background(), sub.Need)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Telemetry == nil {
+		t.Fatal("no telemetry offered")
+	}
+	sampler := p.Telemetry()
+	if sampler == nil {
+		t.Fatal("no sampler made")
+	}
+	if streams() == 0 {
+		t.Error("no streaming session on the host")
+	}
+	rec := sampler.Start()
+	out := output(t, p.Cmder, "fio", "--name=w", "--rw=write", "--bs=64k", "--size=32m", "--direct=1", "--time_based", "--runtime=2", "--filename="+filepath.Join(p.Dir, TestFileName))
+	tel := rec.Stop()
+	if tel == nil {
+		t.Fatalf("nothing recorded (fio said %s)", out)
+	}
+	t.Logf("device %q, missing %v, totals %+v", tel.Device, tel.Missing, tel.Totals)
+	if tel.Totals.Elapsed < 2*time.Second || tel.Totals.CPUBusy <= 0 {
+		t.Errorf("recorded %+v", tel.Totals)
+	}
+	if dev := result.LabelDevice.Of(p.Labels); dev != "" && tel.Totals.DiskWriteBytes < 32<<20 {
+		t.Errorf("%s: %d bytes written seen on %s, fio wrote at least 32 MiB", dir, tel.Totals.DiskWriteBytes, dev)
+	}
+	if err := p.Cleanup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mirrors, _ := filepath.Glob(filepath.Join(os.TempDir(), "storbench-ssh-telemetry-*"))
+	if len(mirrors) > 0 {
+		t.Errorf("telemetry copies left: %v", mirrors)
+	}
+	waitFor(t, "the streaming session to end", 10*time.Second, func() bool { return streams() == 0 })
+}
+
+// streams counts the processes running stream.sh on this machine.
+func streams() int {
+	n := 0
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, c := range cmdlines {
+		if b, err := os.ReadFile(c); err == nil && strings.Contains(string(b), "stream.sh INTERVAL") {
+			n++
+		}
+	}
+	return n
 }

@@ -169,7 +169,8 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 	r, err := (&engine.Engine{Store: st, Observer: obs}).Run(ctx, *p.plan)
 	var refused *engine.RefusedError
 	if errors.As(err, &refused) {
-		return r, refuse(err)
+		// fio missing on a host is the host's fault, as locally.
+		return r, judgeErr(err)
 	}
 	return r, err
 }

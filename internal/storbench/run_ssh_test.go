@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner/ssh"
 	"github.com/storbench/storbench/internal/runner/ssh/sshtest"
@@ -260,5 +261,56 @@ func TestRunSSHHostLostInParallelRound(t *testing.T) {
 	}
 	if left := entries(t, dirs[0]); len(left) > 0 {
 		t.Errorf("the run left %v on the host still up", left)
+	}
+}
+
+// A host without fio: the run is refused before anything is stored,
+// naming the host and saying how to install fio, and leaves nothing there. The host's sshd gives sessions a
+// PATH holding every program of this machine but fio.
+func TestRunSSHFioMissing(t *testing.T) {
+	bin := t.TempDir()
+	for _, d := range []string{"/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"} {
+		es, _ := os.ReadDir(d)
+		for _, e := range es {
+			if e.Name() != "fio" {
+				os.Symlink(filepath.Join(d, e.Name()), filepath.Join(bin, e.Name())) // the first of a name wins, as in a PATH
+			}
+		}
+	}
+	home := t.TempDir()
+	dot := filepath.Join(home, ".ssh")
+	if err := os.Mkdir(dot, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, pub := sshtest.Key(t, dot, "id_ed25519")
+	srv := sshtest.Start(t, "SetEnv PATH="+bin)
+	srv.Authorize(t, pub)
+	if err := os.WriteFile(filepath.Join(dot, "known_hosts"), []byte(srv.KnownHostsLine()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	dir := t.TempDir()
+	req := DefaultRunRequest()
+	req.Suite, req.Telemetry = "testdata/run-tiny.yaml", false
+	req.Targets = []string{sshURL(t, srv, dir)}
+	db := filepath.Join(t.TempDir(), "r.db")
+	st := store.NewLazy(db)
+	defer st.Close()
+	_, err := Run(context.Background(), st, req, nil)
+	t.Log(err)
+	var rerr *RequestError
+	if errors.As(err, &rerr) {
+		t.Errorf("fio missing on a host is not the request's fault: %v", err)
+	}
+	if _, serr := os.Stat(db); !os.IsNotExist(serr) {
+		t.Errorf("a run refused before it started created %s", db)
+	}
+	var missing *fio.MissingError
+	if !errors.As(err, &missing) || !strings.Contains(err.Error(), "apt-get install fio") || !strings.Contains(err.Error(), req.Targets[0]) {
+		t.Errorf("want fio missing on %s, with how to install it, got %v", req.Targets[0], err)
+	}
+	if left := entries(t, dir); len(left) > 0 {
+		t.Errorf("the run left %v on the host", left)
 	}
 }

@@ -4,6 +4,7 @@ p=$1
 echo "hostname=$(cat /proc/sys/kernel/hostname 2>/dev/null || hostname)"
 echo "kernel=$(uname -r)"
 echo "arch=$(uname -m)"
+command -v fio >/dev/null 2>&1 && echo "fio=$(command -v fio)"
 awk -F': *' '/^model name/ && m == "" {m = $2} /^(Model|Hardware)/ {h = $2}
   END {if (m == "") m = h; if (m != "") print "cpu_model=" m}' /proc/cpuinfo
 # block DEV_DIR: the device under /sys, its disk and what uses it.

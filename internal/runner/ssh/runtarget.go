@@ -104,6 +104,11 @@ func (t *Target) kind(ctx context.Context) (hostFacts, error) {
 	}
 	switch f.get("kind") {
 	case "directory", "device":
+		if f.get("fio") == "" {
+			// Said before anything is created or stored, in fio's words
+			// (how to install it), naming the host.
+			return nil, fmt.Errorf("target %s: no fio on %s (not in the PATH of %s's SSH sessions): %w", t.name, t.client.Name(), t.client.User(), &fio.MissingError{Binary: "fio"})
+		}
 		return f, nil
 	case "missing":
 		return nil, fmt.Errorf("target %s: %s does not exist on %s", t.name, t.path, t.client.Name())

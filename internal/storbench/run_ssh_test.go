@@ -55,16 +55,17 @@ func sshURL(t *testing.T, s *sshtest.Server, dir string) string {
 	return "ssh://" + sshtest.User(t) + "@" + s.Addr() + dir
 }
 
-// Two hosts, both rounds: every workload stored for each host in each
-// round with the host's telemetry, the parallel round's start skew
+// Two hosts and a local directory, both rounds: every workload stored for
+// each target in each round with its host's telemetry, the parallel round's start skew
 // measured, nothing left behind.
 func TestRunSSHHostsRounds(t *testing.T) {
 	testenv.Fio(t)
 	servers := sshFleet(t, 2, true)
-	dirs := []string{t.TempDir(), t.TempDir()}
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
 	req := DefaultRunRequest()
 	req.Suite = "testdata/run-tiny.yaml"
-	req.Targets = []string{sshURL(t, servers[0], dirs[0]), sshURL(t, servers[1], dirs[1])}
+	// Mixed with a directory of this host, as the issue asks.
+	req.Targets = []string{sshURL(t, servers[0], dirs[0]), dirs[2], sshURL(t, servers[1], dirs[1])}
 	req.Rounds = []string{result.RoundIsolated, result.RoundParallel}
 	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
 	defer st.Close()

@@ -315,3 +315,52 @@ func TestRunSSHFioMissing(t *testing.T) {
 		t.Errorf("the run left %v on the host", left)
 	}
 }
+
+// Ctrl-C in the middle of a parallel round on two hosts: the run stops as
+// interrupted, no fio keeps running on either host, and nothing is left
+// in either directory.
+func TestRunSSHInterrupted(t *testing.T) {
+	testenv.Fio(t)
+	servers := sshFleet(t, 2, true)
+	dirs := []string{t.TempDir(), t.TempDir()}
+	req := DefaultRunRequest()
+	req.Suite, req.Telemetry = "testdata/run-long.yaml", false
+	req.Targets = []string{sshURL(t, servers[0], dirs[0]), sshURL(t, servers[1], dirs[1])}
+	req.Rounds = []string{result.RoundParallel}
+	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
+	defer st.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	obs := &dropper{target: req.Targets[1], drop: cancel}
+	began := time.Now()
+	_, err := Run(ctx, st, req, obs)
+	if !errors.Is(err, engine.ErrInterrupted) {
+		t.Errorf("want the run interrupted, got %v", err)
+	}
+	if took := time.Since(began); took > 20*time.Second {
+		t.Errorf("the interrupted run took %s", took)
+	}
+	for _, d := range dirs {
+		if left := entries(t, d); len(left) > 0 {
+			t.Errorf("the run left %v in %s", left, d)
+		}
+		if n := fioIn(d); n > 0 {
+			t.Errorf("%d fio processes still run in %s", n, d)
+		}
+	}
+}
+
+// fioIn counts the fio processes whose working directory is under dir.
+func fioIn(dir string) int {
+	n := 0
+	comms, _ := filepath.Glob("/proc/[0-9]*/comm")
+	for _, c := range comms {
+		if b, err := os.ReadFile(c); err != nil || strings.TrimSpace(string(b)) != "fio" {
+			continue
+		}
+		if cwd, err := os.Readlink(filepath.Join(filepath.Dir(c), "cwd")); err == nil && strings.HasPrefix(cwd, dir) {
+			n++
+		}
+	}
+	return n
+}

@@ -364,3 +364,33 @@ func fioIn(dir string) int {
 	}
 	return n
 }
+
+// A host whose key changed is refused, with or without
+// --ssh-accept-new-host-keys, before anything is stored.
+func TestRunSSHChangedHostKeyRefused(t *testing.T) {
+	servers := sshFleet(t, 2, false)
+	// known_hosts records the second server's key for the first's address.
+	addr, _, _ := strings.Cut(servers[0].KnownHostsLine(), " ")
+	_, key, _ := strings.Cut(servers[1].KnownHostsLine(), " ")
+	if err := os.WriteFile(filepath.Join(os.Getenv("HOME"), ".ssh", "known_hosts"), []byte(addr+" "+key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, accept := range []bool{false, true} {
+		req := DefaultRunRequest()
+		req.Suite, req.Telemetry = "testdata/run-tiny.yaml", false
+		req.Targets = []string{sshURL(t, servers[0], t.TempDir())}
+		req.SSH.AcceptNewHostKeys = accept
+		db := filepath.Join(t.TempDir(), "r.db")
+		st := store.NewLazy(db)
+		_, err := Run(context.Background(), st, req, nil)
+		st.Close()
+		var rerr *RequestError
+		var changed *ssh.ChangedHostKeyError
+		if !errors.As(err, &rerr) || !errors.As(err, &changed) || !strings.Contains(err.Error(), "ssh-keygen -R") {
+			t.Errorf("accept new %v: want a RequestError for a changed key with the ssh-keygen -R fix, got %v", accept, err)
+		}
+		if _, serr := os.Stat(db); !os.IsNotExist(serr) {
+			t.Errorf("a refused run created %s", db)
+		}
+	}
+}

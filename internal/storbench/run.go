@@ -154,9 +154,9 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 		}
 	}
 	if len(p.hosts) > 0 {
-		targets, closeAll, err := sshTargets(ctx, &req, p.hosts)
-		if err != nil {
-			return nil, err
+		targets, closeAll, derr := sshTargets(ctx, &req, p.hosts)
+		if derr != nil {
+			return nil, derr
 		}
 		// The connections end with the run, after every target's cleanup.
 		defer func() {

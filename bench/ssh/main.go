@@ -11,6 +11,9 @@
 //   - the start skew of a gated command released on every host at once,
 //     the shape of a parallel round's start line (a line on stdin, then the
 //     remote clock is read), measured on the hosts' own clock;
+//   - with -round, a parallel round of storbench run across the hosts
+//     (ssh:// targets): the start skew the engine measures, and the whole
+//     run's time (round.go);
 //   - with -fidelity, the same fio workload (direct 4 KiB random reads) on
 //     the same file run alternately on this host and through SSH to
 //     127.0.0.1: the IOPS ratio over SSH to local.
@@ -45,11 +48,15 @@ func main() {
 	reps := flag.Int("reps", 5, "repetitions of each measurement")
 	fidelity := flag.Bool("fidelity", false, "measure IOPS over SSH against local instead")
 	dir := flag.String("dir", "/var/tmp", "where -fidelity puts its file (a filesystem with direct I/O)")
+	round := flag.Bool("round", false, "measure a parallel round of storbench run across the hosts instead")
 	flag.Parse()
 	var err error
-	if *fidelity {
+	switch {
+	case *round:
+		err = runRound(*hosts, *reps)
+	case *fidelity:
 		err = runFidelity(*dir, *reps)
-	} else {
+	default:
 		err = run(*hosts, *reps)
 	}
 	if err != nil {

@@ -29,6 +29,10 @@ type Facts interface {
 type Policy struct {
 	// Destructive lists the devices the user named with --destructive.
 	Destructive []string
+	// Resolve turns a name in Destructive into the device path Facts
+	// report; nil resolves symlinks on this host. A remote runner whose
+	// facts keep the path as named passes its own.
+	Resolve func(path string) (string, error)
 }
 
 // CheckWrite decides whether the named writers (workloads or job sections)
@@ -55,8 +59,12 @@ func (p Policy) CheckWrite(ctx context.Context, facts Facts, path string, writer
 }
 
 func (p Policy) named(resolved string) bool {
+	resolve := p.Resolve
+	if resolve == nil {
+		resolve = filepath.EvalSymlinks
+	}
 	for _, d := range p.Destructive {
-		if r, err := filepath.EvalSymlinks(d); err == nil && r == resolved {
+		if r, err := resolve(d); err == nil && r == resolved {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package storbench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/storbench/storbench/internal/contention"
@@ -31,7 +32,8 @@ type RunRequest struct {
 	Getenv func(string) string
 	// Workloads selects workloads of the suite by name; empty runs all.
 	Workloads []string
-	// Targets are directories, block devices and k8s:STORAGECLASS names.
+	// Targets are directories, block devices, k8s:STORAGECLASS names and
+	// ssh://[user@]host[:port]/path on hosts reached over SSH.
 	Targets []string
 	// Wrap, when set, wraps each target of Targets (the contention
 	// round's noise target aside) before it runs: a bench program's
@@ -57,6 +59,7 @@ type RunRequest struct {
 	LiveProgress bool
 	Measure      MeasureRequest
 	Kube         KubeRequest
+	SSH          SSHRequest
 	// Given reports whether the caller chose an option explicitly, by its
 	// flag name ("precision", "nodes"): an option given without the one it
 	// belongs to is refused. Nil means none was.
@@ -118,7 +121,7 @@ func (r *RunRequest) given(option string) bool { return r.Given != nil && r.Give
 // The error is a *RequestError when nothing could run as asked; the
 // engine's errors otherwise (engine.ErrInterrupted, engine.ErrWorkloadFailed
 // and *fio.MissingError with the stored run).
-func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observer) (*result.Run, error) {
+func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observer) (_ *result.Run, err error) {
 	p, err := buildRunPlan(&req, false)
 	if err != nil {
 		return nil, err
@@ -150,10 +153,24 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 			obs.Notice("", "skipping node "+s)
 		}
 	}
+	if len(p.hosts) > 0 {
+		targets, closeAll, derr := sshTargets(ctx, &req, p.hosts)
+		if derr != nil {
+			return nil, derr
+		}
+		// The connections end with the run, after every target's cleanup.
+		defer func() {
+			if cerr := closeAll(); cerr != nil && err == nil {
+				err = fmt.Errorf("closing SSH connections: %w", cerr)
+			}
+		}()
+		p.plan.Targets = append(p.plan.Targets, targets...)
+	}
 	r, err := (&engine.Engine{Store: st, Observer: obs}).Run(ctx, *p.plan)
 	var refused *engine.RefusedError
 	if errors.As(err, &refused) {
-		return r, refuse(err)
+		// fio missing on a host is the host's fault, as locally.
+		return r, judgeErr(err)
 	}
 	return r, err
 }
@@ -188,6 +205,9 @@ func DryRun(ctx context.Context, req RunRequest) ([]JudgedTarget, error) {
 	p, err := buildRunPlan(&req, true)
 	if err != nil {
 		return nil, err
+	}
+	if len(p.hosts) > 0 {
+		return nil, refusef("--dry-run judges local targets; ssh:// targets are judged on the host when the run prepares them")
 	}
 	return judgeLocalTargets(ctx, &req, p.plan)
 }

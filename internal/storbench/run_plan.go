@@ -14,6 +14,7 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/runner/ssh"
 	"github.com/storbench/storbench/internal/safety"
 	"github.com/storbench/storbench/internal/spec"
 )
@@ -27,6 +28,8 @@ const DefaultProbe = "etcd-fdatasync"
 type runPlan struct {
 	plan    *engine.Plan
 	classes []string
+	// hosts are the SSH targets, to be connected.
+	hosts []sshHost
 }
 
 func refusef(format string, args ...any) error { return refuse(fmt.Errorf(format, args...)) }
@@ -34,7 +37,7 @@ func refusef(format string, args ...any) error { return refuse(fmt.Errorf(format
 // buildRunPlan checks req and turns it into a plan of its local targets,
 // in the order the run command always checked its flags.
 func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
-	if len(req.Targets) == 0 {
+	if len(req.Targets) == 0 && req.SSH.Inventory == "" {
 		return nil, refusef("no target: pass --target DIR or --target /dev/DEVICE")
 	}
 	if req.Repeat < 1 {
@@ -92,7 +95,18 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 			p.classes = append(p.classes, class)
 			continue
 		}
+		if isSSHTarget(t) {
+			continue
+		}
 		plan.Targets = append(plan.Targets, wrap(req, localTarget(req, t)))
+	}
+	hosts, err := sshHosts(req, seen)
+	if err != nil {
+		return nil, err
+	}
+	p.hosts = hosts
+	if req.SSH.AcceptNewHostKeys && len(hosts) == 0 {
+		return nil, refusef("%s applies to ssh:// targets and --inventory hosts", ssh.AcceptNewFlag)
 	}
 	if err := applyMeasurement(plan, req); err != nil {
 		return nil, err

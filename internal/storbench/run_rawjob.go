@@ -34,7 +34,7 @@ type JudgedTarget struct {
 func judgeLocalTargets(ctx context.Context, req *RunRequest, plan *engine.Plan) ([]JudgedTarget, error) {
 	var out []JudgedTarget
 	for _, t := range req.Targets {
-		if _, ok, _ := splitKubeTarget(t); ok {
+		if _, ok, _ := splitKubeTarget(t); ok || isSSHTarget(t) {
 			continue
 		}
 		fi, err := os.Stat(t)

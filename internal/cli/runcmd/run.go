@@ -47,7 +47,12 @@ filesystem or partition-table signature.
 
 A target k8s:STORAGECLASS benchmarks a Kubernetes StorageClass on each chosen
 node (--nodes, --node-selector): one PVC and one fio pod per node, fio run
-through exec, everything deleted afterwards (see docs/kubernetes.md).`,
+through exec, everything deleted afterwards (see docs/kubernetes.md).
+
+A target ssh://[user@]host[:port]/path is a directory or device on a host
+reached over SSH as ssh reaches it (~/.ssh/config, ssh-agent, key files, strict
+known_hosts); --inventory FILE adds the hosts of an Ansible inventory that
+--hosts selects, each at its storbench_path or --path (see docs/ssh.md).`,
 		Example: `  storbench run --suite quick --target /tmp
   storbench run --suite standard --target /mnt/ssd --label storage=usb-ssd
   storbench run --suite etcd --target /var/lib/etcd-test --repeat 3
@@ -56,7 +61,9 @@ through exec, everything deleted afterwards (see docs/kubernetes.md).`,
   storbench run --fio-job ./job.fio --target /dev/sdb --dry-run
   storbench run --suite standard --target /dev/sdb --destructive /dev/sdb
   storbench run --suite standard --target k8s:longhorn --target k8s:local-path --nodes all --rounds isolated,parallel
-  storbench run --suite quick --target k8s:local-path --node-selector storage=nvme --size 5Gi`,
+  storbench run --suite quick --target k8s:local-path --node-selector storage=nvme --size 5Gi
+  storbench run --suite quick --target ssh://pi@pi01/mnt/ssd --target ssh://pi02/mnt/ssd --rounds isolated,parallel
+  storbench run --suite quick --inventory hosts.ini --hosts pis --path /mnt/ssd`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
@@ -64,7 +71,7 @@ through exec, everything deleted afterwards (see docs/kubernetes.md).`,
 	*r = def
 	fl.StringVar(&r.Suite, "suite", def.Suite, "built-in suite name or a suite YAML file (see: storbench suites)")
 	fl.StringVar(&r.FioJob, "fio-job", "", "run this fio job file as fio runs it (include, ${VAR}, inline comments), judged on fio's own reading, instead of a suite (docs/fio-jobs.md)")
-	fl.StringArrayVarP(&r.Targets, "target", "t", nil, "directory or block device to benchmark (repeatable)")
+	fl.StringArrayVarP(&r.Targets, "target", "t", nil, "directory, block device, k8s:STORAGECLASS or ssh://[user@]host[:port]/path to benchmark (repeatable)")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "label the run, key=value (repeatable), e.g. storage=usb-ssd")
 	addMeasureFlags(fl, r, def.Measure)
 	fl.StringArrayVar(&r.Destructive, "destructive", nil, "allow write workloads on this block device, destroying its contents (repeatable)")
@@ -76,6 +83,10 @@ through exec, everything deleted afterwards (see docs/kubernetes.md).`,
 	fl.StringVar(&r.NoiseTarget, "noise-target", "", "contention round: run the bulk writer on this directory or device instead of the probe's target")
 	fl.BoolVar(&r.Telemetry, "telemetry", def.Telemetry, "sample CPU, disk, pressure, temperature and network once a second while each workload runs")
 	addKubeFlags(fl, r, def)
+	fl.BoolVar(&r.SSH.AcceptNewHostKeys, "ssh-accept-new-host-keys", false, "ssh targets: record the key of a host not yet in known_hosts instead of refusing it (a changed key is always refused)")
+	fl.StringVar(&r.SSH.Inventory, "inventory", "", "Ansible inventory (INI or YAML) whose hosts become ssh targets")
+	fl.StringVar(&r.SSH.Hosts, "hosts", "", "--inventory: the hosts to run on, an Ansible pattern (default all)")
+	fl.StringVar(&r.SSH.Path, "path", "", "--inventory: the directory or device on every host without storbench_path")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {

@@ -32,6 +32,10 @@ func runCommand(t *testing.T, args ...string) (string, string, error) {
 // error (exit 2) in the library's words, and no database is created.
 func TestFlagsToRequest(t *testing.T) {
 	dir := t.TempDir()
+	inv := filepath.Join(dir, "hosts.ini")
+	if err := os.WriteFile(inv, []byte("[pis]\npi01 ansible_host=127.0.0.1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -45,6 +49,11 @@ func TestFlagsToRequest(t *testing.T) {
 		{"suite given with a job", []string{"-t", dir, "--suite", "standard", "--fio-job", "x.fio"}, "--suite and --fio-job are alternatives: pass one"},
 		{"dry run of a suite", []string{"-t", dir, "--dry-run"}, "--dry-run applies to --fio-job"},
 		{"rounds", []string{"-t", dir, "--rounds", "sideways"}, `--rounds "sideways": choose isolated, parallel, or isolated,parallel`},
+		{"accept-new alone", []string{"-t", dir, "--ssh-accept-new-host-keys"}, "--ssh-accept-new-host-keys applies to ssh:// targets and --inventory hosts"},
+		{"hosts without inventory", []string{"-t", dir, "--hosts", "pis"}, "--hosts and --path choose hosts of an inventory: add --inventory FILE"},
+		{"ssh target without a path", []string{"-t", "ssh://pi01"}, `target "ssh://pi01" names no path on the host: write ssh://pi01/path/to/dir or ssh://pi01/dev/DEVICE`},
+		{"inventory host without a path", []string{"--inventory", inv, "--hosts", "pis"}, "host pi01 of " + inv + " has no storbench_path: set it in the inventory or pass --path DIR"},
+		{"inventory pattern matching nothing", []string{"--inventory", inv, "--hosts", "nas", "--path", "/srv"}, `--hosts: host pattern "nas": "nas" matches no group or host in ` + inv},
 		{"bad label", []string{"-t", dir, "--label", "nokey"}, `--label "nokey": write it as key=value`},
 	}
 	for _, tt := range tests {

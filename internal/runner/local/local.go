@@ -22,10 +22,10 @@ import (
 const TestFileName = "storbench-test.dat"
 
 // MinFileSize is the smallest test file storbench reduces to when space is short.
-const MinFileSize = 32 << 20
+const MinFileSize = runner.MinFileSize
 
 // MaxFill is how full storbench may make a filesystem.
-const MaxFill = 0.90
+const MaxFill = runner.MaxFill
 
 // Options configure local targets.
 type Options struct {
@@ -227,25 +227,7 @@ func fitFileSize(dir string, want int64) (int64, string, error) {
 		return 0, "", fmt.Errorf("checking free space: %w", err)
 	}
 	bs := int64(st.Bsize)
-	total := int64(st.Blocks) * bs
-	used := total - int64(st.Bfree)*bs
-	avail := int64(st.Bavail) * bs
-	allowed := int64(float64(total)*MaxFill) - used
-	if avail < allowed {
-		allowed = avail
-	}
-	// Leave room for fio's own metadata and rounding.
-	allowed -= 1 << 20
-	if want <= allowed {
-		return want, "", nil
-	}
-	reduced := allowed &^ (1<<20 - 1)
-	if reduced >= MinFileSize {
-		return reduced, fmt.Sprintf("test file reduced from %s to %s so the filesystem stays at most %.0f%% full (%s free of %s)",
-			iec(want), iec(reduced), MaxFill*100, iec(avail), iec(total)), nil
-	}
-	return 0, "", fmt.Errorf("not enough free space: the suite needs a %s test file, but only %s can be written before the filesystem is %.0f%% full (%s free of %s; the smallest useful test file is %s)",
-		iec(want), iec(max(allowed, 0)), MaxFill*100, iec(avail), iec(total), iec(MinFileSize))
+	return runner.FitFileSize(runner.Space{Total: int64(st.Blocks) * bs, Free: int64(st.Bfree) * bs, Avail: int64(st.Bavail) * bs}, want)
 }
 
 // checkDirectIO fails early, with a reason, where the filesystem refuses
@@ -261,16 +243,4 @@ func checkDirectIO(dir string) error {
 	}
 	unix.Close(fd)
 	return os.Remove(probe)
-}
-
-func iec(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", b)
 }

@@ -1,0 +1,324 @@
+package ssh
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/safety"
+)
+
+// factsScript reads a target path and its host in one session (see
+// facts.sh).
+//
+//go:embed facts.sh
+var factsScript string
+
+// TestFileName is the file storbench writes inside its work directory on
+// a host, as on this one.
+const TestFileName = "storbench-test.dat"
+
+// TargetOptions configure SSH targets.
+type TargetOptions struct {
+	// Destructive lists the targets the user explicitly allowed writes to,
+	// written as the target is (ssh://host/dev/sdb).
+	Destructive []string
+}
+
+// Target is a directory or a block device on a host reached over SSH: the
+// local runner's contract, with every fact read on the host through the
+// connection.
+type Target struct {
+	name   string
+	client *Client
+	path   string
+	opts   TargetOptions
+}
+
+var (
+	_ runner.Target  = (*Target)(nil)
+	_ runner.Checker = (*Target)(nil)
+)
+
+// NewTarget returns the target at path (absolute, a directory or a device)
+// on the host client is connected to; name is how results name it
+// (ssh://host/path). The caller closes client once the run is over.
+func NewTarget(name string, client *Client, path string, opts TargetOptions) *Target {
+	return &Target{name: name, client: client, path: path, opts: opts}
+}
+
+// TargetName is how results name path on the host called host.
+func TargetName(host, path string) string { return "ssh://" + host + path }
+
+// Name implements runner.Target.
+func (t *Target) Name() string { return t.name }
+
+// hostFacts is what facts.sh said: one value per key, except the lists
+// (mount, holder, partition, swap).
+type hostFacts map[string][]string
+
+func (f hostFacts) get(key string) string {
+	if v := f[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// facts reads the target path and its host.
+func (t *Target) facts(ctx context.Context) (hostFacts, error) {
+	out, err := execx.Output(t.client.Command(ctx, "sh", "-c", factsScript, "sh", t.path))
+	var re *execx.RunError
+	if errors.As(err, &re) {
+		// The script itself is no help to the reader; what it said is.
+		return nil, fmt.Errorf("target %s: reading %s on %s failed (exit code %d): %s", t.name, t.path, t.client.Name(), re.ExitCode, strings.TrimSpace(re.Stderr))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("target %s: reading %s on the host: %w", t.name, t.path, err)
+	}
+	f := hostFacts{}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			f[k] = append(f[k], strings.TrimSpace(v))
+		}
+	}
+	return f, nil
+}
+
+// kind reads the facts and refuses what is neither a directory nor a
+// block device.
+func (t *Target) kind(ctx context.Context) (hostFacts, error) {
+	f, err := t.facts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch f.get("kind") {
+	case "directory", "device":
+		if f.get("fio") == "" {
+			// Said before anything is created or stored, in fio's words
+			// (how to install it), naming the host.
+			return nil, fmt.Errorf("target %s: no fio on %s (not in the PATH of %s's SSH sessions): %w", t.name, t.client.Name(), t.client.User(), &fio.MissingError{Binary: "fio"})
+		}
+		return f, nil
+	case "missing":
+		return nil, fmt.Errorf("target %s: %s does not exist on %s", t.name, t.path, t.client.Name())
+	}
+	return nil, fmt.Errorf("target %s is neither a directory nor a block device", t.name)
+}
+
+// Check implements runner.Checker: the safety and free-space rules, read on
+// the host, without creating anything.
+func (t *Target) Check(ctx context.Context, need runner.Need) error {
+	f, err := t.kind(ctx)
+	if err != nil {
+		return err
+	}
+	if f.get("kind") == "device" {
+		return t.checkDevice(ctx, f, need)
+	}
+	_, _, err = t.fitDir(f, need)
+	return err
+}
+
+// Prepare implements runner.Target.
+func (t *Target) Prepare(ctx context.Context, need runner.Need) (*runner.Prepared, error) {
+	f, err := t.kind(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if f.get("kind") == "device" {
+		return t.prepareDevice(ctx, f, need)
+	}
+	return t.prepareDir(ctx, f, need)
+}
+
+// fitDir refuses a directory fio cannot write in or that lacks space, and
+// returns the test file's size with a notice when it was reduced.
+func (t *Target) fitDir(f hostFacts, need runner.Need) (int64, string, error) {
+	if f.get("ro") == "1" {
+		return 0, "", fmt.Errorf("target %s: the filesystem is mounted read-only, so fio cannot create its test file here: choose a writable directory or remount it read-write", t.name)
+	}
+	if f.get("writable") != "1" {
+		return 0, "", fmt.Errorf("target %s: %s cannot create files here: fio needs to create its test file; choose a directory %s can write to", t.name, t.client.User(), t.client.User())
+	}
+	space, err := parseSpace(f.get("space"))
+	if err != nil {
+		return 0, "", fmt.Errorf("target %s: checking free space: %w", t.name, err)
+	}
+	size, notice, err := runner.FitFileSize(space, need.FileSize)
+	if err != nil {
+		return 0, "", fmt.Errorf("target %s: %w", t.name, err)
+	}
+	return size, notice, nil
+}
+
+// parseSpace reads stat -f's "%S %b %f %a": block size, blocks, free
+// blocks, blocks available to users.
+func parseSpace(s string) (runner.Space, error) {
+	var n [4]int64
+	fields := strings.Fields(s)
+	if len(fields) != len(n) {
+		return runner.Space{}, fmt.Errorf("stat -f said %q", s)
+	}
+	for i, v := range fields {
+		var err error
+		if n[i], err = strconv.ParseInt(v, 10, 64); err != nil {
+			return runner.Space{}, fmt.Errorf("stat -f said %q", s)
+		}
+	}
+	return runner.Space{Total: n[1] * n[0], Free: n[2] * n[0], Avail: n[3] * n[0]}, nil
+}
+
+func (t *Target) prepareDir(ctx context.Context, f hostFacts, need runner.Need) (*runner.Prepared, error) {
+	size, notice, err := t.fitDir(f, need)
+	if err != nil {
+		return nil, err
+	}
+	work := path.Join(t.path, "storbench-"+need.RunID)
+	// mkdir without -p: the directory must be new, so cleanup removes only
+	// what this run created.
+	if err := run(t.client.Command(ctx, "mkdir", "--", work)); err != nil {
+		return nil, fmt.Errorf("target %s: creating work directory %s: %w", t.name, work, err)
+	}
+	labels := t.labels(f)
+	sample, stopSampling := samplerFor(t.client, labels)
+	p := &runner.Prepared{
+		Name: t.name, Kind: "directory", Cmder: t.client, Dir: work,
+		File:      fio.File{Name: TestFileName, Size: size},
+		Labels:    labels,
+		Telemetry: sample,
+		Cleanup: func(ctx context.Context) error {
+			serr := stopSampling()
+			if err := run(t.client.Command(ctx, "rm", "-rf", "--", work)); err != nil {
+				return errors.Join(fmt.Errorf("target %s: removing %s: %w", t.name, work, err), serr)
+			}
+			return serr
+		},
+	}
+	if notice != "" {
+		p.Notices = append(p.Notices, notice)
+	}
+	if need.Direct {
+		if err := t.checkDirectIO(ctx, work); err != nil {
+			return nil, errors.Join(err, p.Cleanup(context.WithoutCancel(ctx)))
+		}
+	}
+	switch fs := result.LabelFSType.Of(p.Labels); fs {
+	case "tmpfs", "ramfs":
+		p.Notices = append(p.Notices, fs+" keeps files in memory: these figures measure RAM, not a disk")
+	}
+	return p, nil
+}
+
+// checkDirectIO fails early, with a reason, where the host's filesystem
+// refuses O_DIRECT.
+func (t *Target) checkDirectIO(ctx context.Context, work string) error {
+	probe := path.Join(work, ".direct-io-probe")
+	err := run(t.client.Command(ctx, "dd", "if=/dev/zero", "of="+probe, "bs=4096", "count=1", "oflag=direct"))
+	if err != nil {
+		return fmt.Errorf("target %s: the filesystem refused a direct I/O (O_DIRECT) write, which storbench uses to measure the disk rather than the page cache: choose a directory on the disk you want to measure (%w)", t.name, err)
+	}
+	return nil
+}
+
+// remoteDevice reads a device on the host for the safety owner: its size
+// and signatures through safety.CmderFacts, and what facts.sh saw use it
+// (mounts, holders, partitions, swap, the kernel's read-only flag).
+type remoteDevice struct {
+	cmder execx.Cmder
+	facts hostFacts
+}
+
+func (r remoteDevice) Device(ctx context.Context, p string) (*safety.Device, error) {
+	d, err := safety.CmderFacts{Cmder: r.cmder}.Device(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	d.Name = r.facts.get("device")
+	d.Mounts = r.facts["mount"]
+	d.Holders = r.facts["holder"]
+	d.Partitions = r.facts["partition"]
+	d.Swaps = r.facts["swap"]
+	d.ReadOnly = r.facts.get("ro") == "1"
+	if d.Name == "" {
+		d.Unproven = append(d.Unproven, "the host's /sys says nothing of "+p+", so its mounts and holders are unknown")
+	}
+	return d, nil
+}
+
+// policy is what the user allowed, for this target: its device when the
+// user named the target itself with --destructive.
+func (t *Target) policy() safety.Policy {
+	p := safety.Policy{Resolve: func(s string) (string, error) { return s, nil }}
+	if slices.Contains(t.opts.Destructive, t.name) {
+		p.Destructive = []string{t.path}
+	}
+	return p
+}
+
+// checkDevice asks the safety owner whether the suite's writers may write
+// to the device, from facts read on the host.
+func (t *Target) checkDevice(ctx context.Context, f hostFacts, need runner.Need) error {
+	if len(need.Writers) == 0 {
+		return nil
+	}
+	if err := t.policy().CheckWrite(ctx, remoteDevice{t.client, f}, t.path, need.Writers); err != nil {
+		return fmt.Errorf("target %s: %w", t.name, err)
+	}
+	return nil
+}
+
+func (t *Target) prepareDevice(ctx context.Context, f hostFacts, need runner.Need) (*runner.Prepared, error) {
+	if err := t.checkDevice(ctx, f, need); err != nil {
+		return nil, err
+	}
+	dev, err := remoteDevice{t.client, f}.Device(ctx, t.path)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.name, err)
+	}
+	size := need.FileSize
+	if dev.SizeBytes > 0 && dev.SizeBytes < size {
+		size = dev.SizeBytes
+	}
+	labels := t.labels(f)
+	sample, stopSampling := samplerFor(t.client, labels)
+	return &runner.Prepared{
+		Name: t.name, Kind: "device", Cmder: t.client,
+		File:      fio.File{Name: t.path, Size: size},
+		Labels:    labels,
+		Telemetry: sample,
+		Cleanup:   func(context.Context) error { return stopSampling() },
+	}, nil
+}
+
+// labels describe the host and the storage of the target.
+func (t *Target) labels(f hostFacts) map[string]string {
+	l := map[string]string{}
+	for _, k := range []result.LabelKey{result.LabelHostname, result.LabelKernel, result.LabelArch, result.LabelCPUModel,
+		result.LabelFSType, result.LabelMountPoint, result.LabelMountSource,
+		result.LabelDevice, result.LabelDisk, result.LabelDeviceModel, result.LabelRotational} {
+		if v := f.get(string(k)); v != "" {
+			k.Set(l, v)
+		}
+	}
+	if result.LabelDisk.Of(l) == result.LabelDevice.Of(l) {
+		delete(l, string(result.LabelDisk))
+	}
+	return l
+}
+
+// run runs cmd, keeping what it says on stderr in the error.
+func run(cmd execx.Cmd) error {
+	_, err := execx.Output(cmd)
+	return err
+}

@@ -1,0 +1,159 @@
+package storbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/storbench/storbench/internal/inventory"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/ssh"
+)
+
+// SSHTargetPrefix marks a target on a host reached over SSH:
+// ssh://[user@]host[:port]/path (docs/ssh.md).
+const SSHTargetPrefix = "ssh://"
+
+// SSHRequest says how hosts are reached over SSH, and which hosts of an
+// Ansible inventory to add as targets.
+type SSHRequest struct {
+	// AcceptNewHostKeys records the key of a host not yet in known_hosts
+	// instead of refusing it (StrictHostKeyChecking=accept-new). A changed
+	// key is refused all the same.
+	AcceptNewHostKeys bool
+	// Inventory is an Ansible inventory (INI or YAML); its hosts that Hosts
+	// selects become targets, each at its storbench_path or else Path.
+	Inventory string
+	Hosts     string // an Ansible host pattern; "" is all
+	Path      string
+}
+
+// sshHost is one SSH target to connect: its name in results, how to reach
+// the host, and the path there.
+type sshHost struct {
+	name string
+	opts ssh.Options
+	path string
+}
+
+func isSSHTarget(t string) bool { return strings.HasPrefix(t, SSHTargetPrefix) }
+
+// sshHosts reads the request's ssh:// targets and inventory hosts, in that
+// order, refusing a target named twice.
+func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
+	var hosts []sshHost
+	for _, t := range req.Targets {
+		if !isSSHTarget(t) {
+			continue
+		}
+		o, path, err := ssh.ParseTarget(t)
+		if err != nil {
+			return nil, refuse(err)
+		}
+		hosts = append(hosts, sshHost{name: t, opts: o, path: path})
+	}
+	s := req.SSH
+	if s.Inventory == "" {
+		if s.Hosts != "" || s.Path != "" {
+			return nil, refusef("--hosts and --path choose hosts of an inventory: add --inventory FILE")
+		}
+		return hosts, nil
+	}
+	inv, err := inventory.Load(s.Inventory)
+	if err != nil {
+		return nil, refuse(err)
+	}
+	pattern := s.Hosts
+	if pattern == "" {
+		pattern = "all"
+	}
+	selected, err := inv.Select(pattern)
+	if err != nil {
+		return nil, refuse(fmt.Errorf("--hosts: %w", err))
+	}
+	if len(selected) == 0 {
+		return nil, refusef("--hosts %s selects no host of %s", pattern, s.Inventory)
+	}
+	for _, h := range selected {
+		path := h.Path
+		if path == "" {
+			path = s.Path
+		}
+		if path == "" {
+			return nil, refusef("host %s of %s has no storbench_path: set it in the inventory or pass --path DIR", h.Name, s.Inventory)
+		}
+		if !strings.HasPrefix(path, "/") {
+			return nil, refusef("host %s: path %q is not absolute", h.Name, path)
+		}
+		if h.Connection != "" && h.Connection != "ssh" {
+			return nil, refusef("host %s of %s has ansible_connection %s: storbench reaches inventory hosts over SSH only", h.Name, s.Inventory, h.Connection)
+		}
+		name := ssh.TargetName(h.Name, path)
+		if seen[name] {
+			return nil, refusef("target %s is given twice (--target and --inventory)", name)
+		}
+		seen[name] = true
+		hosts = append(hosts, sshHost{name: name, opts: ssh.ForHost(h), path: path})
+	}
+	return hosts, nil
+}
+
+// sshTargets connects to every host at once, one connection per host
+// however many of its paths are targets, and returns the targets and a
+// close that ends the connections. A host key storbench may not trust is
+// the request's fault (*RequestError), naming the fingerprint and the flag;
+// a host that cannot be reached is named in the error. On error every
+// connection made is closed.
+func sshTargets(ctx context.Context, req *RunRequest, hosts []sshHost) ([]runner.Target, func() error, error) {
+	type conn struct {
+		opts   ssh.Options
+		client *ssh.Client
+		err    error
+	}
+	conns := map[string]*conn{}
+	var keys []string
+	connOf := func(h sshHost) (string, ssh.Options) {
+		o := h.opts
+		o.AcceptNew = req.SSH.AcceptNewHostKeys
+		return fmt.Sprintf("%+v", o), o
+	}
+	for _, h := range hosts {
+		if key, o := connOf(h); conns[key] == nil {
+			conns[key] = &conn{opts: o}
+			keys = append(keys, key)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, k := range keys {
+		c := conns[k]
+		wg.Go(func() { c.client, c.err = ssh.Dial(ctx, c.opts) })
+	}
+	wg.Wait()
+	closeAll := func() error {
+		var errs []error
+		for _, k := range keys {
+			if c := conns[k]; c.client != nil {
+				errs = append(errs, c.client.Close())
+			}
+		}
+		return errors.Join(errs...)
+	}
+	var targets []runner.Target
+	for _, h := range hosts {
+		key, _ := connOf(h)
+		c := conns[key]
+		if c.err != nil {
+			closeAll()
+			var unknown *ssh.UnknownHostError
+			var changed *ssh.ChangedHostKeyError
+			if errors.As(c.err, &unknown) || errors.As(c.err, &changed) {
+				return nil, nil, refuse(fmt.Errorf("target %s: %w", h.name, c.err))
+			}
+			return nil, nil, fmt.Errorf("target %s: %w", h.name, c.err)
+		}
+		targets = append(targets, wrap(req, ssh.NewTarget(h.name, c.client, h.path, ssh.TargetOptions{Destructive: req.Destructive})))
+	}
+	return targets, closeAll, nil
+}

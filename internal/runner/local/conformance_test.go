@@ -3,7 +3,6 @@ package local
 import (
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -21,34 +20,21 @@ func writeNeed(id string) runner.Need {
 // dirSubject is a directory target; leftovers are entries that were not
 // there before.
 func dirSubject(t *testing.T, dir string, need runner.Need) runnertest.Subject {
-	before := listing(dir)
+	before := runnertest.Listing(dir)
 	return runnertest.Subject{
 		Target: NewTarget(dir, Options{}),
 		Need:   need,
 		Leftovers: func() []string {
 			var left []string
-			for _, e := range strings.Split(listing(dir), "\n") {
+			for _, e := range strings.Split(runnertest.Listing(dir), "\n") {
 				if e != "" && !strings.Contains("\n"+before+"\n", "\n"+e+"\n") {
 					left = append(left, e)
 				}
 			}
 			return left
 		},
-		State: func() string { return listing(dir) },
+		State: func() string { return runnertest.Listing(dir) },
 	}
-}
-
-// listing is every path under dir with its size.
-func listing(dir string) string {
-	var out []string
-	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && p != dir {
-			out = append(out, strings.TrimPrefix(p, dir))
-		}
-		return nil
-	})
-	sort.Strings(out)
-	return strings.Join(out, "\n")
 }
 
 func TestDirectoryTargetConformance(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -273,4 +274,18 @@ func FioChildren() []string {
 		}
 	}
 	return out
+}
+
+// Listing is every path under dir, relative to it and sorted, one per line:
+// a TargetSuite's State for a target whose files are on this host.
+func Listing(dir string) string {
+	var out []string
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && p != dir {
+			out = append(out, strings.TrimPrefix(p, dir))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return strings.Join(out, "\n")
 }

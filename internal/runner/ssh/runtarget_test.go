@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -31,34 +30,21 @@ func sshSubject(t *testing.T, h host, path string, need runner.Need, destructive
 	}
 	sub := runnertest.Subject{Target: NewTarget(name, c, path, opts), Need: need, Leftovers: func() []string { return nil }}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		before := listing(path)
+		before := runnertest.Listing(path)
 		sub.Leftovers = func() []string {
 			var left []string
-			for _, e := range strings.Split(listing(path), "\n") {
+			for _, e := range strings.Split(runnertest.Listing(path), "\n") {
 				if e != "" && !strings.Contains("\n"+before+"\n", "\n"+e+"\n") {
 					left = append(left, e)
 				}
 			}
 			return left
 		}
-		sub.State = func() string { return listing(path) }
+		sub.State = func() string { return runnertest.Listing(path) }
 	} else if err == nil {
 		sub.State = func() string { return safetytest.Sum(t, path) }
 	}
 	return sub
-}
-
-// listing is every path under dir.
-func listing(dir string) string {
-	var out []string
-	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && p != dir {
-			out = append(out, strings.TrimPrefix(p, dir))
-		}
-		return nil
-	})
-	sort.Strings(out)
-	return strings.Join(out, "\n")
 }
 
 func TestDirectoryTargetConformance(t *testing.T) {

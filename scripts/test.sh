@@ -22,8 +22,8 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   fi
 fi
 go test -count=1 -timeout 30m ./...
-# Each importer fuzz target for a few seconds (the seed corpus ran above).
-bash scripts/fuzz-brief.sh 4
+# Each importer fuzz target for 5000 executions (the seed corpus ran above).
+bash scripts/fuzz-brief.sh 5000
 # Kubernetes integration: a real control plane, kwok nodes and one real node on
 # loopback (needs root and ../shared/k8s; builds its binaries once, ~11 min).
 bash scripts/k8s-integration.sh

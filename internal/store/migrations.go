@@ -90,4 +90,10 @@ var migrations = []string{
 	ALTER TABLE runs ADD COLUMN proc_start INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE runs ADD COLUMN boot_id TEXT NOT NULL DEFAULT '';
 	ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';`,
+	// 5: indexes for the dashboard and the history of a target: runs by
+	// status or suite in time order, and results by target and workload
+	// (the runs list's target filter, a target x workload over time).
+	`CREATE INDEX runs_status_started ON runs(status, started_ns);
+	CREATE INDEX runs_suite_started ON runs(suite, started_ns);
+	CREATE INDEX result_figures_target ON result_figures(target, workload, run_id);`,
 }

@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/storbench/storbench/internal/result"
+)
+
+func TestRunFilter(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t)
+	day := func(d int) time.Time { return time.Date(2026, 3, d, 12, 0, 0, 0, time.UTC) }
+	runs := []struct {
+		id, suite, target string
+		status            result.Status
+		started           time.Time
+		runLabels         map[string]string
+		resultLabels      map[string]string
+		noResult          bool
+	}{
+		{"r1", "quick", "/mnt/a", result.StatusComplete, day(1), map[string]string{"site": "home"}, map[string]string{"storage": "ssd"}, false},
+		{"r2", "standard", "/mnt/b", result.StatusComplete, day(2), nil, map[string]string{"storage": "hdd"}, false},
+		{"r3", "quick", "/mnt/b", result.StatusFailed, day(3), map[string]string{"site": "lab"}, map[string]string{"storage": "hdd"}, false},
+		{"r4", "quick", "/mnt/c", result.StatusRunning, day(4), map[string]string{"site": "home"}, nil, true},
+	}
+	for _, r := range runs {
+		run := &result.Run{ID: r.id, Suite: r.suite, Status: r.status, Started: r.started, Targets: []string{r.target}, Labels: r.runLabels}
+		if err := s.CreateRun(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		if r.noResult {
+			continue
+		}
+		res := sample(r.id, "seq-read")
+		res.Target, res.Labels = r.target, r.resultLabels
+		if err := s.AddResult(ctx, res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		f    RunFilter
+		want []string
+	}{
+		{"all, newest first", RunFilter{}, []string{"r4", "r3", "r2", "r1"}},
+		{"limit", RunFilter{Limit: 2}, []string{"r4", "r3"}},
+		{"second page", RunFilter{Limit: 2, Offset: 2}, []string{"r2", "r1"}},
+		{"offset alone", RunFilter{Offset: 3}, []string{"r1"}},
+		{"suite", RunFilter{Suite: "quick"}, []string{"r4", "r3", "r1"}},
+		{"status", RunFilter{Status: result.StatusFailed}, []string{"r3"}},
+		{"target of a result", RunFilter{Target: "/mnt/b"}, []string{"r3", "r2"}},
+		{"target of a run with no result yet", RunFilter{Target: "/mnt/c"}, []string{"r4"}},
+		{"run label", RunFilter{Labels: map[string]string{"site": "home"}}, []string{"r4", "r1"}},
+		{"result label", RunFilter{Labels: map[string]string{"storage": "hdd"}}, []string{"r3", "r2"}},
+		{"two labels", RunFilter{Labels: map[string]string{"storage": "hdd", "site": "lab"}}, []string{"r3"}},
+		{"since", RunFilter{Since: day(3)}, []string{"r4", "r3"}},
+		{"until", RunFilter{Until: day(2)}, []string{"r1"}},
+		{"since and until", RunFilter{Since: day(2), Until: day(4)}, []string{"r3", "r2"}},
+		{"nothing", RunFilter{Target: "/mnt/z"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s.Runs(ctx, tc.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, r := range got {
+				ids = append(ids, r.ID)
+			}
+			if !slices.Equal(ids, tc.want) {
+				t.Errorf("runs %v, want %v", ids, tc.want)
+			}
+		})
+	}
+	if _, err := s.Runs(ctx, RunFilter{Labels: map[string]string{`a"b`: "x"}}); err == nil {
+		t.Error("a label key with a quote was accepted")
+	}
+}
+
+// The dashboard's queries use the indexes of migration 5, not a scan of
+// every result.
+func TestRunFilterUsesIndexes(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t)
+	where, args, err := runWhere(RunFilter{Target: "/mnt/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT id FROM runs WHERE `+where+` ORDER BY started_ns DESC`, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if !slices.ContainsFunc(plan, func(d string) bool {
+		return d == "SEARCH result_figures USING COVERING INDEX result_figures_target (target=?)"
+	}) {
+		t.Errorf("the target filter does not use result_figures_target:\n%v", plan)
+	}
+}

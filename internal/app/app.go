@@ -26,6 +26,7 @@ import (
 	"github.com/storbench/storbench/internal/cli/reportcmd"
 	"github.com/storbench/storbench/internal/cli/runcmd"
 	"github.com/storbench/storbench/internal/cli/runscmd"
+	"github.com/storbench/storbench/internal/cli/servecmd"
 	"github.com/storbench/storbench/internal/cli/showcmd"
 	"github.com/storbench/storbench/internal/cli/suitescmd"
 	"github.com/storbench/storbench/internal/spec"
@@ -113,6 +114,7 @@ func NewRootCommand(d cli.Deps) *cobra.Command {
 		doctorcmd.NewCommand(d),
 		classescmd.NewCommand(d),
 		cleanupcmd.NewCommand(d),
+		servecmd.NewCommand(d),
 	)
 	return root
 }

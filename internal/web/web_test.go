@@ -56,7 +56,7 @@ func newFixture(t *testing.T, measure bool) *fixture {
 	if measure {
 		testenv.Fio(t)
 		run, err := storbench.Run(ctx, st, storbench.RunRequest{Suite: "testdata/dash-tiny.yaml", Targets: []string{t.TempDir()},
-			Labels: map[string]string{"storage": "tmp"}, Repeat: 1, Telemetry: true}, nil)
+			Labels: map[string]string{"storage": "tmp"}, Repeat: 1, Telemetry: true, Round: result.RoundIsolated}, nil)
 		if err != nil {
 			t.Fatalf("measuring: %v", err)
 		}

@@ -43,8 +43,12 @@ func Runs(ctx context.Context, st store.Reader, req RunsRequest) ([]result.Run, 
 		Target: req.Target, Labels: req.Labels, Since: req.Since, Until: req.Until}
 	judged := req.Status == result.StatusRunning || req.Status == result.StatusAbandoned
 	if judged {
-		// Both are stored as running: narrow in the store, judge here.
-		filter.Limit, filter.Offset, filter.Status = 0, 0, result.StatusRunning
+		// A run is judged abandoned here when its process is gone, or was
+		// stored so by cleanup: only running ones can be running.
+		filter.Limit, filter.Offset, filter.Status = 0, 0, ""
+		if req.Status == result.StatusRunning {
+			filter.Status = result.StatusRunning
+		}
 	}
 	all, err := st.Runs(ctx, filter)
 	if err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,7 +86,7 @@ func TestRunFilter(t *testing.T) {
 func TestRunFilterUsesIndexes(t *testing.T) {
 	ctx := context.Background()
 	s, _ := open(t)
-	where, args, err := runWhere(RunFilter{Target: "/mnt/a"})
+	where, args, err := runWhere(RunFilter{Target: "/mnt/a", Labels: map[string]string{"storage": "ssd"}}, s.version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +104,56 @@ func TestRunFilterUsesIndexes(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	if !slices.ContainsFunc(plan, func(d string) bool {
-		return d == "SEARCH result_figures USING COVERING INDEX result_figures_target (target=?)"
-	}) {
-		t.Errorf("the target filter does not use result_figures_target:\n%v", plan)
+	for _, want := range []string{"SEARCH result_figures USING COVERING INDEX result_figures_target (target=?)",
+		"SEARCH result_labels USING PRIMARY KEY (key=? AND value=?)"} {
+		if !slices.Contains(plan, want) {
+			t.Errorf("the plan has no %q:\n%s", want, strings.Join(plan, "\n"))
+		}
 	}
+}
+
+// A database of schema 4 filters by label as it is (read-only, not
+// migrated), and migration 5 indexes the labels of the results it holds.
+func TestLabelFilterAcrossMigration5(t *testing.T) {
+	ctx := context.Background()
+	s, path := open(t)
+	if err := s.CreateRun(ctx, &result.Run{ID: "old", Suite: "quick", Status: result.StatusComplete, Started: time.Unix(100, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddResult(ctx, sample("old", "seq-read")); err != nil { // storage=ssd
+		t.Fatal(err)
+	}
+	for _, q := range []string{"DROP TABLE result_labels", "DROP INDEX runs_status_started", "DROP INDEX runs_suite_started",
+		"DROP INDEX result_figures_target", "PRAGMA user_version = 4"} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	want := func(st Store, stage string) {
+		t.Helper()
+		runs, err := st.Runs(ctx, RunFilter{Labels: map[string]string{"storage": "ssd"}})
+		if err != nil || len(runs) != 1 {
+			t.Errorf("%s: %d runs, %v; want the one", stage, len(runs), err)
+		}
+		none, err := st.Runs(ctx, RunFilter{Labels: map[string]string{"storage": "hdd"}})
+		if err != nil || len(none) != 0 {
+			t.Errorf("%s: %d runs for storage=hdd, %v", stage, len(none), err)
+		}
+	}
+	ro, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(ro, "schema 4, read-only")
+	ro.Close()
+	rw, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	if rw.version != len(migrations) {
+		t.Fatalf("schema %d after opening, want %d", rw.version, len(migrations))
+	}
+	want(rw, "migrated")
 }

@@ -485,6 +485,10 @@ func insertResult(ctx context.Context, tx *sql.Tx, r *result.Result) (int64, err
 	if err != nil {
 		return 0, err
 	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO result_labels(key, value, run_id) SELECT key, value, ? FROM json_each(?)`,
+		r.RunID, string(labels)); err != nil {
+		return 0, fmt.Errorf("storing labels of %s on %s: %w", r.Workload, r.Target, err)
+	}
 	if err := insertFigures(ctx, tx, id, r, string(labels)); err != nil {
 		return 0, err
 	}
@@ -539,7 +543,7 @@ func (s *SQLite) Run(ctx context.Context, idOrPrefix string) (*result.Run, error
 }
 
 func (s *SQLite) Runs(ctx context.Context, f RunFilter) ([]result.Run, error) {
-	where, args, err := runWhere(f)
+	where, args, err := runWhere(f, s.version)
 	if err != nil {
 		return nil, err
 	}
@@ -557,8 +561,9 @@ func (s *SQLite) Runs(ctx context.Context, f RunFilter) ([]result.Run, error) {
 	return scanRuns(rows)
 }
 
-// runWhere is the WHERE clause of a RunFilter and its arguments.
-func runWhere(f RunFilter) (string, []any, error) {
+// runWhere is the WHERE clause of a RunFilter and its arguments on a
+// database of this schema version.
+func runWhere(f RunFilter, version int) (string, []any, error) {
 	conds := []string{"1=1"}
 	var args []any
 	add := func(cond string, a ...any) {
@@ -592,8 +597,15 @@ func runWhere(f RunFilter) (string, []any, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		add(`(json_extract(runs.labels, ?) = ? OR EXISTS (SELECT 1 FROM result_figures rf WHERE rf.run_id = runs.id AND json_extract(rf.labels, ?) = ?))`,
-			path, f.Labels[k], path, f.Labels[k])
+		if version < 5 { // no result_labels: look into every result
+			add(`(json_extract(runs.labels, ?) = ? OR EXISTS (SELECT 1 FROM result_figures rf WHERE rf.run_id = runs.id AND json_extract(rf.labels, ?) = ?))`,
+				path, f.Labels[k], path, f.Labels[k])
+			continue
+		}
+		// A run's labels are on its results too, but a run with none
+		// stored yet has only its own.
+		add(`(id IN (SELECT run_id FROM result_labels WHERE key = ? AND value = ?) OR json_extract(runs.labels, ?) = ?)`,
+			k, f.Labels[k], path, f.Labels[k])
 	}
 	return strings.Join(conds, " AND "), args, nil
 }

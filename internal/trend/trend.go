@@ -218,19 +218,21 @@ func orDefault[T int | float64](v, def T) T {
 	return v
 }
 
-// Sort orders judgements worst first: by verdict severity, then by how far
-// the level moved for the worse, then by target, workload and round.
-func Sort(js []Judgement) {
-	slices.SortStableFunc(js, func(a, b Judgement) int {
-		if c := cmp.Compare(b.Verdict.Severity(), a.Verdict.Severity()); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.worsening(), a.worsening()); c != 0 {
-			return c
-		}
-		return cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Workload, b.Workload),
-			cmp.Compare(a.Round, b.Round), cmp.Compare(a.Metric, b.Metric))
-	})
+// Sort orders judgements worst first (see Compare).
+func Sort(js []Judgement) { slices.SortStableFunc(js, Compare) }
+
+// Compare orders judgements worst first: by verdict severity, then by how
+// far the level moved for the worse, then by target, workload, round and
+// metric. It suits slices.SortFunc.
+func Compare(a, b Judgement) int {
+	if c := cmp.Compare(b.Verdict.Severity(), a.Verdict.Severity()); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.worsening(), a.worsening()); c != 0 {
+		return c
+	}
+	return cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Workload, b.Workload),
+		cmp.Compare(a.Round, b.Round), cmp.Compare(a.Metric, b.Metric))
 }
 
 // worsening is Delta turned so that positive is worse.

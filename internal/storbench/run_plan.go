@@ -127,10 +127,17 @@ func localTarget(req *RunRequest, path string) runner.Target {
 // applyMeasurement puts the measurement checks into the plan.
 func applyMeasurement(plan *engine.Plan, req *RunRequest) error {
 	m := req.Measure
-	if m.RepeatAuto || m.DefeatCache || m.Precondition {
+	// Repeating until precise and preconditioning are per target, one at a
+	// time; the checks (cache, CPU, steady state) and --defeat-cache apply
+	// in every round. The contention round's probe is a sync write that no
+	// cache answers, so --defeat-cache has nothing to do there.
+	if m.RepeatAuto || m.Precondition {
 		if req.Round == result.RoundContention || slices.Contains(req.Rounds, result.RoundParallel) {
-			return refusef("--repeat auto, --defeat-cache and --precondition apply to isolated rounds: run the contention or parallel round separately")
+			return refusef("--repeat auto and --precondition apply to the isolated round: run the contention or parallel round separately")
 		}
+	}
+	if m.DefeatCache && req.Round == result.RoundContention {
+		return refusef("--defeat-cache applies to suite workloads; the contention round's probe is a sync write no cache answers")
 	}
 	if m.RepeatAuto {
 		if m.Precision <= 0 || m.Precision >= 100 {

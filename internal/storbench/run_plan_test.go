@@ -215,6 +215,14 @@ func TestMeasurementRequest(t *testing.T) {
 				}
 			}
 		}},
+		{"defeat cache in the parallel round", func(r *RunRequest) {
+			r.Measure.DefeatCache, r.Rounds = true, []string{"isolated", "parallel"}
+			r.Labels = map[string]string{string(result.LabelMemBytes): "1073741824"}
+		}, nil, "", func(t *testing.T, p *engine.Plan) {
+			if !p.Measurement.DropCaches || len(p.Rounds) != 2 {
+				t.Errorf("drop caches %v, rounds %v", p.Measurement.DropCaches, p.Rounds)
+			}
+		}},
 		{"defeat cache bad label", func(r *RunRequest) {
 			r.Measure.DefeatCache, r.Labels = true, map[string]string{string(result.LabelMemBytes): "lots"}
 		}, nil, "--label mem_bytes=lots: give the memory in bytes", nil},
@@ -224,8 +232,10 @@ func TestMeasurementRequest(t *testing.T) {
 				t.Error("precondition off")
 			}
 		}},
-		{"auto in the contention round", func(r *RunRequest) { r.Measure.RepeatAuto, r.Round = true, "contention" }, nil, "apply to isolated rounds", nil},
-		{"auto in the parallel round", func(r *RunRequest) { r.Measure.DefeatCache, r.Rounds = true, []string{"parallel"} }, nil, "apply to isolated rounds", nil},
+		{"auto in the contention round", func(r *RunRequest) { r.Measure.RepeatAuto, r.Round = true, "contention" }, nil, "apply to the isolated round", nil},
+		{"auto in the parallel round", func(r *RunRequest) { r.Measure.RepeatAuto, r.Rounds = true, []string{"parallel"} }, nil, "apply to the isolated round", nil},
+		{"precondition in the parallel round", func(r *RunRequest) { r.Measure.Precondition, r.Rounds = true, []string{"isolated", "parallel"} }, nil, "apply to the isolated round", nil},
+		{"defeat-cache in the contention round", func(r *RunRequest) { r.Measure.DefeatCache, r.Round = true, "contention" }, nil, "no cache answers", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,6 +33,8 @@ type Reader interface {
 	// ImportedFiles returns the stored provenance of those SHA-256 sums
 	// that were imported before.
 	ImportedFiles(ctx context.Context, sha256s []string) ([]ImportedFile, error)
+	// History returns figures ordered by the time they were measured.
+	History(ctx context.Context, f HistoryFilter) ([]MeasuredFigures, error)
 }
 
 // Recorder records runs as they are measured. Every method is safe to call

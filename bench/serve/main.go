@@ -118,6 +118,9 @@ func run() error {
 		{"run status (live poll)", "/runs/" + mid + "/status.json", 200},
 		{"compare 3 runs", "/compare?run=" + runs[10].ID + "&run=" + runs[11].ID + "&run=" + runs[12].ID + "&group_by=storage", 200},
 		{"compare 10 runs", "/compare?" + strings.Join(ten, "&") + "&group_by=storage&baseline=storage%3Dnvme", 200},
+		{"trend, the targets", "/trend", 200},
+		{"trend, one target", "/trend?target=" + url.QueryEscape(target(7)), 200},
+		{"trend, target+workload", "/trend?target=" + url.QueryEscape(target(7)) + "&workload=rand-read-4k-qd32&round=isolated", 200},
 		{"/metrics", "/metrics", 100},
 	}
 	client := &http.Client{Timeout: time.Minute}

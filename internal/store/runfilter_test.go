@@ -124,7 +124,7 @@ func TestLabelFilterAcrossMigration5(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"DROP TABLE result_labels", "DROP INDEX runs_status_started", "DROP INDEX runs_suite_started",
-		"DROP INDEX result_figures_target", "PRAGMA user_version = 4"} {
+		"DROP INDEX result_figures_target", "DROP INDEX results_target", "PRAGMA user_version = 4"} {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
@@ -156,4 +156,27 @@ func TestLabelFilterAcrossMigration5(t *testing.T) {
 		t.Fatalf("schema %d after opening, want %d", rw.version, len(migrations))
 	}
 	want(rw, "migrated")
+}
+
+func TestTargets(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t)
+	if got, err := s.Targets(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("an empty database: %v, %v", got, err)
+	}
+	if err := s.CreateRun(ctx, &result.Run{ID: "r", Suite: "quick", Status: result.StatusComplete, Started: time.Unix(100, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	for i, tg := range []string{"/mnt/a", "/mnt/b", "/mnt/a"} {
+		r := sample("r", "seq-read")
+		r.Target, r.Started = tg, time.Unix(int64(1000+i), 0)
+		if err := s.AddResult(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Targets(ctx)
+	want := []TargetSummary{{"/mnt/a", 2, time.Unix(1002, 0)}, {"/mnt/b", 1, time.Unix(1001, 0)}}
+	if err != nil || len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("Targets() = %v, %v; want %v", got, err, want)
+	}
 }

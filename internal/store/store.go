@@ -35,6 +35,8 @@ type Reader interface {
 	ImportedFiles(ctx context.Context, sha256s []string) ([]ImportedFile, error)
 	// History returns figures ordered by the time they were measured.
 	History(ctx context.Context, f HistoryFilter) ([]MeasuredFigures, error)
+	// Targets lists the targets holding results, newest first.
+	Targets(ctx context.Context) ([]TargetSummary, error)
 }
 
 // Recorder records runs as they are measured. Every method is safe to call

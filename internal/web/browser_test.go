@@ -34,7 +34,7 @@ func artefacts(t *testing.T, name string) string {
 var (
 	chartRe   = regexp.MustCompile(`(?s)<svg class="chart" data-chart="([a-z]+)".*?</svg>`)
 	barWidth  = regexp.MustCompile(`<rect class="bar[^"]*" x="0" y="[0-9.]+" width="([0-9.]+)"`)
-	polyPts   = regexp.MustCompile(`<polyline points="([^"]*)"`)
+	polyPts   = regexp.MustCompile(`<polyline[^>]* points="([^"]*)"`)
 	remoteRef = regexp.MustCompile(`(?i)(src|href|action)\s*=\s*"(https?:)?//`)
 )
 
@@ -82,6 +82,7 @@ func TestPagesInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
+	storeHistory(t, f.db, "/mnt/nas-disk-2", 14, 4, 0.5)
 	ts := serve(t, Options{DB: f.db})
 	gated := serve(t, Options{DB: f.db, Token: "t0ken"})
 	dir := artefacts(t, "dashboard")
@@ -99,6 +100,8 @@ func TestPagesInChromium(t *testing.T) {
 		{"run-live", ts.URL + "/runs/" + running.ID, nil, []string{"in progress", "No completed result yet"}},
 		{"compare", ts.URL + "/compare?run=" + nvme + "&run=" + f.measured + "&run=" + f.imported[2] + "&group_by=storage", map[string]int{"bars": 2}, []string{"Summary"}},
 		{"compare-empty", ts.URL + "/compare", nil, []string{"Pick runs"}},
+		{"trend-targets", ts.URL + "/trend", nil, []string{"/mnt/nas-disk-2", "Pick a target"}},
+		{"trend", ts.URL + "/trend?target=%2Fmnt%2Fnas-disk-2", map[string]int{"trend": 1}, []string{"regression", "below its baseline"}},
 		{"login", gated.URL + "/", nil, []string{"Token required"}},
 	} {
 		t.Run(p.name, func(t *testing.T) {

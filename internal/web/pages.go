@@ -26,6 +26,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /runs/{id}", s.run)
 	s.mux.HandleFunc("GET /runs/{id}/status.json", s.runStatus)
 	s.mux.HandleFunc("GET /compare", s.compare)
+	s.mux.HandleFunc("GET /trend", s.trend)
 	s.mux.HandleFunc("GET /login", s.login)
 	s.mux.HandleFunc("POST /login", s.login)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
@@ -93,22 +94,32 @@ func runsFilter(q url.Values) (storbench.RunsRequest, render.DashboardFilter, er
 		}
 		req.Offset = n
 	}
-	for _, pair := range strings.FieldsFunc(f.Label, func(r rune) bool { return r == ',' || r == ' ' }) {
-		k, v, ok := strings.Cut(pair, "=")
-		if !ok || k == "" {
-			return req, f, fmt.Errorf("label %q: write it as key=value (several: a=1,b=2)", pair)
-		}
-		if req.Labels == nil {
-			req.Labels = map[string]string{}
-		}
-		req.Labels[k] = v
-	}
 	var err error
+	if req.Labels, err = parseLabels(f.Label); err != nil {
+		return req, f, err
+	}
 	if req.Since, err = day(f.Since, "since", false); err != nil {
 		return req, f, err
 	}
 	req.Until, err = day(f.Until, "until", true)
 	return req, f, err
+}
+
+// parseLabels reads "k=v" pairs separated by commas or spaces; none is
+// nil.
+func parseLabels(s string) (map[string]string, error) {
+	var out map[string]string
+	for _, pair := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		k, v, ok := strings.Cut(pair, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("label %q: write it as key=value (several: a=1,b=2)", pair)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // day reads a date (2026-03-02, the whole day) or an RFC 3339 time; end

@@ -28,6 +28,7 @@ import (
 	"github.com/storbench/storbench/internal/cli/runscmd"
 	"github.com/storbench/storbench/internal/cli/showcmd"
 	"github.com/storbench/storbench/internal/cli/suitescmd"
+	"github.com/storbench/storbench/internal/cli/trendcmd"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/version"
 )
@@ -113,6 +114,7 @@ func NewRootCommand(d cli.Deps) *cobra.Command {
 		doctorcmd.NewCommand(d),
 		classescmd.NewCommand(d),
 		cleanupcmd.NewCommand(d),
+		trendcmd.NewCommand(d),
 	)
 	return root
 }

@@ -32,6 +32,10 @@ type Reader interface {
 	// ImportedFiles returns the stored provenance of those SHA-256 sums
 	// that were imported before.
 	ImportedFiles(ctx context.Context, sha256s []string) ([]ImportedFile, error)
+	// Latest returns the newest complete figures per target, round and
+	// workload; prev, an earlier answer or nil, saves reading again what
+	// it read. See SQLite.Latest.
+	Latest(ctx context.Context, prev *LatestFigures) (*LatestFigures, error)
 }
 
 // Recorder records runs as they are measured. Every method is safe to call

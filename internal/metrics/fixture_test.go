@@ -147,9 +147,13 @@ func series(t *testing.T, r io.Reader) map[string]float64 {
 	return out
 }
 
+// seriesKey names a series as Prometheus does: an empty label is no label.
 func seriesKey(name string, labels map[string]string) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if labels[k] == "" {
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s=%q", k, labels[k]))
 	}
 	return name + "{" + strings.Join(parts, ",") + "}"

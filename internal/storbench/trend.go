@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,7 +63,8 @@ func (r *TrendReport) Count(v trend.Verdict) int {
 // history of complete results, ordered by the time they were measured.
 // Repetitions of one run count as one point (their median). A series with
 // too little history is judged "insufficient-history", not an error; a
-// request that selects no result at all is a RequestError.
+// filter that selects no result at all is a RequestError (an empty
+// database with no filter is an empty report).
 func Trend(ctx context.Context, st store.Reader, req TrendRequest) (*TrendReport, error) {
 	if req.Metric != "" && result.MetricIndex(req.Metric) < 0 {
 		return nil, badRequest("--metric %q: choose one of %s", req.Metric, strings.Join(result.Metrics, ", "))
@@ -73,7 +75,10 @@ func Trend(ctx context.Context, st store.Reader, req TrendRequest) (*TrendReport
 		return nil, err
 	}
 	if len(hist) == 0 {
-		return nil, badRequest("no complete results match %s (see: storbench runs)", describeTrend(req))
+		if filters := describeTrend(req); filters != "" {
+			return nil, badRequest("no complete results match %s (see: storbench runs)", filters)
+		}
+		return &TrendReport{Verdict: trend.OK}, nil // an empty database: nothing to judge yet
 	}
 	report := &TrendReport{Verdict: trend.OK}
 	for _, h := range groupHistory(hist) {
@@ -194,8 +199,37 @@ func describeTrend(req TrendRequest) string {
 	if !req.Since.IsZero() {
 		parts = append(parts, "--since "+req.Since.UTC().Format(time.RFC3339))
 	}
-	if len(parts) == 0 {
-		return "(the database holds none)"
-	}
 	return strings.Join(parts, " ")
+}
+
+// ParseSince reads a --since value: a span back from now ("90d", "12w",
+// "36h", any Go duration), a date ("2026-03-02", midnight in loc) or an
+// RFC 3339 time. A malformed value is a RequestError naming --since.
+func ParseSince(s string, now time.Time, loc *time.Location) (time.Time, error) {
+	v := strings.TrimSpace(s)
+	bad := badRequest("--since %q: give a span back from now (90d, 12w, 36h), a date (2026-03-02) or an RFC 3339 time", s)
+	if v == "" {
+		return time.Time{}, bad
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	if t, err := time.ParseInLocation(time.DateOnly, v, loc); err == nil {
+		return t, nil
+	}
+	if n, unit := v[:len(v)-1], v[len(v)-1]; unit == 'd' || unit == 'w' {
+		k, err := strconv.Atoi(n)
+		if err != nil || k < 0 || k > 100*366 {
+			return time.Time{}, bad
+		}
+		if unit == 'w' {
+			k *= 7
+		}
+		return now.AddDate(0, 0, -k), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return time.Time{}, bad
+	}
+	return now.Add(-d), nil
 }

@@ -37,6 +37,10 @@ type Reader interface {
 	History(ctx context.Context, f HistoryFilter) ([]MeasuredFigures, error)
 	// Targets lists the targets holding results, newest first.
 	Targets(ctx context.Context) ([]TargetSummary, error)
+	// Latest returns the newest complete figures per target, round and
+	// workload; prev, an earlier answer or nil, saves reading again what
+	// it read. See SQLite.Latest.
+	Latest(ctx context.Context, prev *LatestFigures) (*LatestFigures, error)
 }
 
 // Recorder records runs as they are measured. Every method is safe to call

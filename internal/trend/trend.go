@@ -381,7 +381,7 @@ func (j *Judgement) judgeDrift(pts []Point, x []float64, start int, d line, wors
 	if j.Delta > 0 {
 		dir = "up"
 	}
-	j.Message = fmt.Sprintf("%s: %s drifting %s %s over %d runs since %s (%s per run); noise band ±%s",
+	j.Message = fmt.Sprintf("%s: %sdrifting %s %s over %d runs since %s (%s per run); noise band ±%s",
 		j.name(), j.metricWord(), dir, pct(math.Abs(j.Delta)), len(window), day(pts[start].Time),
 		pct(math.Abs(d.slope/first)), pct(band))
 	if j.Verdict == Warning {
@@ -490,12 +490,10 @@ func aboveBelow(delta float64) string {
 
 func pct(f float64) string {
 	p := f * 100
-	switch {
-	case p < 1:
+	if p < 10 {
 		return fmt.Sprintf("%.1f%%", p)
-	default:
-		return fmt.Sprintf("%.0f%%", p)
 	}
+	return fmt.Sprintf("%.0f%%", p)
 }
 
 func day(t time.Time) string {

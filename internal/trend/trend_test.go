@@ -245,13 +245,13 @@ func TestMessages(t *testing.T) {
 		msg    string
 	}{
 		{"step", series(590, 600, 580, 595), trend.Regression,
-			"rand-write-4k-qd32 on nas-disk-2: 41% below its baseline of 12 runs since 2026-03-02; 4 runs since 2026-03-14 (run r12); noise band ±6%"},
+			"rand-write-4k-qd32 on nas-disk-2: 41% below its baseline of 12 runs since 2026-03-02; 4 runs since 2026-03-14 (run r12); noise band ±6.2%"},
 		{"latest", series(1002, 590), trend.Warning,
-			"rand-write-4k-qd32 on nas-disk-2: 41% below its baseline of 13 runs since 2026-03-02; only the latest run (r13, 2026-03-15); noise band ±5%; not yet confirmed"},
+			"rand-write-4k-qd32 on nas-disk-2: 41% below its baseline of 13 runs since 2026-03-02; only the latest run (r13, 2026-03-15); noise band ±4.8%; not yet confirmed"},
 		{"ok", series(1003), trend.OK,
-			"rand-write-4k-qd32 on nas-disk-2: 0.3% above its baseline of 12 runs since 2026-03-02, within the noise band ±6%"},
+			"rand-write-4k-qd32 on nas-disk-2: 0.3% above its baseline of 12 runs since 2026-03-02, within the noise band ±6.2%"},
 		{"latency", latency, trend.Regression,
-			"rand-write-4k-qd32 on nas-disk-2 (parallel round): p99 latency 30% above its baseline of 12 runs since 2026-03-02; 4 runs since 2026-03-14 (run r12); noise band ±6%"},
+			"rand-write-4k-qd32 on nas-disk-2 (parallel round): p99 latency 30% above its baseline of 12 runs since 2026-03-02; 4 runs since 2026-03-14 (run r12); noise band ±6.2%"},
 		{"few", trend.Series{Target: "sd", Workload: "seq-read", Points: series().Points[:3]}, trend.InsufficientHistory,
 			"seq-read on sd: too little history to judge: 2 earlier run(s), at least 5 needed"},
 	} {

@@ -33,6 +33,9 @@ type Server struct {
 	opts Options
 	mux  *http.ServeMux
 	db   database
+
+	metricsMu sync.Mutex
+	metrics     http.Handler // made once the database opens
 }
 
 // New makes a Server; nothing is opened until the first request.

@@ -35,7 +35,7 @@ type Server struct {
 	db   database
 
 	metricsMu sync.Mutex
-	metrics     http.Handler // made once the database opens
+	metrics   http.Handler // made once the database opens
 }
 
 // New makes a Server; nothing is opened until the first request.

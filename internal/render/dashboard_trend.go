@@ -89,6 +89,9 @@ func anchor(s string) string {
 	return b.String()
 }
 
+// maxTrendDots is the longest history drawn with a dot per run.
+const maxTrendDots = 120
+
 // trendChartSVG draws a history over time: the points, the baseline and
 // its noise band over the baseline runs, and the runs since a change
 // marked (red for a regression or warning, green for an improvement).
@@ -158,9 +161,16 @@ func trendChartSVG(j trend.Judgement, points []trend.Point) template.HTML {
 		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.Time), y(p.Value)))
 	}
 	fmt.Fprintf(&b, `<polyline class="history" points="%s" fill="none"></polyline>`, strings.Join(pts, " "))
+	// A dot per run while they can be told apart; in a long history only
+	// the runs since a change and the latest get one.
+	dense := len(points) > maxTrendDots
 	for i, p := range points {
+		changed := changeAt >= 0 && i >= changeAt
+		if dense && !changed && i != len(points)-1 {
+			continue
+		}
 		class := "point"
-		if changeAt >= 0 && i >= changeAt {
+		if changed {
 			class = "point changed"
 			if j.Improved {
 				class += " better"

@@ -34,7 +34,9 @@ func (s *Server) gate(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/login" || s.authorized(r) {
+		// The login form and the liveness probe (which says nothing but
+		// "ok") need no token.
+		if r.URL.Path == "/login" || r.URL.Path == "/healthz" || s.authorized(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -275,6 +275,7 @@ func TestToken(t *testing.T) {
 		{"bearer token, a run", "/runs/" + f.imported[0], []string{"Authorization", "Bearer " + token}, 200},
 		{"a browser goes to the login page", "/runs/x", []string{"Accept", "text/html,application/xhtml+xml"}, 303},
 		{"the login page itself", "/login", nil, 200},
+		{"the liveness probe", "/healthz", nil, 200},
 		{"a forged cookie", "/", []string{"Cookie", tokenCookie + "=nope"}, 401},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

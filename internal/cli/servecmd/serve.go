@@ -3,11 +3,8 @@
 package servecmd
 
 import (
-	"errors"
 	"fmt"
 	"net"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -48,7 +45,7 @@ STORBENCH_TOKEN or --token-file), or --insecure-listen to go without one.`,
 	fl.StringVar(&f.tokenFile, "token-file", "", "read the bearer token from this file (first line)")
 	fl.BoolVar(&f.insecure, "insecure-listen", false, "allow listening beyond loopback without a token")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		token, err := f.resolveToken(d.Getenv)
+		token, err := web.ResolveToken(f.token, f.tokenFile, d.Getenv("STORBENCH_TOKEN"))
 		if err != nil {
 			return cli.Usage(err)
 		}
@@ -73,27 +70,4 @@ STORBENCH_TOKEN or --token-file), or --insecure-listen to go without one.`,
 		return srv.Serve(cmd.Context(), l)
 	}
 	return cmd
-}
-
-// resolveToken takes the token from --token, --token-file or
-// STORBENCH_TOKEN, at most one of the flags.
-func (f *flags) resolveToken(getenv func(string) string) (string, error) {
-	if f.token != "" && f.tokenFile != "" {
-		return "", errors.New("give --token or --token-file, not both")
-	}
-	if f.tokenFile != "" {
-		b, err := os.ReadFile(f.tokenFile)
-		if err != nil {
-			return "", fmt.Errorf("--token-file: %w", err)
-		}
-		line, _, _ := strings.Cut(string(b), "\n")
-		if t := strings.TrimSpace(line); t != "" {
-			return t, nil
-		}
-		return "", fmt.Errorf("--token-file %s: the file holds no token", f.tokenFile)
-	}
-	if f.token != "" {
-		return f.token, nil
-	}
-	return strings.TrimSpace(getenv("STORBENCH_TOKEN")), nil
 }

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -296,4 +299,90 @@ func TestServeWhileARunWrites(t *testing.T) {
 		}
 	}
 	t.Errorf("never saw the run part way (running with some results): %v", history)
+}
+
+// A real Prometheus server scrapes storbench serve's /metrics with the
+// bearer token read from a file, as docs/dashboard.md tells: the scrape
+// is up and the stored figures are there; without the token it is down.
+func TestPrometheusScrapesServe(t *testing.T) {
+	prom := testenv.Tool(t, "prometheus", "prometheus")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "results.db")
+	if inv := clitest.Run(t, app.Run, db, "import", "../../importer/testdata/fio-randread-4k-qd32.json"); inv.Code != 0 {
+		t.Fatalf("import: %d %s", inv.Code, inv.Stderr)
+	}
+	token := filepath.Join(dir, "token")
+	if err := os.WriteFile(token, []byte("scrape-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, nil, "--db", db, "--token-file", token)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	promAddr := l.Addr().String()
+	l.Close()
+	config := fmt.Sprintf(`global: {scrape_interval: 1s, scrape_timeout: 1s}
+scrape_configs:
+  - job_name: with-token
+    authorization: {credentials_file: %q}
+    static_configs: [{targets: [%q]}]
+  - job_name: without-token
+    static_configs: [{targets: [%q]}]
+`, token, s.addr, s.addr)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		"--web.listen-address="+promAddr, "--log.level=warn")
+	var logs strings.Builder
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	// value asks Prometheus for one instant vector's values.
+	value := func(q string) []string {
+		resp, err := http.Get("http://" + promAddr + "/api/v1/query?query=" + url.QueryEscape(q))
+		if err != nil {
+			return nil // not up yet
+		}
+		defer resp.Body.Close()
+		var body struct {
+			Data struct {
+				Result []struct {
+					Value [2]any `json:"value"`
+				} `json:"result"`
+			} `json:"data"`
+		}
+		if json.NewDecoder(resp.Body).Decode(&body) != nil {
+			return nil
+		}
+		var out []string
+		for _, r := range body.Data.Result {
+			out = append(out, fmt.Sprint(r.Value[1]))
+		}
+		return out
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		with, without := value(`up{job="with-token"}`), value(`up{job="without-token"}`)
+		iops := value(`storbench_iops{job="with-token"}`)
+		if len(with) == 1 && len(without) == 1 && len(iops) > 0 {
+			if with[0] != "1" || without[0] != "0" {
+				t.Fatalf("up: with the token %v, without %v; want 1 and 0", with, without)
+			}
+			if v, err := strconv.ParseFloat(iops[0], 64); err != nil || v < 1000 {
+				t.Errorf("storbench_iops = %v", iops)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no scrape within 90 s: up %v/%v, iops %v\n%s", with, without, iops, logs.String())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/http"
@@ -102,8 +103,30 @@ func get(t *testing.T, c *http.Client, u string, header ...string) (int, string)
 
 var runRow = regexp.MustCompile(`<tr data-run="([^"]+)">`)
 
+// fingerprint is the database file's bytes, hashed, and the size of its
+// write-ahead log: what any write would change. (A reader of a WAL
+// database may create the -shm index and an empty -wal beside it.)
+func fingerprint(t *testing.T, db string) string {
+	t.Helper()
+	b, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wal int64
+	if fi, err := os.Stat(db + "-wal"); err == nil {
+		wal = fi.Size()
+	}
+	return fmt.Sprintf("%x, WAL %d bytes", sha256.Sum256(b), wal)
+}
+
 func TestPages(t *testing.T) {
 	f := newFixture(t, false)
+	before := fingerprint(t, f.db)
+	defer func() {
+		if after := fingerprint(t, f.db); after != before {
+			t.Errorf("serving changed the database or its folder:\n%s\n%s", before, after)
+		}
+	}()
 	ts := serve(t, Options{DB: f.db})
 	c := ts.Client()
 	nvme, pi, nfs := f.imported[0], f.imported[1], f.imported[2]

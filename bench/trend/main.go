@@ -158,6 +158,24 @@ func judgeDatabase(total, perRun int) error {
 		return err
 	}
 	fmt.Printf("  of which reading the history (store.History): %.2f s\n", wall.Seconds())
+	wall, _, err = measure(func() error {
+		_, err := st.Figures(ctx, store.ResultFilter{Status: result.StatusComplete})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  (store.Figures of the same results, unordered: %.2f s)\n", wall.Seconds())
+	// One series, as a dashboard page asks for it.
+	var one *storbench.TrendReport
+	wall, _, err = measure(func() (err error) {
+		one, err = storbench.Trend(ctx, st, storbench.TrendRequest{Target: "node-00:/dev/sda", Workload: workloads[0]})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  one series (--target node-00:/dev/sda --workload %s, %d runs): %.3f s\n", workloads[0], one.Series[0].Runs, wall.Seconds())
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/storbench/storbench/internal/cli/cleanupcmd"
 	"github.com/storbench/storbench/internal/cli/comparecmd"
 	"github.com/storbench/storbench/internal/cli/doctorcmd"
+	"github.com/storbench/storbench/internal/cli/exportcmd"
 	"github.com/storbench/storbench/internal/cli/healthcmd"
 	"github.com/storbench/storbench/internal/cli/importcmd"
 	"github.com/storbench/storbench/internal/cli/qualifycmd"
@@ -115,6 +116,7 @@ func NewRootCommand(d cli.Deps) *cobra.Command {
 		classescmd.NewCommand(d),
 		cleanupcmd.NewCommand(d),
 		trendcmd.NewCommand(d),
+		exportcmd.NewCommand(d),
 	)
 	return root
 }

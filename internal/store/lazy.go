@@ -114,6 +114,10 @@ func (l *Lazy) History(ctx context.Context, f HistoryFilter) ([]MeasuredFigures,
 	return use(ctx, l, func(s *SQLite) ([]MeasuredFigures, error) { return s.History(ctx, f) })
 }
 
+func (l *Lazy) Latest(ctx context.Context, prev *LatestFigures) (*LatestFigures, error) {
+	return use(ctx, l, func(s *SQLite) (*LatestFigures, error) { return s.Latest(ctx, prev) })
+}
+
 // ReadOnly reports whether the database, once opened, is read-only; false
 // before it is opened.
 func (l *Lazy) ReadOnly() bool {

@@ -34,6 +34,10 @@ type Reader interface {
 	ImportedFiles(ctx context.Context, sha256s []string) ([]ImportedFile, error)
 	// History returns figures ordered by the time they were measured.
 	History(ctx context.Context, f HistoryFilter) ([]MeasuredFigures, error)
+	// Latest returns the newest complete figures per target, round and
+	// workload; prev, an earlier answer or nil, saves reading again what
+	// it read. See SQLite.Latest.
+	Latest(ctx context.Context, prev *LatestFigures) (*LatestFigures, error)
 }
 
 // Recorder records runs as they are measured. Every method is safe to call

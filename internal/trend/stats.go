@@ -45,6 +45,25 @@ func madSigma(xs []float64, center float64) float64 {
 // in bench/trend: 1.5 at 5 runs, 1.05 at 50).
 func fewRuns(n int) float64 { return 1 + 4/float64(max(n, 1)) }
 
+// runningMedians returns the median of every prefix of x: m[i] is the
+// median of x[:i+1]. Each value is inserted into a sorted copy, so all of
+// them cost O(n²) moves instead of a sort per prefix.
+func runningMedians(x []float64) []float64 {
+	sorted := make([]float64, 0, len(x))
+	m := make([]float64, len(x))
+	for i, v := range x {
+		k, _ := slices.BinarySearch(sorted, v)
+		sorted = slices.Insert(sorted, k, v)
+		n := i + 1
+		if n%2 == 1 {
+			m[i] = sorted[n/2]
+		} else {
+			m[i] = (sorted[n/2-1] + sorted[n/2]) / 2
+		}
+	}
+	return m
+}
+
 // split is the best two-level fit of a history: levels before and after
 // index at, and the robust t statistic of their difference (positive when
 // the level went up).
@@ -68,8 +87,12 @@ type split struct {
 func bestSplit(x []float64, o Options) split {
 	var best split
 	bestCost := math.Inf(1)
+	pre := runningMedians(x) // pre[i] = median(x[:i+1])
+	rev := slices.Clone(x)
+	slices.Reverse(rev)
+	suf := runningMedians(rev) // suf[i] = median of the last i+1
 	for at := o.MinHistory; at < len(x); at++ {
-		before, after := median(x[:at]), median(x[at:])
+		before, after := pre[at-1], suf[len(x)-at-1]
 		var cost float64
 		for i, v := range x {
 			if i < at {

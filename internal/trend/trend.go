@@ -174,10 +174,10 @@ type Options struct {
 	// (default 2.5).
 	BandSigmas float64
 	// StepThreshold is the robust t statistic a step must exceed
-	// (default 4.5).
+	// (default 4).
 	StepThreshold float64
 	// DriftThreshold is the z score of the Theil–Sen slope a drift must
-	// exceed (default 4).
+	// exceed (default 3.5).
 	DriftThreshold float64
 	// MinNoise is the smallest relative noise assumed (default 0.01), so
 	// that identical imported figures do not make every wobble significant.
@@ -191,8 +191,8 @@ const (
 	DefaultMinHistory     = 5
 	DefaultConfirm        = 3
 	DefaultBandSigmas     = 2.5
-	DefaultStepThreshold  = 4.5
-	DefaultDriftThreshold = 4.0
+	DefaultStepThreshold  = 4.0
+	DefaultDriftThreshold = 3.5
 	DefaultMinNoise       = 0.01
 	DefaultMaxHistory     = 200
 )
@@ -521,5 +521,5 @@ func usable(in []Point) []Point {
 // relNoise is the robust standard deviation of xs relative to base,
 // widened for few runs, at least MinNoise.
 func relNoise(xs []float64, base float64, o Options) float64 {
-	return max(madSigma(xs, median(xs))*fewRuns(len(xs))/math.Abs(base), o.MinNoise)
+	return max(noiseSigma(xs, median(xs))*fewRuns(len(xs))/math.Abs(base), o.MinNoise)
 }

@@ -109,7 +109,7 @@ func (s *SQLite) Figures(ctx context.Context, f ResultFilter) ([]result.Figures,
 	rwhere, rargs := f.where("r")
 	// One snapshot for the count and the rows: a writer committing
 	// between them must not make the count wrong.
-	tx, err := s.db.DB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}

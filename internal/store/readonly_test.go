@@ -70,6 +70,10 @@ func TestOpenReadOnlyBesideAWriter(t *testing.T) {
 		if err != nil {
 			t.Fatalf("reading beside the writer: %v", err)
 		}
+		// History reads in one snapshot too (the dashboard's trend page).
+		if _, err := r.History(ctx, HistoryFilter{Target: "/mnt/a"}); err != nil {
+			t.Fatalf("history beside the writer: %v", err)
+		}
 		if len(figs) < seen {
 			t.Fatalf("results went from %d to %d", seen, len(figs))
 		}

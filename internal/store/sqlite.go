@@ -48,8 +48,10 @@ type sqlDB struct {
 	readOnly string // the database's path when it is read-only
 }
 
+// BeginTx starts a transaction; on a read-only database only a read-only
+// one (a snapshot for several reads).
 func (d sqlDB) BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error) {
-	if d.readOnly != "" {
+	if d.readOnly != "" && (opts == nil || !opts.ReadOnly) {
 		return nil, &ReadOnlyError{Path: d.readOnly}
 	}
 	return d.DB.BeginTx(ctx, opts)

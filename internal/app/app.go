@@ -29,6 +29,7 @@ import (
 	"github.com/storbench/storbench/internal/cli/runscmd"
 	"github.com/storbench/storbench/internal/cli/showcmd"
 	"github.com/storbench/storbench/internal/cli/suitescmd"
+	"github.com/storbench/storbench/internal/cli/trendcmd"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/version"
 )
@@ -114,6 +115,7 @@ func NewRootCommand(d cli.Deps) *cobra.Command {
 		doctorcmd.NewCommand(d),
 		classescmd.NewCommand(d),
 		cleanupcmd.NewCommand(d),
+		trendcmd.NewCommand(d),
 		exportcmd.NewCommand(d),
 	)
 	return root

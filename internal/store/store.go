@@ -32,6 +32,8 @@ type Reader interface {
 	// ImportedFiles returns the stored provenance of those SHA-256 sums
 	// that were imported before.
 	ImportedFiles(ctx context.Context, sha256s []string) ([]ImportedFile, error)
+	// History returns figures ordered by the time they were measured.
+	History(ctx context.Context, f HistoryFilter) ([]MeasuredFigures, error)
 	// Latest returns the newest complete figures per target, round and
 	// workload; prev, an earlier answer or nil, saves reading again what
 	// it read. See SQLite.Latest.

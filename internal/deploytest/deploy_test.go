@@ -343,7 +343,7 @@ func TestGrafanaDashboard(t *testing.T) {
 			used[n] = true
 		}
 	}
-	for _, n := range []string{metrics.NameIOPS, metrics.NameBandwidth, metrics.NameLatency, metrics.NameSyncP99, metrics.NameLastRun, metrics.NameVerdictStatus} {
+	for _, n := range []string{metrics.NameIOPS, metrics.NameBandwidth, metrics.NameLatency, metrics.NameSyncP99, metrics.NameLastRun, metrics.NameVerdictStatus, metrics.NameRegression} {
 		if !used[n] {
 			t.Errorf("the dashboard does not show %s (it shows %v)", n, slices.Sorted(maps.Keys(used)))
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/trend"
 	"github.com/storbench/storbench/internal/version"
 )
 
@@ -29,6 +30,11 @@ var (
 	labelWorkload     = "workload"
 	labelFor          = "for"
 
+	labelMetric = "metric"
+
+	// trendLabels name one judged history (storbench trend has no host).
+	trendLabels = []string{labelTarget, labelRound, labelWorkload, labelMetric}
+
 	// targetLabels name one target; figureLabels one figure of it.
 	targetLabels = []string{labelTarget, labelHostname, labelNode, labelStorageClass}
 	figureLabels = append(slices.Clone(targetLabels), labelSuite, labelRound, labelWorkload)
@@ -43,13 +49,15 @@ const (
 	NameLastRun       = namespace + "_last_run_timestamp_seconds"
 	NameVerdictStatus = namespace + "_verdict_status"
 	NameBuildInfo     = namespace + "_build_info"
+	NameRegression    = namespace + "_regression"
+	NameTrendChange   = namespace + "_trend_change_ratio"
 )
 
 // Names lists every series name the collector can emit, a summary's _sum
 // and _count included.
 func Names() []string {
 	return []string{NameIOPS, NameBandwidth, NameLatency, NameLatency + "_sum", NameLatency + "_count", NameSyncP99,
-		NameLastRun, NameVerdictStatus, NameBuildInfo}
+		NameLastRun, NameVerdictStatus, NameBuildInfo, NameRegression, NameTrendChange}
 }
 
 // Descriptions of the metric families, one per figure.
@@ -66,6 +74,10 @@ var (
 		"When the latest run holding this figure was measured (its start), in seconds since the Unix epoch.", figureLabels, nil)
 	descVerdict = prometheus.NewDesc(NameVerdictStatus,
 		"Verdict on the target's latest figures in this round, per use (for): 0 pass, 1 info, 2 warn, 3 fail.", append(slices.Clone(targetLabels), labelRound, labelFor), nil)
+	descRegression = prometheus.NewDesc(NameRegression,
+		"The target's latest figures against its own history (storbench trend), judged on the metric named: 0 within the noise band, 1 warning (the latest runs beyond it), 2 regression (a confirmed step or drift for the worse). No series: too little history.", trendLabels, nil)
+	descTrendChange = prometheus.NewDesc(NameTrendChange,
+		"The current level against the baseline of earlier runs (storbench trend), as a signed fraction of the baseline: -0.4 is 40% below it.", trendLabels, nil)
 	descBuild = prometheus.NewDesc(NameBuildInfo,
 		"The storbench build exposing these metrics (always 1).", []string{"version"}, nil)
 )
@@ -100,37 +112,42 @@ func VerdictValue(s analysis.Status) float64 {
 type Collector struct {
 	ctx    context.Context
 	reader store.Reader
+	trend  TrendFunc
 	memo   *memo
 }
 
-// memo keeps the latest figures one scrape read, for the next to build on
-// (store.Reader.Latest then reads only what was stored since).
+// memo keeps what one scrape read for the next: the latest figures to
+// build on (store.Reader.Latest then reads only what was stored since),
+// and the trend judgements, which change only with new results.
 type memo struct {
-	mu   sync.Mutex
-	last *store.LatestFigures
+	mu          sync.Mutex
+	last        *store.LatestFigures
+	judgements  []trend.Judgement
+	judgedUntil int64 // the last result ID when judged; -1: never
 }
 
-func (m *memo) get() *store.LatestFigures {
+func (m *memo) get() (*store.LatestFigures, []trend.Judgement, int64) {
 	if m == nil {
-		return nil
+		return nil, nil, -1
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.last
+	return m.last, m.judgements, m.judgedUntil
 }
 
-func (m *memo) set(l *store.LatestFigures) {
-	if m != nil {
+func (m *memo) set(l *store.LatestFigures, js []trend.Judgement, judgedUntil int64) {
+	if m != nil && l != nil {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		m.last = l
+		m.last, m.judgements, m.judgedUntil = l, js, judgedUntil
 	}
 }
 
 // NewCollector returns a Collector reading r within ctx, the scrape's
-// context (an abandoned scrape stops reading).
-func NewCollector(ctx context.Context, r store.Reader) *Collector {
-	return &Collector{ctx: ctx, reader: r}
+// context (an abandoned scrape stops reading); trend, if not nil, gives
+// storbench_regression.
+func NewCollector(ctx context.Context, r store.Reader, trend TrendFunc) *Collector {
+	return &Collector{ctx: ctx, reader: r, trend: trend}
 }
 
 // Describe sends nothing: see Collector.
@@ -140,8 +157,18 @@ func (c *Collector) Describe(chan<- *prometheus.Desc) {}
 // is sent as an invalid metric, which fails the scrape.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descBuild, prometheus.GaugeValue, 1, version.Version)
-	ms, latest, err := collect(c.ctx, c.reader, c.memo.get())
-	c.memo.set(latest)
+	prev, js, judgedUntil := c.memo.get()
+	ms, latest, err := collect(c.ctx, c.reader, prev)
+	if err == nil && c.trend != nil {
+		if latest.LastResultID() != judgedUntil {
+			js, err = c.trend(c.ctx)
+			judgedUntil = latest.LastResultID()
+		}
+		ms = append(ms, regressionSeries(js)...)
+	}
+	if err == nil {
+		c.memo.set(latest, js, judgedUntil)
+	}
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(descIOPS, err)
 		return
@@ -281,4 +308,35 @@ func verdictSeries(_ *snapshot, g *group, emit func(prometheus.Metric)) {
 		lv := append(g.targetValues(), g.round, kind)
 		emit(prometheus.MustNewConstMetric(descVerdict, prometheus.GaugeValue, VerdictValue(v.Status), lv...))
 	}
+}
+
+// regressionValue is a trend verdict as storbench_regression reports it;
+// ok is false for too little history.
+func regressionValue(v trend.Verdict) (float64, bool) {
+	switch v {
+	case trend.OK:
+		return 0, true
+	case trend.Warning:
+		return 1, true
+	case trend.Regression:
+		return 2, true
+	}
+	return 0, false
+}
+
+// regressionSeries gives every judged history's verdict and change.
+func regressionSeries(js []trend.Judgement) []prometheus.Metric {
+	var out []prometheus.Metric
+	for _, j := range js {
+		v, ok := regressionValue(j.Verdict)
+		if !ok {
+			continue
+		}
+		lv := []string{j.Target, j.Round, j.Workload, j.Metric}
+		out = append(out, prometheus.MustNewConstMetric(descRegression, prometheus.GaugeValue, v, lv...))
+		if j.Baseline != 0 {
+			out = append(out, prometheus.MustNewConstMetric(descTrendChange, prometheus.GaugeValue, j.Delta, lv...))
+		}
+	}
+	return out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/testenv"
+	"github.com/storbench/storbench/internal/trend"
 )
 
 // promtoolCheck runs "promtool check metrics" (its linter) on an exposition.
@@ -32,7 +33,7 @@ func promtoolCheck(t *testing.T, exposition []byte) {
 func TestExport(t *testing.T) {
 	st, _ := populate(t)
 	var buf bytes.Buffer
-	if err := metrics.Export(context.Background(), st, &buf); err != nil {
+	if err := metrics.Export(context.Background(), st, &buf, metrics.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	got := series(t, bytes.NewReader(buf.Bytes()))
@@ -59,7 +60,7 @@ func TestExportEmpty(t *testing.T) {
 	}
 	defer st.Close()
 	var buf bytes.Buffer
-	if err := metrics.Export(ctx, st, &buf); err != nil {
+	if err := metrics.Export(ctx, st, &buf, metrics.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	got := series(t, &buf)
@@ -147,7 +148,50 @@ func TestHandlerUnreadable(t *testing.T) {
 	if code != http.StatusInternalServerError || !strings.Contains(string(body), path) {
 		t.Errorf("GET /metrics over a file that is not a database: %d\n%s", code, body)
 	}
-	if err := metrics.Export(context.Background(), reader, io.Discard); err == nil {
+	if err := metrics.Export(context.Background(), reader, io.Discard, metrics.Options{}); err == nil {
 		t.Error("Export over a file that is not a database: no error")
+	}
+}
+
+// The handler asks for trend judgements again only when results were
+// stored since it last asked, and shows what they say.
+func TestHandlerTrend(t *testing.T) {
+	_, path := populate(t)
+	reader := store.NewLazy(path)
+	defer reader.Close()
+	calls := 0
+	judge := func(context.Context) ([]trend.Judgement, error) {
+		calls++
+		return []trend.Judgement{
+			{Target: "fast/node-1", Round: result.RoundIsolated, Workload: "rand-read-4k-qd1", Metric: result.MetricIOPS, Verdict: trend.Regression, Baseline: 2000, Delta: -0.45},
+			{Target: "fast/node-1", Round: result.RoundIsolated, Workload: "etcd-fdatasync", Metric: result.MetricSyncP99, Verdict: trend.InsufficientHistory},
+		}, nil
+	}
+	srv := httptest.NewServer(metrics.Handler(reader, metrics.Options{Trend: judge}))
+	defer srv.Close()
+	labels := `{metric="iops",round="isolated",target="fast/node-1",workload="rand-read-4k-qd1"}`
+	for i := range 3 {
+		code, body := scrape(t, srv.URL)
+		if code != http.StatusOK {
+			t.Fatalf("GET /metrics: %d\n%s", code, body)
+		}
+		got := series(t, bytes.NewReader(body))
+		checkSeries(t, got, map[string]float64{metrics.NameRegression + labels: 2, metrics.NameTrendChange + labels: -0.45})
+		if strings.Contains(string(body), `etcd-fdatasync",metric=`) || strings.Contains(string(body), `metric="sync_p99"`) {
+			t.Errorf("too little history gave a series:\n%s", body)
+		}
+		if i == 1 {
+			writer, err := store.Open(context.Background(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addRun(t, writer, "20261120-060000-dddd", "standard", t0.Add(3*time.Hour),
+				figure{target: "other", round: result.RoundIsolated, workload: "seq-read", iops: 90, bw: 368640, p50: time.Millisecond,
+					p90: 2 * time.Millisecond, p99: 5 * time.Millisecond, p999: 9 * time.Millisecond, mean: time.Millisecond})
+			writer.Close()
+		}
+	}
+	if calls != 2 {
+		t.Errorf("trend judged %d times over 3 scrapes with one new run between the 2nd and 3rd, want 2", calls)
 	}
 }

@@ -24,6 +24,10 @@ type LatestFigures struct {
 	index latestIndex
 }
 
+// LastResultID is the greatest result ID stored when l was read: a later
+// answer with the same ID saw no new result.
+func (l *LatestFigures) LastResultID() int64 { return l.index.lastID }
+
 // latestKey is what "latest" is per: a target on its host (the same path
 // on two hosts is two targets), one round, one workload.
 type latestKey struct{ target, host, round, workload string }

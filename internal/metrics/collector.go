@@ -120,26 +120,29 @@ type Collector struct {
 // build on (store.Reader.Latest then reads only what was stored since),
 // and the trend judgements, which change only with new results.
 type memo struct {
-	mu          sync.Mutex
-	last        *store.LatestFigures
+	mu   sync.Mutex
+	last *store.LatestFigures
+	// series are the figure and verdict series made of last, kept for
+	// as long as the store answers with last itself (nothing new).
+	series      []prometheus.Metric
 	judgements  []trend.Judgement
 	judgedUntil int64 // the last result ID when judged; -1: never
 }
 
-func (m *memo) get() (*store.LatestFigures, []trend.Judgement, int64) {
+func (m *memo) get() memo {
 	if m == nil {
-		return nil, nil, -1
+		return memo{judgedUntil: -1}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.last, m.judgements, m.judgedUntil
+	return memo{last: m.last, series: m.series, judgements: m.judgements, judgedUntil: m.judgedUntil}
 }
 
-func (m *memo) set(l *store.LatestFigures, js []trend.Judgement, judgedUntil int64) {
+func (m *memo) set(l *store.LatestFigures, series []prometheus.Metric, js []trend.Judgement, judgedUntil int64) {
 	if m != nil && l != nil {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		m.last, m.judgements, m.judgedUntil = l, js, judgedUntil
+		m.last, m.series, m.judgements, m.judgedUntil = l, series, js, judgedUntil
 	}
 }
 
@@ -157,23 +160,22 @@ func (c *Collector) Describe(chan<- *prometheus.Desc) {}
 // is sent as an invalid metric, which fails the scrape.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descBuild, prometheus.GaugeValue, 1, version.Version)
-	prev, js, judgedUntil := c.memo.get()
-	ms, latest, err := collect(c.ctx, c.reader, prev)
-	if err == nil && c.trend != nil {
-		if latest.LastResultID() != judgedUntil {
-			js, err = c.trend(c.ctx)
-			judgedUntil = latest.LastResultID()
-		}
-		ms = append(ms, regressionSeries(js)...)
-	}
-	if err == nil {
-		c.memo.set(latest, js, judgedUntil)
+	prev := c.memo.get()
+	series, latest, err := collect(c.ctx, c.reader, prev.last, prev.series)
+	js, judgedUntil := prev.judgements, prev.judgedUntil
+	if err == nil && c.trend != nil && latest.LastResultID() != judgedUntil {
+		js, err = c.trend(c.ctx)
+		judgedUntil = latest.LastResultID()
 	}
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(descIOPS, err)
 		return
 	}
-	for _, m := range ms {
+	c.memo.set(latest, series, js, judgedUntil)
+	for _, m := range series {
+		ch <- m
+	}
+	for _, m := range regressionSeries(js) {
 		ch <- m
 	}
 }
@@ -193,11 +195,14 @@ var families = []family{figureSeries, verdictSeries}
 
 // collect returns the metrics of the latest figures r holds, every family
 // of them, in a stable order, and those figures; prev is an earlier
-// answer to build on, or nil.
-func collect(ctx context.Context, r store.Reader, prev *store.LatestFigures) ([]prometheus.Metric, *store.LatestFigures, error) {
+// answer to build on, or nil, and prevSeries its metrics.
+func collect(ctx context.Context, r store.Reader, prev *store.LatestFigures, prevSeries []prometheus.Metric) ([]prometheus.Metric, *store.LatestFigures, error) {
 	latest, err := r.Latest(ctx, prev)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the latest results: %w", err)
+	}
+	if prev != nil && latest == prev {
+		return prevSeries, latest, nil
 	}
 	s := &snapshot{latest: latest, suites: map[string]string{}, times: map[string]float64{}}
 	for _, run := range latest.Runs {

@@ -98,11 +98,16 @@ func TestLatest(t *testing.T) {
 		t.Fatalf("read whole: %q, built on the first: %q", got, keysOf(second))
 	}
 
+	// Nothing stored since: the answer is the same.
+	if again, err := s.Latest(ctx, whole); err != nil || again != whole {
+		t.Errorf("nothing stored since: got a new answer (%v)", err)
+	}
+
 	// Results deleted since an answer: the next call reads everything again.
 	if _, err := s.db.DB.ExecContext(ctx, `DELETE FROM runs WHERE id = 'd-latest'`); err != nil {
 		t.Fatal(err)
 	}
-	third, err := s.Latest(ctx, second)
+	third, err := s.Latest(ctx, whole)
 	if err != nil {
 		t.Fatal(err)
 	}

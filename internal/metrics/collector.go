@@ -6,8 +6,10 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/result"
@@ -127,24 +129,75 @@ type memo struct {
 	series      []prometheus.Metric
 	judgements  []trend.Judgement
 	judgedUntil int64 // the last result ID when judged; -1: never
+	judging     bool  // a judgement is under way
+	errorLog    promhttp.Logger
 }
 
-func (m *memo) get() memo {
+func newMemo(errorLog promhttp.Logger) *memo { return &memo{judgedUntil: -1, errorLog: errorLog} }
+
+// memoState is what the memo holds at one moment.
+type memoState struct {
+	last        *store.LatestFigures
+	series      []prometheus.Metric
+	judgements  []trend.Judgement
+	judgedUntil int64
+}
+
+func (m *memo) get() memoState {
 	if m == nil {
-		return memo{judgedUntil: -1}
+		return memoState{judgedUntil: -1}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return memo{last: m.last, series: m.series, judgements: m.judgements, judgedUntil: m.judgedUntil}
+	return memoState{last: m.last, series: m.series, judgements: m.judgements, judgedUntil: m.judgedUntil}
 }
 
-func (m *memo) set(l *store.LatestFigures, series []prometheus.Metric, js []trend.Judgement, judgedUntil int64) {
+func (m *memo) set(l *store.LatestFigures, series []prometheus.Metric) {
 	if m != nil && l != nil {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		m.last, m.series, m.judgements, m.judgedUntil = l, series, js, judgedUntil
+		m.last, m.series = l, series
 	}
 }
+
+func (m *memo) judged(js []trend.Judgement, until int64) {
+	if m != nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.judgements, m.judgedUntil = js, until
+	}
+}
+
+// rejudge judges again in the background, unless a judgement is under way:
+// judging every history reads every result (seconds on a large database),
+// longer than a scrape should take. Meanwhile scrapes show the previous
+// judgements; a failure is logged and retried at the next scrape.
+func (m *memo) rejudge(judge TrendFunc, until int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.judging {
+		return
+	}
+	m.judging = true
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), rejudgeTimeout)
+		defer cancel()
+		js, err := judge(ctx)
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.judging = false
+		if err != nil {
+			if m.errorLog != nil {
+				m.errorLog.Println("storbench_regression:", err)
+			}
+			return
+		}
+		m.judgements, m.judgedUntil = js, until
+	}()
+}
+
+// rejudgeTimeout bounds a judgement in the background.
+const rejudgeTimeout = 10 * time.Minute
 
 // NewCollector returns a Collector reading r within ctx, the scrape's
 // context (an abandoned scrape stops reading); trend, if not nil, gives
@@ -162,16 +215,22 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descBuild, prometheus.GaugeValue, 1, version.Version)
 	prev := c.memo.get()
 	series, latest, err := collect(c.ctx, c.reader, prev.last, prev.series)
-	js, judgedUntil := prev.judgements, prev.judgedUntil
-	if err == nil && c.trend != nil && latest.LastResultID() != judgedUntil {
-		js, err = c.trend(c.ctx)
-		judgedUntil = latest.LastResultID()
+	js := prev.judgements
+	if err == nil && c.trend != nil && latest.LastResultID() != prev.judgedUntil {
+		if c.memo == nil || prev.judgedUntil < 0 {
+			// Never judged: judge now, so the first scrape shows it all.
+			if js, err = c.trend(c.ctx); err == nil {
+				c.memo.judged(js, latest.LastResultID())
+			}
+		} else {
+			c.memo.rejudge(c.trend, latest.LastResultID())
+		}
 	}
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(descIOPS, err)
 		return
 	}
-	c.memo.set(latest, series, js, judgedUntil)
+	c.memo.set(latest, series)
 	for _, m := range series {
 		ch <- m
 	}

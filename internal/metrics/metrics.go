@@ -35,8 +35,10 @@ type Options struct {
 	ErrorLog promhttp.Logger
 	// Trend judges every target × workload × round against its own
 	// history (storbench.Trend does), for storbench_regression; nil
-	// leaves that family out. The handler asks again only when results
-	// were stored since it last asked.
+	// leaves that family out. The handler asks at its first scrape, then
+	// again, in the background, only when results were stored since it
+	// last asked: until that judgement is done, scrapes show the previous
+	// one.
 	Trend TrendFunc
 }
 
@@ -50,7 +52,7 @@ type TrendFunc func(ctx context.Context) ([]trend.Judgement, error)
 // cannot read it fails with HTTP 500, so Prometheus marks it down rather
 // than seeing stale or partial figures.
 func Handler(r store.Reader, opts Options) http.Handler {
-	m := &memo{}
+	m := newMemo(opts.ErrorLog)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(&Collector{ctx: req.Context(), reader: r, trend: opts.Trend, memo: m})

@@ -291,12 +291,20 @@ type group struct {
 	c *analysis.Comparison
 }
 
-// groups splits figures by target, host and round, in first-stored order.
+// groups splits figures by target, host and round (a contention role
+// apart), in first-stored order.
 func groups(figs []result.Figures) []*group {
 	index := map[[3]string]*group{}
 	var out []*group
 	for _, f := range figs {
-		k := [3]string{f.Target, result.LabelHostname.Of(f.Labels), f.Round}
+		// A contention round's roles (the probe alone, the probe loaded,
+		// the bulk writer) are rounds of their own, as storbench trend
+		// names them: "contention:loaded".
+		round := f.Round
+		if role := result.LabelContention.Of(f.Labels); role != "" {
+			round += ":" + role
+		}
+		k := [3]string{f.Target, result.LabelHostname.Of(f.Labels), round}
 		g := index[k]
 		if g == nil {
 			g = &group{target: k[0], host: k[1], round: k[2]}

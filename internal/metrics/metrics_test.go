@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -201,4 +202,37 @@ func TestHandlerTrend(t *testing.T) {
 	if n := calls.Load(); n != 2 {
 		t.Errorf("trend judged %d times over 4 scrapes with one new run between the 2nd and 3rd, want 2", n)
 	}
+}
+
+// A contention round's probe alone and under load are two series, never
+// averaged together.
+func TestContentionRoles(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	run := &result.Run{ID: "20261120-030000-aaaa", Suite: "contention", Source: "storbench", Status: result.StatusComplete, Started: t0}
+	if err := st.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	for role, iops := range map[string]float64{"alone": 400, "loaded": 100} {
+		labels := map[string]string{}
+		result.LabelContention.Set(labels, role)
+		r := &result.Result{RunID: run.ID, Target: "/srv/etcd", Round: result.RoundContention, Repetition: 1, Workload: "etcd-fdatasync",
+			Labels: labels, Status: result.StatusComplete, Write: &result.Direction{IOPS: iops, BytesPerSec: iops * 2300}}
+		if err := st.AddResult(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := metrics.Export(ctx, st, &buf, metrics.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	got := series(t, &buf)
+	checkSeries(t, got, map[string]float64{
+		`storbench_iops{round="contention:alone",suite="contention",target="/srv/etcd",workload="etcd-fdatasync"}`:  400,
+		`storbench_iops{round="contention:loaded",suite="contention",target="/srv/etcd",workload="etcd-fdatasync"}`: 100,
+	})
 }

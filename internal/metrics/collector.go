@@ -239,11 +239,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// snapshot is the latest figures, grouped the way series are named.
+// snapshot is what series need of the runs behind the latest figures.
 type snapshot struct {
-	latest *store.LatestFigures
-	suites map[string]string // run ID -> suite
-	times  map[string]float64
+	suites map[string]string  // run ID -> suite
+	times  map[string]float64 // run ID -> start, Unix seconds
 }
 
 // family emits one group of series from a snapshot.
@@ -263,7 +262,7 @@ func collect(ctx context.Context, r store.Reader, prev *store.LatestFigures, pre
 	if prev != nil && latest == prev {
 		return prevSeries, latest, nil
 	}
-	s := &snapshot{latest: latest, suites: map[string]string{}, times: map[string]float64{}}
+	s := &snapshot{suites: map[string]string{}, times: map[string]float64{}}
 	for _, run := range latest.Runs {
 		s.suites[run.ID] = run.Suite
 		s.times[run.ID] = float64(run.Started.UnixNano()) / 1e9

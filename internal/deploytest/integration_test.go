@@ -14,6 +14,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -277,8 +278,15 @@ func uniqueWorkloads(rs []result.Result) []string {
 	return out
 }
 
-// waitJob waits for the Job's pod to succeed or fail and returns it.
+// waitJob waits for the Job's pod in testNamespace to succeed or fail and
+// returns it.
 func waitJob(t *testing.T, c kubernetes.Interface, job string, timeout time.Duration) (string, corev1.PodPhase) {
+	t.Helper()
+	return waitJobIn(t, c, testNamespace, job, timeout)
+}
+
+// waitJobIn waits for the Job's pod in ns to succeed or fail and returns it.
+func waitJobIn(t *testing.T, c kubernetes.Interface, testNamespace, job string, timeout time.Duration) (string, corev1.PodPhase) {
 	t.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(timeout)
@@ -304,4 +312,152 @@ func waitJob(t *testing.T, c kubernetes.Interface, job string, timeout time.Dura
 	}
 	t.Fatalf("the Job's pod %q still %s after %s; events:\n%s", name, last, timeout, strings.Join(msgs, "\n"))
 	return "", ""
+}
+
+// The CronJob's pod as the base deploys it, Kubernetes targets included:
+// the base applied for real (namespace, RBAC, PVC, CronJob; serve scaled to
+// none), then a Job from the CronJob runs storbench run inside the cluster
+// with in-cluster configuration and the base's ServiceAccount, on a
+// StorageClass whose volume is a folder on the real node. Patched for the
+// loopback cluster only: the fio image with a static storbench mounted,
+// host networking and the API server's loopback address (a pod there
+// cannot reach the Service IP), the test's class, node, namespace and a
+// short suite.
+func TestCronJobKubeTargets(t *testing.T) {
+	c, kc := cluster(t)
+	kubectl := testenv.Tool(t, "kubectl", "kubernetes-client", "k8s")
+	ctx := context.Background()
+	const ns, suffix, class = "storbench-deploytest-k8s", "-dt", "sb-deploytest"
+
+	binDir := filepath.Dir(buildStorbench(t))
+	dataDir, volDir := t.TempDir(), t.TempDir()
+	for _, d := range []string{binDir, dataDir, volDir} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodeAffinity := &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{realNode}}},
+	}}}}
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wffc}
+	if _, err := c.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.StorageV1().StorageClasses().Delete(context.Background(), class, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("deleting StorageClass %s: %v", class, err)
+		}
+	})
+	pvs := []*corev1.PersistentVolume{
+		// The benchmark's volume, for the PVC storbench makes.
+		{ObjectMeta: metav1.ObjectMeta{Name: class + "-pv"}, Spec: corev1.PersistentVolumeSpec{
+			Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("4Gi")}, StorageClassName: class,
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			PersistentVolumeSource: corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: volDir}}, NodeAffinity: nodeAffinity}},
+		// The results database's volume, bound to the base's PVC.
+		{ObjectMeta: metav1.ObjectMeta{Name: ns + "-results"}, Spec: corev1.PersistentVolumeSpec{
+			Capacity:    corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			ClaimRef:               &corev1.ObjectReference{Namespace: ns, Name: "storbench-results" + suffix},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dataDir}}, NodeAffinity: nodeAffinity}},
+	}
+	for _, pv := range pvs {
+		if _, err := c.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := c.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting PV %s: %v", pv.Name, err)
+			}
+		})
+	}
+
+	// The base, applied for real in its own namespace with its own names.
+	dir := t.TempDir()
+	base, err := filepath.Rel(dir, filepath.Join(deployDir(t), "base"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nnameSuffix: %s\nresources:\n  - %s\nreplicas:\n  - {name: storbench-serve, count: 0}\n", ns, suffix, base)
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	apply := exec.Command(kubectl, "apply", "-k", dir)
+	apply.Env = append(os.Environ(), "KUBECONFIG="+kc)
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply -k: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		del := exec.Command(kubectl, "delete", "-k", dir, "--ignore-not-found", "--wait=true", "--timeout=2m")
+		del.Env = append(os.Environ(), "KUBECONFIG="+kc)
+		if out, err := del.CombinedOutput(); err != nil {
+			t.Errorf("kubectl delete -k: %v\n%s", err, out)
+		}
+	})
+
+	cj, err := c.BatchV1().CronJobs(ns).Get(ctx, "storbench"+suffix, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "storbench-now", Namespace: ns}, Spec: *cj.Spec.JobTemplate.Spec.DeepCopy()}
+	pod := &job.Spec.Template.Spec
+	pod.HostNetwork, pod.DNSPolicy = true, corev1.DNSClusterFirstWithHostNet
+	ctr := &pod.Containers[0]
+	ctr.Image, ctr.ImagePullPolicy = realImage, corev1.PullNever
+	ctr.Command = []string{"/opt/storbench/storbench"}
+	var args []string
+	for _, a := range ctr.Args {
+		name, _, _ := strings.Cut(a, "=")
+		switch name {
+		case "--target", "--nodes", "--namespace", "--suite":
+			continue
+		}
+		args = append(args, a)
+	}
+	ctr.Args = append(args, "--suite=quick", "--workloads=rand-read-4k-qd32", "--target=k8s:"+class, "--nodes="+realNode,
+		"--namespace="+ns, "--image="+realImage, "--image-pull-policy=Never", "--timeout=2m")
+	checkArgs(t, "Job", ctr.Args)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := strings.TrimPrefix(strings.TrimPrefix(cfg.Host, "https://"), "http://")
+	apiHost, apiPort, _ := strings.Cut(host, ":")
+	ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: apiHost}, corev1.EnvVar{Name: "KUBERNETES_SERVICE_PORT", Value: apiPort})
+	ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: "storbench-binary", MountPath: "/opt/storbench", ReadOnly: true})
+	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "storbench-binary",
+		VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: binDir}}})
+	if _, err := c.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	podName, phase := waitJobIn(t, c, ns, job.Name, 5*time.Minute)
+	logs, _ := c.CoreV1().Pods(ns).GetLogs(podName, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if phase != corev1.PodSucceeded {
+		t.Fatalf("the Job's pod %s ended %s:\n%s", podName, phase, logs)
+	}
+
+	st, err := store.Open(ctx, filepath.Join(dataDir, "results.db"))
+	if err != nil {
+		t.Fatalf("the pod left no database: %v\npod output:\n%s", err, logs)
+	}
+	defer st.Close()
+	runs, err := st.Runs(ctx, store.RunFilter{})
+	if err != nil || len(runs) != 1 || runs[0].Status != result.StatusComplete || runs[0].Labels["schedule"] != "weekly" {
+		t.Fatalf("runs: %+v, %v\npod output:\n%s", runs, err, logs)
+	}
+	results, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{runs[0].ID}})
+	if err != nil || len(results) == 0 {
+		t.Fatalf("results: %d, %v", len(results), err)
+	}
+	for _, r := range results {
+		iops, ok := r.Metric(result.MetricIOPS)
+		if r.Status != result.StatusComplete || !ok || iops <= 0 || result.LabelNode.Of(r.Labels) != realNode || result.LabelStorageClass.Of(r.Labels) != class {
+			t.Errorf("result %s %s on %s: %s, IOPS %v, labels %v", r.Round, r.Workload, r.Target, r.Status, iops, r.Labels)
+		}
+	}
+	// storbench removed its PVC and pod.
+	if pvcs, err := c.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=storbench"}); err != nil || len(pvcs.Items) != 0 {
+		t.Errorf("storbench's PVCs left: %v, %v", pvcs, err)
+	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/storbench/storbench/internal/cli/reportcmd"
 	"github.com/storbench/storbench/internal/cli/runcmd"
 	"github.com/storbench/storbench/internal/cli/runscmd"
+	"github.com/storbench/storbench/internal/cli/servecmd"
 	"github.com/storbench/storbench/internal/cli/showcmd"
 	"github.com/storbench/storbench/internal/cli/suitescmd"
 	"github.com/storbench/storbench/internal/cli/trendcmd"
@@ -117,6 +118,7 @@ func NewRootCommand(d cli.Deps) *cobra.Command {
 		cleanupcmd.NewCommand(d),
 		trendcmd.NewCommand(d),
 		exportcmd.NewCommand(d),
+		servecmd.NewCommand(d),
 	)
 	return root
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,6 +110,34 @@ func TestTrend(t *testing.T) {
 		var req *storbench.RequestError
 		if _, err := storbench.Trend(ctx, st, bad); !errors.As(err, &req) {
 			t.Errorf("%+v: %v, want a RequestError", bad, err)
+		}
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 11, 23, 19, 0, 0, 0, time.UTC)
+	berlin := time.FixedZone("CET", 3600)
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+	}{
+		{"90d", now.AddDate(0, 0, -90)},
+		{"12w", now.AddDate(0, 0, -84)},
+		{"36h", now.Add(-36 * time.Hour)},
+		{"90m", now.Add(-90 * time.Minute)},
+		{"2026-03-02", time.Date(2026, 3, 2, 0, 0, 0, 0, berlin)},
+		{"2026-03-02T04:00:00+02:00", time.Date(2026, 3, 2, 2, 0, 0, 0, time.UTC)},
+		{" 7d ", now.AddDate(0, 0, -7)},
+	} {
+		got, err := storbench.ParseSince(tc.in, now, berlin)
+		if err != nil || !got.Equal(tc.want) {
+			t.Errorf("ParseSince(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "d", "-3d", "last tuesday", "3.5d", "2026-13-01", "-36h", "99999999d"} {
+		var req *storbench.RequestError
+		if _, err := storbench.ParseSince(bad, now, berlin); !errors.As(err, &req) || !strings.Contains(err.Error(), "--since") {
+			t.Errorf("ParseSince(%q): %v, want a RequestError naming --since", bad, err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -33,44 +34,90 @@ type MeasuredFigures struct {
 // history trend judges and the dashboard draws. It reads the same figures
 // as Figures; callers must not modify their Labels.
 func (s *SQLite) History(ctx context.Context, f HistoryFilter) ([]MeasuredFigures, error) {
-	rf := ResultFilter{Target: f.Target, Workload: f.Workload, Round: f.Round, Status: f.Status}
-	where, args := rf.where("r")
-	q := `SELECT r.id, CASE WHEN r.started_ns != 0 THEN r.started_ns ELSE ru.started_ns END AS measured
-		FROM results r JOIN runs ru ON ru.id = r.run_id` + where
-	if !f.Since.IsZero() {
-		q += ` AND measured >= ?`
-		args = append(args, f.Since.UnixNano())
+	var all, compact int
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM results), (SELECT count(*) FROM result_figures)`).Scan(&all, &compact); err != nil {
+		return nil, fmt.Errorf("reading the history of %s: %w", f, err)
 	}
-	q += ` ORDER BY measured, r.id`
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	var out []MeasuredFigures
+	var err error
+	if all == compact {
+		out, err = s.compactHistory(ctx, f)
+	} else {
+		out, err = s.mixedHistory(ctx, f)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the history of %s: %w", f, err)
 	}
-	type when struct {
-		id int64
-		ns int64
+	return out, nil
+}
+
+// measuredColumn is the time a result was measured: its own start, else
+// its run's.
+const measuredColumn = `CASE WHEN r.started_ns != 0 THEN r.started_ns ELSE ru.started_ns END`
+
+// compactHistory reads a database where every result has its compact
+// figures: it filters on result_figures (a hundred bytes a row) and looks
+// up only the matching results' times, in one read transaction.
+func (s *SQLite) compactHistory(ctx context.Context, f HistoryFilter) ([]MeasuredFigures, error) {
+	where, args := ResultFilter{Target: f.Target, Workload: f.Workload, Round: f.Round, Status: f.Status}.where("f")
+	from := ` FROM result_figures f JOIN results r ON r.id = f.result_id JOIN runs ru ON ru.id = f.run_id` + where
+	if !f.Since.IsZero() {
+		from += ` AND ` + measuredColumn + ` >= ?`
+		args = append(args, f.Since.UnixNano())
 	}
-	var order []when
-	for rows.Next() {
-		var w when
-		if err := rows.Scan(&w.id, &w.ns); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("reading the history of %s: %w", f, err)
+	from += ` ORDER BY ` + measuredColumn + `, f.result_id`
+	// A read transaction: allowed on a read-only database too (serve).
+	tx, err := s.db.DB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	order, err := measuredOrder(ctx, tx, `SELECT f.result_id, `+measuredColumn+from, args)
+	if err != nil || len(order) == 0 {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT f.result_id, f.run_id, f.target, f.round, f.repetition, f.workload, f.status, f.method, f.labels,
+		f.figures, f.limited_by, f.evidence`+from, args...)
+	if err != nil {
+		return nil, err
+	}
+	figs, err := newFiguresReader(len(order)).scan(rows, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(figs) != len(order) {
+		return nil, fmt.Errorf("%d figures for %d results", len(figs), len(order))
+	}
+	out := make([]MeasuredFigures, 0, len(order))
+	for i, w := range order {
+		if figs[i].ID != w.id {
+			return nil, fmt.Errorf("figures of result %d where result %d was expected", figs[i].ID, w.id)
 		}
-		order = append(order, w)
+		if hasLabels(figs[i].Labels, f.Labels) {
+			out = append(out, MeasuredFigures{Figures: figs[i], Measured: fromNanos(w.ns)})
+		}
 	}
-	if err := rows.Close(); err != nil {
-		return nil, fmt.Errorf("reading the history of %s: %w", f, err)
+	return out, nil
+}
+
+// mixedHistory reads a database holding results stored before the compact
+// figures existed (schema 3): their figures come from Figures, which
+// derives them, and their times from the results.
+func (s *SQLite) mixedHistory(ctx context.Context, f HistoryFilter) ([]MeasuredFigures, error) {
+	rf := ResultFilter{Target: f.Target, Workload: f.Workload, Round: f.Round, Status: f.Status}
+	where, args := rf.where("r")
+	q := `SELECT r.id, ` + measuredColumn + ` FROM results r JOIN runs ru ON ru.id = r.run_id` + where
+	if !f.Since.IsZero() {
+		q += ` AND ` + measuredColumn + ` >= ?`
+		args = append(args, f.Since.UnixNano())
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading the history of %s: %w", f, err)
-	}
-	if len(order) == 0 {
-		return nil, nil
+	order, err := measuredOrder(ctx, s.db, q+` ORDER BY `+measuredColumn+`, r.id`, args)
+	if err != nil || len(order) == 0 {
+		return nil, err
 	}
 	figs, err := s.Figures(ctx, rf)
 	if err != nil {
-		return nil, fmt.Errorf("reading the history of %s: %w", f, err)
+		return nil, err
 	}
 	byID := make(map[int64]*result.Figures, len(figs))
 	for i := range figs {
@@ -85,6 +132,29 @@ func (s *SQLite) History(ctx context.Context, f HistoryFilter) ([]MeasuredFigure
 		out = append(out, MeasuredFigures{Figures: *fg, Measured: fromNanos(w.ns)})
 	}
 	return out, nil
+}
+
+type measuredAt struct {
+	id int64
+	ns int64
+}
+
+// measuredOrder reads (result ID, measured time) rows.
+func measuredOrder(ctx context.Context, db queryer, q string, args []any) ([]measuredAt, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var order []measuredAt
+	for rows.Next() {
+		var w measuredAt
+		if err := rows.Scan(&w.id, &w.ns); err != nil {
+			return nil, err
+		}
+		order = append(order, w)
+	}
+	return order, rows.Err()
 }
 
 func hasLabels(have, want map[string]string) bool {

@@ -138,3 +138,27 @@ func TestLatestWithoutFigureRows(t *testing.T) {
 		t.Errorf("iops = %v, %v; want 1234.5 derived from the stored result", v, ok)
 	}
 }
+
+// serve reads a database it opened read-only: Latest and History (behind
+// storbench_regression) must work there.
+func TestLatestReadOnly(t *testing.T) {
+	ctx := context.Background()
+	s, path := open(t)
+	latestRun(t, s, "a-run", time.Unix(1000, 0), [4]string{"/mnt/a", "h1", "seq-read", string(result.StatusComplete)})
+	ro, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	l, err := ro.Latest(ctx, nil)
+	if err != nil || len(l.Figures) != 1 {
+		t.Fatalf("Latest on a read-only database: %v, %v", l, err)
+	}
+	if again, err := ro.Latest(ctx, l); err != nil || again != l {
+		t.Errorf("Latest built on the first, read-only: %v", err)
+	}
+	h, err := ro.History(ctx, HistoryFilter{Status: result.StatusComplete})
+	if err != nil || len(h) != 1 {
+		t.Errorf("History on a read-only database: %d, %v", len(h), err)
+	}
+}

@@ -30,20 +30,44 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// madSigma is the robust standard deviation of xs around center.
-func madSigma(xs []float64, center float64) float64 {
+// noiseSigma is the standard deviation of the noise of xs around center,
+// for normal noise: the larger of two estimates, the median absolute
+// deviation (× 1.4826, robust: half the runs may be outliers) and the mean
+// absolute deviation (× √(π/2), steadier over a handful of runs, which is
+// when the median one most often comes out too small).
+func noiseSigma(xs []float64, center float64) float64 {
 	dev := make([]float64, len(xs))
+	var sum float64
 	for i, x := range xs {
 		dev[i] = math.Abs(x - center)
+		sum += dev[i]
 	}
-	return madScale * median(dev)
+	return max(madScale*median(dev), medianEfficiency*sum/float64(max(len(xs), 1)))
 }
 
-// fewRuns widens a robust standard deviation estimated from n runs: a
-// median absolute deviation of a handful of runs understates the noise
-// often enough to raise false alarms (the factor was tuned by simulation
-// in bench/trend: 1.5 at 5 runs, 1.05 at 50).
+// fewRuns widens a standard deviation estimated from n runs, so that a
+// new run beyond ±2.5 of them is as rare after a handful of runs as after
+// hundreds (simulated: 1 + 4/n matches the needed factor from 8 runs on).
 func fewRuns(n int) float64 { return 1 + 4/float64(max(n, 1)) }
+
+// runningMedians returns the median of every prefix of x: m[i] is the
+// median of x[:i+1]. Each value is inserted into a sorted copy, so all of
+// them cost O(n²) moves instead of a sort per prefix.
+func runningMedians(x []float64) []float64 {
+	sorted := make([]float64, 0, len(x))
+	m := make([]float64, len(x))
+	for i, v := range x {
+		k, _ := slices.BinarySearch(sorted, v)
+		sorted = slices.Insert(sorted, k, v)
+		n := i + 1
+		if n%2 == 1 {
+			m[i] = sorted[n/2]
+		} else {
+			m[i] = (sorted[n/2-1] + sorted[n/2]) / 2
+		}
+	}
+	return m
+}
 
 // split is the best two-level fit of a history: levels before and after
 // index at, and the robust t statistic of their difference (positive when
@@ -68,8 +92,12 @@ type split struct {
 func bestSplit(x []float64, o Options) split {
 	var best split
 	bestCost := math.Inf(1)
+	pre := runningMedians(x) // pre[i] = median(x[:i+1])
+	rev := slices.Clone(x)
+	slices.Reverse(rev)
+	suf := runningMedians(rev) // suf[i] = median of the last i+1
 	for at := o.MinHistory; at < len(x); at++ {
-		before, after := median(x[:at]), median(x[at:])
+		before, after := pre[at-1], suf[len(x)-at-1]
 		var cost float64
 		for i, v := range x {
 			if i < at {
@@ -94,7 +122,7 @@ func bestSplit(x []float64, o Options) split {
 			res[i] = v - best.after
 		}
 	}
-	best.sigma = madSigma(res, 0)
+	best.sigma = noiseSigma(res, 0)
 	best.l1 = bestCost / float64(len(x))
 	nb, na := float64(best.at), float64(len(x)-best.at)
 	sigma := max(best.sigma*fewRuns(len(x)), o.MinNoise*math.Abs(best.before))
@@ -133,7 +161,7 @@ func theilSen(x []float64, o Options) line {
 	for i, v := range x {
 		off[i] = v - l.at(float64(i))
 	}
-	l.sigma = madSigma(off, 0)
+	l.sigma = noiseSigma(off, 0)
 	for _, r := range off {
 		l.l1 += math.Abs(r) / float64(n)
 	}

@@ -32,5 +32,6 @@ trap down EXIT INT TERM
 export KUBECONFIG=$KAPI_ROOT/run/kubeconfig STORBENCH_K8S_INTEGRATION=1
 cd "$HERE"
 status=0
-go test -count=1 -timeout 15m "$@" ./internal/runner/kube/ || status=$?
+# One package at a time: both use the one cluster.
+go test -count=1 -p 1 -timeout 20m "$@" ./internal/runner/kube/ ./internal/deploytest/ || status=$?
 exit $status

@@ -6,12 +6,15 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/trend"
 	"github.com/storbench/storbench/internal/version"
 )
 
@@ -29,6 +32,11 @@ var (
 	labelWorkload     = "workload"
 	labelFor          = "for"
 
+	labelMetric = "metric"
+
+	// trendLabels name one judged history (storbench trend has no host).
+	trendLabels = []string{labelTarget, labelRound, labelWorkload, labelMetric}
+
 	// targetLabels name one target; figureLabels one figure of it.
 	targetLabels = []string{labelTarget, labelHostname, labelNode, labelStorageClass}
 	figureLabels = append(slices.Clone(targetLabels), labelSuite, labelRound, labelWorkload)
@@ -43,13 +51,15 @@ const (
 	NameLastRun       = namespace + "_last_run_timestamp_seconds"
 	NameVerdictStatus = namespace + "_verdict_status"
 	NameBuildInfo     = namespace + "_build_info"
+	NameRegression    = namespace + "_regression"
+	NameTrendChange   = namespace + "_trend_change_ratio"
 )
 
 // Names lists every series name the collector can emit, a summary's _sum
 // and _count included.
 func Names() []string {
 	return []string{NameIOPS, NameBandwidth, NameLatency, NameLatency + "_sum", NameLatency + "_count", NameSyncP99,
-		NameLastRun, NameVerdictStatus, NameBuildInfo}
+		NameLastRun, NameVerdictStatus, NameBuildInfo, NameRegression, NameTrendChange}
 }
 
 // Descriptions of the metric families, one per figure.
@@ -66,6 +76,10 @@ var (
 		"When the latest run holding this figure was measured (its start), in seconds since the Unix epoch.", figureLabels, nil)
 	descVerdict = prometheus.NewDesc(NameVerdictStatus,
 		"Verdict on the target's latest figures in this round, per use (for): 0 pass, 1 info, 2 warn, 3 fail.", append(slices.Clone(targetLabels), labelRound, labelFor), nil)
+	descRegression = prometheus.NewDesc(NameRegression,
+		"The target's latest figures against its own history (storbench trend), judged on the metric named: 0 within the noise band, 1 warning (the latest runs beyond it), 2 regression (a confirmed step or drift for the worse). No series: too little history.", trendLabels, nil)
+	descTrendChange = prometheus.NewDesc(NameTrendChange,
+		"The current level against the baseline of earlier runs (storbench trend), as a signed fraction of the baseline: -0.4 is 40% below it.", trendLabels, nil)
 	descBuild = prometheus.NewDesc(NameBuildInfo,
 		"The storbench build exposing these metrics (always 1).", []string{"version"}, nil)
 )
@@ -100,37 +114,96 @@ func VerdictValue(s analysis.Status) float64 {
 type Collector struct {
 	ctx    context.Context
 	reader store.Reader
+	trend  TrendFunc
 	memo   *memo
 }
 
-// memo keeps the latest figures one scrape read, for the next to build on
-// (store.Reader.Latest then reads only what was stored since).
+// memo keeps what one scrape read for the next: the latest figures to
+// build on (store.Reader.Latest then reads only what was stored since),
+// and the trend judgements, which change only with new results.
 type memo struct {
 	mu   sync.Mutex
 	last *store.LatestFigures
+	// series are the figure and verdict series made of last, kept for
+	// as long as the store answers with last itself (nothing new).
+	series      []prometheus.Metric
+	judgements  []trend.Judgement
+	judgedUntil int64 // the last result ID when judged; -1: never
+	judging     bool  // a judgement is under way
+	errorLog    promhttp.Logger
 }
 
-func (m *memo) get() *store.LatestFigures {
+func newMemo(errorLog promhttp.Logger) *memo { return &memo{judgedUntil: -1, errorLog: errorLog} }
+
+// memoState is what the memo holds at one moment.
+type memoState struct {
+	last        *store.LatestFigures
+	series      []prometheus.Metric
+	judgements  []trend.Judgement
+	judgedUntil int64
+}
+
+func (m *memo) get() memoState {
 	if m == nil {
-		return nil
+		return memoState{judgedUntil: -1}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.last
+	return memoState{last: m.last, series: m.series, judgements: m.judgements, judgedUntil: m.judgedUntil}
 }
 
-func (m *memo) set(l *store.LatestFigures) {
-	if m != nil {
+func (m *memo) set(l *store.LatestFigures, series []prometheus.Metric) {
+	if m != nil && l != nil {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		m.last = l
+		m.last, m.series = l, series
 	}
 }
 
+func (m *memo) judged(js []trend.Judgement, until int64) {
+	if m != nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.judgements, m.judgedUntil = js, until
+	}
+}
+
+// rejudge judges again in the background, unless a judgement is under way:
+// judging every history reads every result (seconds on a large database),
+// longer than a scrape should take. Meanwhile scrapes show the previous
+// judgements; a failure is logged and retried at the next scrape.
+func (m *memo) rejudge(judge TrendFunc, until int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.judging {
+		return
+	}
+	m.judging = true
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), rejudgeTimeout)
+		defer cancel()
+		js, err := judge(ctx)
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.judging = false
+		if err != nil {
+			if m.errorLog != nil {
+				m.errorLog.Println("storbench_regression:", err)
+			}
+			return
+		}
+		m.judgements, m.judgedUntil = js, until
+	}()
+}
+
+// rejudgeTimeout bounds a judgement in the background.
+const rejudgeTimeout = 10 * time.Minute
+
 // NewCollector returns a Collector reading r within ctx, the scrape's
-// context (an abandoned scrape stops reading).
-func NewCollector(ctx context.Context, r store.Reader) *Collector {
-	return &Collector{ctx: ctx, reader: r}
+// context (an abandoned scrape stops reading); trend, if not nil, gives
+// storbench_regression.
+func NewCollector(ctx context.Context, r store.Reader, trend TrendFunc) *Collector {
+	return &Collector{ctx: ctx, reader: r, trend: trend}
 }
 
 // Describe sends nothing: see Collector.
@@ -140,22 +213,36 @@ func (c *Collector) Describe(chan<- *prometheus.Desc) {}
 // is sent as an invalid metric, which fails the scrape.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descBuild, prometheus.GaugeValue, 1, version.Version)
-	ms, latest, err := collect(c.ctx, c.reader, c.memo.get())
-	c.memo.set(latest)
+	prev := c.memo.get()
+	series, latest, err := collect(c.ctx, c.reader, prev.last, prev.series)
+	js := prev.judgements
+	if err == nil && c.trend != nil && latest.LastResultID() != prev.judgedUntil {
+		if c.memo == nil || prev.judgedUntil < 0 {
+			// Never judged: judge now, so the first scrape shows it all.
+			if js, err = c.trend(c.ctx); err == nil {
+				c.memo.judged(js, latest.LastResultID())
+			}
+		} else {
+			c.memo.rejudge(c.trend, latest.LastResultID())
+		}
+	}
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(descIOPS, err)
 		return
 	}
-	for _, m := range ms {
+	c.memo.set(latest, series)
+	for _, m := range series {
+		ch <- m
+	}
+	for _, m := range regressionSeries(js) {
 		ch <- m
 	}
 }
 
-// snapshot is the latest figures, grouped the way series are named.
+// snapshot is what series need of the runs behind the latest figures.
 type snapshot struct {
-	latest *store.LatestFigures
-	suites map[string]string // run ID -> suite
-	times  map[string]float64
+	suites map[string]string  // run ID -> suite
+	times  map[string]float64 // run ID -> start, Unix seconds
 }
 
 // family emits one group of series from a snapshot.
@@ -166,13 +253,16 @@ var families = []family{figureSeries, verdictSeries}
 
 // collect returns the metrics of the latest figures r holds, every family
 // of them, in a stable order, and those figures; prev is an earlier
-// answer to build on, or nil.
-func collect(ctx context.Context, r store.Reader, prev *store.LatestFigures) ([]prometheus.Metric, *store.LatestFigures, error) {
+// answer to build on, or nil, and prevSeries its metrics.
+func collect(ctx context.Context, r store.Reader, prev *store.LatestFigures, prevSeries []prometheus.Metric) ([]prometheus.Metric, *store.LatestFigures, error) {
 	latest, err := r.Latest(ctx, prev)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the latest results: %w", err)
 	}
-	s := &snapshot{latest: latest, suites: map[string]string{}, times: map[string]float64{}}
+	if prev != nil && latest == prev {
+		return prevSeries, latest, nil
+	}
+	s := &snapshot{suites: map[string]string{}, times: map[string]float64{}}
 	for _, run := range latest.Runs {
 		s.suites[run.ID] = run.Suite
 		s.times[run.ID] = float64(run.Started.UnixNano()) / 1e9
@@ -200,12 +290,20 @@ type group struct {
 	c *analysis.Comparison
 }
 
-// groups splits figures by target, host and round, in first-stored order.
+// groups splits figures by target, host and round (a contention role
+// apart), in first-stored order.
 func groups(figs []result.Figures) []*group {
 	index := map[[3]string]*group{}
 	var out []*group
 	for _, f := range figs {
-		k := [3]string{f.Target, result.LabelHostname.Of(f.Labels), f.Round}
+		// A contention round's roles (the probe alone, the probe loaded,
+		// the bulk writer) are rounds of their own, as storbench trend
+		// names them: "contention:loaded".
+		round := f.Round
+		if role := result.LabelContention.Of(f.Labels); role != "" {
+			round += ":" + role
+		}
+		k := [3]string{f.Target, result.LabelHostname.Of(f.Labels), round}
 		g := index[k]
 		if g == nil {
 			g = &group{target: k[0], host: k[1], round: k[2]}
@@ -281,4 +379,35 @@ func verdictSeries(_ *snapshot, g *group, emit func(prometheus.Metric)) {
 		lv := append(g.targetValues(), g.round, kind)
 		emit(prometheus.MustNewConstMetric(descVerdict, prometheus.GaugeValue, VerdictValue(v.Status), lv...))
 	}
+}
+
+// regressionValue is a trend verdict as storbench_regression reports it;
+// ok is false for too little history.
+func regressionValue(v trend.Verdict) (float64, bool) {
+	switch v {
+	case trend.OK:
+		return 0, true
+	case trend.Warning:
+		return 1, true
+	case trend.Regression:
+		return 2, true
+	}
+	return 0, false
+}
+
+// regressionSeries gives every judged history's verdict and change.
+func regressionSeries(js []trend.Judgement) []prometheus.Metric {
+	var out []prometheus.Metric
+	for _, j := range js {
+		v, ok := regressionValue(j.Verdict)
+		if !ok {
+			continue
+		}
+		lv := []string{j.Target, j.Round, j.Workload, j.Metric}
+		out = append(out, prometheus.MustNewConstMetric(descRegression, prometheus.GaugeValue, v, lv...))
+		if j.Baseline != 0 {
+			out = append(out, prometheus.MustNewConstMetric(descTrendChange, prometheus.GaugeValue, j.Delta, lv...))
+		}
+	}
+	return out
 }

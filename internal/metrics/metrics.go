@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/trend"
 )
 
 // Options shape the /metrics handler.
@@ -32,7 +33,17 @@ type Options struct {
 	// ErrorLog receives errors reading the database or writing a scrape;
 	// nil drops them (the scrape still fails with HTTP 500).
 	ErrorLog promhttp.Logger
+	// Trend judges every target × workload × round against its own
+	// history (storbench.Trend does), for storbench_regression; nil
+	// leaves that family out. The handler asks at its first scrape, then
+	// again, in the background, only when results were stored since it
+	// last asked: until that judgement is done, scrapes show the previous
+	// one.
+	Trend TrendFunc
 }
+
+// TrendFunc judges the stored histories, one judgement per series.
+type TrendFunc func(ctx context.Context) ([]trend.Judgement, error)
 
 // Handler serves the metrics of the database r reads, in whatever
 // exposition format the scraper asks for (text or protobuf). Each scrape
@@ -41,10 +52,10 @@ type Options struct {
 // cannot read it fails with HTTP 500, so Prometheus marks it down rather
 // than seeing stale or partial figures.
 func Handler(r store.Reader, opts Options) http.Handler {
-	m := &memo{}
+	m := newMemo(opts.ErrorLog)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		reg := prometheus.NewRegistry()
-		reg.MustRegister(&Collector{ctx: req.Context(), reader: r, memo: m})
+		reg.MustRegister(&Collector{ctx: req.Context(), reader: r, trend: opts.Trend, memo: m})
 		if opts.Runtime {
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		}
@@ -54,11 +65,11 @@ func Handler(r store.Reader, opts Options) http.Handler {
 
 // Export writes the metrics of the database r reads to w in Prometheus's
 // text format, as node_exporter's textfile collector reads it (no
-// timestamps, no runtime metrics). Nothing is written when the database
-// cannot be read.
-func Export(ctx context.Context, r store.Reader, w io.Writer) error {
+// timestamps, no runtime metrics: opts.Runtime and opts.ErrorLog do not
+// apply). Nothing is written when the database cannot be read.
+func Export(ctx context.Context, r store.Reader, w io.Writer, opts Options) error {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(NewCollector(ctx, r))
+	reg.MustRegister(&Collector{ctx: ctx, reader: r, trend: opts.Trend})
 	families, err := reg.Gather()
 	if err != nil {
 		return fmt.Errorf("gathering metrics: %w", err)

@@ -8,7 +8,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/testenv"
+	"github.com/storbench/storbench/internal/trend"
 )
 
 // promtoolCheck runs "promtool check metrics" (its linter) on an exposition.
@@ -32,7 +35,7 @@ func promtoolCheck(t *testing.T, exposition []byte) {
 func TestExport(t *testing.T) {
 	st, _ := populate(t)
 	var buf bytes.Buffer
-	if err := metrics.Export(context.Background(), st, &buf); err != nil {
+	if err := metrics.Export(context.Background(), st, &buf, metrics.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	got := series(t, bytes.NewReader(buf.Bytes()))
@@ -59,7 +62,7 @@ func TestExportEmpty(t *testing.T) {
 	}
 	defer st.Close()
 	var buf bytes.Buffer
-	if err := metrics.Export(ctx, st, &buf); err != nil {
+	if err := metrics.Export(ctx, st, &buf, metrics.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	got := series(t, &buf)
@@ -147,7 +150,89 @@ func TestHandlerUnreadable(t *testing.T) {
 	if code != http.StatusInternalServerError || !strings.Contains(string(body), path) {
 		t.Errorf("GET /metrics over a file that is not a database: %d\n%s", code, body)
 	}
-	if err := metrics.Export(context.Background(), reader, io.Discard); err == nil {
+	if err := metrics.Export(context.Background(), reader, io.Discard, metrics.Options{}); err == nil {
 		t.Error("Export over a file that is not a database: no error")
 	}
+}
+
+// The handler asks for trend judgements again only when results were
+// stored since it last asked, and shows what they say.
+func TestHandlerTrend(t *testing.T) {
+	_, path := populate(t)
+	reader := store.NewLazy(path)
+	defer reader.Close()
+	var calls atomic.Int32
+	judge := func(context.Context) ([]trend.Judgement, error) {
+		calls.Add(1)
+		return []trend.Judgement{
+			{Target: "fast/node-1", Round: result.RoundIsolated, Workload: "rand-read-4k-qd1", Metric: result.MetricIOPS, Verdict: trend.Regression, Baseline: 2000, Delta: -0.45},
+			{Target: "fast/node-1", Round: result.RoundIsolated, Workload: "etcd-fdatasync", Metric: result.MetricSyncP99, Verdict: trend.InsufficientHistory},
+		}, nil
+	}
+	srv := httptest.NewServer(metrics.Handler(reader, metrics.Options{Trend: judge}))
+	defer srv.Close()
+	labels := `{metric="iops",round="isolated",target="fast/node-1",workload="rand-read-4k-qd1"}`
+	for i := range 3 {
+		code, body := scrape(t, srv.URL)
+		if code != http.StatusOK {
+			t.Fatalf("GET /metrics: %d\n%s", code, body)
+		}
+		got := series(t, bytes.NewReader(body))
+		checkSeries(t, got, map[string]float64{metrics.NameRegression + labels: 2, metrics.NameTrendChange + labels: -0.45})
+		if strings.Contains(string(body), `etcd-fdatasync",metric=`) || strings.Contains(string(body), `metric="sync_p99"`) {
+			t.Errorf("too little history gave a series:\n%s", body)
+		}
+		if i == 1 {
+			writer, err := store.Open(context.Background(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addRun(t, writer, "20261120-060000-dddd", "standard", t0.Add(3*time.Hour),
+				figure{target: "other", round: result.RoundIsolated, workload: "seq-read", iops: 90, bw: 368640, p50: time.Millisecond,
+					p90: 2 * time.Millisecond, p99: 5 * time.Millisecond, p999: 9 * time.Millisecond, mean: time.Millisecond})
+			writer.Close()
+		}
+	}
+	// The third scrape started judging again in the background.
+	for deadline := time.Now().Add(10 * time.Second); calls.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	scrape(t, srv.URL) // nothing new: no judgement
+	time.Sleep(100 * time.Millisecond)
+	if n := calls.Load(); n != 2 {
+		t.Errorf("trend judged %d times over 4 scrapes with one new run between the 2nd and 3rd, want 2", n)
+	}
+}
+
+// A contention round's probe alone and under load are two series, never
+// averaged together.
+func TestContentionRoles(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	run := &result.Run{ID: "20261120-030000-aaaa", Suite: "contention", Source: "storbench", Status: result.StatusComplete, Started: t0}
+	if err := st.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	for role, iops := range map[string]float64{"alone": 400, "loaded": 100} {
+		labels := map[string]string{}
+		result.LabelContention.Set(labels, role)
+		r := &result.Result{RunID: run.ID, Target: "/srv/etcd", Round: result.RoundContention, Repetition: 1, Workload: "etcd-fdatasync",
+			Labels: labels, Status: result.StatusComplete, Write: &result.Direction{IOPS: iops, BytesPerSec: iops * 2300}}
+		if err := st.AddResult(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := metrics.Export(ctx, st, &buf, metrics.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	got := series(t, &buf)
+	checkSeries(t, got, map[string]float64{
+		`storbench_iops{round="contention:alone",suite="contention",target="/srv/etcd",workload="etcd-fdatasync"}`:  400,
+		`storbench_iops{round="contention:loaded",suite="contention",target="/srv/etcd",workload="etcd-fdatasync"}`: 100,
+	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/storbench/storbench/internal/metrics"
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/trend"
 )
 
 // Export formats.
@@ -52,7 +53,7 @@ func Export(ctx context.Context, st store.Store, req ExportRequest) error {
 		return badRequest("no database at %s: nothing to export (storbench run or import stores results there; --db names another)", st.Path())
 	}
 	var buf bytes.Buffer
-	if err := metrics.Export(ctx, st, &buf); err != nil {
+	if err := metrics.Export(ctx, st, &buf, MetricsOptions(st)); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	if req.Path == "-" {
@@ -65,6 +66,23 @@ func Export(ctx context.Context, st store.Store, req ExportRequest) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	return nil
+}
+
+// MetricsOptions are the metrics' options over st with storbench_regression
+// judged by Trend (every history, default thresholds): what serve's
+// /metrics and export both show.
+func MetricsOptions(st store.Reader) metrics.Options {
+	return metrics.Options{Trend: func(ctx context.Context) ([]trend.Judgement, error) {
+		rep, err := Trend(ctx, st, TrendRequest{})
+		if err != nil {
+			return nil, err
+		}
+		js := make([]trend.Judgement, len(rep.Series))
+		for i, s := range rep.Series {
+			js[i] = s.Judgement
+		}
+		return js, nil
+	}}
 }
 
 // replaceFile writes data to a temporary file in path's folder (a rename

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +120,57 @@ func TestExportRefused(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("refused exports left files: %v", entries)
+	}
+}
+
+// storbench_regression and the change come from Trend over the stored
+// history: a disk that halved its IOPS for its last four runs after ten
+// steady ones is a regression 50% below its baseline; a steady one is not.
+func TestExportRegression(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	start := time.Date(2026, 10, 1, 3, 0, 0, 0, time.UTC)
+	for i := range 14 {
+		when := start.Add(time.Duration(i) * 24 * time.Hour)
+		run := &result.Run{ID: fmt.Sprintf("20261001-%06d-aaaa", i), Suite: "standard", Source: "storbench", Status: result.StatusComplete, Started: when}
+		if err := st.CreateRun(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		wobble := 1 + 0.005*float64(i%3-1)
+		for target, iops := range map[string]float64{"/mnt/steady": 1000 * wobble, "/mnt/failing": 1000 * wobble} {
+			if target == "/mnt/failing" && i >= 10 {
+				iops /= 2
+			}
+			r := &result.Result{RunID: run.ID, Target: target, Round: result.RoundIsolated, Repetition: 1, Workload: "rand-read-4k-qd1",
+				Status: result.StatusComplete, Started: when, Read: &result.Direction{IOPS: iops, BytesPerSec: iops * 4096}}
+			if err := st.AddResult(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var out bytes.Buffer
+	if err := Export(ctx, st, ExportRequest{Format: ExportPrometheus, Path: "-", Stdout: &out}); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{
+		`storbench_regression{metric="iops",round="isolated",target="/mnt/failing",workload="rand-read-4k-qd1"} 2`,
+		`storbench_regression{metric="iops",round="isolated",target="/mnt/steady",workload="rand-read-4k-qd1"} 0`,
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("export lacks %s", want)
+		}
+	}
+	re := regexp.MustCompile(`storbench_trend_change_ratio\{metric="iops",round="isolated",target="/mnt/failing",workload="rand-read-4k-qd1"\} (\S+)`)
+	m := re.FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no change ratio for /mnt/failing:\n%s", text)
+	}
+	if v, err := strconv.ParseFloat(m[1], 64); err != nil || v > -0.48 || v < -0.52 {
+		t.Errorf("change ratio %s, want about -0.5 (half the baseline)", m[1])
 	}
 }

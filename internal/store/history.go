@@ -66,7 +66,8 @@ func (s *SQLite) compactHistory(ctx context.Context, f HistoryFilter) ([]Measure
 		args = append(args, f.Since.UnixNano())
 	}
 	from += ` ORDER BY ` + measuredColumn + `, f.result_id`
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	// A read transaction: allowed on a read-only database too (serve).
+	tx, err := s.db.DB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,10 @@ type LatestFigures struct {
 	index latestIndex
 }
 
+// LastResultID is the greatest result ID stored when l was read: a later
+// answer with the same ID saw no new result.
+func (l *LatestFigures) LastResultID() int64 { return l.index.lastID }
+
 // latestKey is what "latest" is per: a target on its host (the same path
 // on two hosts is two targets), one round, one workload.
 type latestKey struct{ target, host, round, workload string }
@@ -32,8 +36,9 @@ type latestKey struct{ target, host, round, workload string }
 // next call builds on by reading only the results stored since.
 type latestIndex struct {
 	newest map[latestKey]string // run ID
-	// lastID is the greatest result ID read.
+	// lastID is the greatest result ID read; runs counts the runs then.
 	lastID int64
+	runs   int
 	// reusable is false where a later call must read everything again.
 	reusable bool
 }
@@ -50,8 +55,21 @@ type latestIndex struct {
 // reads every result's key in one scan of the compact result_figures
 // table. Either way it then reads the figures of the chosen runs only. A
 // key whose chosen run no longer holds it (results deleted since prev)
-// makes it read everything again.
+// makes it read everything again. When no result was stored and no run
+// deleted since prev, prev itself is the answer (results are never changed
+// once stored).
 func (s *SQLite) Latest(ctx context.Context, prev *LatestFigures) (*LatestFigures, error) {
+	if prev != nil && prev.index.reusable {
+		// Nothing stored and no run deleted since prev: prev is the answer.
+		var lastID int64
+		var runs int
+		if err := s.db.QueryRowContext(ctx, `SELECT (SELECT coalesce(max(id), 0) FROM results), (SELECT count(*) FROM runs)`).Scan(&lastID, &runs); err != nil {
+			return nil, fmt.Errorf("reading the latest results: %w", err)
+		}
+		if lastID == prev.index.lastID && runs == prev.index.runs {
+			return prev, nil
+		}
+	}
 	out, whole, err := s.latest(ctx, prev)
 	if err == nil && !whole && prev != nil {
 		return s.Latest(ctx, nil)
@@ -123,7 +141,7 @@ func (s *SQLite) latestIndex(ctx context.Context, prev *LatestFigures) (latestIn
 	missing := false
 	if prev != nil && prev.index.reusable {
 		since, idx.newest = prev.index.lastID, maps.Clone(prev.index.newest)
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM results`).Scan(&idx.lastID); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT (SELECT coalesce(max(id), 0) FROM results), (SELECT count(*) FROM runs)`).Scan(&idx.lastID, &idx.runs); err != nil {
 			return idx, nil, err
 		}
 	} else {
@@ -131,7 +149,7 @@ func (s *SQLite) latestIndex(ctx context.Context, prev *LatestFigures) (latestIn
 		// row there: such a database is read whole, from results as well.
 		var results, figures int
 		if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM results), (SELECT count(*) FROM result_figures),
-			(SELECT coalesce(max(id), 0) FROM results)`).Scan(&results, &figures, &idx.lastID); err != nil {
+			(SELECT coalesce(max(id), 0) FROM results), (SELECT count(*) FROM runs)`).Scan(&results, &figures, &idx.lastID, &idx.runs); err != nil {
 			return idx, nil, fmt.Errorf("counting results: %w", err)
 		}
 		missing = results != figures

@@ -98,11 +98,16 @@ func TestLatest(t *testing.T) {
 		t.Fatalf("read whole: %q, built on the first: %q", got, keysOf(second))
 	}
 
+	// Nothing stored since: the answer is the same.
+	if again, err := s.Latest(ctx, whole); err != nil || again != whole {
+		t.Errorf("nothing stored since: got a new answer (%v)", err)
+	}
+
 	// Results deleted since an answer: the next call reads everything again.
 	if _, err := s.db.DB.ExecContext(ctx, `DELETE FROM runs WHERE id = 'd-latest'`); err != nil {
 		t.Fatal(err)
 	}
-	third, err := s.Latest(ctx, second)
+	third, err := s.Latest(ctx, whole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,5 +136,29 @@ func TestLatestWithoutFigureRows(t *testing.T) {
 	}
 	if v, ok := l.Figures[0].Metric(result.MetricIOPS); !ok || v != 1234.5 {
 		t.Errorf("iops = %v, %v; want 1234.5 derived from the stored result", v, ok)
+	}
+}
+
+// serve reads a database it opened read-only: Latest and History (behind
+// storbench_regression) must work there.
+func TestLatestReadOnly(t *testing.T) {
+	ctx := context.Background()
+	s, path := open(t)
+	latestRun(t, s, "a-run", time.Unix(1000, 0), [4]string{"/mnt/a", "h1", "seq-read", string(result.StatusComplete)})
+	ro, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	l, err := ro.Latest(ctx, nil)
+	if err != nil || len(l.Figures) != 1 {
+		t.Fatalf("Latest on a read-only database: %v, %v", l, err)
+	}
+	if again, err := ro.Latest(ctx, l); err != nil || again != l {
+		t.Errorf("Latest built on the first, read-only: %v", err)
+	}
+	h, err := ro.History(ctx, HistoryFilter{Status: result.StatusComplete})
+	if err != nil || len(h) != 1 {
+		t.Errorf("History on a read-only database: %d, %v", len(h), err)
 	}
 }

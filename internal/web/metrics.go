@@ -4,10 +4,12 @@ import (
 	"net/http"
 
 	"github.com/storbench/storbench/internal/metrics"
+	"github.com/storbench/storbench/internal/storbench"
 )
 
 // serveMetrics is Prometheus's /metrics over the same read-only database,
-// with serve's own Go runtime and process metrics; 503 until the
+// with storbench_regression and serve's own Go runtime and process
+// metrics; 503 until the
 // database exists.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	s.metricsMu.Lock()
@@ -19,7 +21,9 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), failure(err))
 			return
 		}
-		h = metrics.Handler(st, metrics.Options{Runtime: true})
+		opts := storbench.MetricsOptions(st) // storbench_regression, as export has it
+		opts.Runtime = true
+		h = metrics.Handler(st, opts)
 		s.metrics = h
 	}
 	s.metricsMu.Unlock()

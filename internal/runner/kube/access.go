@@ -36,7 +36,7 @@ func (p Permission) String() string {
 	return p.Verb + " " + r
 }
 
-// Permissions lists everything storbench does in a cluster; deploy/rbac.yaml
+// Permissions lists everything storbench does in a cluster; deploy/base/rbac.yaml
 // grants exactly the required ones.
 var Permissions = []Permission{
 	{Verb: "create", Resource: "persistentvolumeclaims", Namespaced: true, Required: true, Why: "one PVC per target"},

@@ -73,7 +73,7 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []Check {
 			}
 			add(Check{Area: "rbac", Name: "may " + a.String(), Status: StatusFail,
 				Detail: fmt.Sprintf("missing permission: %s %s (needed to %s)", a.String(), where, a.Why),
-				Fix:    "grant it: kubectl apply -f deploy/rbac.yaml (see docs/kubernetes.md), or add the verb to your Role/ClusterRole"})
+				Fix:    "grant it: kubectl apply -f deploy/base/rbac.yaml (see docs/kubernetes.md), or add the verb to your Role/ClusterRole"})
 		default:
 			add(Check{Area: "rbac", Name: "may " + a.String(), Status: StatusInfo,
 				Detail: fmt.Sprintf("optional permission missing: %s (used to %s)", a.String(), a.Why)})
@@ -106,14 +106,14 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []Check {
 
 	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		add(Check{Area: "nodes", Name: "nodes", Status: StatusFail, Detail: err.Error(), Fix: "grant list nodes (deploy/rbac.yaml)"})
+		add(Check{Area: "nodes", Name: "nodes", Status: StatusFail, Detail: err.Error(), Fix: "grant list nodes (deploy/base/rbac.yaml)"})
 	} else {
 		out = append(out, nodeChecks(nodes.Items, o.Image)...)
 	}
 
 	classes, err := Classes(ctx, c.Client, map[string][]string{})
 	if err != nil {
-		add(Check{Area: "storage", Name: "StorageClasses", Status: StatusFail, Detail: err.Error(), Fix: "grant list storageclasses (deploy/rbac.yaml)"})
+		add(Check{Area: "storage", Name: "StorageClasses", Status: StatusFail, Detail: err.Error(), Fix: "grant list storageclasses (deploy/base/rbac.yaml)"})
 	} else if len(classes) == 0 {
 		add(Check{Area: "storage", Name: "StorageClasses", Status: StatusWarn, Detail: "none: there is nothing to benchmark",
 			Fix: "install a provisioner (k3s ships local-path; Longhorn, NFS subdir, Rook-Ceph...)"})

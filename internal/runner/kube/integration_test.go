@@ -544,7 +544,7 @@ func TestKwokClassThatNeverBinds(t *testing.T) {
 	}
 }
 
-// TestRBACIsSufficient applies deploy/rbac.yaml, runs storbench with the
+// TestRBACIsSufficient applies deploy/base/rbac.yaml, runs storbench with the
 // ServiceAccount's token, then removes one verb and expects doctor to name
 // the missing permission.
 func TestRBACIsSufficient(t *testing.T) {
@@ -600,12 +600,12 @@ func TestRBACIsSufficient(t *testing.T) {
 	}
 }
 
-// applyRBAC creates (or replaces) every object of deploy/rbac.yaml and
+// applyRBAC creates (or replaces) every object of deploy/base/rbac.yaml and
 // returns the Role.
 func applyRBAC(t *testing.T, e *env) *rbacv1.Role {
 	t.Helper()
 	ctx := context.Background()
-	data, err := os.ReadFile("../../../deploy/rbac.yaml")
+	data, err := os.ReadFile("../../../deploy/base/rbac.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -617,7 +617,7 @@ func applyRBAC(t *testing.T, e *env) *rbacv1.Role {
 		}
 		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(js, nil, nil)
 		if err != nil {
-			t.Fatalf("deploy/rbac.yaml: %v", err)
+			t.Fatalf("deploy/base/rbac.yaml: %v", err)
 		}
 		if err := apply(ctx, e.client, obj); err != nil {
 			t.Fatal(err)
@@ -668,7 +668,7 @@ func apply(ctx context.Context, c kubernetes.Interface, obj runtime.Object) erro
 	case *rbacv1.ClusterRoleBinding:
 		_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
 	default:
-		return fmt.Errorf("deploy/rbac.yaml: unexpected %T", obj)
+		return fmt.Errorf("deploy/base/rbac.yaml: unexpected %T", obj)
 	}
 	if apierrors.IsAlreadyExists(err) {
 		return nil

@@ -67,7 +67,7 @@ func (s *SQLite) compactHistory(ctx context.Context, f HistoryFilter) ([]Measure
 	}
 	from += ` ORDER BY ` + measuredColumn + `, f.result_id`
 	// A read transaction: allowed on a read-only database too (serve).
-	tx, err := s.db.DB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}

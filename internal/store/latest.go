@@ -132,7 +132,7 @@ func (s *SQLite) latest(ctx context.Context, prev *LatestFigures) (out *LatestFi
 // returns the order of the runs too (see runOrder).
 func (s *SQLite) latestIndex(ctx context.Context, prev *LatestFigures) (latestIndex, map[string]int, error) {
 	var idx latestIndex
-	tx, err := s.db.DB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return idx, nil, err
 	}

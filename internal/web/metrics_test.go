@@ -1,6 +1,9 @@
 package web
 
 import (
+	"context"
+	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -40,5 +43,28 @@ func TestMetrics(t *testing.T) {
 	empty := serve(t, Options{DB: filepath.Join(t.TempDir(), "none.db")})
 	if code, _ := get(t, empty.Client(), empty.URL+"/metrics"); code != 503 {
 		t.Errorf("/metrics without a database: %d, want 503", code)
+	}
+}
+
+// Serve answers one scrape at start, so the first real one finds the
+// newest runs read and the histories judged; a database not there yet is
+// left alone (not created).
+func TestMetricsWarmedAtStart(t *testing.T) {
+	f := newFixture(t, false)
+	s := New(Options{DB: f.db})
+	defer s.Close()
+	s.warmMetrics(context.Background())
+	if s.metrics == nil {
+		t.Fatal("no metrics handler after the warm-up")
+	}
+	missing := filepath.Join(t.TempDir(), "none.db")
+	s = New(Options{DB: missing})
+	defer s.Close()
+	s.warmMetrics(context.Background())
+	if s.metrics != nil {
+		t.Error("a metrics handler over a database that does not exist")
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the warm-up created the database: %v", err)
 	}
 }

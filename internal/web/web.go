@@ -122,6 +122,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(l) }()
+	go s.warmMetrics(ctx)
 	select {
 	case err := <-done:
 		return err

@@ -108,6 +108,9 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 	if req.SSH.AcceptNewHostKeys && len(hosts) == 0 {
 		return nil, refusef("%s applies to ssh:// targets and --inventory hosts", ssh.AcceptNewFlag)
 	}
+	if req.SSH.Become && !slices.ContainsFunc(req.Targets, isSSHTarget) {
+		return nil, refusef("--ssh-become applies to ssh:// targets (inventory hosts use ansible_become)")
+	}
 	if err := applyMeasurement(plan, req); err != nil {
 		return nil, err
 	}

@@ -23,6 +23,10 @@ type SSHRequest struct {
 	// instead of refusing it (StrictHostKeyChecking=accept-new). A changed
 	// key is refused all the same.
 	AcceptNewHostKeys bool
+	// Become runs the commands of ssh:// targets through sudo -n as root,
+	// as ansible_become does for inventory hosts (which follow their own
+	// inventory variables).
+	Become bool
 	// Inventory is an Ansible inventory (INI or YAML); its hosts that Hosts
 	// selects become targets, each at its storbench_path or else Path.
 	Inventory string
@@ -52,6 +56,7 @@ func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
 		if err != nil {
 			return nil, refuse(err)
 		}
+		o.Become = req.SSH.Become
 		hosts = append(hosts, sshHost{name: t, opts: o, path: path})
 	}
 	s := req.SSH
@@ -95,7 +100,11 @@ func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
 			return nil, refusef("target %s is given twice (--target and --inventory)", name)
 		}
 		seen[name] = true
-		hosts = append(hosts, sshHost{name: name, opts: ssh.ForHost(h), path: path})
+		o, err := ssh.ForHost(h)
+		if err != nil {
+			return nil, refuse(fmt.Errorf("%s: %w", s.Inventory, err))
+		}
+		hosts = append(hosts, sshHost{name: name, opts: o, path: path})
 	}
 	return hosts, nil
 }
@@ -116,7 +125,7 @@ func sshTargets(ctx context.Context, req *RunRequest, hosts []sshHost) ([]runner
 	var keys []string
 	connOf := func(h sshHost) (string, ssh.Options) {
 		o := h.opts
-		o.AcceptNew = req.SSH.AcceptNewHostKeys
+		o.AcceptNew = o.AcceptNew || req.SSH.AcceptNewHostKeys
 		return fmt.Sprintf("%+v", o), o
 	}
 	for _, h := range hosts {

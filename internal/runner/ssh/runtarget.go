@@ -124,7 +124,17 @@ func (t *Target) Check(ctx context.Context, need runner.Need) error {
 		return err
 	}
 	if f.get("kind") == "device" {
-		return t.checkDevice(ctx, f, need)
+		if err := t.checkDevice(ctx, f, need); err != nil || len(need.Writers) == 0 {
+			return err
+		}
+		// Held and let go at once, as on this host: a device the host's
+		// kernel holds where the facts cannot see it (another mount
+		// namespace, a container) is refused before a run is stored.
+		hold, err := holdDevice(ctx, t.client, t.path)
+		if err != nil {
+			return fmt.Errorf("target %s: %w", t.name, err)
+		}
+		return hold.release()
 	}
 	_, _, err = t.fitDir(f, need)
 	return err
@@ -286,6 +296,29 @@ func (t *Target) prepareDevice(ctx context.Context, f hostFacts, need runner.Nee
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.name, err)
 	}
+	// The last guard, as on this host: while the host holds the device
+	// exclusively nothing there can mount it or build RAID, LVM or swap on
+	// it, and if something already holds it the open fails. Under the
+	// hold the facts are read and judged again, so nothing that happened
+	// between Check and now goes unseen.
+	var hold *remoteHold
+	if len(need.Writers) > 0 {
+		if hold, err = holdDevice(ctx, t.client, t.path); err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.name, err)
+		}
+		if f, err = t.kind(ctx); err == nil {
+			err = t.checkDevice(ctx, f, need)
+		}
+		if err != nil {
+			return nil, errors.Join(err, hold.release())
+		}
+	}
+	release := func() error {
+		if hold == nil {
+			return nil
+		}
+		return hold.release()
+	}
 	size := need.FileSize
 	if dev.SizeBytes > 0 && dev.SizeBytes < size {
 		size = dev.SizeBytes
@@ -297,7 +330,9 @@ func (t *Target) prepareDevice(ctx context.Context, f hostFacts, need runner.Nee
 		File:      fio.File{Name: t.path, Size: size},
 		Labels:    labels,
 		Telemetry: sample,
-		Cleanup:   func(context.Context) error { return stopSampling() },
+		Cleanup: func(context.Context) error {
+			return errors.Join(stopSampling(), release())
+		},
 	}, nil
 }
 

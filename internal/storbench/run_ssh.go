@@ -116,6 +116,33 @@ func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
 // a host that cannot be reached is named in the error. On error every
 // connection made is closed.
 func sshTargets(ctx context.Context, req *RunRequest, hosts []sshHost) ([]runner.Target, func() error, error) {
+	clients, errs, closeAll := dialHosts(ctx, req.SSH.AcceptNewHostKeys, hosts)
+	var targets []runner.Target
+	for i, h := range hosts {
+		if errs[i] != nil {
+			closeAll()
+			return nil, nil, hostError(h, errs[i])
+		}
+		targets = append(targets, wrap(req, ssh.NewTarget(h.name, clients[i], h.path, ssh.TargetOptions{Destructive: req.Destructive})))
+	}
+	return targets, closeAll, nil
+}
+
+// hostError names the target a connection failed for; a host key
+// storbench may not trust is a *RequestError.
+func hostError(h sshHost, err error) error {
+	var unknown *ssh.UnknownHostError
+	var changed *ssh.ChangedHostKeyError
+	if errors.As(err, &unknown) || errors.As(err, &changed) {
+		return refuse(fmt.Errorf("target %s: %w", h.name, err))
+	}
+	return fmt.Errorf("target %s: %w", h.name, err)
+}
+
+// dialHosts connects to every host at once, one connection per host
+// however many of its paths are listed: the client or the error of each
+// host, in order, and a close that ends every connection made.
+func dialHosts(ctx context.Context, acceptNew bool, hosts []sshHost) ([]*ssh.Client, []error, func() error) {
 	type conn struct {
 		opts   ssh.Options
 		client *ssh.Client
@@ -125,7 +152,7 @@ func sshTargets(ctx context.Context, req *RunRequest, hosts []sshHost) ([]runner
 	var keys []string
 	connOf := func(h sshHost) (string, ssh.Options) {
 		o := h.opts
-		o.AcceptNew = o.AcceptNew || req.SSH.AcceptNewHostKeys
+		o.AcceptNew = o.AcceptNew || acceptNew
 		return fmt.Sprintf("%+v", o), o
 	}
 	for _, h := range hosts {
@@ -149,20 +176,11 @@ func sshTargets(ctx context.Context, req *RunRequest, hosts []sshHost) ([]runner
 		}
 		return errors.Join(errs...)
 	}
-	var targets []runner.Target
-	for _, h := range hosts {
+	clients := make([]*ssh.Client, len(hosts))
+	errs := make([]error, len(hosts))
+	for i, h := range hosts {
 		key, _ := connOf(h)
-		c := conns[key]
-		if c.err != nil {
-			closeAll()
-			var unknown *ssh.UnknownHostError
-			var changed *ssh.ChangedHostKeyError
-			if errors.As(c.err, &unknown) || errors.As(c.err, &changed) {
-				return nil, nil, refuse(fmt.Errorf("target %s: %w", h.name, c.err))
-			}
-			return nil, nil, fmt.Errorf("target %s: %w", h.name, c.err)
-		}
-		targets = append(targets, wrap(req, ssh.NewTarget(h.name, c.client, h.path, ssh.TargetOptions{Destructive: req.Destructive})))
+		clients[i], errs[i] = conns[key].client, conns[key].err
 	}
-	return targets, closeAll, nil
+	return clients, errs, closeAll
 }

@@ -16,6 +16,8 @@ import (
 
 type flags struct {
 	k8s    bool
+	ssh    bool
+	hosts  storbench.SSHCleanupRequest  // --ssh: the hosts; RunID and DryRun come from kube
 	kube   storbench.KubeCleanupRequest // a local cleanup takes its RunID and DryRun
 	output string
 }
@@ -24,8 +26,8 @@ type flags struct {
 func NewCommand(d cli.Deps) *cobra.Command {
 	f := &flags{}
 	cmd := &cobra.Command{
-		Use:   "cleanup [--k8s]",
-		Short: "Remove what killed runs left behind: test files, or Kubernetes pods and PVCs",
+		Use:   "cleanup [--k8s | --ssh]",
+		Short: "Remove what killed runs left behind: test files here or on SSH hosts, or Kubernetes pods and PVCs",
 		Long: `Without --k8s: find the runs stored as running whose storbench process is gone
 (killed with SIGKILL, or the host rebooted: the pid, its start time and the
 boot ID no longer match), remove the work directory each left on its local
@@ -38,11 +40,19 @@ namespaces, or -n NAMESPACE), delete them, wait for them to go, and report what
 could not be deleted. PersistentVolumes that a Retain class kept after
 storbench's claims went are listed with the command that removes them.
 
+With --ssh: on each host of --target ssh://host/path or --inventory FILE
+(--hosts, --path as for run), remove the work directories (PATH/storbench-RUNID)
+that runs whose storbench process on this machine is gone left there: only
+directories storbench marked as that run's own, holding only its files, with
+no process working in them. The next run on a directory does the same.
+
 Runs clean up after themselves, also on failure, timeout and Ctrl-C; this is
 for runs that were killed outright. Objects of a run still in progress carry
 the same labels: use --older-than or --run to leave a live run alone.`,
 		Example: `  storbench cleanup --dry-run
   storbench cleanup
+  storbench cleanup --ssh --inventory hosts.ini --hosts pis --path /mnt/ssd --dry-run
+  storbench cleanup --ssh --target ssh://pi@pi01/mnt/ssd
   storbench cleanup --k8s --dry-run
   storbench cleanup --k8s
   storbench cleanup --k8s --run 20261122-142305-3fa9
@@ -51,6 +61,12 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.k8s, "k8s", false, "clean up Kubernetes objects instead of local test files")
+	fl.BoolVar(&f.ssh, "ssh", false, "clean up work directories on hosts reached over SSH instead of local test files")
+	fl.StringArrayVarP(&f.hosts.Targets, "target", "t", nil, "--ssh: ssh://[user@]host[:port]/path to clean (repeatable)")
+	fl.StringVar(&f.hosts.SSH.Inventory, "inventory", "", "--ssh: Ansible inventory whose hosts to clean")
+	fl.StringVar(&f.hosts.SSH.Hosts, "hosts", "", "--ssh --inventory: the hosts, an Ansible pattern (default all)")
+	fl.StringVar(&f.hosts.SSH.Path, "path", "", "--ssh --inventory: the directory on every host without storbench_path")
+	fl.BoolVar(&f.hosts.SSH.AcceptNewHostKeys, "ssh-accept-new-host-keys", false, "--ssh: record the key of a host not yet in known_hosts (a changed key is always refused)")
 	fl.StringVar(&f.kube.Cluster.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, or in-cluster)")
 	fl.StringVar(&f.kube.Cluster.Context, "context", "", "kubeconfig context")
 	fl.StringVarP(&f.kube.Cluster.Namespace, "namespace", "n", "", "only this namespace (default: all namespaces, or storbench where listing them all is not allowed)")
@@ -63,6 +79,34 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {
 			return err
+		}
+		sshOnly := []string{"target", "inventory", "hosts", "path", "ssh-accept-new-host-keys"}
+		if f.ssh {
+			if f.k8s {
+				return cli.Usagef("cleanup: --ssh and --k8s are exclusive")
+			}
+			for _, name := range []string{"kubeconfig", "context", "namespace", "older-than", "delete-namespace", "timeout"} {
+				if cmd.Flags().Changed(name) {
+					return cli.Usagef("cleanup: --%s applies to --k8s only", name)
+				}
+			}
+			f.hosts.RunID, f.hosts.DryRun = f.kube.RunID, f.kube.DryRun
+			rep, err := storbench.CleanupSSH(cmd.Context(), f.hosts)
+			if rep == nil {
+				return cli.FromLibrary(err)
+			}
+			if rerr := render.Formatted(d.Out, f.output, rep, render.SSHCleanupText); rerr != nil {
+				return rerr
+			}
+			if err != nil {
+				return &cli.ExitError{Code: cli.ExitFailed, Err: err}
+			}
+			return nil
+		}
+		for _, name := range sshOnly {
+			if cmd.Flags().Changed(name) {
+				return cli.Usagef("cleanup: --%s applies to --ssh only", name)
+			}
 		}
 		if f.k8s {
 			rep, err := storbench.CleanupKube(cmd.Context(), f.kube)

@@ -149,7 +149,42 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (*runner.Prepare
 	if f.get("kind") == "device" {
 		return t.prepareDevice(ctx, f, need)
 	}
-	return t.prepareDir(ctx, f, need)
+	notices, removed := t.removeLeftovers(ctx)
+	if removed {
+		// The free space changed.
+		if f, err = t.kind(ctx); err != nil {
+			return nil, err
+		}
+	}
+	p, err := t.prepareDir(ctx, f, need)
+	if err != nil {
+		return nil, err
+	}
+	p.Notices = append(notices, p.Notices...)
+	return p, nil
+}
+
+// removeLeftovers removes what runs whose storbench process is gone left
+// in the target directory (FindLeftovers judges), as storbench cleanup
+// --ssh would, and says so in notices; it never fails the run.
+func (t *Target) removeLeftovers(ctx context.Context) (notices []string, removed bool) {
+	found, err := FindLeftovers(ctx, t.client, t.path)
+	if err != nil {
+		return []string{fmt.Sprintf("looking for what earlier runs left in %s: %v", t.path, err)}, false
+	}
+	for i := range found {
+		l := &found[i]
+		if l.Kept != "" {
+			continue
+		}
+		if err := RemoveLeftover(ctx, t.client, l); err != nil {
+			notices = append(notices, fmt.Sprintf("left %s of run %s on %s: %v", l.Dir, l.RunID, t.client.Name(), err))
+			continue
+		}
+		removed = true
+		notices = append(notices, fmt.Sprintf("removed %s, left on %s by run %s (%s)", l.Dir, t.client.Name(), l.RunID, l.Why))
+	}
+	return notices, removed
 }
 
 // fitDir refuses a directory fio cannot write in or that lacks space, and
@@ -199,6 +234,10 @@ func (t *Target) prepareDir(ctx context.Context, f hostFacts, need runner.Need) 
 	// what this run created.
 	if err := run(t.client.Command(ctx, "mkdir", "--", work)); err != nil {
 		return nil, fmt.Errorf("target %s: creating work directory %s: %w", t.name, work, err)
+	}
+	if err := writeOwner(ctx, t.client, work, need.RunID); err != nil {
+		err = fmt.Errorf("target %s: marking %s as this run's: %w", t.name, work, err)
+		return nil, errors.Join(err, run(t.client.Command(context.WithoutCancel(ctx), "rm", "-rf", "--", work)))
 	}
 	labels := t.labels(f)
 	sample, stopSampling := samplerFor(t.client, labels)

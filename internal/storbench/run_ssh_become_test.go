@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/runner/ssh"
 	"github.com/storbench/storbench/internal/runner/ssh/sshtest"
 	"github.com/storbench/storbench/internal/store"
@@ -69,6 +72,17 @@ func TestRunSSHBecomeDevice(t *testing.T) {
 		}
 		if _, serr := os.Stat(db); !os.IsNotExist(serr) {
 			t.Errorf("a refused run created %s", db)
+		}
+		// doctor says the same, as a failed sudo check with its fix.
+		checks := Doctor(context.Background(), DoctorRequest{Fio: fio.Runner{Cmder: execx.Local{}}, DB: db, SSH: SSHRequest{Inventory: inv}})
+		var sudo *kube.Check
+		for i := range checks {
+			if checks[i].Name == "sudo" {
+				sudo = &checks[i]
+			}
+		}
+		if sudo == nil || sudo.Status != kube.StatusFail || !strings.Contains(sudo.Fix, user+" ALL=(root) NOPASSWD: ALL") {
+			t.Errorf("doctor's sudo check: %+v", sudo)
 		}
 	})
 	t.Run("passwordless sudo", func(t *testing.T) {

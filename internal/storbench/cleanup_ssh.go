@@ -37,6 +37,8 @@ func CleanupSSH(ctx context.Context, req SSHCleanupRequest) (*render.SSHCleanup,
 	if err != nil {
 		return nil, err
 	}
+	// Local inventory hosts are this one: storbench cleanup cleans them.
+	hosts = remoteHosts(hosts)
 	if len(hosts) == 0 {
 		return nil, refusef("cleanup --ssh: name the hosts with --target ssh://host/path or --inventory FILE")
 	}

@@ -45,6 +45,8 @@ func sshDoctorChecks(ctx context.Context, req DoctorRequest) []kube.Check {
 		return []kube.Check{{Area: "ssh", Name: "targets", Status: kube.StatusFail, Detail: err.Error(),
 			Fix: "name targets as ssh://[user@]host[:port]/path, or give --inventory FILE with --hosts and --path"}}
 	}
+	// Local inventory hosts are this one: the local checks cover them.
+	hosts = remoteHosts(hosts)
 	clients, errs, closeAll := dialHosts(ctx, req.SSH.AcceptNewHostKeys, hosts)
 	defer closeAll()
 	per := make([][]kube.Check, len(hosts))

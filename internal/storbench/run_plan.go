@@ -104,6 +104,12 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, h := range hosts {
+		if h.local {
+			plan.Targets = append(plan.Targets, wrap(req, localTarget(req, h.path)))
+		}
+	}
+	hosts = remoteHosts(hosts)
 	p.hosts = hosts
 	if req.SSH.AcceptNewHostKeys && len(hosts) == 0 {
 		return nil, refusef("%s applies to ssh:// targets and --inventory hosts", ssh.AcceptNewFlag)

@@ -40,6 +40,20 @@ type sshHost struct {
 	name string
 	opts ssh.Options
 	path string
+	// local is an inventory host with ansible_connection local: this
+	// host, measured by the local runner.
+	local bool
+}
+
+// remoteHosts are the hosts to reach over SSH, without the local ones.
+func remoteHosts(hosts []sshHost) []sshHost {
+	var out []sshHost
+	for _, h := range hosts {
+		if !h.local {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 func isSSHTarget(t string) bool { return strings.HasPrefix(t, SSHTargetPrefix) }
@@ -92,8 +106,19 @@ func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
 		if !strings.HasPrefix(path, "/") {
 			return nil, refusef("host %s: path %q is not absolute", h.Name, path)
 		}
-		if h.Connection != "" && h.Connection != "ssh" {
-			return nil, refusef("host %s of %s has ansible_connection %s: storbench reaches inventory hosts over SSH only", h.Name, s.Inventory, h.Connection)
+		switch h.Connection {
+		case "", "ssh", "smart", "paramiko", "paramiko_ssh":
+		case "local":
+			// This host itself: a local target, named by its path as
+			// local targets are.
+			if seen[path] {
+				return nil, refusef("target %s is given twice (--target and host %s of --inventory)", path, h.Name)
+			}
+			seen[path] = true
+			hosts = append(hosts, sshHost{name: path, path: path, local: true})
+			continue
+		default:
+			return nil, refusef("host %s of %s has ansible_connection %s: storbench reaches inventory hosts over SSH, or runs on this host for local", h.Name, s.Inventory, h.Connection)
 		}
 		name := ssh.TargetName(h.Name, path)
 		if seen[name] {

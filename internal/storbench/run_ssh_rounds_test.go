@@ -2,12 +2,15 @@ package storbench
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/safety/safetytest"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/testenv"
 )
@@ -80,5 +83,53 @@ func TestRunSSHRawJob(t *testing.T) {
 	}
 	if left := entries(t, dir); len(left) > 0 {
 		t.Errorf("the run left %v on the host", left)
+	}
+}
+
+// --dry-run on hosts: the raw job judged by the host's fio on the
+// prepared target, nothing run, nothing left; a device holding data
+// refused, unchanged.
+func TestDryRunSSH(t *testing.T) {
+	testenv.Fio(t)
+	testenv.Loop(t)
+	servers := sshFleet(t, 1, true)
+	dir := t.TempDir()
+	var ext4 func(testing.TB) string
+	for _, c := range safetytest.Cases() {
+		if c.Name == "ext4" {
+			ext4 = c.Device
+		}
+	}
+	used := ext4(t)
+	job := filepath.Join(t.TempDir(), "job.fio")
+	if err := os.WriteFile(job, []byte("[j]\nrw=randwrite\nbs=4k\nsize=4m\nruntime=1\ntime_based\nioengine=psync\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := DefaultRunRequest()
+	req.FioJob = job
+	req.Targets = []string{sshURL(t, servers[0], dir)}
+	judged, err := DryRun(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(judged) != 1 || judged[0].Path != req.Targets[0] || judged[0].Reading == nil || len(judged[0].Reading.Jobs) != 1 || judged[0].TimeBased != time.Second {
+		t.Fatalf("judged %+v", judged)
+	}
+	if !strings.HasPrefix(judged[0].WorkDir, dir+"/storbench-dry-run-") {
+		t.Errorf("judged in %s, not in the target's work directory on the host", judged[0].WorkDir)
+	}
+	if left := entries(t, dir); len(left) > 0 {
+		t.Errorf("the dry run left %v on the host", left)
+	}
+	before := safetytest.Sum(t, used)
+	req.Targets = []string{sshURL(t, servers[0], used)}
+	req.Destructive = req.Targets
+	_, err = DryRun(context.Background(), req)
+	var rerr *RequestError
+	if !errors.As(err, &rerr) || !strings.Contains(err.Error(), "ext2/3/4 superblock") {
+		t.Errorf("want the ext4 device refused, got %v", err)
+	}
+	if after := safetytest.Sum(t, used); after != before {
+		t.Errorf("the device changed: %s -> %s", before, after)
 	}
 }

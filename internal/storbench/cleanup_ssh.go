@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/runner/ssh"
@@ -45,37 +46,48 @@ func CleanupSSH(ctx context.Context, req SSHCleanupRequest) (*render.SSHCleanup,
 	ctx = context.WithoutCancel(ctx)
 	clients, errs, closeAll := dialHosts(ctx, req.SSH.AcceptNewHostKeys, hosts)
 	defer closeAll()
-	rep := &render.SSHCleanup{DryRun: req.DryRun, Targets: []render.SSHCleanupDirs{}}
-	failed := 0
+	rep := &render.SSHCleanup{DryRun: req.DryRun, Targets: make([]render.SSHCleanupDirs, len(hosts))}
+	fails := make([]int, len(hosts))
+	var wg sync.WaitGroup
 	for i, h := range hosts {
-		t := render.SSHCleanupDirs{Target: h.name, Dirs: []ssh.Leftover{}}
-		if errs[i] != nil {
-			t.Error = hostError(h, errs[i]).Error()
-			failed++
-			rep.Targets = append(rep.Targets, t)
-			continue
-		}
-		found, err := ssh.FindLeftovers(ctx, clients[i], h.path)
-		if err != nil {
-			t.Error = err.Error()
-			failed++
-		}
-		for _, l := range found {
-			if req.RunID != "" && !strings.HasPrefix(l.RunID, req.RunID) {
-				continue
-			}
-			if l.Kept == "" && !req.DryRun {
-				if err := ssh.RemoveLeftover(ctx, clients[i], &l); err != nil {
-					l.Kept = err.Error()
-					failed++
-				}
-			}
-			t.Dirs = append(t.Dirs, l)
-		}
-		rep.Targets = append(rep.Targets, t)
+		wg.Go(func() { rep.Targets[i], fails[i] = cleanHost(ctx, req, h, clients[i], errs[i]) })
+	}
+	wg.Wait()
+	failed := 0
+	for _, n := range fails {
+		failed += n
 	}
 	if failed > 0 {
 		return rep, fmt.Errorf("cleanup --ssh: %d host(s) or directories could not be cleaned", failed)
 	}
 	return rep, nil
+}
+
+// cleanHost cleans one target directory on one host, and counts what
+// failed.
+func cleanHost(ctx context.Context, req SSHCleanupRequest, h sshHost, c *ssh.Client, dialErr error) (render.SSHCleanupDirs, int) {
+	t := render.SSHCleanupDirs{Target: h.name, Dirs: []ssh.Leftover{}}
+	if dialErr != nil {
+		t.Error = hostError(h, dialErr).Error()
+		return t, 1
+	}
+	failed := 0
+	found, err := ssh.FindLeftovers(ctx, c, h.path)
+	if err != nil {
+		t.Error = err.Error()
+		failed++
+	}
+	for _, l := range found {
+		if req.RunID != "" && !strings.HasPrefix(l.RunID, req.RunID) {
+			continue
+		}
+		if l.Kept == "" && !req.DryRun {
+			if err := ssh.RemoveLeftover(ctx, c, &l); err != nil {
+				l.Kept = err.Error()
+				failed++
+			}
+		}
+		t.Dirs = append(t.Dirs, l)
+	}
+	return t, failed
 }

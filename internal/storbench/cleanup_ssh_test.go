@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,8 +57,10 @@ func killedRun(t *testing.T, target, dir string) string {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
+	// fio goes first; the wrapper that stopped it (working in the
+	// directory too) a moment later.
 	deadline = time.Now().Add(15 * time.Second)
-	for fioIn(dir) > 0 {
+	for fioIn(dir) > 0 || workingIn(dir) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("fio still runs on the host 15s after storbench was killed")
 		}
@@ -156,4 +159,22 @@ func TestCleanupSSHAfterKilledRun(t *testing.T) {
 	if !slices.ContainsFunc(obs.notices, func(n string) bool { return strings.Contains(n, "removed "+left) }) {
 		t.Errorf("the run did not say it removed %s: %q", left, obs.notices)
 	}
+}
+
+// workingIn counts the processes whose working directory is under dir or
+// whose command line names it.
+func workingIn(dir string) int {
+	n := 0
+	bases, _ := filepath.Glob("/proc/[0-9]*")
+	for _, b := range bases {
+		if b == "/proc/"+strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		cwd, _ := os.Readlink(filepath.Join(b, "cwd"))
+		cl, _ := os.ReadFile(filepath.Join(b, "cmdline"))
+		if strings.HasPrefix(cwd, dir) || strings.Contains(string(cl), dir) {
+			n++
+		}
+	}
+	return n
 }

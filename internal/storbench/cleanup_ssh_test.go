@@ -59,10 +59,10 @@ func killedRun(t *testing.T, target, dir string) string {
 	cmd.Wait()
 	// fio goes first; the wrapper that stopped it (working in the
 	// directory too) a moment later.
-	deadline = time.Now().Add(15 * time.Second)
+	deadline = time.Now().Add(30 * time.Second)
 	for fioIn(dir) > 0 || workingIn(dir) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("fio still runs on the host 15s after storbench was killed")
+			t.Fatalf("processes still work in %s on the host 30s after storbench was killed: %q", dir, working(dir))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -163,8 +163,10 @@ func TestCleanupSSHAfterKilledRun(t *testing.T) {
 
 // workingIn counts the processes whose working directory is under dir or
 // whose command line names it.
-func workingIn(dir string) int {
-	n := 0
+func workingIn(dir string) int { return len(working(dir)) }
+
+func working(dir string) []string {
+	var out []string
 	bases, _ := filepath.Glob("/proc/[0-9]*")
 	for _, b := range bases {
 		if b == "/proc/"+strconv.Itoa(os.Getpid()) {
@@ -173,8 +175,8 @@ func workingIn(dir string) int {
 		cwd, _ := os.Readlink(filepath.Join(b, "cwd"))
 		cl, _ := os.ReadFile(filepath.Join(b, "cmdline"))
 		if strings.HasPrefix(cwd, dir) || strings.Contains(string(cl), dir) {
-			n++
+			out = append(out, b+" "+cwd+" "+string(cl[:min(len(cl), 200)]))
 		}
 	}
-	return n
+	return out
 }

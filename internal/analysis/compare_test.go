@@ -25,7 +25,13 @@ import (
 //	  parallel          30000(150) 10000(200)  8000(500) 7000(600)
 func fixture(t *testing.T) []result.Figures {
 	t.Helper()
-	data, err := os.ReadFile("testdata/fixture.json")
+	return figuresFile(t, "testdata/fixture.json")
+}
+
+// figuresFile reads stored results (JSON) and returns their figures.
+func figuresFile(t *testing.T, path string) []result.Figures {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,30 @@ const (
 	RatingAvoid      = "avoid"
 )
 
+// Uses the general verdict rates, in the order it lists them.
+const (
+	UseReadHeavy = "read-heavy services"
+	UseDatabases = "databases"
+	UseCICaches  = "CI caches"
+	UseLogs      = "log aggregation"
+	UseEtcd      = "etcd"
+)
+
+var generalUses = []string{UseReadHeavy, UseDatabases, UseCICaches, UseLogs, UseEtcd}
+
+// useOrder is a use's position in generalUses; unknown uses go last.
+func useOrder(name string) int {
+	for i, u := range generalUses {
+		if u == name {
+			return i
+		}
+	}
+	return len(generalUses)
+}
+
+// ratingUnit is the Unit of a check that rates a use.
+const ratingUnit = "rating"
+
 const generalSource = "storbench rule of thumb for homelab clusters (docs/analysis.md explains each figure)"
 
 // figure is one measured input of a placement rule.
@@ -108,15 +132,15 @@ func generalVerdict(c *Comparison) (*Verdict, error) {
 				name, threshold, source string
 				bounds                  []bound
 			}{
-				{"read-heavy services", "good: random read >= 10k IOPS and sequential read >= 200 MB/s; acceptable: >= 1k IOPS and >= 50 MB/s", generalSource,
+				{UseReadHeavy, "good: random read >= 10k IOPS and sequential read >= 200 MB/s; acceptable: >= 1k IOPS and >= 50 MB/s", generalSource,
 					[]bound{{randRead, 10000, 1000}, {seqRead, 200e6, 50e6}}},
-				{"databases", "good: random write >= 5k IOPS and commit (sync or QD1 write) p99 <= 1 ms; acceptable: >= 1k IOPS and <= 10 ms", generalSource,
+				{UseDatabases, "good: random write >= 5k IOPS and commit (sync or QD1 write) p99 <= 1 ms; acceptable: >= 1k IOPS and <= 10 ms", generalSource,
 					[]bound{{randWrite, 5000, 1000}, {commit, 1e6, 10e6}}},
-				{"CI caches", "good: random read >= 5k IOPS, random write >= 2k IOPS, sequential write >= 150 MB/s; acceptable: >= 1k, >= 500, >= 50 MB/s", generalSource,
+				{UseCICaches, "good: random read >= 5k IOPS, random write >= 2k IOPS, sequential write >= 150 MB/s; acceptable: >= 1k, >= 500, >= 50 MB/s", generalSource,
 					[]bound{{randRead, 5000, 1000}, {randWrite, 2000, 500}, {seqWrite, 150e6, 50e6}}},
-				{"log aggregation", "good: sequential write >= 100 MB/s; acceptable: >= 20 MB/s", generalSource,
+				{UseLogs, "good: sequential write >= 100 MB/s; acceptable: >= 20 MB/s", generalSource,
 					[]bound{{seqWrite, 100e6, 20e6}}},
-				{"etcd", "good: fdatasync p99 <= 10 ms; acceptable: <= 20 ms", etcdSyncSource,
+				{UseEtcd, "good: fdatasync p99 <= 10 ms; acceptable: <= 20 ms", etcdSyncSource,
 					[]bound{{etcdSync, 10e6, 20e6}}},
 			}
 			// A group passes when it is good for at least one use.
@@ -142,7 +166,7 @@ func generalVerdict(c *Comparison) (*Verdict, error) {
 				if st.rank() < best.rank() {
 					best = st
 				}
-				v.Checks = append(v.Checks, Check{Subject: label, Name: u.name, Round: round, Display: rating, Unit: "rating",
+				v.Checks = append(v.Checks, Check{Subject: label, Name: u.name, Round: round, Display: rating, Unit: ratingUnit,
 					Status: st, Threshold: u.threshold, Source: u.source, Detail: strings.Join(nums, "; ")})
 			}
 			for _, t := range c.TargetsOf(g) {

@@ -36,6 +36,12 @@ type View struct {
 	// Records are every figure with its flags: target cells, then (grouped)
 	// group cells.
 	Records []Record
+	// Matrix is every workload's primary figure at a glance; nil when no
+	// section has one.
+	Matrix *Matrix
+	// Nodes are the per-node charts of Kubernetes runs: present when the
+	// targets ran on two nodes or more.
+	Nodes []NodeChart
 }
 
 // TableMetrics are the figures a workload table may show, in column order.
@@ -169,6 +175,8 @@ func NewView(c *Comparison) *View {
 		v.Repeated = v.Repeated || cell.N >= 2
 	}
 	v.records(fl)
+	v.matrix()
+	v.nodeCharts()
 	return v
 }
 

@@ -40,19 +40,25 @@ func (c *Comparison) primaryMetrics() {
 	}
 	c.primary = map[string]string{}
 	for w, f := range per {
-		switch {
-		case f.sync:
-			c.primary[w] = result.MetricSyncP99
-		case f.iops > 0 && f.bw/f.iops >= 64<<10:
-			c.primary[w] = result.MetricBW
-		case f.iops > 0:
-			c.primary[w] = result.MetricIOPS
-		case f.bw > 0:
-			c.primary[w] = result.MetricBW
-		default:
-			c.primary[w] = result.MetricLatP99
-		}
+		c.primary[w] = PrimaryMetricOf(f.iops, f.bw, f.sync)
 	}
+}
+
+// PrimaryMetricOf is PrimaryMetric for a workload measured at iops and
+// bytesPerSec (any typical figures, e.g. means or medians) that synced or
+// not.
+func PrimaryMetricOf(iops, bytesPerSec float64, synced bool) string {
+	switch {
+	case synced:
+		return result.MetricSyncP99
+	case iops > 0 && bytesPerSec/iops >= 64<<10:
+		return result.MetricBW
+	case iops > 0:
+		return result.MetricIOPS
+	case bytesPerSec > 0:
+		return result.MetricBW
+	}
+	return result.MetricLatP99
 }
 
 // Access patterns recognised from workload names, so advice works for the

@@ -20,14 +20,17 @@ import (
 	"github.com/storbench/storbench/internal/cli/cleanupcmd"
 	"github.com/storbench/storbench/internal/cli/comparecmd"
 	"github.com/storbench/storbench/internal/cli/doctorcmd"
+	"github.com/storbench/storbench/internal/cli/exportcmd"
 	"github.com/storbench/storbench/internal/cli/healthcmd"
 	"github.com/storbench/storbench/internal/cli/importcmd"
 	"github.com/storbench/storbench/internal/cli/qualifycmd"
 	"github.com/storbench/storbench/internal/cli/reportcmd"
 	"github.com/storbench/storbench/internal/cli/runcmd"
 	"github.com/storbench/storbench/internal/cli/runscmd"
+	"github.com/storbench/storbench/internal/cli/servecmd"
 	"github.com/storbench/storbench/internal/cli/showcmd"
 	"github.com/storbench/storbench/internal/cli/suitescmd"
+	"github.com/storbench/storbench/internal/cli/trendcmd"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/version"
 )
@@ -113,6 +116,9 @@ func NewRootCommand(d cli.Deps) *cobra.Command {
 		doctorcmd.NewCommand(d),
 		classescmd.NewCommand(d),
 		cleanupcmd.NewCommand(d),
+		trendcmd.NewCommand(d),
+		exportcmd.NewCommand(d),
+		servecmd.NewCommand(d),
 	)
 	return root
 }

@@ -219,10 +219,17 @@ func (e *Engine) runContention(ctx context.Context, run *result.Run, plan Plan, 
 		return l
 	}
 
+	// The probe gets the checks a workload alone gets (measure.go): its
+	// latency may measure the CPU or a cache as much as the storage.
+	m := e.newMeasurer(ctx, plan, pt)
 	for rep := 1; rep <= plan.Repeat; rep++ {
 		step := func(i int, name string) Step {
-			return Step{RunID: run.ID, Target: p.Name, Workload: name, Index: i, Count: 3,
+			s := Step{RunID: run.ID, Target: p.Name, Workload: name, Index: i, Count: 3,
 				Repetition: rep, Repetitions: plan.Repeat, Expected: expected}
+			if name != NoiseName {
+				s.annotate = func(r *result.Result) { m.annotate(ctx, &probe, false, m.fr.Dir, r) }
+			}
+			return s
 		}
 		alone := pt.invoke(step(1, probe.Name), fio.FromWorkload(probe, p.File, engine))
 		alone.labels = with(contention.RoleAlone)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +118,16 @@ func TestContentionRoundRealFio(t *testing.T) {
 	// The writer ran the whole time the loaded probe did.
 	if !noise.Started.Before(loaded.Started) || noise.Finished.Before(loaded.Finished) {
 		t.Errorf("noise %s..%s does not span the loaded probe %s..%s", noise.Started, noise.Finished, loaded.Started, loaded.Finished)
+	}
+	// The probe is checked as any workload is: the CPU idle share says
+	// whether its latency measured the CPU. The writer is not a figure.
+	for _, r := range []result.Result{alone, loaded} {
+		if idle, err := strconv.ParseFloat(result.LabelCPUIdle.Of(r.Labels), 64); err != nil || idle < 0 || idle > 100 {
+			t.Errorf("%s: cpu idle label %q", r.Workload, result.LabelCPUIdle.Of(r.Labels))
+		}
+	}
+	if _, set := result.LabelCPUIdle.In(noise.Labels); set {
+		t.Errorf("the bulk writer carries the probe's checks: %v", noise.Labels)
 	}
 	if loaded.Telemetry == nil || loaded.Bottleneck == nil {
 		t.Errorf("loaded probe without telemetry or attribution")

@@ -147,7 +147,13 @@ func (m *measurer) before(ctx context.Context, w *spec.Workload) (dropped bool) 
 	if m.plan.Measurement.Precondition && w.RandomWrite() && m.precondition == nil && !m.preFailed {
 		m.preconditionDevice(ctx)
 	}
-	if !m.plan.Measurement.DropCaches || !w.CacheProne() {
+	return m.dropCache(ctx, w)
+}
+
+// dropCache drops the page cache before a workload that could be served
+// from it, when asked (--defeat-cache); problems become notices.
+func (m *measurer) dropCache(ctx context.Context, w *spec.Workload) (dropped bool) {
+	if w == nil || !m.plan.Measurement.DropCaches || !w.CacheProne() {
 		return false
 	}
 	if m.remote && !m.remoteTold {

@@ -118,6 +118,12 @@ func (e *Engine) isolatedRound(ctx context.Context, run *result.Run, plan Plan, 
 // carry the start skew.
 func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, targets []*prepared) (failures []error) {
 	count := len(targets[0].steps)
+	// The same checks as a target alone (measure.go): steady state, CPU
+	// idle, cache risk, the write cliff, each against its own target.
+	ms := make([]*measurer, len(targets))
+	for ti, pt := range targets {
+		ms[ti] = e.newMeasurer(ctx, plan, pt)
+	}
 	for rep := 1; rep <= plan.Repeat; rep++ {
 		for i := range count {
 			held := &heldStore{Store: e.Store}
@@ -126,8 +132,20 @@ func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, 
 			var wg sync.WaitGroup
 			errs := make([]error, len(targets))
 			ended := make(chan struct{}, len(targets))
+			var cleanups []func()
 			for ti, pt := range targets {
-				inv := pt.invoke(pt.stepAt(run.ID, i, rep, plan.Repeat), pt.steps[i].job(pt.engine))
+				st, m := pt.steps[i], ms[ti]
+				dir, cleanup, err := m.logDir(ctx, st.w)
+				if err != nil {
+					e.Observer.Notice(pt.p.Name, err.Error())
+					dir, cleanup = m.fr.Dir, func() {}
+				}
+				cleanups = append(cleanups, cleanup)
+				dropped := m.dropCache(ctx, st.w)
+				step := pt.stepAt(run.ID, i, rep, plan.Repeat)
+				step.annotate = func(r *result.Result) { m.annotate(ctx, st.w, dropped, dir, r) }
+				inv := pt.invoke(step, st.job(pt.engine))
+				inv.fr.Dir = dir
 				inv.fr.Cmder = line.cmder(inv.fr.Cmder)
 				wg.Add(1)
 				go func() {
@@ -152,6 +170,9 @@ func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, 
 			timeout.Stop()
 			releaseErr := line.release(ctx.Err() == nil)
 			wg.Wait()
+			for _, c := range cleanups {
+				c()
+			}
 			if ctx.Err() != nil {
 				return failures
 			}

@@ -143,3 +143,44 @@ func TestStartSkew(t *testing.T) {
 		})
 	}
 }
+
+// The parallel round checks each result as the isolated round does: a
+// read whose span fits in memory is flagged on every target, and the CPU
+// idle share is recorded where telemetry ran.
+func TestParallelRoundChecks(t *testing.T) {
+	testenv.Fio(t)
+	labels := map[string]string{}
+	result.LabelMemBytes.Set(labels, strconv.Itoa(64<<20))
+	s := suiteOf(t, "name: t\nworkloads:\n  - {name: rr, rw: randread, bs: 4KiB, size: 8MiB, runtime: 1s, ioengine: psync}\n")
+	rs, _ := runPlan(t, Plan{Suite: s, Labels: labels, Telemetry: true, Rounds: []string{result.RoundIsolated, result.RoundParallel},
+		Targets: []runner.Target{local.NewTarget(t.TempDir(), local.Options{}), local.NewTarget(t.TempDir(), local.Options{})}})
+	per := map[string]int{}
+	for _, r := range rs {
+		per[r.Round]++
+		if r.CacheRisk == nil || r.CacheRisk.SpanBytes != 8<<20 || result.LabelCacheRisk.Of(r.Labels) == "" {
+			t.Errorf("%s %s: cache risk %+v, label %q", r.Round, r.Target, r.CacheRisk, result.LabelCacheRisk.Of(r.Labels))
+		}
+		if idle, err := strconv.ParseFloat(result.LabelCPUIdle.Of(r.Labels), 64); err != nil || idle < 0 || idle > 100 {
+			t.Errorf("%s %s: cpu idle label %q", r.Round, r.Target, result.LabelCPUIdle.Of(r.Labels))
+		}
+	}
+	if per[result.RoundIsolated] != 2 || per[result.RoundParallel] != 2 {
+		t.Errorf("results per round %v", per)
+	}
+	// --defeat-cache: the read sized beyond the memory, the page cache
+	// dropped before it on every target, nothing flagged in either round.
+	if got := s.DefeatCache(80 << 20); len(got) != 1 {
+		t.Fatalf("resized %v", got)
+	}
+	rs, notices := runPlan(t, Plan{Suite: s, Labels: labels, Measurement: Measurement{DropCaches: true},
+		Rounds:  []string{result.RoundIsolated, result.RoundParallel},
+		Targets: []runner.Target{local.NewTarget(t.TempDir(), local.Options{}), local.NewTarget(t.TempDir(), local.Options{})}})
+	if len(rs) != 4 {
+		t.Fatalf("%d results, want 4", len(rs))
+	}
+	for _, r := range rs {
+		if r.Status != result.StatusComplete || r.CacheRisk != nil || result.LabelCacheRisk.Of(r.Labels) != "" {
+			t.Errorf("%s %s: %s, flagged after --defeat-cache: %+v (notices %v)", r.Round, r.Target, r.Status, r.CacheRisk, notices)
+		}
+	}
+}

@@ -20,7 +20,37 @@ import (
 
 const csvHeader = "target,labels,round,workload,metric,value,unit"
 
-var csvColumns = strings.Split(csvHeader, ",")
+// csvColumns are the columns a header may name: csvHeader's and the
+// optional time.
+var csvColumns = append(strings.Split(csvHeader, ","), "time")
+
+// genericMethod is the method of every result read from the generic
+// CSV/JSON (tool "csv" or "json").
+func genericMethod(tool string) string {
+	return "imported from " + tool + " (figures as given; method not recorded)"
+}
+
+// MeasuredAt returns the time a result of the generic CSV/JSON was
+// measured, from its row's time column or field; ok is false for results
+// of other formats and for rows without a time. Rows of different times
+// are different results, so an import can store each time as a run of
+// its own.
+func MeasuredAt(r *result.Result) (t time.Time, ok bool) {
+	if r.Started.IsZero() || (r.Method != genericMethod("csv") && r.Method != genericMethod("json")) {
+		return time.Time{}, false
+	}
+	return r.Started, true
+}
+
+// parseRowTime reads a row's time: RFC 3339, with or without fractional
+// seconds.
+func parseRowTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("expected a time in RFC 3339 (2026-03-02T04:00:00Z), found %q", s)
+	}
+	return t, nil
+}
 
 // row is one figure of the generic CSV/JSON form, with where it came from.
 type row struct {
@@ -31,6 +61,8 @@ type row struct {
 	Metric   string
 	Value    float64
 	Unit     string
+	// Time is when the figure was measured; zero when the row has none.
+	Time time.Time
 	// at gives the line and column of a field, for errors; computed only
 	// when needed, since finding a line in a large JSON file is costly.
 	at func(field string) (line, col int)
@@ -39,8 +71,9 @@ type row struct {
 }
 
 // parseCSV reads storbench's generic CSV: header
-// target,labels,round,workload,metric,value,unit (any column order; labels
-// and round may be left out), labels written k=v;k=v.
+// target,labels,round,workload,metric,value,unit[,time] (any column order;
+// labels, round and time may be left out), labels written k=v;k=v, time
+// in RFC 3339.
 func parseCSV(data []byte) (*parsed, error) {
 	p := &parsed{tool: "csv"}
 	err := streamCSV(bytes.NewReader(data), p, func(r result.Result, line int) error {
@@ -170,6 +203,11 @@ func streamCSV(in io.Reader, p *parsed, emit func(result.Result, int) error) err
 			return errAt(line, cols["value"], "expected a number in column value, found %q", v)
 		}
 		rw.Value = f
+		if v := get("time"); v != "" {
+			if rw.Time, err = parseRowTime(v); err != nil {
+				return errAt(line, cols["time"], "%v", err)
+			}
+		}
 		if err := g.add(rw); err != nil {
 			return err
 		}
@@ -232,6 +270,7 @@ type jsonRow struct {
 	Metric   string          `json:"metric"`
 	Value    *float64        `json:"value"`
 	Unit     string          `json:"unit"`
+	Time     string          `json:"time"`
 }
 
 // parseGenericJSON reads the JSON form of the generic import: an array of
@@ -304,6 +343,12 @@ func parseGenericJSON(data []byte) (*parsed, error) {
 			return nil, errAt(line, col, `expected a number in "value", found none`)
 		}
 		rw.Value = *jr.Value
+		if jr.Time != "" {
+			if rw.Time, err = parseRowTime(jr.Time); err != nil {
+				line, col := pos()
+				return nil, errAt(line, col, `"time": %v`, err)
+			}
+		}
 		if len(jr.Labels) > 0 && string(jr.Labels) != "null" {
 			var m map[string]string
 			var s string
@@ -391,8 +436,13 @@ func (g *grouper) add(rw row) error {
 		rw.Round = result.RoundIsolated
 	}
 	bit := uint16(1) << result.MetricIndex(rw.Metric)
-	r := result.Result{Target: rw.Target, Round: rw.Round, Workload: rw.Workload, Labels: rw.Labels}
+	r := result.Result{Target: rw.Target, Round: rw.Round, Workload: rw.Workload, Labels: rw.Labels,
+		Started: rw.Time, Finished: rw.Time}
 	base := repKey(&r)
+	if !rw.Time.IsZero() {
+		// Figures measured at different times are different results.
+		base += "\x00" + rw.Time.UTC().Format(time.RFC3339Nano)
+	}
 	for _, o := range g.open[base] {
 		if o.set&bit == 0 {
 			setMetric(&o.r, rw)
@@ -405,7 +455,7 @@ func (g *grouper) add(rw row) error {
 	k := h.Sum64()
 	g.maxRep[k]++
 	r.Repetition = int(g.maxRep[k])
-	r.Method = "imported from " + g.tool + " (figures as given; method not recorded)"
+	r.Method = genericMethod(g.tool)
 	r.DisplayUnits = map[string]string{}
 	if r.Labels == nil {
 		r.Labels = map[string]string{}

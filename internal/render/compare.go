@@ -199,9 +199,11 @@ func (r *Report) doc() *doc {
 		d.h2("Summary")
 		d.add(s)
 	}
+	glanceSection(d, v) // glance.go
 	for _, s := range v.Sections {
 		workloadSection(d, v, s)
 	}
+	nodeSection(d, v)
 	d.add(latencyCharts{v.Latency})
 	if len(c.Efficiency) > 0 {
 		d.h2("Efficiency against " + c.Baseline)
@@ -259,12 +261,7 @@ func verdictList(vs []*analysis.Verdict) list {
 	for _, v := range vs {
 		it := listItem{text: fmt.Sprintf("%s: %s. %s", v.For, strings.ToUpper(string(v.Status)), v.Summary), tone: tone(v.Status)}
 		for _, ch := range v.Checks {
-			s := fmt.Sprintf("%s: %s %s [%s]", ch.Subject, ch.Name, ch.Display, strings.ToUpper(string(ch.Status)))
-			if ch.Detail != "" {
-				s += " " + ch.Detail + "."
-			}
-			s += " Threshold: " + ch.Threshold + ". Source: " + ch.Source + "."
-			it.sub = append(it.sub, s)
+			it.sub = append(it.sub, checkText(ch))
 		}
 		it.sub = append(it.sub, v.Advice...)
 		l.items = append(l.items, it)

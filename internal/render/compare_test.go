@@ -60,7 +60,19 @@ func lineDiff(want, got string) string {
 // tests (see internal/analysis/compare_test.go for its figures).
 func fixture(t *testing.T) []result.Figures {
 	t.Helper()
-	data, err := os.ReadFile("testdata/fixture.json")
+	rs := resultsFile(t, "testdata/fixture.json")
+	rs[0].Bottleneck = &result.Attribution{LimitedBy: "device", Evidence: "nvme0n1 99% utilised, queue depth 7.8"}
+	var out []result.Figures
+	for i := range rs {
+		out = append(out, rs[i].Figures())
+	}
+	return out
+}
+
+// resultsFile reads stored results (JSON).
+func resultsFile(t *testing.T, path string) []result.Result {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,12 +80,7 @@ func fixture(t *testing.T) []result.Figures {
 	if err := json.Unmarshal(data, &rs); err != nil {
 		t.Fatal(err)
 	}
-	rs[0].Bottleneck = &result.Attribution{LimitedBy: "device", Evidence: "nvme0n1 99% utilised, queue depth 7.8"}
-	var out []result.Figures
-	for i := range rs {
-		out = append(out, rs[i].Figures())
-	}
-	return out
+	return rs
 }
 
 var fixtureRun = result.Run{ID: "20261122-100000-aaaa", Suite: "standard", Source: "storbench", Status: result.StatusComplete,

@@ -146,9 +146,30 @@ func (t *textWriter) paint(tone, s string) string {
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
+// plain returns the blocks with those drawn differently in HTML (verdicts,
+// the matrix, per-node charts) replaced by the lists and tables a terminal
+// and Markdown show.
+func (d *doc) plain() []block {
+	var out []block
+	for _, b := range d.blocks {
+		switch b := b.(type) {
+		case verdicts:
+			out = append(out, verdictBlocks(b.list)...)
+		case matrix:
+			out = append(out, b.table())
+		case nodeCharts:
+			out = append(out, b.blocks()...)
+		default:
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 func writeText(w io.Writer, d *doc, color bool) error {
 	t := &textWriter{w: w, color: color}
-	for i, b := range d.blocks {
+	blocks := d.plain()
+	for i, b := range blocks {
 		b = terminalBlock(b)
 		if i > 0 {
 			if _, isHead := b.(heading); isHead {
@@ -165,7 +186,7 @@ func writeText(w io.Writer, d *doc, color bool) error {
 			t.printf("%s\n", strings.Repeat(ch, min(Width, displayWidth(b.text))))
 		case para:
 			if i > 0 {
-				if _, afterHead := d.blocks[i-1].(heading); !afterHead {
+				if _, afterHead := blocks[i-1].(heading); !afterHead {
 					t.printf("\n")
 				}
 			}
@@ -174,8 +195,6 @@ func writeText(w io.Writer, d *doc, color bool) error {
 			}
 		case list:
 			writeList(t, b)
-		case verdicts:
-			writeList(t, verdictList(b.list))
 		case environments:
 			writeList(t, environmentList(b.list))
 		case table:
@@ -201,8 +220,6 @@ func terminalBlock(b block) block {
 		return b
 	case list:
 		return terminalList(b)
-	case verdicts:
-		return terminalList(verdictList(b.list))
 	case environments:
 		return terminalList(environmentList(b.list))
 	case table:
@@ -393,7 +410,7 @@ func (t *textWriter) bars(b bars) {
 
 func writeMarkdown(w io.Writer, d *doc) error {
 	t := &textWriter{w: w}
-	for i, b := range d.blocks {
+	for i, b := range d.plain() {
 		if _, htmlOnly := b.(latencyCharts); htmlOnly {
 			continue
 		}
@@ -407,8 +424,6 @@ func writeMarkdown(w io.Writer, d *doc) error {
 			t.printf("%s\n", mdBlock(b.text))
 		case list:
 			writeMDList(t, b)
-		case verdicts:
-			writeMDList(t, verdictList(b.list))
 		case environments:
 			writeMDList(t, environmentList(b.list))
 		case table:

@@ -54,6 +54,10 @@ func writeHTMLBody(d *doc) string {
 			htmlList(&b, x)
 		case verdicts:
 			htmlVerdicts(&b, x.list)
+		case matrix:
+			x.html(&b)
+		case nodeCharts:
+			x.html(&b)
 		case environments:
 			htmlEnvironments(&b, x.list)
 		case table:
@@ -116,6 +120,10 @@ func align(t table, i int) string {
 
 func htmlVerdicts(b *strings.Builder, vs []*analysis.Verdict) {
 	for _, v := range vs {
+		if p, ok := analysis.PlacementOf(v); ok {
+			htmlPlacement(b, v, p) // placement.go
+			continue
+		}
 		fmt.Fprintf(b, `<div class="verdict %s"><h3><span class="badge">%s</span> %s</h3>`+"\n", v.Status, strings.ToUpper(string(v.Status)), esc(v.For))
 		fmt.Fprintf(b, "<p>%s</p>\n", esc(v.Summary))
 		b.WriteString(`<ul class="checks">` + "\n")

@@ -54,6 +54,23 @@ func TestConsoleDetection(t *testing.T) {
 	}
 }
 
+// loadInChromium writes a page to a temporary directory, loads it in
+// Chromium and fails the test on any console message; it returns the
+// directory, the page's path and the DOM as loaded.
+func loadInChromium(t *testing.T, name string, html []byte) (dir, page, dom string) {
+	t.Helper()
+	dir = t.TempDir()
+	page = filepath.Join(dir, name)
+	if err := os.WriteFile(page, html, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, stderr := chromium(t, page, "--dump-dom")
+	if msgs := consoleMessages(stderr); len(msgs) > 0 {
+		t.Errorf("console messages while loading %s:\n%s", name, strings.Join(msgs, "\n"))
+	}
+	return dir, page, dom
+}
+
 var (
 	svgRe     = regexp.MustCompile(`(?s)<svg class="chart" data-chart="(bars|latency)".*?</svg>`)
 	barRe     = regexp.MustCompile(`<rect class="bar[^"]*" x="0" y="[0-9.]+" width="([0-9.]+)"`)
@@ -89,16 +106,7 @@ func TestReportHTMLInChromium(t *testing.T) {
 	if !strings.Contains(html, `name="viewport" content="width=device-width`) {
 		t.Error("no viewport meta: unreadable on a phone")
 	}
-	dir := t.TempDir()
-	page := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	dom, stderr := chromium(t, page, "--dump-dom")
-	if msgs := consoleMessages(stderr); len(msgs) > 0 {
-		t.Errorf("console messages while loading the report:\n%s", strings.Join(msgs, "\n"))
-	}
+	dir, page, dom := loadInChromium(t, "report.html", b.Bytes())
 	for _, want := range []string{"Verdicts", "Summary", "Latency percentiles", "Efficiency against storage=nvme", "Stability", "Outliers", "Environment"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the loaded page has no %q section", want)

@@ -17,7 +17,10 @@ import (
 type ImportReport struct {
 	// RunID is the new run; empty on a dry run or when every file had been
 	// imported before.
-	RunID      string                `json:"run_id"`
+	RunID string `json:"run_id"`
+	// MoreRuns are the runs of CSV/JSON rows measured at other times than
+	// RunID's (one run per measured time).
+	MoreRuns   []string              `json:"more_runs,omitempty"`
 	DryRun     bool                  `json:"dry_run"`
 	Files      []ImportedFileReport  `json:"files"`
 	Duplicates []result.ImportedFile `json:"duplicates"`
@@ -127,6 +130,9 @@ func ImportText(w io.Writer, rep *ImportReport) error {
 	}
 	if rep.RunID != "" {
 		fmt.Fprintf(w, "\nImported %d results from %d file(s) as run %s (see: storbench show %s).\n", rep.Results, len(rep.Files), rep.RunID, rep.RunID)
+		if n := len(rep.MoreRuns); n > 0 {
+			fmt.Fprintf(w, "Rows measured at %d other times were stored as %d more runs, one per time (see: storbench runs).\n", n, n)
+		}
 	} else if !rep.DryRun {
 		fmt.Fprintln(w, "\nNothing was imported.")
 	}

@@ -40,6 +40,11 @@ type ImportRequest struct {
 	MaxSize int64
 	// DryRun parses and reports without storing anything.
 	DryRun bool
+	// Time is when the files' results were measured, for files that do
+	// not say (it replaces fio's own timestamps too); a CSV/JSON row's own
+	// time wins. Zero keeps what import does without it: the run is timed
+	// at the import and results keep the times their files give.
+	Time time.Time
 }
 
 // DefaultMaxSize is the largest input Import reads unless the request says
@@ -112,7 +117,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 		return rep, nil
 	}
 
-	b := newBuilder(req.Labels, now)
+	b := newBuilder(req.Labels, now, req.Time)
 	var w *store.ImportWriter
 	if !req.DryRun {
 		var provisional []store.ImportedFile
@@ -129,6 +134,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 			return nil, err
 		}
 		defer w.Abort()
+		b.addRun = func(r *result.Run) error { return w.AddRun(ctx, r) }
 	}
 	opt := importer.Options{Format: req.Format, Target: req.Target}
 	var files []*importer.File
@@ -163,6 +169,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 			Notes: pf.Notes, Problems: pf.Problems, Cut: pf.Cut(), Refused: pf.Refused()})
 	}
 	rep.Results = b.results
+	b.finish()
 	if w == nil {
 		return rep, nil
 	}
@@ -177,6 +184,9 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 		return nil, err
 	}
 	rep.RunID = b.run.ID
+	for _, r := range b.more {
+		rep.MoreRuns = append(rep.MoreRuns, r.ID)
+	}
 	return rep, nil
 }
 
@@ -333,28 +343,96 @@ func withoutDuplicates(inputs []*input, dups []store.ImportedFile) []*input {
 	return out
 }
 
-// builder makes the run and gives every result its labels while the
-// results stream to the store.
+// builder makes the runs and gives every result its labels, time and run
+// while the results stream to the store. An import is one run, except
+// that CSV/JSON rows measured at different times (their time column) are
+// stored as one run per time, each timed when it was measured: the first
+// result's run is the import's own (it holds the files' provenance), and
+// every other time gets a run of its own through addRun.
 type builder struct {
-	run       *result.Run
-	labels    map[string]string
-	workloads map[string]bool
-	targets   map[string]bool
-	sources   []string
-	notes     []string
-	results   int
+	run *result.Run
+	// more are the runs of other measured times, in the order met.
+	more []*result.Run
+	// byTime maps a measured time (UTC RFC 3339; "" for results without
+	// one) to its run; empty until the first result claims run.
+	byTime map[string]*result.Run
+	seen   map[*result.Run]*runContents
+	// addRun stores a new run; nil on a dry run.
+	addRun  func(*result.Run) error
+	at      time.Time // ImportRequest.Time
+	labels  map[string]string
+	sources []string
+	notes   []string
+	results int
 }
 
-func newBuilder(labels map[string]string, now time.Time) *builder {
-	return &builder{
+type runContents struct{ workloads, targets map[string]bool }
+
+func newBuilder(labels map[string]string, now, at time.Time) *builder {
+	start := now
+	if !at.IsZero() {
+		start = at
+	}
+	b := &builder{
 		run: &result.Run{
 			ID:      result.NewRunID(now, uint16(rand.IntN(1<<16))),
 			Suite:   "import",
 			Labels:  labels,
 			Status:  result.StatusComplete,
-			Started: now, Finished: now,
+			Started: start, Finished: start,
 		},
-		labels: labels, workloads: map[string]bool{}, targets: map[string]bool{},
+		byTime: map[string]*result.Run{}, seen: map[*result.Run]*runContents{},
+		at: at, labels: labels,
+	}
+	return b
+}
+
+// runFor times a result and returns the run it belongs to, making a new
+// run for a measured time not met before.
+func (b *builder) runFor(res *result.Result) (*result.Run, error) {
+	at, timed := importer.MeasuredAt(res)
+	if !timed && !b.at.IsZero() {
+		took := res.Finished.Sub(res.Started)
+		if res.Started.IsZero() || res.Finished.IsZero() || took < 0 {
+			took = 0
+		}
+		res.Started, res.Finished = b.at, b.at.Add(took)
+	}
+	key := ""
+	if timed {
+		key = at.UTC().Format(time.RFC3339Nano)
+	}
+	if r := b.byTime[key]; r != nil {
+		return r, nil
+	}
+	r := b.run
+	if len(b.byTime) > 0 {
+		id := result.NewRunID(b.run.Started, uint16(rand.IntN(1<<16)))
+		if timed {
+			id = result.NewRunID(at, uint16(rand.IntN(1<<16)))
+		}
+		r = &result.Run{ID: id, Suite: b.run.Suite, Labels: b.labels, Status: result.StatusComplete,
+			Started: b.run.Started, Finished: b.run.Started}
+		if b.addRun != nil {
+			if err := b.addRun(r); err != nil {
+				return nil, err
+			}
+		}
+		b.more = append(b.more, r)
+	}
+	if timed {
+		r.Started, r.Finished = at, at
+	}
+	b.byTime[key] = r
+	return r, nil
+}
+
+// finish gives the runs of other measured times the import's source and
+// note.
+func (b *builder) finish() {
+	for _, r := range b.more {
+		r.Source = b.run.Source
+		r.Note = fmt.Sprintf("measured %s; %s (part of import run %s)", r.Started.UTC().Format(time.RFC3339), b.run.Note, b.run.ID)
 	}
 }
 
@@ -380,7 +458,12 @@ func (b *builder) read(ctx context.Context, in *input, opt importer.Options, sto
 		maps.Copy(merged, b.labels)
 		maps.Copy(merged, res.Labels)
 		res.Labels = merged
-		b.add(res.Workload, res.Target)
+		run, err := b.runFor(&res)
+		if err != nil {
+			return err
+		}
+		res.RunID = run.ID
+		b.add(run, res.Workload, res.Target)
 		b.results++
 		return store(&res)
 	})
@@ -391,7 +474,7 @@ func (b *builder) read(ctx context.Context, in *input, opt importer.Options, sto
 		return nil, fmt.Errorf("%s changed while it was imported", in.name)
 	}
 	for _, h := range pf.Health {
-		b.add("", h.Target)
+		b.add(b.run, "", h.Target)
 	}
 	for _, format := range pf.Formats {
 		if !slices.Contains(b.sources, string(format)) {
@@ -412,14 +495,19 @@ func (b *builder) read(ctx context.Context, in *input, opt importer.Options, sto
 	return pf, nil
 }
 
-func (b *builder) add(workload, target string) {
-	if workload != "" && !b.workloads[workload] {
-		b.workloads[workload] = true
-		b.run.Workloads = append(b.run.Workloads, workload)
+func (b *builder) add(run *result.Run, workload, target string) {
+	c := b.seen[run]
+	if c == nil {
+		c = &runContents{workloads: map[string]bool{}, targets: map[string]bool{}}
+		b.seen[run] = c
 	}
-	if !b.targets[target] {
-		b.targets[target] = true
-		b.run.Targets = append(b.run.Targets, target)
+	if workload != "" && !c.workloads[workload] {
+		c.workloads[workload] = true
+		run.Workloads = append(run.Workloads, workload)
+	}
+	if !c.targets[target] {
+		c.targets[target] = true
+		run.Targets = append(run.Targets, target)
 	}
 }
 

@@ -146,6 +146,13 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 		if err != nil {
 			return nil, err
 		}
+		note, err := p.sizeForCache(set)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			obs.Notice("", note)
+		}
 		for _, t := range set.Targets {
 			p.plan.Targets = append(p.plan.Targets, wrap(&req, t))
 		}

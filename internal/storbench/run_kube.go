@@ -57,6 +57,10 @@ type KubeTargetSet struct {
 	Targets []runner.Target
 	// Skipped says which nodes were left out, and why.
 	Skipped []string
+	// MemBytes is the largest memory of the chosen nodes (MemKnown: some
+	// node reported one): what --defeat-cache must outgrow.
+	MemBytes int64
+	MemKnown bool
 }
 
 // KubeTargets checks k, connects to the cluster and makes one target per
@@ -116,6 +120,9 @@ func KubeTargets(ctx context.Context, k KubeRequest, classes []string, report fu
 		return nil, refuse(fmt.Errorf("choosing nodes on %s: %w", cluster.Host, err))
 	}
 	set := &KubeTargetSet{Skipped: skipped}
+	if set.MemBytes, set.MemKnown, err = kube.NodeMemory(lctx, cluster.Client, nodes); err != nil {
+		return nil, err
+	}
 	for _, class := range classes {
 		for _, n := range nodes {
 			set.Targets = append(set.Targets, kube.NewTarget(cluster, class, n, len(set.Targets)+1, opts))

@@ -17,6 +17,7 @@ import (
 	"github.com/storbench/storbench/internal/runner/ssh"
 	"github.com/storbench/storbench/internal/safety"
 	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/units"
 )
 
 // DefaultProbe is the contention round's probe when none is named: etcd's
@@ -30,6 +31,11 @@ type runPlan struct {
 	classes []string
 	// hosts are the SSH targets, to be connected.
 	hosts []sshHost
+	// defeatCache sizes the suite beyond the memory that can cache it
+	// once the Kubernetes nodes are known (their memory, not this host's);
+	// localCache is this host's part when local targets run too.
+	defeatCache bool
+	localCache  int64
 }
 
 func refusef(format string, args ...any) error { return refuse(fmt.Errorf(format, args...)) }
@@ -117,7 +123,7 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 	if req.SSH.Become && !slices.ContainsFunc(req.Targets, isSSHTarget) {
 		return nil, refusef("--ssh-become applies to ssh:// targets (inventory hosts use ansible_become)")
 	}
-	if err := applyMeasurement(plan, req); err != nil {
+	if err := applyMeasurement(p, req); err != nil {
 		return nil, err
 	}
 	if err := applyRound(plan, req, suiteSet); err != nil {
@@ -134,12 +140,19 @@ func localTarget(req *RunRequest, path string) runner.Target {
 }
 
 // applyMeasurement puts the measurement checks into the plan.
-func applyMeasurement(plan *engine.Plan, req *RunRequest) error {
-	m := req.Measure
-	if m.RepeatAuto || m.DefeatCache || m.Precondition {
+func applyMeasurement(p *runPlan, req *RunRequest) error {
+	plan, m := p.plan, req.Measure
+	// Repeating until precise and preconditioning are per target, one at a
+	// time; the checks (cache, CPU, steady state) and --defeat-cache apply
+	// in every round. The contention round's probe is a sync write that no
+	// cache answers, so --defeat-cache has nothing to do there.
+	if m.RepeatAuto || m.Precondition {
 		if req.Round == result.RoundContention || slices.Contains(req.Rounds, result.RoundParallel) {
-			return refusef("--repeat auto, --defeat-cache and --precondition apply to isolated rounds: run the contention or parallel round separately")
+			return refusef("--repeat auto and --precondition apply to the isolated round: run the contention or parallel round separately")
 		}
+	}
+	if m.DefeatCache && req.Round == result.RoundContention {
+		return refusef("--defeat-cache applies to suite workloads; the contention round's probe is a sync write no cache answers")
 	}
 	if m.RepeatAuto {
 		if m.Precision <= 0 || m.Precision >= 100 {
@@ -174,16 +187,60 @@ func applyMeasurement(plan *engine.Plan, req *RunRequest) error {
 		plan.Suite.UntilStable(ss)
 	}
 	if m.DefeatCache {
+		plan.Measurement.DropCaches = true
+		_, labelled := result.LabelMemBytes.In(plan.Labels)
+		if len(p.classes) > 0 && !labelled {
+			// The nodes' memory decides, once they are chosen (sizeForCache);
+			// this host's counts only if it runs targets too.
+			p.defeatCache = true
+			if len(plan.Targets) > 0 {
+				bytes, err := cacheBytes(plan.Labels)
+				if err != nil {
+					return err
+				}
+				p.localCache = bytes
+			}
+			return applyPrecondition(plan, req)
+		}
 		bytes, err := cacheBytes(plan.Labels)
 		if err != nil {
 			return err
 		}
-		// A quarter beyond the memory, in whole MiB: a span the cache can
-		// no longer hold whole.
-		span := (bytes + bytes/4 + 1<<20 - 1) &^ (1<<20 - 1)
-		plan.Suite.DefeatCache(span)
-		plan.Measurement.DropCaches = true
+		plan.Suite.DefeatCache(defeatSpan(bytes))
 	}
+	return applyPrecondition(plan, req)
+}
+
+// defeatSpan is a quarter beyond the memory, in whole MiB: a span the
+// cache can no longer hold whole.
+func defeatSpan(cache int64) int64 { return (cache + cache/4 + 1<<20 - 1) &^ (1<<20 - 1) }
+
+// sizeForCache sizes the suite for --defeat-cache once the Kubernetes
+// nodes are known: beyond the largest node's memory (or this host's, when
+// larger and local targets run too). Each PVC grows to fit (kube.FitSize)
+// unless --size fixed it, which the target then refuses with the size it
+// needs.
+func (p *runPlan) sizeForCache(set *KubeTargetSet) (string, error) {
+	if !p.defeatCache {
+		return "", nil
+	}
+	if !set.MemKnown && p.localCache == 0 {
+		return "", refusef("--defeat-cache: the nodes' memory is unknown (no node reports one, or storbench may not read nodes): pass --label %s=BYTES", result.LabelMemBytes)
+	}
+	cache, whose := set.MemBytes, "the largest node's memory"
+	if p.localCache > cache {
+		cache, whose = p.localCache, "this host's memory"
+	}
+	span := defeatSpan(cache)
+	resized := p.plan.Suite.DefeatCache(span)
+	if len(resized) == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("--defeat-cache: %s sized to %s, beyond %s (%s)", strings.Join(resized, ", "), units.Bytes(span), whose, units.Bytes(cache)), nil
+}
+
+func applyPrecondition(plan *engine.Plan, req *RunRequest) error {
+	m := req.Measure
 	if m.Precondition {
 		if len(req.Destructive) == 0 {
 			return refusef("--precondition writes whole devices: it needs --destructive naming them")

@@ -215,6 +215,14 @@ func TestMeasurementRequest(t *testing.T) {
 				}
 			}
 		}},
+		{"defeat cache in the parallel round", func(r *RunRequest) {
+			r.Measure.DefeatCache, r.Rounds = true, []string{"isolated", "parallel"}
+			r.Labels = map[string]string{string(result.LabelMemBytes): "1073741824"}
+		}, nil, "", func(t *testing.T, p *engine.Plan) {
+			if !p.Measurement.DropCaches || len(p.Rounds) != 2 {
+				t.Errorf("drop caches %v, rounds %v", p.Measurement.DropCaches, p.Rounds)
+			}
+		}},
 		{"defeat cache bad label", func(r *RunRequest) {
 			r.Measure.DefeatCache, r.Labels = true, map[string]string{string(result.LabelMemBytes): "lots"}
 		}, nil, "--label mem_bytes=lots: give the memory in bytes", nil},
@@ -224,8 +232,10 @@ func TestMeasurementRequest(t *testing.T) {
 				t.Error("precondition off")
 			}
 		}},
-		{"auto in the contention round", func(r *RunRequest) { r.Measure.RepeatAuto, r.Round = true, "contention" }, nil, "apply to isolated rounds", nil},
-		{"auto in the parallel round", func(r *RunRequest) { r.Measure.DefeatCache, r.Rounds = true, []string{"parallel"} }, nil, "apply to isolated rounds", nil},
+		{"auto in the contention round", func(r *RunRequest) { r.Measure.RepeatAuto, r.Round = true, "contention" }, nil, "apply to the isolated round", nil},
+		{"auto in the parallel round", func(r *RunRequest) { r.Measure.RepeatAuto, r.Rounds = true, []string{"parallel"} }, nil, "apply to the isolated round", nil},
+		{"precondition in the parallel round", func(r *RunRequest) { r.Measure.Precondition, r.Rounds = true, []string{"isolated", "parallel"} }, nil, "apply to the isolated round", nil},
+		{"defeat-cache in the contention round", func(r *RunRequest) { r.Measure.DefeatCache, r.Round = true, "contention" }, nil, "no cache answers", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,4 +251,67 @@ func TestMeasurementRequest(t *testing.T) {
 		_, err := buildRunPlan(new(request(func(r *RunRequest) { r.Measure.UntilStable, r.FioJob = true, job })), false)
 		wantRefused(t, err, "a --fio-job runs as written")
 	})
+}
+
+// --defeat-cache on Kubernetes targets sizes the suite beyond the nodes'
+// memory, not this host's: a Pi node's 4 GiB, not the laptop's 32.
+func TestDefeatCacheSizedForNodes(t *testing.T) {
+	sizes := func(p *runPlan) map[string]int64 {
+		out := map[string]int64{}
+		for _, w := range p.plan.Suite.Workloads {
+			if w.CacheProne() {
+				out[w.Name] = int64(w.FileSize)
+			}
+		}
+		return out
+	}
+	kubeOnly := func(r *RunRequest) { r.Targets, r.Measure.DefeatCache = []string{"k8s:longhorn"}, true }
+	p := planOrRefusal(t, request(kubeOnly), "")
+	before := sizes(p)
+	if !p.defeatCache || p.localCache != 0 || !p.plan.Measurement.DropCaches || len(before) == 0 {
+		t.Fatalf("kube-only plan: defeat later %v, local %d, drop %v, cache-prone %v", p.defeatCache, p.localCache, p.plan.Measurement.DropCaches, before)
+	}
+	note, err := p.sizeForCache(&KubeTargetSet{MemBytes: 4 << 30, MemKnown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, size := range sizes(p) {
+		if size != 5<<30 {
+			t.Errorf("%s: %d bytes, want 5 GiB (a quarter beyond the node's 4 GiB)", name, size)
+		}
+	}
+	if !strings.Contains(note, "beyond the largest node's memory (4.0 GiB)") {
+		t.Errorf("notice %q", note)
+	}
+
+	// Nodes whose memory cannot be read: refused, naming the way out.
+	p = planOrRefusal(t, request(kubeOnly), "")
+	_, err = p.sizeForCache(&KubeTargetSet{})
+	wantRefused(t, err, "--label mem_bytes=BYTES")
+
+	// A local target too: the larger of this host's and the nodes' memory.
+	p = planOrRefusal(t, request(func(r *RunRequest) {
+		r.Targets, r.Measure.DefeatCache = []string{"/tmp", "k8s:longhorn"}, true
+	}), "")
+	if p.localCache <= 0 {
+		t.Fatalf("this host's memory not read: %d", p.localCache)
+	}
+	note, err = p.sizeForCache(&KubeTargetSet{MemBytes: 1 << 20, MemKnown: true})
+	if err != nil || !strings.Contains(note, "beyond this host's memory") {
+		t.Errorf("notice %q, %v", note, err)
+	}
+
+	// A mem_bytes label decides at once, for every target.
+	p = planOrRefusal(t, request(func(r *RunRequest) {
+		kubeOnly(r)
+		r.Labels = map[string]string{string(result.LabelMemBytes): "1073741824"}
+	}), "")
+	if p.defeatCache {
+		t.Error("sizing postponed despite the mem_bytes label")
+	}
+	for name, size := range sizes(p) {
+		if size < 1280<<20 {
+			t.Errorf("%s: %d bytes with mem_bytes=1 GiB", name, size)
+		}
+	}
 }

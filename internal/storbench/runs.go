@@ -2,6 +2,7 @@ package storbench
 
 import (
 	"context"
+	"time"
 
 	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
@@ -10,9 +11,15 @@ import (
 
 // RunsRequest filters the stored runs.
 type RunsRequest struct {
-	// Limit keeps the newest Limit runs; 0 keeps all.
-	Limit int
-	Suite string
+	// Limit keeps the newest Limit runs after skipping Offset; 0 keeps all.
+	Limit  int
+	Offset int
+	Suite  string
+	// Target, Labels, Since and Until narrow the runs as store.RunFilter
+	// says.
+	Target       string
+	Labels       map[string]string
+	Since, Until time.Time
 	// Status keeps runs of this status (judged now: see Runs); empty
 	// keeps all.
 	Status result.Status
@@ -29,20 +36,36 @@ func Runs(ctx context.Context, st store.Reader, req RunsRequest) ([]result.Run, 
 	default:
 		return nil, badRequest("--status %q: choose complete, failed, interrupted, running or abandoned", req.Status)
 	}
-	filter := store.RunFilter{Limit: req.Limit, Suite: req.Suite, Status: req.Status}
+	if req.Limit < 0 || req.Offset < 0 {
+		return nil, badRequest("a limit or offset below 0")
+	}
+	filter := store.RunFilter{Limit: req.Limit, Offset: req.Offset, Suite: req.Suite, Status: req.Status,
+		Target: req.Target, Labels: req.Labels, Since: req.Since, Until: req.Until}
 	judged := req.Status == result.StatusRunning || req.Status == result.StatusAbandoned
 	if judged {
-		filter.Limit, filter.Status = 0, ""
+		// A run is judged abandoned here when its process is gone, or was
+		// stored so by cleanup: only running ones can be running.
+		filter.Limit, filter.Offset, filter.Status = 0, 0, ""
+		if req.Status == result.StatusRunning {
+			filter.Status = result.StatusRunning
+		}
 	}
 	all, err := st.Runs(ctx, filter)
 	if err != nil {
 		return nil, err
 	}
 	runs := []result.Run{}
+	skip := req.Offset
 	for _, r := range all {
 		proc.Reader{}.Abandon(&r)
-		if judged && (r.Status != req.Status || (req.Limit > 0 && len(runs) == req.Limit)) {
-			continue
+		if judged {
+			if r.Status != req.Status || (req.Limit > 0 && len(runs) == req.Limit) {
+				continue
+			}
+			if skip > 0 {
+				skip--
+				continue
+			}
 		}
 		runs = append(runs, r)
 	}

@@ -33,6 +33,7 @@ func TestRuns(t *testing.T) {
 	st := sqliteStore(t)
 	alive, gone := processes(t)
 	at := func(h int) time.Time { return started.Add(time.Duration(h) * time.Hour) }
+	storeRun(t, st, result.Run{ID: "r0-abandoned", Started: at(0), Status: result.StatusAbandoned}, nil) // as cleanup stores it
 	storeRun(t, st, result.Run{ID: "r1-complete", Started: at(1)}, nil)
 	storeRun(t, st, result.Run{ID: "r2-failed", Started: at(2), Status: result.StatusFailed}, nil)
 	storeRun(t, st, result.Run{ID: "r3-gone", Started: at(3), Status: result.StatusRunning, Process: gone}, nil)
@@ -44,12 +45,15 @@ func TestRuns(t *testing.T) {
 		req  storbench.RunsRequest
 		want []string
 	}{
-		{"all, newest first", storbench.RunsRequest{}, []string{"r5-gone", "r4-live", "r3-gone", "r2-failed", "r1-complete"}},
+		{"all, newest first", storbench.RunsRequest{}, []string{"r5-gone", "r4-live", "r3-gone", "r2-failed", "r1-complete", "r0-abandoned"}},
+		{"second page", storbench.RunsRequest{Limit: 2, Offset: 2}, []string{"r3-gone", "r2-failed"}},
+		{"since and until", storbench.RunsRequest{Since: at(2), Until: at(4)}, []string{"r3-gone", "r2-failed"}},
 		{"limit", storbench.RunsRequest{Limit: 2}, []string{"r5-gone", "r4-live"}},
 		{"suite", storbench.RunsRequest{Suite: "quick"}, []string{"r5-gone"}},
 		{"complete", storbench.RunsRequest{Status: result.StatusComplete}, []string{"r1-complete"}},
 		{"running is judged now", storbench.RunsRequest{Status: result.StatusRunning}, []string{"r4-live"}},
-		{"abandoned", storbench.RunsRequest{Status: result.StatusAbandoned}, []string{"r5-gone", "r3-gone"}},
+		{"abandoned", storbench.RunsRequest{Status: result.StatusAbandoned}, []string{"r5-gone", "r3-gone", "r0-abandoned"}},
+		{"abandoned, second page", storbench.RunsRequest{Status: result.StatusAbandoned, Limit: 1, Offset: 1}, []string{"r3-gone"}},
 		{"abandoned, limited after judging", storbench.RunsRequest{Status: result.StatusAbandoned, Limit: 1}, []string{"r5-gone"}},
 		{"none", storbench.RunsRequest{Suite: "pi"}, []string{}},
 	}

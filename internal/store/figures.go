@@ -107,12 +107,19 @@ func (s *SQLite) Figures(ctx context.Context, f ResultFilter) ([]result.Figures,
 	// whether older results need reading (far cheaper than looking for
 	// them row by row).
 	rwhere, rargs := f.where("r")
+	// One snapshot for the count and the rows: a writer committing
+	// between them must not make the count wrong.
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
 	var stored int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM results r`+rwhere, rargs...).Scan(&stored); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM results r`+rwhere, rargs...).Scan(&stored); err != nil {
 		return nil, err
 	}
 	where, args := f.where("f")
-	rows, err := s.db.QueryContext(ctx, `SELECT f.result_id, f.run_id, f.target, f.round, f.repetition, f.workload, f.status, f.method, f.labels,
+	rows, err := tx.QueryContext(ctx, `SELECT f.result_id, f.run_id, f.target, f.round, f.repetition, f.workload, f.status, f.method, f.labels,
 		f.figures, f.limited_by, f.evidence FROM result_figures f`+where+` ORDER BY f.result_id`, args...)
 	if err != nil {
 		return nil, err
@@ -125,7 +132,7 @@ func (s *SQLite) Figures(ctx context.Context, f ResultFilter) ([]result.Figures,
 	if stored == len(out) {
 		return out, nil
 	}
-	rows, err = s.db.QueryContext(ctx, `SELECT r.id, r.run_id, r.target, r.round, r.repetition, r.workload, r.status, r.method, r.labels, r.data,
+	rows, err = tx.QueryContext(ctx, `SELECT r.id, r.run_id, r.target, r.round, r.repetition, r.workload, r.status, r.method, r.labels, r.data,
 		'', '' FROM results r`+rwhere+` AND NOT EXISTS (SELECT 1 FROM result_figures f WHERE f.result_id = r.id) ORDER BY r.id`, rargs...)
 	if err != nil {
 		return nil, err

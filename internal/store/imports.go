@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,6 +73,7 @@ func (s *SQLite) ImportRun(ctx context.Context, imp *Import) error {
 type ImportWriter struct {
 	tx    *sql.Tx
 	run   *result.Run
+	more  []*result.Run // see AddRun
 	files []ImportedFile
 	done  bool
 }
@@ -114,9 +116,30 @@ func (s *SQLite) BeginImport(ctx context.Context, r *result.Run, files []Importe
 	return w, nil
 }
 
-// AddResult stores one result of the import and sets its ID and run.
+// AddRun records another run of the import, in the same transaction:
+// figures measured at different times are stored as one run per time.
+// A result names it in RunID before AddResult. Like the first run, its
+// workloads, targets, times, source and note may change until Commit.
+func (w *ImportWriter) AddRun(ctx context.Context, r *result.Run) error {
+	labels, workloads, targets, err := runJSON(r)
+	if err != nil {
+		return err
+	}
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO runs(id, suite, source, status, started_ns, finished_ns, labels, workloads, targets, note)
+		VALUES(?,?,?,?,?,?,?,?,?,?)`, r.ID, r.Suite, r.Source, string(r.Status), nanos(r.Started), nanos(r.Finished), labels, workloads, targets, r.Note); err != nil {
+		return fmt.Errorf("storing run %s: %w", r.ID, err)
+	}
+	w.more = append(w.more, r)
+	return nil
+}
+
+// AddResult stores one result of the import and sets its ID; it goes to
+// the run its RunID names when that is one of AddRun's, else to the
+// import's run.
 func (w *ImportWriter) AddResult(ctx context.Context, r *result.Result) error {
-	r.RunID = w.run.ID
+	if !slices.ContainsFunc(w.more, func(m *result.Run) bool { return m.ID == r.RunID }) {
+		r.RunID = w.run.ID
+	}
 	id, err := insertResult(ctx, w.tx, r)
 	if err != nil {
 		return err
@@ -141,18 +164,20 @@ func (w *ImportWriter) AddHealth(ctx context.Context, h *result.Health) error {
 	return err
 }
 
-// Commit brings the run's workloads, targets, source and note up to date,
-// stores the files' provenance and commits everything.
+// Commit brings the runs' workloads, targets, times, source and note up
+// to date, stores the files' provenance and commits everything.
 func (w *ImportWriter) Commit(ctx context.Context) error {
+	for _, r := range append([]*result.Run{w.run}, w.more...) {
+		labels, workloads, targets, err := runJSON(r)
+		if err != nil {
+			return err
+		}
+		if _, err := w.tx.ExecContext(ctx, `UPDATE runs SET source=?, labels=?, workloads=?, targets=?, note=?, started_ns=?, finished_ns=? WHERE id=?`,
+			r.Source, labels, workloads, targets, r.Note, nanos(r.Started), nanos(r.Finished), r.ID); err != nil {
+			return fmt.Errorf("storing run %s: %w", r.ID, err)
+		}
+	}
 	r := w.run
-	labels, workloads, targets, err := runJSON(r)
-	if err != nil {
-		return err
-	}
-	if _, err := w.tx.ExecContext(ctx, `UPDATE runs SET source=?, labels=?, workloads=?, targets=?, note=? WHERE id=?`,
-		r.Source, labels, workloads, targets, r.Note, r.ID); err != nil {
-		return fmt.Errorf("storing run %s: %w", r.ID, err)
-	}
 	for _, f := range w.files {
 		if _, err := w.tx.ExecContext(ctx, `INSERT INTO imports(sha256, run_id, file, format, tool, tool_version, size_bytes, results, imported_ns)
 			VALUES(?,?,?,?,?,?,?,?,?)`, f.SHA256, r.ID, f.File, f.Format, f.Tool, f.ToolVersion, f.SizeBytes, f.Results, nanos(f.Imported)); err != nil {

@@ -110,6 +110,18 @@ func (l *Lazy) ImportedFiles(ctx context.Context, sha256s []string) ([]ImportedF
 	return use(ctx, l, func(s *SQLite) ([]ImportedFile, error) { return s.ImportedFiles(ctx, sha256s) })
 }
 
+func (l *Lazy) Targets(ctx context.Context) ([]TargetSummary, error) {
+	return use(ctx, l, func(s *SQLite) ([]TargetSummary, error) { return s.Targets(ctx) })
+}
+
+func (l *Lazy) History(ctx context.Context, f HistoryFilter) ([]MeasuredFigures, error) {
+	return use(ctx, l, func(s *SQLite) ([]MeasuredFigures, error) { return s.History(ctx, f) })
+}
+
+func (l *Lazy) Latest(ctx context.Context, prev *LatestFigures) (*LatestFigures, error) {
+	return use(ctx, l, func(s *SQLite) (*LatestFigures, error) { return s.Latest(ctx, prev) })
+}
+
 // ReadOnly reports whether the database, once opened, is read-only; false
 // before it is opened.
 func (l *Lazy) ReadOnly() bool {

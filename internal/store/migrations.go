@@ -90,4 +90,22 @@ var migrations = []string{
 	ALTER TABLE runs ADD COLUMN proc_start INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE runs ADD COLUMN boot_id TEXT NOT NULL DEFAULT '';
 	ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';`,
+	// 5: indexes for the dashboard and the history of a target: runs by
+	// status or suite in time order, results by target and workload (the
+	// runs list's target filter; History, a target x workload over
+	// time, reads both tables), and
+	// which runs hold results carrying each label (the label filter),
+	// filled from the results stored so far.
+	`CREATE INDEX runs_status_started ON runs(status, started_ns);
+	CREATE INDEX runs_suite_started ON runs(suite, started_ns);
+	CREATE INDEX result_figures_target ON result_figures(target, workload, run_id);
+	CREATE INDEX results_target ON results(target, workload, round, status, started_ns, run_id);
+	CREATE TABLE result_labels (
+		key    TEXT NOT NULL,
+		value  TEXT NOT NULL,
+		run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+		PRIMARY KEY (key, value, run_id)
+	) WITHOUT ROWID;
+	CREATE INDEX result_labels_run ON result_labels(run_id);
+	INSERT OR IGNORE INTO result_labels(key, value, run_id) SELECT j.key, j.value, r.run_id FROM results r, json_each(r.labels) j;`,
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -47,8 +48,10 @@ type sqlDB struct {
 	readOnly string // the database's path when it is read-only
 }
 
+// BeginTx starts a transaction; on a read-only database only a read-only
+// one (a snapshot for several reads).
 func (d sqlDB) BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error) {
-	if d.readOnly != "" {
+	if d.readOnly != "" && (opts == nil || !opts.ReadOnly) {
 		return nil, &ReadOnlyError{Path: d.readOnly}
 	}
 	return d.DB.BeginTx(ctx, opts)
@@ -484,6 +487,10 @@ func insertResult(ctx context.Context, tx *sql.Tx, r *result.Result) (int64, err
 	if err != nil {
 		return 0, err
 	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO result_labels(key, value, run_id) SELECT key, value, ? FROM json_each(?)`,
+		r.RunID, string(labels)); err != nil {
+		return 0, fmt.Errorf("storing labels of %s on %s: %w", r.Workload, r.Target, err)
+	}
 	if err := insertFigures(ctx, tx, id, r, string(labels)); err != nil {
 		return 0, err
 	}
@@ -538,25 +545,80 @@ func (s *SQLite) Run(ctx context.Context, idOrPrefix string) (*result.Run, error
 }
 
 func (s *SQLite) Runs(ctx context.Context, f RunFilter) ([]result.Run, error) {
-	q := `SELECT ` + s.runColumns() + ` FROM runs WHERE 1=1`
-	var args []any
-	if f.Suite != "" {
-		q += ` AND suite = ?`
-		args = append(args, f.Suite)
+	where, args, err := runWhere(f, s.version)
+	if err != nil {
+		return nil, err
 	}
-	if f.Status != "" {
-		q += ` AND status = ?`
-		args = append(args, string(f.Status))
-	}
-	q += ` ORDER BY started_ns DESC, id DESC`
-	if f.Limit > 0 {
-		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	q := `SELECT ` + s.runColumns() + ` FROM runs WHERE ` + where + ` ORDER BY started_ns DESC, id DESC`
+	switch {
+	case f.Limit > 0:
+		q += fmt.Sprintf(` LIMIT %d OFFSET %d`, f.Limit, max(f.Offset, 0))
+	case f.Offset > 0:
+		q += fmt.Sprintf(` LIMIT -1 OFFSET %d`, f.Offset)
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	return scanRuns(rows)
+}
+
+// runWhere is the WHERE clause of a RunFilter and its arguments on a
+// database of this schema version.
+func runWhere(f RunFilter, version int) (string, []any, error) {
+	conds := []string{"1=1"}
+	var args []any
+	add := func(cond string, a ...any) {
+		conds = append(conds, cond)
+		args = append(args, a...)
+	}
+	if f.Suite != "" {
+		add(`suite = ?`, f.Suite)
+	}
+	if f.Status != "" {
+		add(`status = ?`, string(f.Status))
+	}
+	if !f.Since.IsZero() {
+		add(`started_ns >= ?`, f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		add(`started_ns < ?`, f.Until.UnixNano())
+	}
+	if f.Target != "" {
+		// A running run names its targets before any result is stored.
+		add(`(id IN (SELECT run_id FROM result_figures WHERE target = ?) OR EXISTS (SELECT 1 FROM json_each(runs.targets) WHERE value = ?))`,
+			f.Target, f.Target)
+	}
+	keys := make([]string, 0, len(f.Labels))
+	for k := range f.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		path, err := labelPath(k)
+		if err != nil {
+			return "", nil, err
+		}
+		if version < 5 { // no result_labels: look into every result
+			add(`(json_extract(runs.labels, ?) = ? OR EXISTS (SELECT 1 FROM result_figures rf WHERE rf.run_id = runs.id AND json_extract(rf.labels, ?) = ?))`,
+				path, f.Labels[k], path, f.Labels[k])
+			continue
+		}
+		// A run's labels are on its results too, but a run with none
+		// stored yet has only its own.
+		add(`(id IN (SELECT run_id FROM result_labels WHERE key = ? AND value = ?) OR json_extract(runs.labels, ?) = ?)`,
+			k, f.Labels[k], path, f.Labels[k])
+	}
+	return strings.Join(conds, " AND "), args, nil
+}
+
+// labelPath is the JSON path of a label key in a labels column; a key is
+// quoted whole, so dots and brackets in it are not path syntax.
+func labelPath(key string) (string, error) {
+	if key == "" || strings.ContainsAny(key, "\"\\") {
+		return "", fmt.Errorf("label key %q: a key is not empty and has no quote or backslash", key)
+	}
+	return `$."` + key + `"`, nil
 }
 
 func scanRuns(rows *sql.Rows) ([]result.Run, error) {

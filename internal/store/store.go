@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/storbench/storbench/internal/result"
 )
@@ -32,6 +33,14 @@ type Reader interface {
 	// ImportedFiles returns the stored provenance of those SHA-256 sums
 	// that were imported before.
 	ImportedFiles(ctx context.Context, sha256s []string) ([]ImportedFile, error)
+	// History returns figures ordered by the time they were measured.
+	History(ctx context.Context, f HistoryFilter) ([]MeasuredFigures, error)
+	// Targets lists the targets holding results, newest first.
+	Targets(ctx context.Context) ([]TargetSummary, error)
+	// Latest returns the newest complete figures per target, round and
+	// workload; prev, an earlier answer or nil, saves reading again what
+	// it read. See SQLite.Latest.
+	Latest(ctx context.Context, prev *LatestFigures) (*LatestFigures, error)
 }
 
 // Recorder records runs as they are measured. Every method is safe to call
@@ -72,9 +81,20 @@ var _ Store = (*SQLite)(nil)
 
 // RunFilter narrows Runs. Zero values mean no restriction.
 type RunFilter struct {
+	// Limit keeps at most Limit runs after skipping Offset of them, newest
+	// first.
 	Limit  int
+	Offset int
 	Suite  string
 	Status result.Status
+	// Target keeps runs that name this target or hold a result on it.
+	Target string
+	// Labels keeps runs carrying every one of these labels, on the run or
+	// on one of its results (target labels such as storage=nvme are
+	// merged into results).
+	Labels map[string]string
+	// Since and Until keep runs started at or after Since and before Until.
+	Since, Until time.Time
 }
 
 // ResultFilter narrows Results. Zero values mean no restriction.

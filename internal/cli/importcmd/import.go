@@ -4,6 +4,7 @@ package importcmd
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,7 @@ type flags struct {
 	labels  []string
 	output  string
 	maxSize string
+	time    string
 }
 
 // NewCommand returns the import command.
@@ -32,9 +34,12 @@ func NewCommand(d cli.Deps) *cobra.Command {
 Formats are detected (--format forces one): fio JSON/json+ (also --status-interval
 and client/server output), fio text and terse (--minimal) output, iozone -a
 tables, GNU dd and hdparm output, ceph tell osd.* bench, smartctl -a text and
---json, and storbench's CSV (header target,labels,round,workload,metric,value,unit)
-or the same fields as JSON. All files are stored as one run, or nothing is: a
-file that cannot be read is reported with its line and what was expected.
+--json, and storbench's CSV (header target,labels,round,workload,metric,value,unit
+and an optional time) or the same fields as JSON. All files are stored as one
+run, or nothing is: a file that cannot be read is reported with its line and
+what was expected. CSV/JSON rows measured at different times (their time, in
+RFC 3339) are stored as one run per time, each timed when it was measured;
+--time gives the time of files that do not say (see docs/trend.md).
 A file imported before (same SHA-256) is reported and skipped. "-" reads stdin.
 
 Only regular files are read (and "-"): devices, pipes and directories are
@@ -45,7 +50,8 @@ before the cut, says where, and the command exits 1; so does a result with a
 figure no device can reach (refused, with its line).`,
 		Example: `  storbench import fio-nvme.json --label node=pi4-1 --label storage=local
   storbench import results.csv --output json
-  storbench import --dry-run iozone-nfs.txt smartctl-sda.txt`,
+  storbench import --dry-run iozone-nfs.txt smartctl-sda.txt
+  storbench import old-nas-run.json --time 2026-03-02T03:00:00Z`,
 		Args: cobra.MinimumNArgs(1),
 	}
 	cmd.Flags().StringVar(&f.format, "format", "", "read every file in this format instead of detecting it: "+importer.FormatNames())
@@ -53,6 +59,7 @@ figure no device can reach (refused, with its line).`,
 	cmd.Flags().StringVar(&f.req.Target, "target", "", "name the target of every result (default: what the file says, e.g. osd.N, the device or host, else the file name)")
 	cmd.Flags().BoolVar(&f.req.DryRun, "dry-run", false, "parse and show what would be stored, without storing it")
 	cmd.Flags().StringVar(&f.maxSize, "max-size", storbench.DefaultMaxSize, "refuse inputs larger than this (e.g. 64MiB, 2GiB)")
+	cmd.Flags().StringVar(&f.time, "time", "", "when the results were measured, RFC 3339 (e.g. 2026-03-02T03:00:00Z), for files that do not say; a CSV/JSON row's own time wins")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {
@@ -68,6 +75,11 @@ figure no device can reach (refused, with its line).`,
 		}
 		if f.req.MaxSize, err = storbench.ParseSize(f.maxSize); err != nil {
 			return cli.Usage(fmt.Errorf("--max-size: %w", err))
+		}
+		if f.time != "" {
+			if f.req.Time, err = time.Parse(time.RFC3339Nano, f.time); err != nil {
+				return cli.Usagef("--time %q: expected a time in RFC 3339, such as 2026-03-02T03:00:00Z", f.time)
+			}
 		}
 		st := d.LazyStore() // opened once the inputs are read
 		defer st.Close()

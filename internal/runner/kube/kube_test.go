@@ -12,6 +12,7 @@ import (
 	"github.com/storbench/storbench/internal/testenv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
@@ -426,6 +427,30 @@ func TestFitSize(t *testing.T) {
 	for _, tc := range []struct{ file, want int64 }{{1 << 20, 1 << 30}, {1 << 30, 2 << 30}, {4 << 30, 6 << 30}} {
 		if got := FitSize(tc.file); got != tc.want {
 			t.Errorf("FitSize(%d) = %d, want %d", tc.file, got, tc.want)
+		}
+	}
+}
+
+func TestNodeMemory(t *testing.T) {
+	big := node("big", nil)
+	big.Status.Capacity[corev1.ResourceMemory] = *resource.NewQuantity(32<<30, resource.BinarySI)
+	blind := node("blind", nil)
+	blind.Status.Capacity = nil
+	f := newFakeCluster(t, big, blind)
+	for _, tc := range []struct {
+		nodes []string
+		want  int64
+		known bool
+	}{
+		{[]string{"node-a", "node-b"}, 8 << 30, true},
+		{[]string{"node-a", "big"}, 32 << 30, true},
+		{[]string{"blind"}, 0, false},
+		{[]string{"blind", "node-b"}, 8 << 30, true},
+		{[]string{"gone"}, 0, false},
+	} {
+		got, known, err := NodeMemory(context.Background(), f.client, tc.nodes)
+		if err != nil || got != tc.want || known != tc.known {
+			t.Errorf("%v: %d %v %v, want %d %v", tc.nodes, got, known, err, tc.want, tc.known)
 		}
 	}
 }

@@ -168,3 +168,23 @@ func LoadPodOverrides(path string) ([]byte, error) {
 	}
 	return js, nil
 }
+
+// NodeMemory is the largest memory capacity among the named nodes, in
+// bytes: the page cache a read on any of them may be answered from. Nodes
+// it may not read, or that report no memory, count as unknown; known says
+// whether any reported one.
+func NodeMemory(ctx context.Context, client kubernetes.Interface, nodes []string) (largest int64, known bool, err error) {
+	for _, n := range nodes {
+		node, err := client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
+		if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return 0, false, fmt.Errorf("reading node %s: %w", n, err)
+		}
+		if m := node.Status.Capacity.Memory(); m != nil && m.Value() > 0 {
+			largest, known = max(largest, m.Value()), true
+		}
+	}
+	return largest, known, nil
+}

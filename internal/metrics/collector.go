@@ -1,0 +1,284 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/storbench/storbench/internal/analysis"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/version"
+)
+
+const namespace = "storbench"
+
+// Label names. The storage labels keep storbench's own label keys, so a
+// series reads like the results it comes from.
+var (
+	labelTarget       = "target"
+	labelHostname     = result.LabelHostname.String()
+	labelNode         = result.LabelNode.String()
+	labelStorageClass = result.LabelStorageClass.String()
+	labelSuite        = "suite"
+	labelRound        = "round"
+	labelWorkload     = "workload"
+	labelFor          = "for"
+
+	// targetLabels name one target; figureLabels one figure of it.
+	targetLabels = []string{labelTarget, labelHostname, labelNode, labelStorageClass}
+	figureLabels = append(slices.Clone(targetLabels), labelSuite, labelRound, labelWorkload)
+)
+
+// Metric family names.
+const (
+	NameIOPS          = namespace + "_iops"
+	NameBandwidth     = namespace + "_bandwidth_bytes_per_second"
+	NameLatency       = namespace + "_latency_seconds"
+	NameSyncP99       = namespace + "_sync_latency_p99_seconds"
+	NameLastRun       = namespace + "_last_run_timestamp_seconds"
+	NameVerdictStatus = namespace + "_verdict_status"
+	NameBuildInfo     = namespace + "_build_info"
+)
+
+// Names lists every series name the collector can emit, a summary's _sum
+// and _count included.
+func Names() []string {
+	return []string{NameIOPS, NameBandwidth, NameLatency, NameLatency + "_sum", NameLatency + "_count", NameSyncP99,
+		NameLastRun, NameVerdictStatus, NameBuildInfo}
+}
+
+// Descriptions of the metric families, one per figure.
+var (
+	descIOPS = prometheus.NewDesc(NameIOPS,
+		"I/O operations per second of the latest run (mean over its repetitions; reads and writes added up).", figureLabels, nil)
+	descBandwidth = prometheus.NewDesc(NameBandwidth,
+		"Throughput of the latest run in bytes per second (mean over its repetitions; reads and writes added up).", figureLabels, nil)
+	descLatency = prometheus.NewDesc(NameLatency,
+		"Completion latency (fio clat) of the latest run: each quantile is the worst direction's percentile, mean over the repetitions; _count counts the repetitions, _sum/_count is the mean latency.", figureLabels, nil)
+	descSyncP99 = prometheus.NewDesc(NameSyncP99,
+		"99th percentile of fsync/fdatasync latency of the latest run, where the workload syncs (mean over its repetitions).", figureLabels, nil)
+	descLastRun = prometheus.NewDesc(NameLastRun,
+		"When the latest run holding this figure was measured (its start), in seconds since the Unix epoch.", figureLabels, nil)
+	descVerdict = prometheus.NewDesc(NameVerdictStatus,
+		"Verdict on the target's latest figures in this round, per use (for): 0 pass, 1 info, 2 warn, 3 fail.", append(slices.Clone(targetLabels), labelRound, labelFor), nil)
+	descBuild = prometheus.NewDesc(NameBuildInfo,
+		"The storbench build exposing these metrics (always 1).", []string{"version"}, nil)
+)
+
+// quantiles maps the latency metrics storbench keeps to the quantile
+// Prometheus names them by.
+var quantiles = []struct {
+	metric string
+	q      float64
+}{{result.MetricLatP50, 0.5}, {result.MetricLatP90, 0.9}, {result.MetricLatP99, 0.99}, {result.MetricLatP999, 0.999}}
+
+// VerdictValue is a verdict status as storbench_verdict_status reports it:
+// a higher value is worse news.
+func VerdictValue(s analysis.Status) float64 {
+	switch s {
+	case analysis.Pass:
+		return 0
+	case analysis.Info:
+		return 1
+	case analysis.Warn:
+		return 2
+	case analysis.Fail:
+		return 3
+	}
+	return math.NaN()
+}
+
+// Collector is a prometheus.Collector over a store.Reader: every Collect
+// reads the latest figures and emits them as constant metrics. It is
+// unchecked (Describe sends nothing) because its series depend on what is
+// stored; each family's description is fixed all the same.
+type Collector struct {
+	ctx    context.Context
+	reader store.Reader
+	memo   *memo
+}
+
+// memo keeps the latest figures one scrape read, for the next to build on
+// (store.Reader.Latest then reads only what was stored since).
+type memo struct {
+	mu   sync.Mutex
+	last *store.LatestFigures
+}
+
+func (m *memo) get() *store.LatestFigures {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.last
+}
+
+func (m *memo) set(l *store.LatestFigures) {
+	if m != nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.last = l
+	}
+}
+
+// NewCollector returns a Collector reading r within ctx, the scrape's
+// context (an abandoned scrape stops reading).
+func NewCollector(ctx context.Context, r store.Reader) *Collector {
+	return &Collector{ctx: ctx, reader: r}
+}
+
+// Describe sends nothing: see Collector.
+func (c *Collector) Describe(chan<- *prometheus.Desc) {}
+
+// Collect reads the database and sends every series; a failure to read it
+// is sent as an invalid metric, which fails the scrape.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(descBuild, prometheus.GaugeValue, 1, version.Version)
+	ms, latest, err := collect(c.ctx, c.reader, c.memo.get())
+	c.memo.set(latest)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(descIOPS, err)
+		return
+	}
+	for _, m := range ms {
+		ch <- m
+	}
+}
+
+// snapshot is the latest figures, grouped the way series are named.
+type snapshot struct {
+	latest *store.LatestFigures
+	suites map[string]string // run ID -> suite
+	times  map[string]float64
+}
+
+// family emits one group of series from a snapshot.
+type family func(s *snapshot, g *group, emit func(prometheus.Metric))
+
+// families are every group of series, in exposition order.
+var families = []family{figureSeries, verdictSeries}
+
+// collect returns the metrics of the latest figures r holds, every family
+// of them, in a stable order, and those figures; prev is an earlier
+// answer to build on, or nil.
+func collect(ctx context.Context, r store.Reader, prev *store.LatestFigures) ([]prometheus.Metric, *store.LatestFigures, error) {
+	latest, err := r.Latest(ctx, prev)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the latest results: %w", err)
+	}
+	s := &snapshot{latest: latest, suites: map[string]string{}, times: map[string]float64{}}
+	for _, run := range latest.Runs {
+		s.suites[run.ID] = run.Suite
+		s.times[run.ID] = float64(run.Started.UnixNano()) / 1e9
+	}
+	var out []prometheus.Metric
+	emit := func(m prometheus.Metric) { out = append(out, m) }
+	for _, g := range groups(latest.Figures) {
+		if g.c, err = analysis.Compare(g.figs, analysis.Options{}); err != nil {
+			return nil, latest, fmt.Errorf("comparing the latest results of %s on %q (%s): %w", g.target, g.host, g.round, err)
+		}
+		for _, f := range families {
+			f(s, g, emit)
+		}
+	}
+	return out, latest, nil
+}
+
+// group is the latest figures of one target on one host in one round:
+// what one comparison (and so one verdict) is made of.
+type group struct {
+	target, host, round string
+	figs                []result.Figures
+	// c is figs compared as storbench compare does it: the mean over
+	// repetitions, the statistics every report shows.
+	c *analysis.Comparison
+}
+
+// groups splits figures by target, host and round, in first-stored order.
+func groups(figs []result.Figures) []*group {
+	index := map[[3]string]*group{}
+	var out []*group
+	for _, f := range figs {
+		k := [3]string{f.Target, result.LabelHostname.Of(f.Labels), f.Round}
+		g := index[k]
+		if g == nil {
+			g = &group{target: k[0], host: k[1], round: k[2]}
+			index[k] = g
+			out = append(out, g)
+		}
+		g.figs = append(g.figs, f)
+	}
+	return out
+}
+
+// targetValues are a group's values of targetLabels.
+func (g *group) targetValues() []string {
+	l := g.figs[0].Labels
+	return []string{g.target, g.host, result.LabelNode.Of(l), result.LabelStorageClass.Of(l)}
+}
+
+// figureSeries emits the figures of every workload of the group.
+func figureSeries(s *snapshot, g *group, emit func(prometheus.Metric)) {
+	c := g.c
+	// Compare names the target by itself: one host, one run per workload.
+	target := c.Targets[0]
+	round := c.Rounds[0]
+	runOf := map[string]string{}
+	for _, f := range g.figs {
+		runOf[f.Workload] = f.RunID
+	}
+	tv := g.targetValues()
+	for _, w := range c.Workloads {
+		run := runOf[w]
+		lv := append(slices.Clone(tv), s.suites[run], g.round, w)
+		cell := func(m string) (analysis.Cell, bool) { return c.TargetCell(target, round, w, m) }
+		gauge := func(d *prometheus.Desc, m string, scale float64) {
+			if x, ok := cell(m); ok {
+				emit(prometheus.MustNewConstMetric(d, prometheus.GaugeValue, x.Mean*scale, lv...))
+			}
+		}
+		gauge(descIOPS, result.MetricIOPS, 1)
+		gauge(descBandwidth, result.MetricBW, 1)
+		qs := map[float64]float64{}
+		n := 0
+		for _, q := range quantiles {
+			if x, ok := cell(q.metric); ok {
+				qs[q.q] = x.Mean / 1e9
+				n = max(n, x.N)
+			}
+		}
+		mean, hasMean := cell(result.MetricLatMean)
+		if len(qs) > 0 || hasMean {
+			sum := math.NaN()
+			if hasMean {
+				n = mean.N
+				sum = mean.Mean / 1e9 * float64(n)
+			}
+			emit(prometheus.MustNewConstSummary(descLatency, uint64(n), sum, qs, lv...))
+		}
+		gauge(descSyncP99, result.MetricSyncP99, 1e-9)
+		if t, ok := s.times[run]; ok {
+			emit(prometheus.MustNewConstMetric(descLastRun, prometheus.GaugeValue, t, lv...))
+		}
+	}
+}
+
+// verdictSeries emits every verdict the group's figures allow
+// (analysis.Applicable: general always; etcd, ceph-osd and pi-score where
+// the suite behind them was run).
+func verdictSeries(_ *snapshot, g *group, emit func(prometheus.Metric)) {
+	for _, kind := range analysis.Applicable(g.c) {
+		v, err := analysis.Judge(kind, g.c, analysis.VerdictOptions{})
+		if err != nil {
+			continue // Applicable judged it once already
+		}
+		lv := append(g.targetValues(), g.round, kind)
+		emit(prometheus.MustNewConstMetric(descVerdict, prometheus.GaugeValue, VerdictValue(v.Status), lv...))
+	}
+}

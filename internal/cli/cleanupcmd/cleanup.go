@@ -40,19 +40,12 @@ namespaces, or -n NAMESPACE), delete them, wait for them to go, and report what
 could not be deleted. PersistentVolumes that a Retain class kept after
 storbench's claims went are listed with the command that removes them.
 
-With --ssh: on each host of --target ssh://host/path or --inventory FILE
-(--hosts, --path as for run), remove the work directories (PATH/storbench-RUNID)
-that runs whose storbench process on this machine is gone left there: only
-directories storbench marked as that run's own, holding only its files, with
-no process working in them. The next run on a directory does the same.
-
 Runs clean up after themselves, also on failure, timeout and Ctrl-C; this is
 for runs that were killed outright. Objects of a run still in progress carry
 the same labels: use --older-than or --run to leave a live run alone.`,
 		Example: `  storbench cleanup --dry-run
   storbench cleanup
   storbench cleanup --ssh --inventory hosts.ini --hosts pis --path /mnt/ssd --dry-run
-  storbench cleanup --ssh --target ssh://pi@pi01/mnt/ssd
   storbench cleanup --k8s --dry-run
   storbench cleanup --k8s
   storbench cleanup --k8s --run 20261122-142305-3fa9
@@ -61,12 +54,11 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.k8s, "k8s", false, "clean up Kubernetes objects instead of local test files")
-	fl.BoolVar(&f.ssh, "ssh", false, "clean up work directories on hosts reached over SSH instead of local test files")
+	fl.BoolVar(&f.ssh, "ssh", false, "remove what killed runs left on hosts over SSH (work directories marked as theirs, docs/ssh.md)")
 	fl.StringArrayVarP(&f.hosts.Targets, "target", "t", nil, "--ssh: ssh://[user@]host[:port]/path to clean (repeatable)")
 	fl.StringVar(&f.hosts.SSH.Inventory, "inventory", "", "--ssh: Ansible inventory whose hosts to clean")
 	fl.StringVar(&f.hosts.SSH.Hosts, "hosts", "", "--ssh --inventory: the hosts, an Ansible pattern (default all)")
 	fl.StringVar(&f.hosts.SSH.Path, "path", "", "--ssh --inventory: the directory on every host without storbench_path")
-	fl.BoolVar(&f.hosts.SSH.AcceptNewHostKeys, "ssh-accept-new-host-keys", false, "--ssh: record the key of a host not yet in known_hosts (a changed key is always refused)")
 	fl.StringVar(&f.kube.Cluster.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, or in-cluster)")
 	fl.StringVar(&f.kube.Cluster.Context, "context", "", "kubeconfig context")
 	fl.StringVarP(&f.kube.Cluster.Namespace, "namespace", "n", "", "only this namespace (default: all namespaces, or storbench where listing them all is not allowed)")
@@ -80,33 +72,9 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 		if err := check(); err != nil {
 			return err
 		}
-		sshOnly := []string{"target", "inventory", "hosts", "path", "ssh-accept-new-host-keys"}
-		if f.ssh {
-			if f.k8s {
-				return cli.Usagef("cleanup: --ssh and --k8s are exclusive")
-			}
-			for _, name := range []string{"kubeconfig", "context", "namespace", "older-than", "delete-namespace", "timeout"} {
-				if cmd.Flags().Changed(name) {
-					return cli.Usagef("cleanup: --%s applies to --k8s only", name)
-				}
-			}
-			f.hosts.RunID, f.hosts.DryRun = f.kube.RunID, f.kube.DryRun
-			rep, err := storbench.CleanupSSH(cmd.Context(), f.hosts)
-			if rep == nil {
-				return cli.FromLibrary(err)
-			}
-			if rerr := render.Formatted(d.Out, f.output, rep, render.SSHCleanupText); rerr != nil {
-				return rerr
-			}
-			if err != nil {
-				return &cli.ExitError{Code: cli.ExitFailed, Err: err}
-			}
-			return nil
-		}
-		for _, name := range sshOnly {
-			if cmd.Flags().Changed(name) {
-				return cli.Usagef("cleanup: --%s applies to --ssh only", name)
-			}
+		ssh := f.ssh || len(f.hosts.Targets) > 0 || f.hosts.SSH != (storbench.SSHRequest{})
+		if ssh && f.k8s {
+			return cli.Usagef("cleanup: --ssh (or --target, --inventory, --hosts, --path) and --k8s are exclusive")
 		}
 		if f.k8s {
 			rep, err := storbench.CleanupKube(cmd.Context(), f.kube)
@@ -126,6 +94,14 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 				return cli.Usagef("cleanup: --%s applies to --k8s only", name)
 			}
 		}
+		if ssh {
+			f.hosts.RunID, f.hosts.DryRun = f.kube.RunID, f.kube.DryRun
+			rep, err := storbench.CleanupSSH(cmd.Context(), f.hosts)
+			if rep == nil {
+				return cli.FromLibrary(err)
+			}
+			return finish(render.Formatted(d.Out, f.output, rep, render.SSHCleanupText), err)
+		}
 		st, err := d.OpenStore(cmd.Context())
 		if err != nil {
 			return err
@@ -135,11 +111,16 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 		if rep == nil {
 			return cli.NotFound(cleanErr)
 		}
-		err = render.Formatted(d.Out, f.output, rep, render.LocalCleanupText)
-		if cleanErr != nil {
-			return &cli.ExitError{Code: cli.ExitFailed, Err: cleanErr}
-		}
-		return err
+		return finish(render.Formatted(d.Out, f.output, rep, render.LocalCleanupText), cleanErr)
 	}
 	return cmd
+}
+
+// finish is a cleanup's end: the report's own error, else exit 1 when
+// removing failed part way.
+func finish(renderErr, cleanErr error) error {
+	if renderErr != nil || cleanErr == nil {
+		return renderErr
+	}
+	return &cli.ExitError{Code: cli.ExitFailed, Err: cleanErr}
 }

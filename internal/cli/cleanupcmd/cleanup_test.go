@@ -33,9 +33,10 @@ func TestCleanupSSHFlags(t *testing.T) {
 	}{
 		{"no host", []string{"--ssh"}, "name the hosts with --target ssh://host/path or --inventory FILE"},
 		{"local target", []string{"--ssh", "-t", "/srv"}, "/srv is not an ssh:// target"},
-		{"with --k8s", []string{"--ssh", "--k8s"}, "--ssh and --k8s are exclusive"},
+		{"with --k8s", []string{"--ssh", "--k8s"}, "and --k8s are exclusive"},
+		{"target with --k8s", []string{"-t", "ssh://h/srv", "--k8s"}, "and --k8s are exclusive"},
 		{"k8s flag", []string{"--ssh", "-t", "ssh://h/srv", "--namespace", "x"}, "--namespace applies to --k8s only"},
-		{"ssh flag without --ssh", []string{"--inventory", "hosts.ini"}, "--inventory applies to --ssh only"},
+		{"hosts alone", []string{"--hosts", "pis"}, "--hosts and --path choose hosts of an inventory"},
 		{"hosts without inventory", []string{"--ssh", "-t", "ssh://h/srv", "--hosts", "pis"}, "--hosts and --path choose hosts of an inventory"},
 		{"target without path", []string{"--ssh", "-t", "ssh://h"}, "names no path on the host"},
 	} {

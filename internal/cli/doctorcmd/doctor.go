@@ -33,18 +33,12 @@ needs (checked with SelfSubjectAccessReview, each missing one named), nodes
 (Ready, architecture, taints, labels), StorageClasses (provisioner, default,
 binding mode, expansion, reclaim policy) and known provisioners' health
 (Longhorn managers, iSCSI initiator errors).
-With --target ssh://host/path or --inventory FILE (--hosts, --path as for run)
-also every host: connection (reachability, host key, authentication), sudo
-where ansible_become is set, fio and its version (versions that differ across
-hosts are called out), the path (free space and permissions, or the safety
-verdict on a device's data), and the host's clock against this one's.
 
 Exit code 1 when a check fails.`,
 		Example: `  storbench doctor
   storbench doctor --k8s
   storbench doctor --k8s --context homelab -n benchmarks --output json
-  storbench doctor --inventory hosts.ini --hosts pis --path /mnt/ssd
-  storbench doctor --target ssh://pi@pi01/dev/sda`,
+  storbench doctor --inventory hosts.ini --hosts pis --path /mnt/ssd`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
@@ -53,7 +47,7 @@ Exit code 1 when a check fails.`,
 	fl.StringVar(&f.req.Cluster.Context, "context", "", "kubeconfig context")
 	fl.StringVarP(&f.req.Cluster.Namespace, "namespace", "n", "", "namespace storbench would use (default storbench)")
 	fl.StringVar(&f.req.Image, "image", kube.DefaultImage, "fio image runs would use")
-	fl.StringArrayVarP(&f.req.SSHTargets, "target", "t", nil, "ssh://[user@]host[:port]/path to check (repeatable)")
+	fl.StringArrayVarP(&f.req.SSHTargets, "target", "t", nil, "ssh://[user@]host[:port]/path to check: connection, sudo, fio version, path, clock (repeatable)")
 	fl.StringVar(&f.req.SSH.Inventory, "inventory", "", "Ansible inventory whose hosts to check")
 	fl.StringVar(&f.req.SSH.Hosts, "hosts", "", "--inventory: the hosts, an Ansible pattern (default all)")
 	fl.StringVar(&f.req.SSH.Path, "path", "", "--inventory: the directory or device on every host without storbench_path")

@@ -14,6 +14,11 @@
 //   - with -round, a parallel round of storbench run across the hosts
 //     (ssh:// targets): the start skew the engine measures, and the whole
 //     run's time (round.go);
+//   - with -cleanup, cleanup per host: a prepared directory target's
+//     Cleanup, a killed run's leftover found and removed on one host, and
+//     storbench.CleanupSSH across all hosts at once (fleetops.go);
+//   - with -sampling DURATION, storbench's own CPU while it samples
+//     telemetry over SSH from all hosts at 1 Hz (fleetops.go);
 //   - with -fidelity, the same fio workload (direct 4 KiB random reads) on
 //     the same file run alternately on this host and through SSH to
 //     127.0.0.1: the IOPS ratio over SSH to local.
@@ -49,9 +54,15 @@ func main() {
 	fidelity := flag.Bool("fidelity", false, "measure IOPS over SSH against local instead")
 	dir := flag.String("dir", "/var/tmp", "where -fidelity puts its file (a filesystem with direct I/O)")
 	round := flag.Bool("round", false, "measure a parallel round of storbench run across the hosts instead")
+	cleanup := flag.Bool("cleanup", false, "measure cleanup per host instead: a prepared target's, and a killed run's leftovers")
+	sampling := flag.Duration("sampling", 0, "measure storbench's CPU while sampling telemetry from the hosts for this long instead")
 	flag.Parse()
 	var err error
 	switch {
+	case *cleanup:
+		err = runCleanup(*hosts, *reps)
+	case *sampling > 0:
+		err = runSampling(*hosts, *sampling)
 	case *round:
 		err = runRound(*hosts, *reps)
 	case *fidelity:

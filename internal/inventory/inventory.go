@@ -320,6 +320,14 @@ type Host struct {
 	KeyFile string `json:"key_file,omitempty"`
 	// Become is ansible_become: run privileged commands through sudo.
 	Become bool `json:"become,omitempty"`
+	// BecomeUser is ansible_become_user: the user sudo runs commands as
+	// ("" is root).
+	BecomeUser string `json:"become_user,omitempty"`
+	// BecomeMethod is ansible_become_method ("" is sudo).
+	BecomeMethod string `json:"become_method,omitempty"`
+	// SSHArgs are ansible_ssh_common_args then ansible_ssh_extra_args, as
+	// written (ssh command-line options).
+	SSHArgs string `json:"ssh_args,omitempty"`
 	// Connection is ansible_connection: "ssh" when unset; "local" means
 	// this host itself (no SSH).
 	Connection string `json:"connection,omitempty"`
@@ -340,6 +348,10 @@ var (
 	varUser   = []string{"ansible_user", "ansible_ssh_user"}
 	varKey    = []string{"ansible_ssh_private_key_file", "ansible_private_key_file"}
 	varBecome = []string{"ansible_become"}
+	varBUser  = []string{"ansible_become_user"}
+	varBMeth  = []string{"ansible_become_method"}
+	varCommon = []string{"ansible_ssh_common_args"}
+	varExtra  = []string{"ansible_ssh_extra_args"}
 	varPath   = []string{"storbench_path"}
 	varConn   = []string{"ansible_connection"}
 )
@@ -418,11 +430,20 @@ func (inv *Inventory) Resolve(name string) (Host, error) {
 	for _, f := range []struct {
 		names []string
 		dst   *string
-	}{{varHost, &out.Address}, {varUser, &out.User}, {varKey, &out.KeyFile}, {varPath, &out.Path}, {varConn, &out.Connection}} {
+	}{{varHost, &out.Address}, {varUser, &out.User}, {varKey, &out.KeyFile}, {varPath, &out.Path}, {varConn, &out.Connection},
+		{varBUser, &out.BecomeUser}, {varBMeth, &out.BecomeMethod}} {
 		if err := str(f.names, f.dst); err != nil {
 			return Host{}, err
 		}
 	}
+	var common, extra string
+	if err := str(varCommon, &common); err != nil {
+		return Host{}, err
+	}
+	if err := str(varExtra, &extra); err != nil {
+		return Host{}, err
+	}
+	out.SSHArgs = strings.TrimSpace(common + " " + extra)
 	if v, ok := lookup(vars, varPort); ok && v.V != nil {
 		n, err := toInt(v.V)
 		if err != nil || n < 1 || n > 65535 {

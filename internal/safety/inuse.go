@@ -114,14 +114,20 @@ type Hold struct {
 func HoldExclusive(path string) (*Hold, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_EXCL|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.EBUSY) {
-		return nil, &Refusal{Device: path, Rule: RuleInUse,
-			Reasons: []string{"the kernel refuses an exclusive open (EBUSY): it is mounted, swap, or held by RAID, LVM or device-mapper, perhaps in another mount namespace or container"},
-			Msg:     path + " is in use"}
+		return nil, BusyRefusal(path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening %s exclusively: %w", path, err)
 	}
 	return &Hold{path: path, fd: fd}, nil
+}
+
+// BusyRefusal is the refusal of a device whose exclusive open failed with
+// EBUSY, on this host or on another one (path as named there).
+func BusyRefusal(path string) *Refusal {
+	return &Refusal{Device: path, Rule: RuleInUse,
+		Reasons: []string{"the kernel refuses an exclusive open (EBUSY): it is mounted, swap, or held by RAID, LVM or device-mapper, perhaps in another mount namespace or container"},
+		Msg:     path + " is in use"}
 }
 
 // Claim is CheckWrite followed by the exclusive open, for a device on this

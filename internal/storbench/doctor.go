@@ -21,6 +21,10 @@ type DoctorRequest struct {
 	K8s     bool
 	Cluster kube.ConnectOptions
 	Image   string
+	// SSHTargets (ssh://host/path) and SSH's inventory hosts are checked
+	// too (sshDoctorChecks).
+	SSHTargets []string
+	SSH        SSHRequest
 	// Timeout bounds the whole check; 0 is no bound.
 	Timeout time.Duration
 }
@@ -32,6 +36,9 @@ func Doctor(ctx context.Context, req DoctorRequest) []kube.Check {
 	ctx, cancel := withTimeout(ctx, req.Timeout)
 	defer cancel()
 	checks := localChecks(ctx, req)
+	if len(req.SSHTargets) > 0 || req.SSH.Inventory != "" {
+		checks = append(checks, sshDoctorChecks(ctx, req)...)
+	}
 	if !req.K8s {
 		return checks
 	}

@@ -204,8 +204,8 @@ func LoadRunOutcome(ctx context.Context, st store.Reader, r *result.Run) (*RunOu
 	return &RunOutcome{Run: r, Results: results, Contention: contention.Reports(results)}, nil
 }
 
-// DryRun judges req's fio job on every local target, running and storing
-// nothing: what fio would run there, as fio reads it, the files and devices
+// DryRun judges req's fio job on every local target and every SSH host
+// (judgeSSHTargets), running and storing nothing: what fio would run there, as fio reads it, the files and devices
 // it touches and the safety verdict. On an error, the targets judged before
 // it are returned with it.
 func DryRun(ctx context.Context, req RunRequest) ([]JudgedTarget, error) {
@@ -213,10 +213,12 @@ func DryRun(ctx context.Context, req RunRequest) ([]JudgedTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(p.hosts) > 0 {
-		return nil, refusef("--dry-run judges local targets; ssh:// targets are judged on the host when the run prepares them")
+	local, err := judgeLocalTargets(ctx, &req, p.plan)
+	if err != nil || len(p.hosts) == 0 {
+		return local, err
 	}
-	return judgeLocalTargets(ctx, &req, p.plan)
+	remote, err := judgeSSHTargets(ctx, &req, p.plan, p.hosts)
+	return append(local, remote...), err
 }
 
 // unheardRun is the observer of a caller that does not listen.

@@ -110,9 +110,18 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, h := range hosts {
+		if h.local {
+			plan.Targets = append(plan.Targets, wrap(req, localTarget(req, h.path)))
+		}
+	}
+	hosts = remoteHosts(hosts)
 	p.hosts = hosts
 	if req.SSH.AcceptNewHostKeys && len(hosts) == 0 {
 		return nil, refusef("%s applies to ssh:// targets and --inventory hosts", ssh.AcceptNewFlag)
+	}
+	if req.SSH.Become && !slices.ContainsFunc(req.Targets, isSSHTarget) {
+		return nil, refusef("--ssh-become applies to ssh:// targets (inventory hosts use ansible_become)")
 	}
 	if err := applyMeasurement(p, req); err != nil {
 		return nil, err

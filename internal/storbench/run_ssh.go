@@ -23,6 +23,10 @@ type SSHRequest struct {
 	// instead of refusing it (StrictHostKeyChecking=accept-new). A changed
 	// key is refused all the same.
 	AcceptNewHostKeys bool
+	// Become runs the commands of ssh:// targets through sudo -n as root,
+	// as ansible_become does for inventory hosts (which follow their own
+	// inventory variables).
+	Become bool
 	// Inventory is an Ansible inventory (INI or YAML); its hosts that Hosts
 	// selects become targets, each at its storbench_path or else Path.
 	Inventory string
@@ -36,6 +40,20 @@ type sshHost struct {
 	name string
 	opts ssh.Options
 	path string
+	// local is an inventory host with ansible_connection local: this
+	// host, measured by the local runner.
+	local bool
+}
+
+// remoteHosts are the hosts to reach over SSH, without the local ones.
+func remoteHosts(hosts []sshHost) []sshHost {
+	var out []sshHost
+	for _, h := range hosts {
+		if !h.local {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 func isSSHTarget(t string) bool { return strings.HasPrefix(t, SSHTargetPrefix) }
@@ -52,6 +70,7 @@ func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
 		if err != nil {
 			return nil, refuse(err)
 		}
+		o.Become = req.SSH.Become
 		hosts = append(hosts, sshHost{name: t, opts: o, path: path})
 	}
 	s := req.SSH
@@ -87,15 +106,30 @@ func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
 		if !strings.HasPrefix(path, "/") {
 			return nil, refusef("host %s: path %q is not absolute", h.Name, path)
 		}
-		if h.Connection != "" && h.Connection != "ssh" {
-			return nil, refusef("host %s of %s has ansible_connection %s: storbench reaches inventory hosts over SSH only", h.Name, s.Inventory, h.Connection)
+		switch h.Connection {
+		case "", "ssh", "smart", "paramiko", "paramiko_ssh":
+		case "local":
+			// This host itself: a local target, named by its path as
+			// local targets are.
+			if seen[path] {
+				return nil, refusef("target %s is given twice (--target and host %s of --inventory)", path, h.Name)
+			}
+			seen[path] = true
+			hosts = append(hosts, sshHost{name: path, path: path, local: true})
+			continue
+		default:
+			return nil, refusef("host %s of %s has ansible_connection %s: storbench reaches inventory hosts over SSH, or runs on this host for local", h.Name, s.Inventory, h.Connection)
 		}
 		name := ssh.TargetName(h.Name, path)
 		if seen[name] {
 			return nil, refusef("target %s is given twice (--target and --inventory)", name)
 		}
 		seen[name] = true
-		hosts = append(hosts, sshHost{name: name, opts: ssh.ForHost(h), path: path})
+		o, err := ssh.ForHost(h)
+		if err != nil {
+			return nil, refuse(fmt.Errorf("%s: %w", s.Inventory, err))
+		}
+		hosts = append(hosts, sshHost{name: name, opts: o, path: path})
 	}
 	return hosts, nil
 }
@@ -107,6 +141,33 @@ func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
 // a host that cannot be reached is named in the error. On error every
 // connection made is closed.
 func sshTargets(ctx context.Context, req *RunRequest, hosts []sshHost) ([]runner.Target, func() error, error) {
+	clients, errs, closeAll := dialHosts(ctx, req.SSH.AcceptNewHostKeys, hosts)
+	var targets []runner.Target
+	for i, h := range hosts {
+		if errs[i] != nil {
+			closeAll()
+			return nil, nil, hostError(h, errs[i])
+		}
+		targets = append(targets, wrap(req, ssh.NewTarget(h.name, clients[i], h.path, ssh.TargetOptions{Destructive: req.Destructive})))
+	}
+	return targets, closeAll, nil
+}
+
+// hostError names the target a connection failed for; a host key
+// storbench may not trust is a *RequestError.
+func hostError(h sshHost, err error) error {
+	var unknown *ssh.UnknownHostError
+	var changed *ssh.ChangedHostKeyError
+	if errors.As(err, &unknown) || errors.As(err, &changed) {
+		return refuse(fmt.Errorf("target %s: %w", h.name, err))
+	}
+	return fmt.Errorf("target %s: %w", h.name, err)
+}
+
+// dialHosts connects to every host at once, one connection per host
+// however many of its paths are listed: the client or the error of each
+// host, in order, and a close that ends every connection made.
+func dialHosts(ctx context.Context, acceptNew bool, hosts []sshHost) ([]*ssh.Client, []error, func() error) {
 	type conn struct {
 		opts   ssh.Options
 		client *ssh.Client
@@ -116,7 +177,7 @@ func sshTargets(ctx context.Context, req *RunRequest, hosts []sshHost) ([]runner
 	var keys []string
 	connOf := func(h sshHost) (string, ssh.Options) {
 		o := h.opts
-		o.AcceptNew = req.SSH.AcceptNewHostKeys
+		o.AcceptNew = o.AcceptNew || acceptNew
 		return fmt.Sprintf("%+v", o), o
 	}
 	for _, h := range hosts {
@@ -140,20 +201,11 @@ func sshTargets(ctx context.Context, req *RunRequest, hosts []sshHost) ([]runner
 		}
 		return errors.Join(errs...)
 	}
-	var targets []runner.Target
-	for _, h := range hosts {
+	clients := make([]*ssh.Client, len(hosts))
+	errs := make([]error, len(hosts))
+	for i, h := range hosts {
 		key, _ := connOf(h)
-		c := conns[key]
-		if c.err != nil {
-			closeAll()
-			var unknown *ssh.UnknownHostError
-			var changed *ssh.ChangedHostKeyError
-			if errors.As(c.err, &unknown) || errors.As(c.err, &changed) {
-				return nil, nil, refuse(fmt.Errorf("target %s: %w", h.name, c.err))
-			}
-			return nil, nil, fmt.Errorf("target %s: %w", h.name, c.err)
-		}
-		targets = append(targets, wrap(req, ssh.NewTarget(h.name, c.client, h.path, ssh.TargetOptions{Destructive: req.Destructive})))
+		clients[i], errs[i] = conns[key].client, conns[key].err
 	}
-	return targets, closeAll, nil
+	return clients, errs, closeAll
 }

@@ -170,13 +170,16 @@ func TestRunSSHHostDown(t *testing.T) {
 func TestRunSSHInventory(t *testing.T) {
 	testenv.Fio(t)
 	servers := sshFleet(t, 2, true)
-	own, shared := t.TempDir(), t.TempDir()
+	own, shared, here := t.TempDir(), t.TempDir(), t.TempDir()
 	inv := filepath.Join(t.TempDir(), "hosts.ini")
 	user := sshtest.User(t)
 	ini := "[pis]\n" +
 		"pi01 ansible_host=127.0.0.1 ansible_port=" + strconv.Itoa(servers[0].Port) + " ansible_user=" + user + " storbench_path=" + own + "\n" +
-		"pi02 ansible_host=127.0.0.1 ansible_port=" + strconv.Itoa(servers[1].Port) + " ansible_user=" + user + "\n" +
-		"[nas]\nnas01 ansible_host=192.0.2.1\n"
+		// ssh's own options win over ansible_port, as on ssh's command line.
+		"pi02 ansible_host=127.0.0.1 ansible_port=1 ansible_user=" + user +
+		" ansible_ssh_common_args='-o ConnectTimeout=5 -o ControlMaster=auto' ansible_ssh_extra_args='-p " + strconv.Itoa(servers[1].Port) + "'\n" +
+		"[nas]\nnas01 ansible_host=192.0.2.1\n" +
+		"[controller]\nlocalhost ansible_connection=local storbench_path=" + here + "\n"
 	if err := os.WriteFile(inv, []byte(ini), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -197,14 +200,40 @@ func TestRunSSHInventory(t *testing.T) {
 	for _, res := range o.Results {
 		got = append(got, res.Target+" "+res.Workload+" "+string(res.Status))
 	}
-	want := []string{"ssh://pi01" + own + " rr complete", "ssh://pi02" + shared + " rr complete"}
+	// localhost runs here, through the local runner, named by its path.
+	want := []string{"ssh://pi01" + own + " rr complete", "ssh://pi02" + shared + " rr complete", here + " rr complete"}
+	slices.Sort(got)
+	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("stored %q, want %q", got, want)
 	}
-	for _, d := range []string{own, shared} {
+	for _, d := range []string{own, shared, here} {
 		if left := entries(t, d); len(left) > 0 {
 			t.Errorf("the run left %v in %s", left, d)
 		}
+	}
+}
+
+// An ssh option storbench does not support, in an inventory, refuses the
+// run before anything is stored, naming the host and the option.
+func TestRunSSHInventoryUnsupportedOption(t *testing.T) {
+	inv := filepath.Join(t.TempDir(), "hosts.ini")
+	if err := os.WriteFile(inv, []byte("pi01 ansible_ssh_extra_args='-o ForwardAgent=yes' storbench_path=/srv\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	req := DefaultRunRequest()
+	req.Suite = "testdata/run-tiny.yaml"
+	req.SSH = SSHRequest{Inventory: inv}
+	db := filepath.Join(t.TempDir(), "r.db")
+	st := store.NewLazy(db)
+	defer st.Close()
+	_, err := Run(context.Background(), st, req, nil)
+	var rerr *RequestError
+	if !errors.As(err, &rerr) || !strings.Contains(err.Error(), "host pi01") || !strings.Contains(err.Error(), "option ForwardAgent is not supported") {
+		t.Errorf("want a RequestError naming the host and the option, got %v", err)
+	}
+	if _, serr := os.Stat(db); !os.IsNotExist(serr) {
+		t.Errorf("a refused run created %s", db)
 	}
 }
 

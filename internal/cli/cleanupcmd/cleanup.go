@@ -16,6 +16,8 @@ import (
 
 type flags struct {
 	k8s    bool
+	ssh    bool
+	hosts  storbench.SSHCleanupRequest  // --ssh: the hosts; RunID and DryRun come from kube
 	kube   storbench.KubeCleanupRequest // a local cleanup takes its RunID and DryRun
 	output string
 }
@@ -24,8 +26,8 @@ type flags struct {
 func NewCommand(d cli.Deps) *cobra.Command {
 	f := &flags{}
 	cmd := &cobra.Command{
-		Use:   "cleanup [--k8s]",
-		Short: "Remove what killed runs left behind: test files, or Kubernetes pods and PVCs",
+		Use:   "cleanup [--k8s | --ssh]",
+		Short: "Remove what killed runs left behind: test files here or on SSH hosts, or Kubernetes pods and PVCs",
 		Long: `Without --k8s: find the runs stored as running whose storbench process is gone
 (killed with SIGKILL, or the host rebooted: the pid, its start time and the
 boot ID no longer match), remove the work directory each left on its local
@@ -43,6 +45,7 @@ for runs that were killed outright. Objects of a run still in progress carry
 the same labels: use --older-than or --run to leave a live run alone.`,
 		Example: `  storbench cleanup --dry-run
   storbench cleanup
+  storbench cleanup --ssh --inventory hosts.ini --hosts pis --path /mnt/ssd --dry-run
   storbench cleanup --k8s --dry-run
   storbench cleanup --k8s
   storbench cleanup --k8s --run 20261122-142305-3fa9
@@ -51,6 +54,11 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.k8s, "k8s", false, "clean up Kubernetes objects instead of local test files")
+	fl.BoolVar(&f.ssh, "ssh", false, "remove what killed runs left on hosts over SSH (work directories marked as theirs, docs/ssh.md)")
+	fl.StringArrayVarP(&f.hosts.Targets, "target", "t", nil, "--ssh: ssh://[user@]host[:port]/path to clean (repeatable)")
+	fl.StringVar(&f.hosts.SSH.Inventory, "inventory", "", "--ssh: Ansible inventory whose hosts to clean")
+	fl.StringVar(&f.hosts.SSH.Hosts, "hosts", "", "--ssh --inventory: the hosts, an Ansible pattern (default all)")
+	fl.StringVar(&f.hosts.SSH.Path, "path", "", "--ssh --inventory: the directory on every host without storbench_path")
 	fl.StringVar(&f.kube.Cluster.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, or in-cluster)")
 	fl.StringVar(&f.kube.Cluster.Context, "context", "", "kubeconfig context")
 	fl.StringVarP(&f.kube.Cluster.Namespace, "namespace", "n", "", "only this namespace (default: all namespaces, or storbench where listing them all is not allowed)")
@@ -63,6 +71,10 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {
 			return err
+		}
+		ssh := f.ssh || len(f.hosts.Targets) > 0 || f.hosts.SSH != (storbench.SSHRequest{})
+		if ssh && f.k8s {
+			return cli.Usagef("cleanup: --ssh (or --target, --inventory, --hosts, --path) and --k8s are exclusive")
 		}
 		if f.k8s {
 			rep, err := storbench.CleanupKube(cmd.Context(), f.kube)
@@ -82,6 +94,14 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 				return cli.Usagef("cleanup: --%s applies to --k8s only", name)
 			}
 		}
+		if ssh {
+			f.hosts.RunID, f.hosts.DryRun = f.kube.RunID, f.kube.DryRun
+			rep, err := storbench.CleanupSSH(cmd.Context(), f.hosts)
+			if rep == nil {
+				return cli.FromLibrary(err)
+			}
+			return finish(render.Formatted(d.Out, f.output, rep, render.SSHCleanupText), err)
+		}
 		st, err := d.OpenStore(cmd.Context())
 		if err != nil {
 			return err
@@ -91,11 +111,16 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 		if rep == nil {
 			return cli.NotFound(cleanErr)
 		}
-		err = render.Formatted(d.Out, f.output, rep, render.LocalCleanupText)
-		if cleanErr != nil {
-			return &cli.ExitError{Code: cli.ExitFailed, Err: cleanErr}
-		}
-		return err
+		return finish(render.Formatted(d.Out, f.output, rep, render.LocalCleanupText), cleanErr)
 	}
 	return cmd
+}
+
+// finish is a cleanup's end: the report's own error, else exit 1 when
+// removing failed part way.
+func finish(renderErr, cleanErr error) error {
+	if renderErr != nil || cleanErr == nil {
+		return renderErr
+	}
+	return &cli.ExitError{Code: cli.ExitFailed, Err: cleanErr}
 }

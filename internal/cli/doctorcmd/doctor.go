@@ -25,7 +25,7 @@ type flags struct {
 func NewCommand(d cli.Deps) *cobra.Command {
 	f := &flags{}
 	cmd := &cobra.Command{
-		Use:   "doctor [--k8s]",
+		Use:   "doctor [--k8s] [--target ssh://host/path | --inventory FILE]",
 		Short: "Check that storbench can run here (and in Kubernetes with --k8s), with a fix for each problem",
 		Long: `Check that storbench can run: fio on this host and the results database;
 with --k8s also the cluster: API server and version, every permission storbench
@@ -37,7 +37,8 @@ binding mode, expansion, reclaim policy) and known provisioners' health
 Exit code 1 when a check fails.`,
 		Example: `  storbench doctor
   storbench doctor --k8s
-  storbench doctor --k8s --context homelab -n benchmarks --output json`,
+  storbench doctor --k8s --context homelab -n benchmarks --output json
+  storbench doctor --inventory hosts.ini --hosts pis --path /mnt/ssd`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
@@ -46,6 +47,12 @@ Exit code 1 when a check fails.`,
 	fl.StringVar(&f.req.Cluster.Context, "context", "", "kubeconfig context")
 	fl.StringVarP(&f.req.Cluster.Namespace, "namespace", "n", "", "namespace storbench would use (default storbench)")
 	fl.StringVar(&f.req.Image, "image", kube.DefaultImage, "fio image runs would use")
+	fl.StringArrayVarP(&f.req.SSHTargets, "target", "t", nil, "ssh://[user@]host[:port]/path to check: connection, sudo, fio version, path, clock (repeatable)")
+	fl.StringVar(&f.req.SSH.Inventory, "inventory", "", "Ansible inventory whose hosts to check")
+	fl.StringVar(&f.req.SSH.Hosts, "hosts", "", "--inventory: the hosts, an Ansible pattern (default all)")
+	fl.StringVar(&f.req.SSH.Path, "path", "", "--inventory: the directory or device on every host without storbench_path")
+	fl.BoolVar(&f.req.SSH.AcceptNewHostKeys, "ssh-accept-new-host-keys", false, "record the key of a host not yet in known_hosts (a changed key is always refused)")
+	fl.BoolVar(&f.req.SSH.Become, "ssh-become", false, "ssh:// targets: run commands through sudo -n as root")
 	fl.DurationVar(&f.req.Timeout, "timeout", 30*time.Second, "bound on the whole check")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

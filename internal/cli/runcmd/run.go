@@ -84,6 +84,7 @@ known_hosts); --inventory FILE adds the hosts of an Ansible inventory that
 	fl.BoolVar(&r.Telemetry, "telemetry", def.Telemetry, "sample CPU, disk, pressure, temperature and network once a second while each workload runs")
 	addKubeFlags(fl, r, def)
 	fl.BoolVar(&r.SSH.AcceptNewHostKeys, "ssh-accept-new-host-keys", false, "ssh targets: record the key of a host not yet in known_hosts instead of refusing it (a changed key is always refused)")
+	fl.BoolVar(&r.SSH.Become, "ssh-become", false, "ssh:// targets: run storbench's commands on the host through sudo -n as root (passwordless sudo; inventory hosts use ansible_become)")
 	fl.StringVar(&r.SSH.Inventory, "inventory", "", "Ansible inventory (INI or YAML) whose hosts become ssh targets")
 	fl.StringVar(&r.SSH.Hosts, "hosts", "", "--inventory: the hosts to run on, an Ansible pattern (default all)")
 	fl.StringVar(&r.SSH.Path, "path", "", "--inventory: the directory or device on every host without storbench_path")

@@ -50,6 +50,7 @@ func TestFlagsToRequest(t *testing.T) {
 		{"dry run of a suite", []string{"-t", dir, "--dry-run"}, "--dry-run applies to --fio-job"},
 		{"rounds", []string{"-t", dir, "--rounds", "sideways"}, `--rounds "sideways": choose isolated, parallel, or isolated,parallel`},
 		{"accept-new alone", []string{"-t", dir, "--ssh-accept-new-host-keys"}, "--ssh-accept-new-host-keys applies to ssh:// targets and --inventory hosts"},
+		{"become without an ssh target", []string{"-t", dir, "--ssh-become"}, "--ssh-become applies to ssh:// targets (inventory hosts use ansible_become)"},
 		{"hosts without inventory", []string{"-t", dir, "--hosts", "pis"}, "--hosts and --path choose hosts of an inventory: add --inventory FILE"},
 		{"ssh target without a path", []string{"-t", "ssh://pi01"}, `target "ssh://pi01" names no path on the host: write ssh://pi01/path/to/dir or ssh://pi01/dev/DEVICE`},
 		{"inventory host without a path", []string{"--inventory", inv, "--hosts", "pis"}, "host pi01 of " + inv + " has no storbench_path: set it in the inventory or pass --path DIR"},

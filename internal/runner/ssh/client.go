@@ -22,6 +22,10 @@ type Client struct {
 	user string
 	conn *xssh.Client
 	hops []*xssh.Client // jump hosts, first to last
+	// become is what runs commands as another user: shell words ending
+	// in "--" (sudo -n -u 'root' --), or none.
+	become     []string
+	becomeUser string
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -81,6 +85,12 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		keepAlive = 15 * time.Second
 	}
 	go c.keepAlive(keepAlive)
+	if o.Become {
+		if err := c.setBecome(ctx, o.BecomeUser); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
 	return c, nil
 }
 

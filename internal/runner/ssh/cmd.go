@@ -66,8 +66,11 @@ func (c *cmd) commandLine() (string, error) {
 	if c.stdin != nil {
 		mode = "pipe"
 	}
-	words := []string{"exec", "sh", "-c", quote(wrapper), "storbench-ssh",
-		quote(c.dir), strconv.Itoa(int(execx.StopGrace / time.Second)), mode, strconv.Itoa(len(c.env))}
+	// "$PPID" is the login shell's parent, the sshd process of this
+	// session: the wrapper's watch in pipe mode (its own parent may be
+	// sudo, which outlives the session).
+	words := append(append([]string{"exec"}, c.client.become...), "sh", "-c", quote(wrapper), "storbench-ssh", `"$PPID"`,
+		quote(c.dir), strconv.Itoa(int(execx.StopGrace/time.Second)), mode, strconv.Itoa(len(c.env)))
 	for _, e := range c.env {
 		if !envName.MatchString(e) {
 			return "", fmt.Errorf("environment entry %q is not NAME=VALUE", e)
@@ -223,7 +226,7 @@ func (c *cmd) signalWrapper(p *pidWriter) error {
 		return err
 	}
 	defer kill.Close()
-	return kill.Run("kill -s TERM " + strconv.Itoa(p.pid))
+	return kill.Run(strings.Join(append(append([]string(nil), c.client.become...), "kill", "-s", "TERM", strconv.Itoa(p.pid)), " "))
 }
 
 // pidWriter takes the wrapper's "storbench-ssh: pid N" line out of

@@ -30,14 +30,29 @@ import (
 
 // ForHost returns the Options that reach an inventory host as Ansible
 // would: ansible_host (through ~/.ssh/config like ssh does), ansible_port,
-// ansible_user and ansible_ssh_private_key_file; messages use the
-// inventory name.
-func ForHost(h inventory.Host) Options {
+// ansible_user, ansible_ssh_private_key_file, ansible_become (through
+// sudo only) with ansible_become_user, and the options of
+// ansible_ssh_common_args and ansible_ssh_extra_args that storbench
+// supports (see applySSHArgs), which win as they do on ssh's command
+// line; messages use the inventory name. A value storbench cannot honour
+// is an error naming the host.
+func ForHost(h inventory.Host) (Options, error) {
 	o := Options{Name: h.Name, Host: h.Address, User: h.User, Port: h.Port}
 	if h.KeyFile != "" {
 		o.KeyFiles = []string{h.KeyFile}
 	}
-	return o
+	if h.Become {
+		if m := h.BecomeMethod; m != "" && m != "sudo" {
+			return Options{}, fmt.Errorf("host %s: ansible_become_method %s is not supported: storbench becomes another user through sudo only", h.Name, m)
+		}
+		o.Become, o.BecomeUser = true, h.BecomeUser
+	}
+	if h.SSHArgs != "" {
+		if err := applySSHArgs(&o, h.SSHArgs); err != nil {
+			return Options{}, fmt.Errorf("host %s: ansible_ssh_common_args/ansible_ssh_extra_args %q: %w", h.Name, h.SSHArgs, err)
+		}
+	}
+	return o, nil
 }
 
 // AcceptNewFlag is the command-line flag that sets Options.AcceptNew; the
@@ -84,6 +99,11 @@ type Options struct {
 	// that answers no probe for three intervals is closed, and the
 	// commands on it fail (default 15s).
 	KeepAlive time.Duration
+	// Become runs every command through sudo -n on the host
+	// (ansible_become), as BecomeUser (root when empty). sudo must not ask
+	// for a password: storbench never types one.
+	Become     bool
+	BecomeUser string
 }
 
 // endpoint is where and as whom to connect, with Options and the config

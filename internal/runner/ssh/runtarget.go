@@ -124,7 +124,17 @@ func (t *Target) Check(ctx context.Context, need runner.Need) error {
 		return err
 	}
 	if f.get("kind") == "device" {
-		return t.checkDevice(ctx, f, need)
+		if err := t.checkDevice(ctx, f, need); err != nil || len(need.Writers) == 0 {
+			return err
+		}
+		// Held and let go at once, as on this host: a device the host's
+		// kernel holds where the facts cannot see it (another mount
+		// namespace, a container) is refused before a run is stored.
+		hold, err := holdDevice(ctx, t.client, t.path)
+		if err != nil {
+			return fmt.Errorf("target %s: %w", t.name, err)
+		}
+		return hold.release()
 	}
 	_, _, err = t.fitDir(f, need)
 	return err
@@ -139,7 +149,42 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (*runner.Prepare
 	if f.get("kind") == "device" {
 		return t.prepareDevice(ctx, f, need)
 	}
-	return t.prepareDir(ctx, f, need)
+	notices, removed := t.removeLeftovers(ctx)
+	if removed {
+		// The free space changed.
+		if f, err = t.kind(ctx); err != nil {
+			return nil, err
+		}
+	}
+	p, err := t.prepareDir(ctx, f, need)
+	if err != nil {
+		return nil, err
+	}
+	p.Notices = append(notices, p.Notices...)
+	return p, nil
+}
+
+// removeLeftovers removes what runs whose storbench process is gone left
+// in the target directory (FindLeftovers judges), as storbench cleanup
+// --ssh would, and says so in notices; it never fails the run.
+func (t *Target) removeLeftovers(ctx context.Context) (notices []string, removed bool) {
+	found, err := FindLeftovers(ctx, t.client, t.path)
+	if err != nil {
+		return []string{fmt.Sprintf("looking for what earlier runs left in %s: %v", t.path, err)}, false
+	}
+	for i := range found {
+		l := &found[i]
+		if l.Kept != "" {
+			continue
+		}
+		if err := RemoveLeftover(ctx, t.client, l); err != nil {
+			notices = append(notices, fmt.Sprintf("left %s of run %s on %s: %v", l.Dir, l.RunID, t.client.Name(), err))
+			continue
+		}
+		removed = true
+		notices = append(notices, fmt.Sprintf("removed %s, left on %s by run %s (%s)", l.Dir, t.client.Name(), l.RunID, l.Why))
+	}
+	return notices, removed
 }
 
 // fitDir refuses a directory fio cannot write in or that lacks space, and
@@ -189,6 +234,10 @@ func (t *Target) prepareDir(ctx context.Context, f hostFacts, need runner.Need) 
 	// what this run created.
 	if err := run(t.client.Command(ctx, "mkdir", "--", work)); err != nil {
 		return nil, fmt.Errorf("target %s: creating work directory %s: %w", t.name, work, err)
+	}
+	if err := writeOwner(ctx, t.client, work, need.RunID); err != nil {
+		err = fmt.Errorf("target %s: marking %s as this run's: %w", t.name, work, err)
+		return nil, errors.Join(err, run(t.client.Command(context.WithoutCancel(ctx), "rm", "-rf", "--", work)))
 	}
 	labels := t.labels(f)
 	sample, stopSampling := samplerFor(t.client, labels)
@@ -286,6 +335,29 @@ func (t *Target) prepareDevice(ctx context.Context, f hostFacts, need runner.Nee
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.name, err)
 	}
+	// The last guard, as on this host: while the host holds the device
+	// exclusively nothing there can mount it or build RAID, LVM or swap on
+	// it, and if something already holds it the open fails. Under the
+	// hold the facts are read and judged again, so nothing that happened
+	// between Check and now goes unseen.
+	var hold *remoteHold
+	if len(need.Writers) > 0 {
+		if hold, err = holdDevice(ctx, t.client, t.path); err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.name, err)
+		}
+		if f, err = t.kind(ctx); err == nil {
+			err = t.checkDevice(ctx, f, need)
+		}
+		if err != nil {
+			return nil, errors.Join(err, hold.release())
+		}
+	}
+	release := func() error {
+		if hold == nil {
+			return nil
+		}
+		return hold.release()
+	}
 	size := need.FileSize
 	if dev.SizeBytes > 0 && dev.SizeBytes < size {
 		size = dev.SizeBytes
@@ -297,7 +369,9 @@ func (t *Target) prepareDevice(ctx context.Context, f hostFacts, need runner.Nee
 		File:      fio.File{Name: t.path, Size: size},
 		Labels:    labels,
 		Telemetry: sample,
-		Cleanup:   func(context.Context) error { return stopSampling() },
+		Cleanup: func(context.Context) error {
+			return errors.Join(stopSampling(), release())
+		},
 	}, nil
 }
 

@@ -2,15 +2,20 @@ package ssh
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/runnertest"
+	"github.com/storbench/storbench/internal/safety"
 	"github.com/storbench/storbench/internal/safety/safetytest"
 	"github.com/storbench/storbench/internal/testenv"
 )
@@ -43,8 +48,85 @@ func sshSubject(t *testing.T, h host, path string, need runner.Need, destructive
 		sub.State = func() string { return runnertest.Listing(path) }
 	} else if err == nil {
 		sub.State = func() string { return safetytest.Sum(t, path) }
+		// A device something else holds (mounted, swap) stays held.
+		if fd, err := unix.Open(path, unix.O_RDONLY|unix.O_EXCL, 0); err == nil {
+			unix.Close(fd)
+			sub.Leftovers = func() []string { return heldOpen(path) }
+		}
 	}
 	return sub
+}
+
+// heldOpen says whether anything holds dev exclusively (the host's hold
+// left behind, a mount): it tries for a second, as the wrapper needs a
+// moment to stop the hold once its session ends.
+func heldOpen(dev string) []string {
+	var err error
+	for range 10 {
+		var fd int
+		if fd, err = unix.Open(dev, unix.O_RDONLY|unix.O_EXCL, 0); err == nil {
+			unix.Close(fd)
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return []string{"exclusive hold on " + dev + ": " + err.Error()}
+}
+
+// TestDeviceMountedBetweenCheckAndPrepare: Check passes on a blank
+// device, then the host mounts it where no fact shows it (another mount
+// namespace, magic erased); Prepare's exclusive hold on the host refuses
+// it, leaving it unchanged and unheld.
+func TestDeviceMountedBetweenCheckAndPrepare(t *testing.T) {
+	testenv.Loop(t)
+	h := newHost(t)
+	dev := testenv.LoopDevice(t, 64<<20)
+	sub := sshSubject(t, h, dev, writeNeed("race"), true)
+	tgt := sub.Target.(*Target)
+	if err := tgt.Check(context.Background(), sub.Need); err != nil {
+		t.Fatalf("blank device: %v", err)
+	}
+	safetytest.MountHiddenAndUnsigned(t, dev)
+	before := sub.State()
+	p, err := tgt.Prepare(context.Background(), sub.Need)
+	if err == nil {
+		p.Cleanup(context.Background())
+		t.Fatal("Prepare accepted a device mounted since Check")
+	}
+	var refusal *safety.Refusal
+	if !errors.As(err, &refusal) || !strings.Contains(err.Error(), "exclusive open (EBUSY)") || !strings.Contains(err.Error(), tgt.Name()) {
+		t.Errorf("Prepare: want the safety owner's EBUSY refusal naming the target, got %v", err)
+	}
+	if after := sub.State(); after != before {
+		t.Errorf("device changed: sha256 %s -> %s", before, after)
+	}
+}
+
+// TestDeviceHeldWhilePrepared: between Prepare and Cleanup the host holds
+// the device, so mounting it there fails; after Cleanup it is free.
+func TestDeviceHeldWhilePrepared(t *testing.T) {
+	testenv.Loop(t)
+	testenv.Tool(t, "mkfs.ext4", "e2fsprogs", "mkfs")
+	h := newHost(t)
+	dev := testenv.LoopDevice(t, 64<<20)
+	sub := sshSubject(t, h, dev, writeNeed("held"), true)
+	p, err := sub.Target.Prepare(context.Background(), sub.Need)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held := heldOpen(dev); len(held) == 0 {
+		t.Error("the device is not held while prepared")
+	}
+	// mkfs itself opens the device exclusively, as mount does.
+	if out, err := exec.Command("mkfs.ext4", "-q", "-F", dev).CombinedOutput(); err == nil {
+		t.Errorf("mkfs.ext4 wrote a filesystem on the held device: %s", out)
+	}
+	if err := p.Cleanup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if left := sub.Leftovers(); len(left) > 0 {
+		t.Errorf("after Cleanup: %v", left)
+	}
 }
 
 func TestDirectoryTargetConformance(t *testing.T) {

@@ -329,9 +329,12 @@ func TestHashedKnownHostsAndAppend(t *testing.T) {
 
 func TestForHost(t *testing.T) {
 	h := newHost(t)
-	o := ForHost(inventory.Host{Name: "pi-07", Address: h.srv.Host, Port: h.srv.Port, User: sshtest.User(t), KeyFile: h.key})
+	o, err := ForHost(inventory.Host{Name: "pi-07", Address: h.srv.Host, Port: h.srv.Port, User: sshtest.User(t), KeyFile: h.key})
+	if err != nil {
+		t.Fatal(err)
+	}
 	o.KnownHosts, o.ConfigFile, o.AgentSocket = []string{filepath.Join(t.TempDir(), "known_hosts")}, "none", "none"
-	_, err := Dial(context.Background(), o)
+	_, err = Dial(context.Background(), o)
 	if err == nil || !strings.HasPrefix(err.Error(), "pi-07: host key not known") {
 		t.Errorf("messages do not name the inventory host: %v", err)
 	}

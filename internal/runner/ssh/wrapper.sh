@@ -1,10 +1,11 @@
 # storbench's remote command wrapper (POSIX sh; run as sh -c SCRIPT).
-# Arguments: DIR GRACE MODE NENV [NAME=VALUE]... COMMAND [ARG]...
+# Arguments: SSHD DIR GRACE MODE NENV [NAME=VALUE]... COMMAND [ARG]...
+#   SSHD   the pid of the sshd process of this session
 #   DIR    working directory ("" for the login directory)
 #   GRACE  seconds between TERM and KILL when the command is stopped
 #   MODE   "line": stdin is storbench's lifeline and the command reads
 #          /dev/null; "pipe": stdin is the command's, and the lifeline is
-#          the sshd process that started this shell
+#          the sshd process SSHD
 #   NENV   how many NAME=VALUE arguments follow
 # In pipe mode the first line on stderr is "storbench-ssh: pid PID": to
 # stop the command storbench sends this shell TERM from another session
@@ -15,8 +16,8 @@
 # group of its own and stops it (TERM to the group, KILL to the group and
 # every process below it after GRACE) when the lifeline breaks, or when
 # this shell gets TERM.
-dir=$1 grace=$2 mode=$3 n=$4
-shift 4
+sshd=$1 dir=$2 grace=$3 mode=$4 n=$5
+shift 5
 if [ "$mode" = pipe ]; then
 	printf 'storbench-ssh: pid %s\n' "$$" >&2
 fi
@@ -83,10 +84,9 @@ else
 	$sid "$@" <&3 3<&- &
 	pid=$!
 	exec 3<&-
-	parent=$PPID
 	(
 		[ -d /proc/self ] || exit 0
-		while [ -d "/proc/$parent" ]; do sleep 1 </dev/null; done
+		while [ -d "/proc/$sshd" ]; do sleep 1 </dev/null; done
 		stop
 	) >/dev/null 2>&1 &
 fi

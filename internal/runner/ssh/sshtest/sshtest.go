@@ -374,3 +374,67 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// NewUser adds an unprivileged user to this machine for the test (login
+// shell /bin/sh, a home of its own holding .ssh/authorized_keys with
+// pubLine) and removes it, home and all, when the test ends. A server
+// started with AuthorizedKeysFile .ssh/authorized_keys lets it in with
+// that key. It needs root.
+func NewUser(t testing.TB, pubLine string) string {
+	t.Helper()
+	testenv.Root(t)
+	testenv.Tool(t, "useradd", "passwd", "useradd")
+	name := fmt.Sprintf("sbtest%d", time.Now().UnixNano()%1000000)
+	// "*" is no password, not a locked account: sshd without PAM refuses
+	// locked accounts even for keys.
+	if err := run("useradd", "-m", "-s", "/bin/sh", "-p", "*", name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// The user's processes end with their sshd; then the user goes.
+		if err := run("userdel", "-r", "-f", name); err != nil {
+			t.Errorf("removing test user: %v", err)
+		}
+	})
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ssh := filepath.Join(u.HomeDir, ".ssh")
+	if err := os.MkdirAll(ssh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ssh, "authorized_keys"), []byte(pubLine+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("chown", "-R", name+":", ssh); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// Sudoers adds a sudoers drop-in with these lines to /etc/sudoers.d for
+// the test, checked by visudo, and removes it when the test ends.
+func Sudoers(t testing.TB, lines ...string) {
+	t.Helper()
+	testenv.Root(t)
+	testenv.Tool(t, "sudo", "sudo")
+	testenv.Tool(t, "visudo", "sudo", "sudo")
+	// A drop-in's name has no dot, or sudo skips it.
+	f := filepath.Join("/etc/sudoers.d", fmt.Sprintf("storbench-test-%d", time.Now().UnixNano()))
+	tmp := filepath.Join(t.TempDir(), "sudoers")
+	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o440); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("visudo", "-c", "-q", "-f", tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("install", "-m", "0440", tmp, f); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.Remove(f); err != nil {
+			t.Errorf("removing the sudoers drop-in: %v", err)
+		}
+	})
+}

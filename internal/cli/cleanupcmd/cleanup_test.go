@@ -1,0 +1,51 @@
+package cleanupcmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storbench/storbench/internal/cli"
+)
+
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	d := cli.Deps{Streams: cli.Streams{Out: &out, ErrOut: &out}, Globals: &cli.Globals{DB: filepath.Join(t.TempDir(), "r.db")},
+		Getenv: func(string) string { return "" }}
+	cmd := NewCommand(d)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+// The --ssh flags' refusals, each a usage error (exit 2) saying what was
+// wrong, before any host is contacted.
+func TestCleanupSSHFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no host", []string{"--ssh"}, "name the hosts with --target ssh://host/path or --inventory FILE"},
+		{"local target", []string{"--ssh", "-t", "/srv"}, "/srv is not an ssh:// target"},
+		{"with --k8s", []string{"--ssh", "--k8s"}, "and --k8s are exclusive"},
+		{"target with --k8s", []string{"-t", "ssh://h/srv", "--k8s"}, "and --k8s are exclusive"},
+		{"k8s flag", []string{"--ssh", "-t", "ssh://h/srv", "--namespace", "x"}, "--namespace applies to --k8s only"},
+		{"hosts alone", []string{"--hosts", "pis"}, "--hosts and --path choose hosts of an inventory"},
+		{"hosts without inventory", []string{"--ssh", "-t", "ssh://h/srv", "--hosts", "pis"}, "--hosts and --path choose hosts of an inventory"},
+		{"target without path", []string{"--ssh", "-t", "ssh://h"}, "names no path on the host"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := run(t, tc.args...)
+			var ee *cli.ExitError
+			if !errors.As(err, &ee) || ee.Code != cli.ExitUsage || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("want exit %d saying %q, got %v", cli.ExitUsage, tc.want, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,87 @@
+package storbench
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/safety/safetytest"
+	"github.com/storbench/storbench/internal/testenv"
+)
+
+// doctor on real hosts: a good directory, a device holding ext4 and a
+// blank one, an unknown host key, a host that is down; each check says
+// what it found and failures carry a fix.
+func TestDoctorSSH(t *testing.T) {
+	testenv.Fio(t)
+	testenv.Loop(t)
+	servers := sshFleet(t, 2, true)
+	var ext4 func(testing.TB) string
+	for _, c := range safetytest.Cases() {
+		if c.Name == "ext4" {
+			ext4 = c.Device
+		}
+	}
+	dir, blank, used := t.TempDir(), testenv.LoopDevice(t, 64<<20), ext4(t)
+	down := sshURL(t, servers[1], "/srv")
+	servers[1].Stop()
+	req := DoctorRequest{
+		Fio: fio.Runner{Cmder: execx.Local{}}, DB: filepath.Join(t.TempDir(), "r.db"), Timeout: time.Minute,
+		SSHTargets: []string{sshURL(t, servers[0], dir), sshURL(t, servers[0], blank), sshURL(t, servers[0], used), down},
+	}
+	checks := Doctor(context.Background(), req)
+	got := map[string]kube.Check{}
+	for _, c := range checks {
+		got[c.Area+" | "+c.Name] = c
+		t.Logf("%s | %s: %s %s (fix: %s)", c.Area, c.Name, c.Status, c.Detail, c.Fix)
+	}
+	for _, w := range []struct {
+		key, detail string
+		status      kube.Status
+	}{
+		{"ssh " + req.SSHTargets[0] + " | connection", "host key known", kube.StatusOK},
+		{"ssh " + req.SSHTargets[0] + " | fio", "fio-", kube.StatusOK},
+		{"ssh " + req.SSHTargets[0] + " | target " + dir, "writable", kube.StatusOK},
+		{"ssh " + req.SSHTargets[0] + " | clock", "ms from this machine's", kube.StatusOK},
+		{"ssh " + req.SSHTargets[1] + " | target " + blank, "blank and unused", kube.StatusOK},
+		{"ssh " + req.SSHTargets[2] + " | target " + used, "ext2/3/4 superblock", kube.StatusFail},
+		{"ssh " + down + " | connection", "connection refused", kube.StatusFail},
+	} {
+		c, ok := got[w.key]
+		if !ok {
+			t.Errorf("no check %q", w.key)
+			continue
+		}
+		if c.Status != w.status || !strings.Contains(c.Detail, w.detail) || (c.Status == kube.StatusFail && c.Fix == "") {
+			t.Errorf("%s: %s %q (fix %q), want %s saying %q", w.key, c.Status, c.Detail, c.Fix, w.status, w.detail)
+		}
+	}
+	// Same clock on loopback: the skew is the estimate's error.
+	clock := got["ssh "+req.SSHTargets[0]+" | clock"].Detail
+	if ms, err := strconv.Atoi(strings.Fields(clock + " x")[0]); err != nil || ms < -20 || ms > 20 {
+		t.Errorf("clock of a host on this machine: %q, want within 20 ms", clock)
+	}
+	if _, ok := got["ssh | fio versions"]; ok {
+		t.Error("one fio on every host, yet versions called out")
+	}
+	if n := DoctorFailures(checks); n != 2 {
+		t.Errorf("%d failures, want 2", n)
+	}
+}
+
+func TestFioVersionsCheck(t *testing.T) {
+	hosts := []sshHost{{name: "ssh://pi01/srv"}, {name: "ssh://pi02/srv"}, {name: "ssh://pi03/srv"}}
+	if c := fioVersionsCheck(hosts, []string{"fio-3.33", "", "fio-3.33"}); len(c) != 0 {
+		t.Errorf("one version: %+v", c)
+	}
+	c := fioVersionsCheck(hosts, []string{"fio-3.33", "fio-3.28", "fio-3.33"})
+	if len(c) != 1 || c[0].Status != kube.StatusWarn || c[0].Detail != "fio-3.28 on ssh://pi02/srv; fio-3.33 on ssh://pi01/srv, ssh://pi03/srv" || c[0].Fix == "" {
+		t.Errorf("two versions: %+v", c)
+	}
+}

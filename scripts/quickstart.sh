@@ -27,4 +27,5 @@ CGO_ENABLED=0 go build -o bin/storbench ./cmd/storbench
 # Not /tmp: on many systems it is tmpfs, which is memory, not the disk.
 target=$(mktemp -d "$PWD/.quickstart.XXXXXX")
 trap 'rmdir "$target" 2>/dev/null || true' EXIT
-bin/storbench run --suite quick --target "$target" "$@"
+bin/storbench run --suite quick --target "$target" --report storbench-report.html "$@"
+echo "Open storbench-report.html in a browser (one self-contained page, works offline)."

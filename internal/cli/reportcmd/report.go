@@ -4,10 +4,7 @@
 package reportcmd
 
 import (
-	"bytes"
-	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -63,19 +60,7 @@ unless --for names them.`,
 		if err != nil {
 			return cli.FromLibrary(err)
 		}
-		var buf bytes.Buffer
-		doc := &render.Report{View: rep.View, Runs: rep.Runs, Verdicts: rep.Verdicts, Environment: true, Generated: time.Now()}
-		if err := render.WriteReport(&buf, doc, format, f.out == "" && d.Color(d.Out)); err != nil {
-			return err
-		}
-		if path == "" {
-			_, err := d.Out.Write(buf.Bytes())
-			return err
-		}
-		if err = storbench.SaveReport(path, buf.Bytes()); err == nil {
-			fmt.Fprintf(d.ErrOut, "wrote %s (%s, %d bytes)\n", path, format, buf.Len())
-		}
-		return err
+		return cli.WriteReport(d, rep, format, path)
 	}
 	return cmd
 }

@@ -28,6 +28,7 @@ type flags struct {
 	labels []string
 	dryRun bool
 	output string
+	report string // --report FILE
 }
 
 // NewCommand returns the run command.
@@ -88,6 +89,7 @@ known_hosts); --inventory FILE adds the hosts of an Ansible inventory that
 	fl.StringVar(&r.SSH.Inventory, "inventory", "", "Ansible inventory (INI or YAML) whose hosts become ssh targets")
 	fl.StringVar(&r.SSH.Hosts, "hosts", "", "--inventory: the hosts to run on, an Ansible pattern (default all)")
 	fl.StringVar(&r.SSH.Path, "path", "", "--inventory: the directory or device on every host without storbench_path")
+	fl.StringVar(&f.report, "report", "", "when the run ends, write its report to this file; the extension chooses the format (.html, .md, .json, .csv, .txt)")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {
@@ -168,6 +170,10 @@ func run(ctx context.Context, d cli.Deps, f *flags) error {
 		return err
 	}
 	req.Labels = labels
+	format, reportPath, err := render.ReportFormat(f.report, "")
+	if f.report != "" && (err != nil || reportPath == "") {
+		return cli.Usagef("--report %s: give a file ending in .html, .md, .json, .csv or .txt", f.report)
+	}
 	if f.dryRun {
 		judged, err := storbench.DryRun(ctx, req)
 		for _, j := range judged {
@@ -194,6 +200,11 @@ func run(ctx context.Context, d cli.Deps, f *flags) error {
 	}
 	if err := report(context.WithoutCancel(ctx), d, st, r, f.output); err != nil {
 		return errors.Join(runErr, err)
+	}
+	if reportPath != "" {
+		if err := cli.ReportRuns(context.WithoutCancel(ctx), d, st, []string{r.ID}, format, reportPath); err != nil {
+			return errors.Join(runErr, fmt.Errorf("--report %s: %w", reportPath, err))
+		}
 	}
 	if errors.Is(runErr, engine.ErrInterrupted) {
 		fmt.Fprintf(d.ErrOut, "interrupted: run %s is stored as interrupted with the workloads that finished; test files removed\n", r.ID)

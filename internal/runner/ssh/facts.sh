@@ -32,6 +32,40 @@ block() {
 		set -- $(stat -L -c '%t %T' "$f")
 		case " $devs " in *" $((0x$1)):$((0x$2)) "*) echo "swap=$f" ;; esac
 	done </proc/swaps
+	loops "$n" "$devs"
+}
+# loops NAME DEVS: the loop devices that read the device (or a partition of
+# it, DEVS their major:minor): backed by it, by a file on a filesystem on
+# it (mounted or not: the kernel keeps a lazily unmounted one), or, for a
+# loop device, by its own backing file. losetup reports the backing file's
+# device and inode as the kernel keeps them, so a file no longer reachable
+# by its path still counts; without losetup only /sys's paths are read.
+loops() {
+	if command -v losetup >/dev/null 2>&1; then
+		self=$(losetup --noheadings --list --output BACK-MAJ:MIN,BACK-INO "/dev/$1" 2>/dev/null | awk '{print $1 " " $2}')
+		losetup --noheadings --list --output NAME,MAJ:MIN,BACK-MAJ:MIN,BACK-INO,OFFSET,BACK-FILE 2>/dev/null |
+			while read -r name mm bmm bino off file; do
+				case " $2 " in *" $mm "*) continue ;; esac
+				hit=
+				case " $2 " in *" $bmm "*) hit=1 ;; esac
+				if [ -b "$file" ]; then
+					set -- "$1" "$2" $(stat -L -c '%t %T' "$file")
+					case " $2 " in *" $((0x$3)):$((0x$4)) "*) hit=1 ;; esac
+				fi
+				[ -n "$self" ] && [ "$bmm $bino" = "$self" ] && hit=1
+				[ -n "$hit" ] || continue
+				[ "$off" = 0 ] && off= || off=", offset $off"
+				echo "loop=${name##*/} (backing file $file$off)"
+			done
+		return
+	fi
+	for l in /sys/block/loop*; do
+		file=$(cat "$l/loop/backing_file" 2>/dev/null) || continue
+		[ -b "$file" ] || continue
+		case " $2 " in *" $(cat "$l/dev") "*) continue ;; esac
+		set -- "$1" "$2" $(stat -L -c '%t %T' "$file")
+		case " $2 " in *" $((0x$3)):$((0x$4)) "*) echo "loop=${l##*/} (backing file $file)" ;; esac
+	done
 }
 if [ -d "$p" ]; then
 	echo "kind=directory"

@@ -282,7 +282,8 @@ func (t *Target) checkDirectIO(ctx context.Context, work string) error {
 
 // remoteDevice reads a device on the host for the safety owner: its size
 // and signatures through safety.CmderFacts, and what facts.sh saw use it
-// (mounts, holders, partitions, swap, the kernel's read-only flag).
+// (mounts, holders, partitions, swap, loop devices reading it, the
+// kernel's read-only flag).
 type remoteDevice struct {
 	cmder execx.Cmder
 	facts hostFacts
@@ -298,6 +299,7 @@ func (r remoteDevice) Device(ctx context.Context, p string) (*safety.Device, err
 	d.Holders = r.facts["holder"]
 	d.Partitions = r.facts["partition"]
 	d.Swaps = r.facts["swap"]
+	d.Loops = r.facts["loop"]
 	d.ReadOnly = r.facts.get("ro") == "1"
 	if d.Name == "" {
 		d.Unproven = append(d.Unproven, "the host's /sys says nothing of "+p+", so its mounts and holders are unknown")

@@ -186,7 +186,8 @@ func TestDeviceTargetConformance(t *testing.T) {
 	}
 	for _, c := range safetytest.Cases() {
 		switch c.Name {
-		case "ext4", "xfs", "lvm2-pv", "luks2", "gpt-4096", "two-signatures", "mounted-ext4", "active-swap", "read-only-blank":
+		case "ext4", "xfs", "lvm2-pv", "luks2", "gpt-4096", "two-signatures", "mounted-ext4", "active-swap", "read-only-blank",
+			"loop-at-offset-mounted", "loop-file-on-lazily-unmounted-fs", "loop-sharing-backing-file-mounted":
 		default:
 			continue
 		}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/storbench/storbench/internal/metrics"
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner/kube/kubetest"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/testenv"
 )
@@ -39,32 +40,8 @@ const (
 	dryRunNamespace = "storbench-deploytest-dry"
 )
 
-// cluster returns a client of the loopback cluster, or skips when the test
-// does not run under scripts/k8s-integration.sh.
-func cluster(t *testing.T) (kubernetes.Interface, string) {
-	t.Helper()
-	if os.Getenv("STORBENCH_K8S_INTEGRATION") != "1" {
-		// Not a missing prerequisite: scripts/k8s-integration.sh runs these
-		// tests against the loopback cluster, where nothing may skip.
-		t.Skip("needs a cluster: run scripts/k8s-integration.sh (sets STORBENCH_K8S_INTEGRATION=1 and KUBECONFIG)")
-	}
-	kc := os.Getenv("KUBECONFIG")
-	if kc == "" {
-		t.Fatal("STORBENCH_K8S_INTEGRATION=1 but KUBECONFIG is not set")
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(cfg.Host, "127.0.0.1") && !strings.Contains(cfg.Host, "localhost") {
-		t.Fatalf("refusing to test against %s: integration tests only talk to 127.0.0.1", cfg.Host)
-	}
-	c, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, kc
-}
+// cluster returns a client of the loopback cluster and its kubeconfig.
+func cluster(t *testing.T) (kubernetes.Interface, string) { return kubetest.Cluster(t) }
 
 // testOverlay writes a kustomization that puts the base in namespace ns
 // and returns its folder.

@@ -8,10 +8,12 @@
 package testenv
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -126,4 +128,23 @@ func AttachLoop(t testing.TB, img string, losetupArgs ...string) string {
 		}
 	})
 	return dev
+}
+
+// Buffer collects a process's output while it runs: safe for the process's
+// writer and the test's reader at once.
+type Buffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

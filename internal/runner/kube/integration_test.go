@@ -40,6 +40,7 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/runner/kube/kubetest"
 	"github.com/storbench/storbench/internal/runner/runnertest"
 )
 
@@ -62,26 +63,7 @@ type env struct {
 
 func integration(t *testing.T) *env {
 	t.Helper()
-	if os.Getenv("STORBENCH_K8S_INTEGRATION") != "1" {
-		// Not a missing prerequisite: scripts/k8s-integration.sh runs these
-		// tests against the loopback cluster, where nothing may skip.
-		t.Skip("needs a cluster: run scripts/k8s-integration.sh (sets STORBENCH_K8S_INTEGRATION=1 and KUBECONFIG)")
-	}
-	kc := os.Getenv("KUBECONFIG")
-	if kc == "" {
-		t.Fatal("STORBENCH_K8S_INTEGRATION=1 but KUBECONFIG is not set")
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(cfg.Host, "127.0.0.1") && !strings.Contains(cfg.Host, "localhost") {
-		t.Fatalf("refusing to test against %s: integration tests only talk to 127.0.0.1", cfg.Host)
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, kc := kubetest.Cluster(t)
 	return &env{kubeconfig: kc, client: client}
 }
 

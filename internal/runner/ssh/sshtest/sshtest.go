@@ -6,7 +6,6 @@
 package sshtest
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -36,7 +35,7 @@ type Server struct {
 	dir    string
 	cmd    *exec.Cmd
 	exited chan struct{}
-	log    *syncBuffer
+	log    *testenv.Buffer
 }
 
 // Addr is host:port.
@@ -132,7 +131,7 @@ func New(dir string, extra ...string) (*Server, error) {
 		if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 			return nil, err
 		}
-		s.log = &syncBuffer{}
+		s.log = &testenv.Buffer{}
 		s.cmd = exec.Command(sshd, "-D", "-e", "-f", cfg)
 		s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 		if err := s.cmd.Start(); err != nil {
@@ -291,7 +290,7 @@ func Agent(t testing.TB, keys ...string) string {
 	testenv.Tool(t, "ssh-add", "openssh-client", "sshd")
 	sock := filepath.Join(shortTempDir(t), "agent.sock")
 	cmd := exec.Command(agentBin, "-D", "-a", sock)
-	var log syncBuffer
+	var log testenv.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting ssh-agent: %v", err)
@@ -356,23 +355,6 @@ func waitListening(addr string, exited <-chan struct{}, limit time.Duration) boo
 		time.Sleep(20 * time.Millisecond)
 	}
 	return false
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // NewUser adds an unprivileged user to this machine for the test (login

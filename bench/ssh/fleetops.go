@@ -196,7 +196,7 @@ func runSampling(n int, window time.Duration) error {
 	var wg sync.WaitGroup
 	for _, p := range prepared {
 		wg.Go(func() {
-			if s := p.Telemetry(); s != nil {
+			if s, err := p.Telemetry(); err == nil && s != nil {
 				r := s.Start()
 				mu.Lock()
 				recs = append(recs, r)

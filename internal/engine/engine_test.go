@@ -51,14 +51,20 @@ func (c *fakeCmd) SetStdout(w io.Writer) execx.Cmd { c.stdout = w; return c }
 func (c *fakeCmd) SetStderr(w io.Writer) execx.Cmd { c.stderr = w; return c }
 
 func (c *fakeCmd) Run() error {
-	if len(c.args) > 4 && c.args[0] == "sh" && c.args[2] == gateScript {
-		// A parallel round's start line, as the gate script behaves: ready
-		// on stderr, then the command once a line arrives on stdin.
+	if len(c.args) > 4 && c.args[0] == "sh" && (c.args[2] == gateScript || c.args[2] == fioGateScript) {
+		// A parallel round's start line, as the gate behaves: ready on
+		// stderr, then the command once a "go" line arrives on stdin.
 		if _, err := io.WriteString(c.stderr, gateMarker+"\n"); err != nil {
 			return err
 		}
-		if _, err := bufio.NewReader(c.stdin).ReadString('\n'); err != nil {
+		if line, err := bufio.NewReader(c.stdin).ReadString('\n'); err != nil || line != gateGo+"\n" {
 			return &execx.RunError{Command: c.args, ExitCode: 125}
+		}
+		if c.args[2] == fioGateScript {
+			if c.args[len(c.args)-1] != fioGatePrerun {
+				return &execx.RunError{Command: c.args, ExitCode: 1, Stderr: "no prerun gate"}
+			}
+			c.args = c.args[:len(c.args)-1]
 		}
 		c.args = c.args[4:]
 	}
@@ -99,8 +105,9 @@ type fakeTarget struct {
 	// labels replace the default {device: fake0}.
 	labels map[string]string
 	// sampler, when set, is offered as the target's telemetry.
-	sampler   runner.Sampler
-	samplings int // calls of Prepared.Telemetry
+	sampler    runner.Sampler
+	samplerErr error // what Telemetry says instead
+	samplings  int   // calls of Prepared.Telemetry
 }
 
 func (t *fakeTarget) Name() string { return t.name }
@@ -118,10 +125,13 @@ func (t *fakeTarget) Prepare(ctx context.Context, need runner.Need) (*runner.Pre
 			t.cleanups++
 			return nil
 		}}
-	if t.sampler != nil {
-		p.Telemetry = func() runner.Sampler {
+	if t.sampler != nil || t.samplerErr != nil {
+		p.Telemetry = func() (runner.Sampler, error) {
 			t.samplings++
-			return t.sampler
+			if t.samplerErr != nil {
+				return nil, t.samplerErr
+			}
+			return t.sampler, nil
 		}
 	}
 	return p, nil

@@ -1,20 +1,16 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
-	"os"
 	"strconv"
 	"sync"
 	"time"
 
-	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
@@ -328,122 +324,4 @@ func (l *lockedObserver) WorkloadFinished(s Step, r *result.Result) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.o.WorkloadFinished(s, r)
-}
-
-// The start line: in a parallel round each target's fio command is started
-// behind a small sh gate that reports on stderr that it is ready, then waits
-// for one line on stdin. When every target is ready (or has failed), one
-// newline to each releases them together, so the skew left is the delivery
-// of that newline and fio's own start-up, not the time a transport (a
-// Kubernetes exec, an SSH session) takes to set a command up.
-const (
-	gateMarker = "storbench-gate-ready"
-	gateScript = `printf '%s\n' "` + gateMarker + `" >&2; read -r _ || exit 125; exec "$@"`
-	// gateWait bounds how long the barrier waits for slow targets.
-	gateWait = 2 * time.Minute
-)
-
-// startLine releases the commands of one parallel workload together.
-type startLine struct {
-	mu      sync.Mutex
-	ready   chan struct{}
-	writers []*os.File
-}
-
-func newStartLine(n int) *startLine { return &startLine{ready: make(chan struct{}, n)} }
-
-// cmder wraps c so its commands wait at the start line.
-func (s *startLine) cmder(c execx.Cmder) execx.Cmder { return gatedCmder{inner: c, line: s} }
-
-// release lets every waiting command go, or with run false (the run was
-// interrupted) makes each exit without running.
-func (s *startLine) release(run bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var errs []error
-	for _, w := range s.writers {
-		if !run {
-			break
-		}
-		if _, err := w.Write([]byte("\n")); err != nil {
-			errs = append(errs, fmt.Errorf("releasing a command: %w", err))
-		}
-	}
-	for _, w := range s.writers {
-		if err := w.Close(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	s.writers = nil
-	return errors.Join(errs...)
-}
-
-type gatedCmder struct {
-	inner execx.Cmder
-	line  *startLine
-}
-
-func (g gatedCmder) Command(ctx context.Context, name string, args ...string) execx.Cmd {
-	argv := append([]string{"-c", gateScript, "storbench-gate", name}, args...)
-	return &gatedCmd{Cmd: g.inner.Command(ctx, "sh", argv...), line: g.line}
-}
-
-type gatedCmd struct {
-	execx.Cmd
-	line   *startLine
-	stderr io.Writer
-}
-
-func (c *gatedCmd) SetDir(d string) execx.Cmd       { c.Cmd.SetDir(d); return c }
-func (c *gatedCmd) SetEnv(e ...string) execx.Cmd    { c.Cmd.SetEnv(e...); return c }
-func (c *gatedCmd) SetStdin(io.Reader) execx.Cmd    { return c } // stdin carries the start signal
-func (c *gatedCmd) SetStdout(w io.Writer) execx.Cmd { c.Cmd.SetStdout(w); return c }
-func (c *gatedCmd) SetStderr(w io.Writer) execx.Cmd { c.stderr = w; return c }
-
-func (c *gatedCmd) Run() error {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	c.line.mu.Lock()
-	c.line.writers = append(c.line.writers, w)
-	c.line.mu.Unlock()
-	defer r.Close()
-	c.Cmd.SetStdin(r)
-	c.Cmd.SetStderr(&markerWriter{next: c.stderr, ready: c.line.ready})
-	return c.Cmd.Run()
-}
-
-// markerWriter passes stderr on, minus the gate's ready line, which it
-// turns into a signal.
-type markerWriter struct {
-	next  io.Writer
-	ready chan<- struct{}
-	first []byte
-	done  bool
-}
-
-func (m *markerWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	if !m.done {
-		m.first = append(m.first, p...)
-		i := bytes.IndexByte(m.first, '\n')
-		if i < 0 && len(m.first) < len(gateMarker)+1 {
-			return n, nil
-		}
-		m.done = true
-		rest := m.first
-		if i >= 0 && string(m.first[:i]) == gateMarker {
-			m.ready <- struct{}{}
-			rest = m.first[i+1:]
-		}
-		m.first = nil
-		p = rest
-	}
-	if m.next != nil && len(p) > 0 {
-		if _, err := m.next.Write(p); err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }

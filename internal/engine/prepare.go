@@ -56,7 +56,12 @@ func (e *Engine) prepare(ctx context.Context, plan Plan, need runner.Need, t run
 		return pt, err
 	}
 	if plan.Telemetry && p.Telemetry != nil {
-		pt.sampler = p.Telemetry()
+		s, err := p.Telemetry()
+		if err != nil {
+			// Said, not fatal: the figures stand without it.
+			e.Observer.Notice(p.Name, fmt.Sprintf("no telemetry: %v; its results carry none, so what limited them cannot be judged", err))
+		}
+		pt.sampler = s
 	}
 	pt.steps = measuredSteps(plan, p)
 	if plan.Contention == nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -101,6 +102,37 @@ func TestTelemetryComesFromTheRunner(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A runner whose telemetry fails this time (an SSH host whose counters
+// cannot be streamed) is said so once, by target, and its results stand
+// without telemetry.
+func TestTelemetryFailureIsSaid(t *testing.T) {
+	st, s, raw := setup(t)
+	failing := &fakeTarget{name: "far", cmder: &fakeFio{json: raw}, samplerErr: errors.New("streaming the counters of far: no counters from the host in 10s")}
+	n := &notes{}
+	run, err := (&Engine{Store: st, Observer: n}).Run(context.Background(), Plan{Suite: s, Targets: []runner.Target{failing}, Telemetry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.Results(context.Background(), store.ResultFilter{RunIDs: []string{run.ID}})
+	if err != nil || len(res) != 2 {
+		t.Fatalf("%d results, %v", len(res), err)
+	}
+	for _, r := range res {
+		if r.Status != result.StatusComplete || r.Telemetry != nil {
+			t.Errorf("%s: %s, telemetry %+v", r.Workload, r.Status, r.Telemetry)
+		}
+	}
+	said := 0
+	for _, m := range n.messages {
+		if strings.HasPrefix(m, "far: no telemetry: streaming the counters of far: no counters from the host in 10s;") {
+			said++
+		}
+	}
+	if said != 1 || failing.samplings != 1 {
+		t.Errorf("said %d times (%d attempts) in %q", said, failing.samplings, n.messages)
 	}
 }
 

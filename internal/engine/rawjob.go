@@ -53,6 +53,10 @@ type JudgeOptions struct {
 	Local bool
 	// Owned are paths the runner prepared for this run (its block volume).
 	Owned []string
+	// Facts reads block devices where fio runs when that is not here (an
+	// SSH host); nil, and not Local, refuses every write to a device not
+	// Owned.
+	Facts safety.Facts
 	// Name is the job file's name in the work directory; JobFileName when
 	// empty.
 	Name string
@@ -116,6 +120,8 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 	check := safety.JobCheck{Policy: o.Policy, WorkDir: real, Owned: o.Owned, Stat: stat}
 	if o.Local {
 		check.Facts = safety.LocalFacts{}
+	} else if o.Facts != nil {
+		check.Facts = o.Facts
 	}
 	var jobs []safety.FioJob
 	for _, j := range rd.Jobs {
@@ -300,10 +306,7 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 	if err != nil {
 		return fr, nil, err
 	}
-	o := JudgeOptions{Policy: plan.Policy, File: p.File, Device: p.Kind == "device" || filepath.IsAbs(p.File.Name), Local: p.Local}
-	if !p.Local && filepath.IsAbs(p.File.Name) {
-		o.Owned = []string{p.File.Name}
-	}
+	o := RemoteJudgeOptions(plan.Policy, p)
 	if o.File.Size == 0 {
 		// The runner sized its volume for the plan: jobs that leave size to
 		// their runner get the plan's.
@@ -347,6 +350,25 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 		err = errors.Join(err, cerr)
 	}
 	return fr, nil, err
+}
+
+// RemoteJudgeOptions are the options a job file is judged with on a
+// prepared target. Where the runner reads the devices of fio's host
+// (p.Devices), every device a job writes there, the target's own included,
+// is judged from that host's facts as fio itself reads the job: the
+// runner's early check read only storbench's reading of the file. Where it
+// cannot, only the volume the runner made (a Kubernetes block volume) may
+// be written.
+func RemoteJudgeOptions(policy safety.Policy, p *runner.Prepared) JudgeOptions {
+	o := JudgeOptions{Policy: policy, File: p.File, Device: p.Kind == "device" || filepath.IsAbs(p.File.Name), Local: p.Local}
+	switch {
+	case p.Local:
+	case p.Devices != nil:
+		o.Policy, o.Facts = p.Devices.Policy, p.Devices.Facts
+	case filepath.IsAbs(p.File.Name):
+		o.Owned = []string{p.File.Name}
+	}
+	return o
 }
 
 type namedJobFile struct {

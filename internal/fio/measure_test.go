@@ -35,7 +35,7 @@ func TestSteadyStateOptions(t *testing.T) {
 		want     []string
 		absent   []string
 	}{
-		{"defaults", "{}", []string{"time_based=1", "runtime=300", "ss=iops_slope:0.5%", "ss_dur=20", "ss_ramp=5"}, []string{"ss_interval"}},
+		{"defaults", "{}", []string{"time_based=1", "runtime=300", "ss=iops_slope:1%", "ss_dur=10", "ss_ramp=2"}, []string{"ss_interval"}},
 		{"bandwidth deviation", "{metric: bw, deviation: 5%, window: 30s, ramp: 0s, max_runtime: 2m}", []string{"ss=bw:5%", "ss_dur=30", "runtime=120"}, []string{"ss_interval"}},
 		{"slow device", "{interval: 5s, window: 60s}", []string{"ss_interval=5", "ss_dur=60"}, nil},
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/safety"
 )
 
 // Target is a place to benchmark, before anything is created there.
@@ -50,12 +51,13 @@ type Prepared struct {
 	// paths, claims its devices and makes its work directories here
 	// rather than through Cmder.
 	Local bool
-	// Telemetry makes the sampler of the host fio runs on; nil, or a nil
-	// Sampler, when the runner cannot sample there, and results then carry
-	// no telemetry. The engine calls it once per prepared target, and only
-	// when telemetry is asked for: finding the sources takes time (a DNS
-	// lookup for a network mount's server).
-	Telemetry func() Sampler
+	// Telemetry makes the sampler of the host fio runs on; nil when the
+	// runner cannot sample there, or an error saying why it could not
+	// this time (the host's counters could not be streamed), and results
+	// then carry no telemetry. The engine calls it once per prepared
+	// target, and only when telemetry is asked for: finding the sources
+	// takes time (a DNS lookup for a network mount's server).
+	Telemetry func() (Sampler, error)
 	// Dir is fio's working directory ("" for the Cmder's default).
 	Dir string
 	// File is the file or device the generated jobs use.
@@ -64,9 +66,22 @@ type Prepared struct {
 	Labels map[string]string
 	// Notices are things the user should know (a reduced file size).
 	Notices []string
+	// Devices, for a runner whose fio runs on another host that it can
+	// read (SSH), is how the safety owner judges the block devices a job
+	// file names there: read on that host, under the user's --destructive
+	// as it applies there. Nil where fio runs here (the engine reads this
+	// host itself) or where devices cannot be read; a job may then write
+	// no device but one the runner made for the run.
+	Devices *RemoteDevices
 	// Cleanup removes what Prepare and fio created. It must be safe to call
 	// with a fresh context after the run's context is cancelled.
 	Cleanup func(ctx context.Context) error
+}
+
+// RemoteDevices reads and judges block devices on the host fio runs on.
+type RemoteDevices struct {
+	Facts  safety.Facts
+	Policy safety.Policy
 }
 
 // Sampler records the host fio runs on while one workload runs: its CPU,

@@ -33,6 +33,9 @@ type Policy struct {
 	// report; nil resolves symlinks on this host. A remote runner whose
 	// facts keep the path as named passes its own.
 	Resolve func(path string) (string, error)
+	// Name is how the user names a device path in --destructive (an SSH
+	// host's device is ssh://HOST/dev/...); nil names it by its path.
+	Name func(path string) string
 }
 
 // CheckWrite decides whether the named writers (workloads or job sections)
@@ -53,9 +56,16 @@ func (p Policy) CheckWrite(ctx context.Context, facts Facts, path string, writer
 		return &Refusal{Device: path, Writers: writers, Rule: RuleReadOnly, Msg: what + ", which the kernel marks read-only (blockdev --getro " + path + " says 1; blockdev --setrw " + path + " clears it)"}
 	}
 	if !p.named(dev.Path) {
-		return &Refusal{Device: path, Writers: writers, Rule: RuleNotNamed, Msg: what + " and would destroy its contents: pass --destructive " + path + " to allow it, or choose a read-only suite"}
+		return &Refusal{Device: path, Writers: writers, Rule: RuleNotNamed, Msg: what + " and would destroy its contents: pass --destructive " + p.name(path) + " to allow it, or choose a read-only suite"}
 	}
 	return nil
+}
+
+func (p Policy) name(path string) string {
+	if p.Name == nil {
+		return path
+	}
+	return p.Name(path)
 }
 
 func (p Policy) named(resolved string) bool {

@@ -23,7 +23,7 @@ workloads:
 		t.Fatal(err)
 	}
 	a, b := s.Workloads[0].SteadyState, s.Workloads[1].SteadyState
-	if a.Criterion() != "bw_slope:1%" || time.Duration(a.Window) != 20*time.Second || time.Duration(a.MaxRuntime) != 5*time.Minute {
+	if a.Criterion() != "bw_slope:1%" || time.Duration(a.Window) != 10*time.Second || time.Duration(a.MaxRuntime) != 5*time.Minute {
 		t.Errorf("a: %+v %s", a, a.Criterion())
 	}
 	if b.Criterion() != "iops:10%" || time.Duration(b.Interval) != 5*time.Second {
@@ -38,7 +38,7 @@ func TestMeasurementOptionErrors(t *testing.T) {
 		"steady_state: {slope: 200%}":               "limits are percentages",
 		"steady_state: {window: 1500ms}":            "whole seconds",
 		"steady_state: {window: 20s, interval: 3s}": "whole number of intervals",
-		"steady_state: {max_runtime: 10s}":          "leaves no time for a 5s ramp and a 20s window",
+		"steady_state: {max_runtime: 10s}":          "leaves no time for a 2s ramp and a 10s window",
 		"steady_state: {slope: lots}":               "\"lots\" is not a percentage",
 		"steady_state: {}\n    time_based: false":   "steady_state needs a time-based workload",
 		"time_based: false":                         "set runtime as well",
@@ -100,5 +100,28 @@ workloads:
 	s.UntilStable(SteadyState{Window: Duration(30 * time.Second)})
 	if w, _ := s.Workload("dw"); w.SteadyState == nil || time.Duration(w.SteadyState.Window) != 30*time.Second || w.SteadyState.Metric != "iops" {
 		t.Errorf("until stable: %+v", w.SteadyState)
+	}
+}
+
+// An unset window holds ten samples at least, and an unset limit lets the
+// fitted line drift 10% of the mean across whatever window is set.
+func TestSteadyStateDerivedDefaults(t *testing.T) {
+	cases := []struct {
+		in        SteadyState
+		window    time.Duration
+		criterion string
+	}{
+		{SteadyState{}, 10 * time.Second, "iops_slope:1%"},
+		{SteadyState{Window: Duration(20 * time.Second)}, 20 * time.Second, "iops_slope:0.5%"},
+		{SteadyState{Interval: Duration(5 * time.Second)}, 50 * time.Second, "iops_slope:1%"},
+		{SteadyState{Interval: Duration(5 * time.Second), Window: Duration(60 * time.Second)}, 60 * time.Second, "iops_slope:0.833%"},
+		{SteadyState{Window: Duration(20 * time.Second), Slope: 2}, 20 * time.Second, "iops_slope:2%"},
+		{SteadyState{Metric: "bw", Deviation: 5}, 10 * time.Second, "bw:5%"},
+	}
+	for _, c := range cases {
+		got := c.in.WithDefaults()
+		if time.Duration(got.Window) != c.window || got.Criterion() != c.criterion {
+			t.Errorf("%+v: window %s criterion %s, want %s %s", c.in, got.Window, got.Criterion(), c.window, c.criterion)
+		}
 	}
 }

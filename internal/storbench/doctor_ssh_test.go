@@ -11,7 +11,6 @@ import (
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/runner/kube"
-	"github.com/storbench/storbench/internal/safety/safetytest"
 	"github.com/storbench/storbench/internal/testenv"
 )
 
@@ -22,12 +21,7 @@ func TestDoctorSSH(t *testing.T) {
 	testenv.Fio(t)
 	testenv.Loop(t)
 	servers := sshFleet(t, 2, true)
-	var ext4 func(testing.TB) string
-	for _, c := range safetytest.Cases() {
-		if c.Name == "ext4" {
-			ext4 = c.Device
-		}
-	}
+	ext4 := corpusDevice(t, "ext4")
 	dir, blank, used := t.TempDir(), testenv.LoopDevice(t, 64<<20), ext4(t)
 	down := sshURL(t, servers[1], "/srv")
 	servers[1].Stop()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/storbench/storbench/internal/contention"
@@ -141,18 +142,13 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 			return nil, refusef("--%s applies to Kubernetes targets: add --target k8s:STORAGECLASS", name)
 		}
 	}
+	var mems []cacheMemory
 	if len(p.classes) > 0 {
 		set, err := KubeTargets(ctx, req.Kube, p.classes, obs.Notice)
 		if err != nil {
 			return nil, err
 		}
-		note, err := p.sizeForCache(set)
-		if err != nil {
-			return nil, err
-		}
-		if note != "" {
-			obs.Notice("", note)
-		}
+		mems = append(mems, set.memory())
 		for _, t := range set.Targets {
 			p.plan.Targets = append(p.plan.Targets, wrap(&req, t))
 		}
@@ -160,11 +156,19 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 			obs.Notice("", "skipping node "+s)
 		}
 	}
-	if len(p.hosts) > 0 {
-		targets, closeAll, derr := sshTargets(ctx, &req, p.hosts)
+	if len(p.hosts) > 0 || p.noiseHost != nil {
+		hosts := p.hosts
+		if p.noiseHost != nil {
+			hosts = append(slices.Clip(hosts), *p.noiseHost)
+		}
+		targets, hostMems, closeAll, derr := sshTargets(ctx, &req, hosts, p.defeatCache)
 		if derr != nil {
 			return nil, derr
 		}
+		if p.noiseHost != nil {
+			p.plan.Contention.NoiseTarget, targets = targets[len(targets)-1], targets[:len(targets)-1]
+		}
+		mems = append(mems, hostMems...)
 		// The connections end with the run, after every target's cleanup.
 		defer func() {
 			if cerr := closeAll(); cerr != nil && err == nil {
@@ -172,6 +176,13 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 			}
 		}()
 		p.plan.Targets = append(p.plan.Targets, targets...)
+	}
+	note, err := p.sizeForCache(mems)
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		obs.Notice("", note)
 	}
 	r, err := (&engine.Engine{Store: st, Observer: obs}).Run(ctx, *p.plan)
 	var refused *engine.RefusedError

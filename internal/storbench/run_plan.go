@@ -1,6 +1,7 @@
 package storbench
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -31,6 +32,9 @@ type runPlan struct {
 	classes []string
 	// hosts are the SSH targets, to be connected.
 	hosts []sshHost
+	// noiseHost is the contention round's --noise-target on a host, to be
+	// connected; the engine's Contention.NoiseTarget once it is.
+	noiseHost *sshHost
 	// defeatCache sizes the suite beyond the memory that can cache it
 	// once the Kubernetes nodes are known (their memory, not this host's);
 	// localCache is this host's part when local targets run too.
@@ -117,17 +121,17 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 	}
 	hosts = remoteHosts(hosts)
 	p.hosts = hosts
-	if req.SSH.AcceptNewHostKeys && len(hosts) == 0 {
-		return nil, refusef("%s applies to ssh:// targets and --inventory hosts", ssh.AcceptNewFlag)
-	}
-	if req.SSH.Become && !slices.ContainsFunc(req.Targets, isSSHTarget) {
-		return nil, refusef("--ssh-become applies to ssh:// targets (inventory hosts use ansible_become)")
-	}
 	if err := applyMeasurement(p, req); err != nil {
 		return nil, err
 	}
-	if err := applyRound(plan, req, suiteSet); err != nil {
+	if err := applyRound(p, req, suiteSet); err != nil {
 		return nil, err
+	}
+	if req.SSH.AcceptNewHostKeys && len(hosts) == 0 && p.noiseHost == nil {
+		return nil, refusef("%s applies to ssh:// targets and --inventory hosts", ssh.AcceptNewFlag)
+	}
+	if req.SSH.Become && !slices.ContainsFunc(req.Targets, isSSHTarget) && p.noiseHost == nil {
+		return nil, refusef("--ssh-become applies to ssh:// targets (inventory hosts use ansible_become)")
 	}
 	if err := applyRounds(plan, req.Rounds); err != nil {
 		return nil, err
@@ -176,9 +180,11 @@ func applyMeasurement(p *runPlan, req *RunRequest) error {
 		return refusef("--until-stable and --defeat-cache shape suite workloads; a --fio-job runs as written")
 	}
 	if m.UntilStable {
-		ss := spec.DefaultSteadyState
-		ss.MaxRuntime, ss.Interval = spec.Duration(m.StableMax), spec.Duration(m.StableInterval)
-		if m.StableInterval <= 0 || time.Duration(ss.Window)%m.StableInterval != 0 {
+		if m.StableInterval <= 0 {
+			return refusef("--stable-interval %s: must be positive", m.StableInterval)
+		}
+		ss := spec.SteadyState{MaxRuntime: spec.Duration(m.StableMax), Interval: spec.Duration(m.StableInterval)}.WithDefaults()
+		if time.Duration(ss.Window)%m.StableInterval != 0 {
 			return refusef("--stable-interval %s: the %s window must be a whole number of intervals", m.StableInterval, ss.Window)
 		}
 		if m.StableMax < time.Duration(ss.Window+ss.Ramp) {
@@ -189,9 +195,10 @@ func applyMeasurement(p *runPlan, req *RunRequest) error {
 	if m.DefeatCache {
 		plan.Measurement.DropCaches = true
 		_, labelled := result.LabelMemBytes.In(plan.Labels)
-		if len(p.classes) > 0 && !labelled {
-			// The nodes' memory decides, once they are chosen (sizeForCache);
-			// this host's counts only if it runs targets too.
+		if (len(p.classes) > 0 || len(p.hosts) > 0) && !labelled {
+			// The nodes' and hosts' memory decides, once they are chosen
+			// and reached (sizeForCache); this host's counts only if it
+			// runs targets too.
 			p.defeatCache = true
 			if len(plan.Targets) > 0 {
 				bytes, err := cacheBytes(plan.Labels)
@@ -215,28 +222,52 @@ func applyMeasurement(p *runPlan, req *RunRequest) error {
 // cache can no longer hold whole.
 func defeatSpan(cache int64) int64 { return (cache + cache/4 + 1<<20 - 1) &^ (1<<20 - 1) }
 
+// cacheMemory is the memory that can cache some of the targets: whose it
+// is, and its size, or why it is unknown.
+type cacheMemory struct {
+	whose string
+	bytes int64
+	err   error
+}
+
+// memory is the largest memory of the chosen nodes.
+func (set *KubeTargetSet) memory() cacheMemory {
+	if !set.MemKnown {
+		return cacheMemory{err: errors.New("the nodes' memory is unknown (no node reports one, or storbench may not read nodes)")}
+	}
+	return cacheMemory{whose: "the largest node's memory", bytes: set.MemBytes}
+}
+
 // sizeForCache sizes the suite for --defeat-cache once the Kubernetes
-// nodes are known: beyond the largest node's memory (or this host's, when
-// larger and local targets run too). Each PVC grows to fit (kube.FitSize)
-// unless --size fixed it, which the target then refuses with the size it
-// needs.
-func (p *runPlan) sizeForCache(set *KubeTargetSet) (string, error) {
+// nodes are chosen and the SSH hosts reached: beyond the largest memory
+// that can cache a target (a node's, a host's, or this host's when local
+// targets run too). Each PVC grows to fit (kube.FitSize) unless --size
+// fixed it, which the target then refuses with the size it needs.
+func (p *runPlan) sizeForCache(mems []cacheMemory) (string, error) {
 	if !p.defeatCache {
 		return "", nil
 	}
-	if !set.MemKnown && p.localCache == 0 {
-		return "", refusef("--defeat-cache: the nodes' memory is unknown (no node reports one, or storbench may not read nodes): pass --label %s=BYTES", result.LabelMemBytes)
+	if p.localCache > 0 {
+		mems = append(mems, cacheMemory{whose: "this host's memory", bytes: p.localCache})
 	}
-	cache, whose := set.MemBytes, "the largest node's memory"
-	if p.localCache > cache {
-		cache, whose = p.localCache, "this host's memory"
+	var big cacheMemory
+	for _, m := range mems {
+		if m.err != nil {
+			return "", refusef("--defeat-cache: %v: pass --label %s=BYTES", m.err, result.LabelMemBytes)
+		}
+		if m.bytes > big.bytes {
+			big = m
+		}
 	}
-	span := defeatSpan(cache)
+	if big.bytes == 0 {
+		return "", nil
+	}
+	span := defeatSpan(big.bytes)
 	resized := p.plan.Suite.DefeatCache(span)
 	if len(resized) == 0 {
 		return "", nil
 	}
-	return fmt.Sprintf("--defeat-cache: %s sized to %s, beyond %s (%s)", strings.Join(resized, ", "), units.Bytes(span), whose, units.Bytes(cache)), nil
+	return fmt.Sprintf("--defeat-cache: %s sized to %s, beyond %s (%s)", strings.Join(resized, ", "), units.Bytes(span), big.whose, units.Bytes(big.bytes)), nil
 }
 
 func applyPrecondition(plan *engine.Plan, req *RunRequest) error {
@@ -272,7 +303,8 @@ func cacheBytes(labels map[string]string) (int64, error) {
 
 // applyRound turns on telemetry and, for the contention round, replaces
 // the suite by the probe and its bulk writer.
-func applyRound(plan *engine.Plan, req *RunRequest, suiteSet bool) error {
+func applyRound(p *runPlan, req *RunRequest, suiteSet bool) error {
+	plan := p.plan
 	plan.Telemetry = req.Telemetry
 	switch req.Round {
 	case result.RoundIsolated:
@@ -299,7 +331,18 @@ func applyRound(plan *engine.Plan, req *RunRequest, suiteSet bool) error {
 		if slices.Contains(req.Targets, req.NoiseTarget) {
 			return refusef("--noise-target %s is also a --target: leave it out to put the bulk writer on the probe's own target", req.NoiseTarget)
 		}
-		c.NoiseTarget = localTarget(req, req.NoiseTarget)
+		if isSSHTarget(req.NoiseTarget) {
+			// Connected with the hosts (Run), on a connection of its own
+			// or the probe host's.
+			o, path, err := ssh.ParseTarget(req.NoiseTarget)
+			if err != nil {
+				return refuse(fmt.Errorf("--noise-target: %w", err))
+			}
+			o.Become = req.SSH.Become
+			p.noiseHost = &sshHost{name: req.NoiseTarget, opts: o, path: path}
+		} else {
+			c.NoiseTarget = localTarget(req, req.NoiseTarget)
+		}
 	}
 	plan.Suite, plan.Contention, plan.Round = nil, c, result.RoundContention
 	return nil

@@ -191,13 +191,14 @@ func TestMeasurementRequest(t *testing.T) {
 		}, nil, "", func(t *testing.T, p *engine.Plan) {
 			for _, w := range p.Suite.Workloads {
 				ss := w.SteadyState
-				if ss == nil || time.Duration(ss.MaxRuntime) != 2*time.Minute || time.Duration(ss.Interval) != 2*time.Second || ss.Criterion() != "iops_slope:0.5%" {
+				if ss == nil || time.Duration(ss.MaxRuntime) != 2*time.Minute || time.Duration(ss.Interval) != 2*time.Second ||
+					time.Duration(ss.Window) != 20*time.Second || ss.Criterion() != "iops_slope:1%" {
 					t.Errorf("%s: %+v", w.Name, ss)
 				}
 			}
 		}},
 		{"stable flags alone", func(r *RunRequest) { r.Measure.StableMax = 2 * time.Minute }, []string{"stable-max"}, "belong to --until-stable", nil},
-		{"odd interval", func(r *RunRequest) { r.Measure.UntilStable, r.Measure.StableInterval = true, 3*time.Second }, nil, "whole number of intervals", nil},
+		{"odd interval", func(r *RunRequest) { r.Measure.UntilStable, r.Measure.StableInterval = true, 700*time.Millisecond }, nil, "whole number of intervals", nil},
 		{"short max", func(r *RunRequest) { r.Measure.UntilStable, r.Measure.StableMax = true, 10*time.Second }, nil, "leaves no time", nil},
 		{"defeat cache", func(r *RunRequest) {
 			r.Measure.DefeatCache, r.Labels = true, map[string]string{string(result.LabelMemBytes): "1073741824"}
@@ -271,7 +272,7 @@ func TestDefeatCacheSizedForNodes(t *testing.T) {
 	if !p.defeatCache || p.localCache != 0 || !p.plan.Measurement.DropCaches || len(before) == 0 {
 		t.Fatalf("kube-only plan: defeat later %v, local %d, drop %v, cache-prone %v", p.defeatCache, p.localCache, p.plan.Measurement.DropCaches, before)
 	}
-	note, err := p.sizeForCache(&KubeTargetSet{MemBytes: 4 << 30, MemKnown: true})
+	note, err := p.sizeForCache([]cacheMemory{(&KubeTargetSet{MemBytes: 4 << 30, MemKnown: true}).memory()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestDefeatCacheSizedForNodes(t *testing.T) {
 
 	// Nodes whose memory cannot be read: refused, naming the way out.
 	p = planOrRefusal(t, request(kubeOnly), "")
-	_, err = p.sizeForCache(&KubeTargetSet{})
+	_, err = p.sizeForCache([]cacheMemory{(&KubeTargetSet{}).memory()})
 	wantRefused(t, err, "--label mem_bytes=BYTES")
 
 	// A local target too: the larger of this host's and the nodes' memory.
@@ -296,7 +297,7 @@ func TestDefeatCacheSizedForNodes(t *testing.T) {
 	if p.localCache <= 0 {
 		t.Fatalf("this host's memory not read: %d", p.localCache)
 	}
-	note, err = p.sizeForCache(&KubeTargetSet{MemBytes: 1 << 20, MemKnown: true})
+	note, err = p.sizeForCache([]cacheMemory{(&KubeTargetSet{MemBytes: 1 << 20, MemKnown: true}).memory()})
 	if err != nil || !strings.Contains(note, "beyond this host's memory") {
 		t.Errorf("notice %q, %v", note, err)
 	}
@@ -314,4 +315,27 @@ func TestDefeatCacheSizedForNodes(t *testing.T) {
 			t.Errorf("%s: %d bytes with mem_bytes=1 GiB", name, size)
 		}
 	}
+
+	// SSH hosts: sized once they are reached, by the largest host's
+	// memory (hostMemory reads it; TestHostMemory).
+	p = planOrRefusal(t, request(func(r *RunRequest) {
+		r.Targets, r.Measure.DefeatCache = []string{"ssh://pi@pi1/srv", "ssh://pi@pi2/srv"}, true
+	}), "")
+	if !p.defeatCache || p.localCache != 0 {
+		t.Fatalf("ssh-only plan: defeat later %v, local %d", p.defeatCache, p.localCache)
+	}
+	note, err = p.sizeForCache([]cacheMemory{{whose: "pi1's memory", bytes: 4 << 30}, {whose: "pi2's memory", bytes: 8 << 30}})
+	if err != nil || !strings.Contains(note, "beyond pi2's memory (8.0 GiB)") {
+		t.Errorf("notice %q, %v", note, err)
+	}
+	for name, size := range sizes(p) {
+		if size != 10<<30 {
+			t.Errorf("%s: %d bytes, want 10 GiB (a quarter beyond pi2's 8 GiB)", name, size)
+		}
+	}
+	p = planOrRefusal(t, request(func(r *RunRequest) {
+		r.Targets, r.Measure.DefeatCache = []string{"ssh://pi@pi1/srv"}, true
+	}), "")
+	_, err = p.sizeForCache([]cacheMemory{{err: errors.New("reading the memory of pi1: exit code 1")}})
+	wantRefused(t, err, "reading the memory of pi1: exit code 1: pass --label mem_bytes=BYTES")
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/inventory"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/ssh"
@@ -140,17 +142,35 @@ func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
 // the request's fault (*RequestError), naming the fingerprint and the flag;
 // a host that cannot be reached is named in the error. On error every
 // connection made is closed.
-func sshTargets(ctx context.Context, req *RunRequest, hosts []sshHost) ([]runner.Target, func() error, error) {
+func sshTargets(ctx context.Context, req *RunRequest, hosts []sshHost, readMem bool) ([]runner.Target, []cacheMemory, func() error, error) {
 	clients, errs, closeAll := dialHosts(ctx, req.SSH.AcceptNewHostKeys, hosts)
 	var targets []runner.Target
+	var mems []cacheMemory
+	read := map[*ssh.Client]bool{}
 	for i, h := range hosts {
 		if errs[i] != nil {
 			closeAll()
-			return nil, nil, hostError(h, errs[i])
+			return nil, nil, nil, hostError(h, errs[i])
 		}
 		targets = append(targets, wrap(req, ssh.NewTarget(h.name, clients[i], h.path, ssh.TargetOptions{Destructive: req.Destructive})))
+		if readMem && !read[clients[i]] {
+			read[clients[i]] = true
+			mems = append(mems, hostMemory(ctx, clients[i]))
+		}
 	}
-	return targets, closeAll, nil
+	return targets, mems, closeAll, nil
+}
+
+// hostMemory reads a host's memory (MemTotal) through its connection.
+func hostMemory(ctx context.Context, c *ssh.Client) cacheMemory {
+	m := cacheMemory{whose: c.Name() + "'s memory"}
+	data, err := execx.Output(c.Command(ctx, "cat", "/proc/meminfo"))
+	if err != nil {
+		m.err = fmt.Errorf("reading the memory of %s: %w", c.Name(), err)
+	} else if m.bytes = engine.MemTotal(data); m.bytes <= 0 {
+		m.err = fmt.Errorf("the memory of %s: its /proc/meminfo has no MemTotal", c.Name())
+	}
+	return m
 }
 
 // hostError names the target a connection failed for; a host key

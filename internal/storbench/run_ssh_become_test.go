@@ -87,16 +87,7 @@ func TestRunSSHBecomeDevice(t *testing.T) {
 	})
 	t.Run("passwordless sudo", func(t *testing.T) {
 		sshtest.Sudoers(t, user+" ALL=(ALL) NOPASSWD: ALL")
-		st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
-		defer st.Close()
-		r, err := Run(context.Background(), st, req, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := LoadRunOutcome(context.Background(), st, r)
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := runStored(t, req)
 		if len(o.Results) != 1 || o.Results[0].Status != result.StatusComplete || o.Results[0].Target != "ssh://pi01"+dev {
 			t.Fatalf("results: %+v", o.Results)
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/storbench/storbench/internal/engine"
@@ -68,10 +67,7 @@ func judgeSSHTarget(ctx context.Context, req *RunRequest, plan *engine.Plan, h s
 			}
 		}()
 	}
-	o := engine.JudgeOptions{Policy: plan.Policy, File: p.File, Device: p.Kind == "device"}
-	if filepath.IsAbs(p.File.Name) {
-		o.Owned = []string{p.File.Name}
-	}
+	o := engine.RemoteJudgeOptions(plan.Policy, p)
 	j, err := engine.Judge(ctx, fio.Runner{Cmder: c}, plan.RawJob.File, work, o)
 	if err != nil {
 		return nil, judgeErr(fmt.Errorf("target %s: %w", h.name, err))

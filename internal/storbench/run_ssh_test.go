@@ -140,6 +140,25 @@ func TestRunSSHUnknownHostRefused(t *testing.T) {
 	}
 }
 
+// A user the host does not know is refused at connection, naming the
+// target and the user, and nothing is stored.
+func TestRunSSHWrongUserRefused(t *testing.T) {
+	servers := sshFleet(t, 1, true)
+	req := DefaultRunRequest()
+	req.Suite, req.Telemetry = "testdata/run-tiny.yaml", false
+	req.Targets = []string{"ssh://storbench-no-such-user@" + servers[0].Addr() + t.TempDir()}
+	db := filepath.Join(t.TempDir(), "r.db")
+	st := store.NewLazy(db)
+	defer st.Close()
+	_, err := Run(context.Background(), st, req, nil)
+	if err == nil || !strings.Contains(err.Error(), req.Targets[0]) || !strings.Contains(err.Error(), `authentication as "storbench-no-such-user" refused`) {
+		t.Fatalf("want the target and the refused user named, got %v", err)
+	}
+	if _, serr := os.Stat(db); !os.IsNotExist(serr) {
+		t.Errorf("a refused run created %s", db)
+	}
+}
+
 // A host that cannot be reached is named, and nothing runs.
 func TestRunSSHHostDown(t *testing.T) {
 	servers := sshFleet(t, 2, true)
@@ -186,16 +205,7 @@ func TestRunSSHInventory(t *testing.T) {
 	req := DefaultRunRequest()
 	req.Suite, req.Telemetry, req.Workloads = "testdata/run-tiny.yaml", false, []string{"rr"}
 	req.SSH = SSHRequest{Inventory: inv, Hosts: "all:!nas", Path: shared}
-	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
-	defer st.Close()
-	r, err := Run(context.Background(), st, req, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := LoadRunOutcome(context.Background(), st, r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := runStored(t, req)
 	var got []string
 	for _, res := range o.Results {
 		got = append(got, res.Target+" "+res.Workload+" "+string(res.Status))

@@ -58,7 +58,10 @@ func run(target string, rounds int, runtime time.Duration) error {
 	if p.Telemetry == nil {
 		return fmt.Errorf("target %s offers no telemetry", target)
 	}
-	sampler := p.Telemetry()
+	sampler, err := p.Telemetry()
+	if err != nil {
+		return err
+	}
 	fr := fio.Runner{Cmder: p.Cmder, Dir: p.Dir}
 	measure := func(w spec.Workload, on bool) (float64, error) {
 		var rec runner.Recording

@@ -81,7 +81,7 @@ known_hosts); --inventory FILE adds the hosts of an Ansible inventory that
 	fl.StringSliceVar(&r.Workloads, "workloads", nil, "run only these workloads of the suite (comma-separated)")
 	fl.StringVar(&r.Round, "round", def.Round, "isolated: the suite on each target; contention: a latency probe alone, then beside a bulk writer")
 	fl.StringVar(&r.Probe, "probe", "", "contention round: the latency probe workload (default etcd-fdatasync; any built-in workload name, or a workload of --suite)")
-	fl.StringVar(&r.NoiseTarget, "noise-target", "", "contention round: run the bulk writer on this directory or device instead of the probe's target")
+	fl.StringVar(&r.NoiseTarget, "noise-target", "", "contention round: run the bulk writer on this directory or device (a local path or an ssh:// target) instead of the probe's target")
 	fl.BoolVar(&r.Telemetry, "telemetry", def.Telemetry, "sample CPU, disk, pressure, temperature and network once a second while each workload runs")
 	addKubeFlags(fl, r, def)
 	fl.BoolVar(&r.SSH.AcceptNewHostKeys, "ssh-accept-new-host-keys", false, "ssh targets: record the key of a host not yet in known_hosts instead of refusing it (a changed key is always refused)")

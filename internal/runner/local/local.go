@@ -183,8 +183,10 @@ func (t *Target) prepareDevice(ctx context.Context, need runner.Need) (*runner.P
 // sampler reads this host's /proc and /sys (under Options.Root) for the
 // target its labels describe: its block device, or the interface that
 // carries a network filesystem.
-func (t *Target) sampler(labels map[string]string) func() runner.Sampler {
-	return func() runner.Sampler { return hostSampler{telemetry.New(telemetry.ConfigFor(labels, t.root()))} }
+func (t *Target) sampler(labels map[string]string) func() (runner.Sampler, error) {
+	return func() (runner.Sampler, error) {
+		return hostSampler{telemetry.New(telemetry.ConfigFor(labels, t.root()))}, nil
+	}
 }
 
 // hostSampler offers a telemetry.Sampler as the runner's.

@@ -53,9 +53,9 @@ func TestTelemetryDuringRealFio(t *testing.T) {
 	if p.Telemetry == nil {
 		t.Fatal("a local target offers no telemetry")
 	}
-	s := p.Telemetry()
-	if s == nil {
-		t.Fatal("a local target has no sampler")
+	s, err := p.Telemetry()
+	if err != nil || s == nil {
+		t.Fatalf("a local target has no sampler: %v", err)
 	}
 	job := fio.Job{Global: []fio.Option{{Key: "filename", Value: p.File.Name}}, Sections: []fio.Section{{Name: "w", Options: []fio.Option{
 		{Key: "rw", Value: "randwrite"}, {Key: "bs", Value: "4k"}, {Key: "size", Value: "64M"}, {Key: "ioengine", Value: "psync"},
@@ -133,7 +133,11 @@ func TestDeviceTargetSamplesItsDevice(t *testing.T) {
 		{Key: "rw", Value: "write"}, {Key: "bs", Value: "64k"}, {Key: "size", Value: "16M"}, {Key: "ioengine", Value: "psync"},
 		{Key: "direct", Value: "1"}, {Key: "randrepeat", Value: "0"},
 	}}}}
-	rec := p.Telemetry().Start()
+	s, err := p.Telemetry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := s.Start()
 	out, err := fio.Runner{Cmder: p.Cmder}.Run(context.Background(), job, nil)
 	tel := rec.Stop()
 	if err != nil {

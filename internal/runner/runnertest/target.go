@@ -98,7 +98,9 @@ func TargetConformance(t *testing.T, s TargetSuite) {
 		p := prepare(t, sub)
 		var rec runner.Recording
 		if p.Telemetry != nil {
-			if sampler := p.Telemetry(); sampler != nil {
+			if sampler, err := p.Telemetry(); err != nil {
+				t.Errorf("telemetry: %v", err)
+			} else if sampler != nil {
 				rec = sampler.Start()
 			}
 		}

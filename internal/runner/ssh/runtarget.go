@@ -76,14 +76,19 @@ func (f hostFacts) get(key string) string {
 
 // facts reads the target path and its host.
 func (t *Target) facts(ctx context.Context) (hostFacts, error) {
-	out, err := execx.Output(t.client.Command(ctx, "sh", "-c", factsScript, "sh", t.path))
+	return t.factsOf(ctx, t.path)
+}
+
+// factsOf reads a path on the host, and the host.
+func (t *Target) factsOf(ctx context.Context, p string) (hostFacts, error) {
+	out, err := execx.Output(t.client.Command(ctx, "sh", "-c", factsScript, "sh", p))
 	var re *execx.RunError
 	if errors.As(err, &re) {
 		// The script itself is no help to the reader; what it said is.
-		return nil, fmt.Errorf("target %s: reading %s on %s failed (exit code %d): %s", t.name, t.path, t.client.Name(), re.ExitCode, strings.TrimSpace(re.Stderr))
+		return nil, fmt.Errorf("target %s: reading %s on %s failed (exit code %d): %s", t.name, p, t.client.Name(), re.ExitCode, strings.TrimSpace(re.Stderr))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("target %s: reading %s on the host: %w", t.name, t.path, err)
+		return nil, fmt.Errorf("target %s: reading %s on the host: %w", t.name, p, err)
 	}
 	f := hostFacts{}
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
@@ -246,6 +251,7 @@ func (t *Target) prepareDir(ctx context.Context, f hostFacts, need runner.Need) 
 		File:      fio.File{Name: TestFileName, Size: size},
 		Labels:    labels,
 		Telemetry: sample,
+		Devices:   t.devices(),
 		Cleanup: func(ctx context.Context) error {
 			serr := stopSampling()
 			if err := run(t.client.Command(ctx, "rm", "-rf", "--", work)); err != nil {
@@ -311,10 +317,51 @@ func (r remoteDevice) Device(ctx context.Context, p string) (*safety.Device, err
 // user named the target itself with --destructive.
 func (t *Target) policy() safety.Policy {
 	p := safety.Policy{Resolve: func(s string) (string, error) { return s, nil }}
+	if host, ok := strings.CutSuffix(t.name, t.path); ok && strings.HasPrefix(host, "ssh://") {
+		p.Name = func(dev string) string { return host + dev }
+	}
 	if slices.Contains(t.opts.Destructive, t.name) {
 		p.Destructive = []string{t.path}
 	}
 	return p
+}
+
+// hostPolicy is what the user allowed on this target's host: every device
+// of the host named with --destructive as ssh://HOST/dev/..., for a job
+// file that writes devices other than the target.
+func (t *Target) hostPolicy() safety.Policy {
+	p := t.policy()
+	host, ok := strings.CutSuffix(t.name, t.path)
+	if !ok || !strings.HasPrefix(host, "ssh://") {
+		return p
+	}
+	for _, d := range t.opts.Destructive {
+		if rest, ok := strings.CutPrefix(d, host); ok && strings.HasPrefix(rest, "/") && !slices.Contains(p.Destructive, rest) {
+			p.Destructive = append(p.Destructive, rest)
+		}
+	}
+	return p
+}
+
+// hostDevices reads any block device of the host for the safety owner,
+// each with its own facts (facts.sh on that path).
+type hostDevices struct{ t *Target }
+
+func (h hostDevices) Device(ctx context.Context, p string) (*safety.Device, error) {
+	f, err := h.t.factsOf(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if k := f.get("kind"); k != "device" {
+		return nil, fmt.Errorf("%s on %s is not a block device (%s)", p, h.t.client.Name(), k)
+	}
+	return remoteDevice{h.t.client, f}.Device(ctx, p)
+}
+
+// devices is how the engine judges the devices a job file names on the
+// host.
+func (t *Target) devices() *runner.RemoteDevices {
+	return &runner.RemoteDevices{Facts: hostDevices{t}, Policy: t.hostPolicy()}
 }
 
 // checkDevice asks the safety owner whether the suite's writers may write
@@ -371,6 +418,7 @@ func (t *Target) prepareDevice(ctx context.Context, f hostFacts, need runner.Nee
 		File:      fio.File{Name: t.path, Size: size},
 		Labels:    labels,
 		Telemetry: sample,
+		Devices:   t.devices(),
 		Cleanup: func(context.Context) error {
 			return errors.Join(stopSampling(), release())
 		},

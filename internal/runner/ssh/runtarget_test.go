@@ -264,9 +264,9 @@ func TestTargetTelemetry(t *testing.T) {
 	if p.Telemetry == nil {
 		t.Fatal("no telemetry offered")
 	}
-	sampler := p.Telemetry()
-	if sampler == nil {
-		t.Fatal("no sampler made")
+	sampler, err := p.Telemetry()
+	if err != nil || sampler == nil {
+		t.Fatalf("no sampler made: %v", err)
 	}
 	if streams() == 0 {
 		t.Error("no streaming session on the host")

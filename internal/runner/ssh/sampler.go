@@ -143,18 +143,18 @@ func (s *hostStream) stop() error {
 // the stop its Cleanup calls. A host whose counters cannot be streamed
 // gets no sampler (runner.Prepared allows it): its results carry no
 // telemetry.
-func samplerFor(client *Client, labels map[string]string) (func() runner.Sampler, func() error) {
+func samplerFor(client *Client, labels map[string]string) (func() (runner.Sampler, error), func() error) {
 	var mu sync.Mutex
 	var streams []*hostStream
-	start := func() runner.Sampler {
+	start := func() (runner.Sampler, error) {
 		s, err := startStream(client)
 		if err != nil {
-			return nil
+			return nil, fmt.Errorf("streaming the counters of %s: %w", client.Name(), err)
 		}
 		mu.Lock()
 		streams = append(streams, s)
 		mu.Unlock()
-		return streamSampler{telemetry.New(telemetry.ConfigFor(labels, s.mirror))}
+		return streamSampler{telemetry.New(telemetry.ConfigFor(labels, s.mirror))}, nil
 	}
 	stop := func() error {
 		mu.Lock()

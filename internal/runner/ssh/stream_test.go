@@ -59,9 +59,9 @@ func TestStreamedNetworkInterface(t *testing.T) {
 	result.LabelMountSource.Set(labels, ip.String()+":/export/bench")
 	start, stop := samplerFor(c, labels)
 	defer stop()
-	s := start()
-	if s == nil {
-		t.Fatal("no sampler")
+	s, err := start()
+	if err != nil || s == nil {
+		t.Fatalf("no sampler: %v", err)
 	}
 	rec := s.Start()
 	time.Sleep(2500 * time.Millisecond)

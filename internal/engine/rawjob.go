@@ -313,11 +313,15 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 		o.File.Size = e.need(plan, "").FileSize
 	}
 	var holds []*safety.Hold
+	var remoteHolds []func() error
 	removeWork := cleanup
 	cleanup = func(ctx context.Context) error {
 		var errs []error
 		for _, h := range holds {
 			errs = append(errs, h.Release())
+		}
+		for _, release := range remoteHolds {
+			errs = append(errs, release())
 		}
 		return errors.Join(append(errs, removeWork(ctx))...)
 	}
@@ -337,6 +341,14 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 			var hs []*safety.Hold
 			hs, err = claimWritten(ctx, plan.Policy, j.Verdict, heldByTarget(p))
 			holds = append(holds, hs...)
+			if err != nil {
+				break
+			}
+		} else if p.Devices != nil && p.Devices.Hold != nil {
+			// The same guard on the host fio runs on.
+			var rs []func() error
+			rs, err = holdRemoteWritten(ctx, p.Devices, j.Verdict)
+			remoteHolds = append(remoteHolds, rs...)
 			if err != nil {
 				break
 			}
@@ -498,20 +510,7 @@ func resolved(path string) string {
 // own files that the judged jobs write, except the one the target already
 // holds.
 func claimWritten(ctx context.Context, policy safety.Policy, v *safety.JobVerdict, held string) ([]*safety.Hold, error) {
-	if v == nil {
-		return nil, nil
-	}
-	writers := map[string][]string{}
-	var devices []string
-	for _, t := range v.Touches {
-		if t.Kind != safety.PathBlock || !t.Writes || t.Own || (held != "" && resolved(t.Path) == held) {
-			continue
-		}
-		if _, seen := writers[t.Path]; !seen {
-			devices = append(devices, t.Path)
-		}
-		writers[t.Path] = append(writers[t.Path], t.Job)
-	}
+	devices, writers := writtenDevices(v, held)
 	var holds []*safety.Hold
 	for _, dev := range devices {
 		h, err := policy.Claim(ctx, safety.LocalFacts{}, dev, writers[dev])
@@ -521,4 +520,39 @@ func claimWritten(ctx context.Context, policy safety.Policy, v *safety.JobVerdic
 		holds = append(holds, h)
 	}
 	return holds, nil
+}
+
+// writtenDevices are the block devices the judged jobs write, in order,
+// with the jobs that write each, leaving out the one already held.
+func writtenDevices(v *safety.JobVerdict, held string) ([]string, map[string][]string) {
+	writers := map[string][]string{}
+	var devices []string
+	if v == nil {
+		return nil, writers
+	}
+	for _, t := range v.Touches {
+		if t.Kind != safety.PathBlock || !t.Writes || t.Own || (held != "" && resolved(t.Path) == held) {
+			continue
+		}
+		if _, seen := writers[t.Path]; !seen {
+			devices = append(devices, t.Path)
+		}
+		writers[t.Path] = append(writers[t.Path], t.Job)
+	}
+	return devices, writers
+}
+
+// holdRemoteWritten holds, on the host fio runs on, every device the
+// judged jobs write, as claimWritten does here; it returns the releases.
+func holdRemoteWritten(ctx context.Context, d *runner.RemoteDevices, v *safety.JobVerdict) ([]func() error, error) {
+	devices, writers := writtenDevices(v, "")
+	var releases []func() error
+	for _, dev := range devices {
+		release, err := d.Hold(ctx, dev, writers[dev])
+		if err != nil {
+			return releases, err
+		}
+		releases = append(releases, release)
+	}
+	return releases, nil
 }

@@ -82,6 +82,11 @@ type Prepared struct {
 type RemoteDevices struct {
 	Facts  safety.Facts
 	Policy safety.Policy
+	// Hold opens a device the judged jobs write exclusively on that host
+	// and judges it again under the hold, as safety.Policy.Claim does
+	// here; the engine calls release once fio is done. Nil when the
+	// runner cannot.
+	Hold func(ctx context.Context, dev string, writers []string) (release func() error, err error)
 }
 
 // Sampler records the host fio runs on while one workload runs: its CPU,

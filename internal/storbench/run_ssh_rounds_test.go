@@ -11,6 +11,7 @@ import (
 
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/safety"
 	"github.com/storbench/storbench/internal/safety/safetytest"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/testenv"
@@ -124,8 +125,9 @@ func TestDryRunSSH(t *testing.T) {
 // A job file on a host is judged device by device from that host's facts,
 // as fio reads the job: a second device it writes is refused for the data
 // on it (not merely as unknown), refused while the user has not named it,
-// and written once it is blank and named with --destructive as
-// ssh://HOST/dev/....
+// refused while something holds it, and written once it is blank, free
+// and named with --destructive as ssh://HOST/dev/...; held on the host
+// while it runs, let go after.
 func TestRunSSHRawJobOtherDevices(t *testing.T) {
 	testenv.Fio(t)
 	testenv.Loop(t)
@@ -164,9 +166,36 @@ func TestRunSSHRawJobOtherDevices(t *testing.T) {
 		t.Errorf("a job writing %s, not named: want it refused with the flag that allows it, got %v", blank, err)
 	}
 
+	// Named and blank, but held where the host's facts cannot see it (here
+	// exclusively, by this test): the hold on the host refuses it, and
+	// nothing is written.
+	h, err := safety.HoldExclusive(blank)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beforeBlank := safetytest.Sum(t, blank)
+	if _, err := run(blank, sshURL(t, servers[0], blank)); err == nil || !strings.Contains(err.Error(), blank+" is in use") {
+		t.Errorf("a job writing %s while something holds it: want it refused as in use, got %v", blank, err)
+	}
+	if err := h.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if after := safetytest.Sum(t, blank); after != beforeBlank {
+		t.Errorf("%s changed while held elsewhere", blank)
+	}
+
 	results, err := run(blank, sshURL(t, servers[0], blank))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Both devices let go once the run is over.
+	for _, dev := range []string{target, blank} {
+		h, err := safety.HoldExclusive(dev)
+		if err != nil {
+			t.Errorf("%s still held after the run: %v", dev, err)
+			continue
+		}
+		h.Release()
 	}
 	if len(results) != 2 {
 		t.Fatalf("%d results, want 2", len(results))

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
@@ -43,6 +44,10 @@ type Target struct {
 	client *Client
 	path   string
 	opts   TargetOptions
+
+	mu sync.Mutex
+	// holding says the prepared device target is held on the host.
+	holding bool
 }
 
 var (
@@ -358,10 +363,30 @@ func (h hostDevices) Device(ctx context.Context, p string) (*safety.Device, erro
 	return remoteDevice{h.t.client, f}.Device(ctx, p)
 }
 
-// devices is how the engine judges the devices a job file names on the
-// host.
+// devices is how the engine judges and holds the devices a job file
+// names on the host.
 func (t *Target) devices() *runner.RemoteDevices {
-	return &runner.RemoteDevices{Facts: hostDevices{t}, Policy: t.hostPolicy()}
+	return &runner.RemoteDevices{Facts: hostDevices{t}, Policy: t.hostPolicy(), Hold: t.holdWritten}
+}
+
+// holdWritten holds a device a job writes on the host, exclusively, and
+// judges it again under the hold; the device target itself is held by
+// Prepare already.
+func (t *Target) holdWritten(ctx context.Context, dev string, writers []string) (func() error, error) {
+	t.mu.Lock()
+	held := t.holding && dev == t.path
+	t.mu.Unlock()
+	if held {
+		return func() error { return nil }, nil
+	}
+	h, err := holdDevice(ctx, t.client, dev)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.name, err)
+	}
+	if err := t.hostPolicy().CheckWrite(ctx, hostDevices{t}, dev, writers); err != nil {
+		return nil, errors.Join(fmt.Errorf("target %s: %w", t.name, err), h.release())
+	}
+	return h.release, nil
 }
 
 // checkDevice asks the safety owner whether the suite's writers may write
@@ -401,10 +426,18 @@ func (t *Target) prepareDevice(ctx context.Context, f hostFacts, need runner.Nee
 			return nil, errors.Join(err, hold.release())
 		}
 	}
+	if hold != nil {
+		t.mu.Lock()
+		t.holding = true
+		t.mu.Unlock()
+	}
 	release := func() error {
 		if hold == nil {
 			return nil
 		}
+		t.mu.Lock()
+		t.holding = false
+		t.mu.Unlock()
 		return hold.release()
 	}
 	size := need.FileSize

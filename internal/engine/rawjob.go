@@ -118,10 +118,9 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 		return nil, err
 	}
 	check := safety.JobCheck{Policy: o.Policy, WorkDir: real, Owned: o.Owned, Stat: stat}
+	check.Facts = o.Facts
 	if o.Local {
 		check.Facts = safety.LocalFacts{}
-	} else if o.Facts != nil {
-		check.Facts = o.Facts
 	}
 	var jobs []safety.FioJob
 	for _, j := range rd.Jobs {
@@ -306,7 +305,7 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 	if err != nil {
 		return fr, nil, err
 	}
-	o := RemoteJudgeOptions(plan.Policy, p)
+	o := TargetJudgeOptions(plan.Policy, p)
 	if o.File.Size == 0 {
 		// The runner sized its volume for the plan: jobs that leave size to
 		// their runner get the plan's.
@@ -364,14 +363,14 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 	return fr, nil, err
 }
 
-// RemoteJudgeOptions are the options a job file is judged with on a
+// TargetJudgeOptions are the options a job file is judged with on a
 // prepared target. Where the runner reads the devices of fio's host
 // (p.Devices), every device a job writes there, the target's own included,
 // is judged from that host's facts as fio itself reads the job: the
 // runner's early check read only storbench's reading of the file. Where it
 // cannot, only the volume the runner made (a Kubernetes block volume) may
 // be written.
-func RemoteJudgeOptions(policy safety.Policy, p *runner.Prepared) JudgeOptions {
+func TargetJudgeOptions(policy safety.Policy, p *runner.Prepared) JudgeOptions {
 	o := JudgeOptions{Policy: policy, File: p.File, Device: p.Kind == "device" || filepath.IsAbs(p.File.Name), Local: p.Local}
 	switch {
 	case p.Local:

@@ -67,7 +67,7 @@ func judgeSSHTarget(ctx context.Context, req *RunRequest, plan *engine.Plan, h s
 			}
 		}()
 	}
-	o := engine.RemoteJudgeOptions(plan.Policy, p)
+	o := engine.TargetJudgeOptions(plan.Policy, p)
 	j, err := engine.Judge(ctx, fio.Runner{Cmder: c}, plan.RawJob.File, work, o)
 	if err != nil {
 		return nil, judgeErr(fmt.Errorf("target %s: %w", h.name, err))

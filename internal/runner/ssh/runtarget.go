@@ -318,28 +318,20 @@ func (r remoteDevice) Device(ctx context.Context, p string) (*safety.Device, err
 	return d, nil
 }
 
-// policy is what the user allowed, for this target: its device when the
-// user named the target itself with --destructive.
+// policy is what the user allowed on this target's host: its device when
+// the user named the target itself with --destructive, and every other
+// device of the host named as ssh://HOST/dev/... (a job file may write
+// them). Refusals name a device as the user would.
 func (t *Target) policy() safety.Policy {
 	p := safety.Policy{Resolve: func(s string) (string, error) { return s, nil }}
-	if host, ok := strings.CutSuffix(t.name, t.path); ok && strings.HasPrefix(host, "ssh://") {
-		p.Name = func(dev string) string { return host + dev }
-	}
 	if slices.Contains(t.opts.Destructive, t.name) {
 		p.Destructive = []string{t.path}
 	}
-	return p
-}
-
-// hostPolicy is what the user allowed on this target's host: every device
-// of the host named with --destructive as ssh://HOST/dev/..., for a job
-// file that writes devices other than the target.
-func (t *Target) hostPolicy() safety.Policy {
-	p := t.policy()
 	host, ok := strings.CutSuffix(t.name, t.path)
 	if !ok || !strings.HasPrefix(host, "ssh://") {
 		return p
 	}
+	p.Name = func(dev string) string { return host + dev }
 	for _, d := range t.opts.Destructive {
 		if rest, ok := strings.CutPrefix(d, host); ok && strings.HasPrefix(rest, "/") && !slices.Contains(p.Destructive, rest) {
 			p.Destructive = append(p.Destructive, rest)
@@ -366,7 +358,7 @@ func (h hostDevices) Device(ctx context.Context, p string) (*safety.Device, erro
 // devices is how the engine judges and holds the devices a job file
 // names on the host.
 func (t *Target) devices() *runner.RemoteDevices {
-	return &runner.RemoteDevices{Facts: hostDevices{t}, Policy: t.hostPolicy(), Hold: t.holdWritten}
+	return &runner.RemoteDevices{Facts: hostDevices{t}, Policy: t.policy(), Hold: t.holdWritten}
 }
 
 // holdWritten holds a device a job writes on the host, exclusively, and
@@ -383,7 +375,7 @@ func (t *Target) holdWritten(ctx context.Context, dev string, writers []string) 
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.name, err)
 	}
-	if err := t.hostPolicy().CheckWrite(ctx, hostDevices{t}, dev, writers); err != nil {
+	if err := t.policy().CheckWrite(ctx, hostDevices{t}, dev, writers); err != nil {
 		return nil, errors.Join(fmt.Errorf("target %s: %w", t.name, err), h.release())
 	}
 	return h.release, nil

@@ -24,6 +24,7 @@ fi
 go test -count=1 -timeout 30m ./...
 # Each importer fuzz target for 5000 executions (the seed corpus ran above).
 bash scripts/fuzz-brief.sh 5000
-# Kubernetes integration: a real control plane, kwok nodes and one real node on
-# loopback (needs root and ../shared/k8s; builds its binaries once, ~11 min).
+# Kubernetes integration on the project's own test cluster (scripts/cluster.sh:
+# a real control plane, kwok nodes, three real nodes on shaped links; needs
+# root; builds its binaries once into $KAPI_ROOT, see BENCHMARKS.md).
 bash scripts/k8s-integration.sh

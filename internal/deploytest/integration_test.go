@@ -28,7 +28,7 @@ import (
 	"github.com/storbench/storbench/internal/testenv"
 )
 
-// On the loopback cluster of ../shared/k8s (scripts/k8s-integration.sh).
+// On the test cluster of scripts/cluster.sh (scripts/k8s-integration.sh).
 const (
 	realNode  = "kreal-node"
 	realImage = "localhost/kreal/fio:3.33"

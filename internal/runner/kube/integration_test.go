@@ -1,9 +1,9 @@
 package kube_test
 
-// Integration tests against a real cluster on loopback (../shared/k8s:
-// kapi.sh for the control plane and kwok fake nodes, kreal.sh for one real
-// node). scripts/k8s-integration.sh brings both up and runs these with
-// STORBENCH_K8S_INTEGRATION=1 and KUBECONFIG set.
+// Integration tests against the project's test cluster (scripts/cluster.sh:
+// a control plane on 127.0.0.1, kwok fake nodes, and real nodes, of which
+// these use the host's own, kreal-node). scripts/k8s-integration.sh brings
+// it up and runs these with STORBENCH_K8S_INTEGRATION=1 and KUBECONFIG set.
 
 import (
 	"bytes"

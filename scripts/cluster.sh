@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# cluster.sh - storbench's own test cluster on this machine (root, Debian; no Docker, no
+# registry): a real control plane on 127.0.0.1, kwok fake nodes, and real nodes with their own
+# containerd and kubelet: kreal-node on the host's own network, kreal-node-2..N each in a network
+# namespace behind a tc-shaped veth. Storage: local-path-provisioner (class local-path) and a
+# network filesystem served from the last node (class netfs). docs/cluster.md says what is real.
+#
+#   cluster.sh install             Debian packages the cluster needs (apt-get)
+#   cluster.sh build               binaries and images, cached in $KAPI_ROOT (~/.cache/storbench-kapi)
+#   cluster.sh up                  start everything; on failure, tear it down again
+#   cluster.sh down                stop everything, undo every host change (always safe to run)
+#   cluster.sh run CMD...          flock /tmp/storbench-cluster.lock, up, CMD, down (even on signals)
+#   cluster.sh status              nodes, their links and rates, classes
+#   cluster.sh check-clean         fail if anything of a cluster is left on the host
+#   cluster.sh node stop|start|cut|restore|shape|unshape NAME [RATE]
+#   cluster.sh sshd NAME PUBKEY_FILE [PORT]   an sshd in the node's namespace (port 22 on its address)
+#   cluster.sh kwok-nodes N [k=v...] | pvs N [class]    fake nodes kwok-node-1..N, static fake PVs
+# Environment: CLUSTER_NODES (real nodes, default 3), CLUSTER_RATE (tbf rate of every link,
+# default 1gbit), NODE_GRACE (node-monitor grace, default 16s), KAPI_ROOT.
+# While up, $KAPI_ROOT/run/cluster.env (bash) describes the cluster for scripts and tests.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/cluster/lib.sh"
+C=$HERE/cluster
+LOCK=${CLUSTER_LOCK:-/tmp/storbench-cluster.lock}
+N=${CLUSTER_NODES:-3}
+[ -f "$RUN/nodes.count" ] && N=$(cat "$RUN/nodes.count")
+
+install() {
+  local need=() p
+  for p in containerd runc containernetworking-plugins iptables iproute2 etcd-server iperf3 sshfs fuse3 socat \
+           openssh-server openssh-client openssl curl gcc libc6-dev fio python3 util-linux procps; do
+    dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+  done
+  [ ${#need[@]} -eq 0 ] && return 0
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+}
+
+build() {
+  bash "$C/control-plane.sh" build
+  bash "$C/nodes.sh" build
+  bash "$C/storage.sh" build
+  if [ -f "$C/csi.sh" ]; then bash "$C/csi.sh" build; fi
+}
+
+up() {
+  local t0 i; t0=$(now_ms)
+  [ ! -f "$RUN/nodes.count" ] || { log "a cluster is up already ($RUN): cluster.sh down first"; return 1; }
+  mkdir -p "$RUN"; echo "$N" > "$RUN/nodes.count"
+  trap 'log "up failed: tearing down"; down' ERR
+  bash "$C/nodes.sh" host_up "$N"
+  bash "$C/control-plane.sh" up >/dev/null
+  for i in $(seq 1 "$N"); do bash "$C/nodes.sh" up "$i"; done
+  bash "$C/nodes.sh" routes "$N"
+  bash "$C/storage.sh" up "$N"
+  write_env
+  if [ -f "$C/csi.sh" ]; then bash "$C/csi.sh" up; fi
+  trap - ERR
+  echo "cluster up in $(since "$t0") s: KUBECONFIG=$KUBECONFIG, env $RUN/cluster.env"
+}
+
+write_env() {
+  local i v f=$RUN/cluster.env names=""
+  for i in $(seq 1 "$N"); do names="$names $(node_name "$i")"; done
+  {
+    echo "# written by scripts/cluster.sh up; removed by down"
+    echo "KAPI_ROOT=$ROOT"
+    echo "KUBECONFIG=$KUBECONFIG"
+    echo "API_URL=https://127.0.0.1:$API_PORT"
+    echo "API_BRIDGE_URL=https://$BRIDGE_IP:$API_PORT"
+    echo "BRIDGE=$BRIDGE"
+    echo "BRIDGE_IP=$BRIDGE_IP"
+    echo "NODES=\"${names# }\""
+    echo "NODE_GRACE=${NODE_GRACE:-16s}"
+    echo "RATE=${CLUSTER_RATE:-1gbit}"
+    echo "REAL_IMAGE=$REAL_IMAGE"
+    echo "TOOLS_IMAGE=$TOOLS_IMAGE"
+    echo "SHARED_DIR=$RUN/shared"
+    echo "LOCAL_PATH_CLASS=local-path"
+    if [ "$N" -ge 2 ]; then
+      echo "NETFS_CLASS=netfs"
+      echo "NETFS_SERVER=$(node_name "$N")"
+      echo "NETFS_PORT=$NETFS_PORT"
+      echo "NETFS_EXPORT=$RUN/netfs/export"
+    fi
+    for i in $(seq 1 "$N"); do
+      v=$(node_name "$i" | tr - _)
+      echo "${v}_NETNS=$(node_netns "$i")"
+      echo "${v}_IP=$(node_ip "$i")"
+      echo "${v}_LINK=$(node_link "$i")"
+      echo "${v}_KUBELET_ROOT=$(node_state "$i")/kubelet/root"
+      echo "${v}_CONTAINERD_SOCK=$(node_state "$i")/containerd/containerd.sock"
+      echo "${v}_KUBECONFIG=$(node_state "$i")/kubelet/kubeconfig"
+      echo "${v}_POD_CIDR=$(node_podcidr "$i")"
+      echo "${v}_CGROUP=$(node_cgroup "$i")"
+      if [ "$N" -ge 2 ] && [ "$i" != "$N" ]; then echo "${v}_NETFS=$RUN/netfs/mnt/$(node_name "$i")"; fi
+    done
+  } > "$f"
+  mkdir -p "$RUN/shared"; chmod 0777 "$RUN/shared"
+}
+
+down() { # every step tolerates a half-built cluster
+  local t0 i; t0=$(now_ms)
+  trap - ERR
+  set +e
+  if [ -f "$C/csi.sh" ] && [ -f "$RUN/kubeconfig" ]; then bash "$C/csi.sh" down; fi
+  bash "$C/storage.sh" down
+  for i in $(seq "$N" -1 1); do bash "$C/nodes.sh" down "$i"; done
+  bash "$C/control-plane.sh" down
+  bash "$C/nodes.sh" host_down
+  rm -rf "$RUN"
+  set -e
+  echo "cluster down in $(since "$t0") s"
+}
+
+run() { # CMD...: the whole life of a cluster around one command, under the machine's cluster lock
+  exec 9>"$LOCK"
+  flock -w "${CLUSTER_LOCK_WAIT:-1800}" 9 || { log "could not take $LOCK"; return 1; }
+  trap 'down' EXIT
+  trap 'exit 130' INT TERM
+  up
+  local status=0
+  "$@" || status=$?
+  return $status
+}
+
+status() {
+  [ -f "$RUN/nodes.count" ] || { echo "cluster down"; return 0; }
+  KC get nodes -o wide
+  KC get storageclass
+  local i
+  for i in $(seq 2 "$N"); do
+    echo "$(node_name "$i"): link $(node_link "$i") $(cat /sys/class/net/"$(node_link "$i")"/operstate 2>/dev/null), rate $(cat "$(node_state "$i")/rate" 2>/dev/null)"
+  done
+}
+
+node() { # stop|start|cut|restore|shape|unshape NAME [RATE]
+  local op=$1 name=$2 i; i=$(node_index "$name")
+  [ "$i" -le "$N" ] || { log "no node $name"; return 1; }
+  case $op in
+    stop) bash "$C/nodes.sh" stop "$i" ;;
+    start)
+      bash "$C/nodes.sh" start "$i"
+      if [ "$N" -ge 2 ]; then   # its network filesystem processes died with it
+        if [ "$i" = "$N" ]; then
+          bash "$C/storage.sh" netfs_serve "$N"
+          local j; for j in $(seq 1 $((N - 1))); do bash "$C/storage.sh" netfs_mount_node "$N" "$j"; done
+        else bash "$C/storage.sh" netfs_mount_node "$N" "$i"; fi
+      fi ;;
+    cut|restore) [ "$i" -ge 2 ] || { log "$name is the host's own node: it has no link"; return 1; }
+      bash "$C/nodes.sh" "link_$op" "$i" ;;
+    shape|unshape) [ "$i" -ge 2 ] || { log "$name is the host's own node: it has no link"; return 1; }
+      bash "$C/nodes.sh" "$op" "$i" "${3:-${CLUSTER_RATE:-1gbit}}" ;;
+    *) log "node: stop|start|cut|restore|shape|unshape NAME [RATE]"; return 2 ;;
+  esac
+}
+
+sshd() { local i; i=$(node_index "$1"); bash "$C/nodes.sh" sshd_up "$i" "$2" "${3:-}"; }
+kwok-nodes() { bash "$C/control-plane.sh" nodes "$@"; }
+pvs() { bash "$C/control-plane.sh" pvs "$@"; }
+
+check-clean() { # everything a cluster could leave on the host; prints each leftover, fails if any
+  local bad=0 x
+  say() { echo "left behind: $*"; bad=1; }
+  [ ! -e "$RUN" ] || say "state $RUN"
+  for x in $(ip netns list 2>/dev/null | awk '{print $1}'); do case $x in sbn*|cni-*) say "network namespace $x" ;; esac; done
+  for x in /run/netns/cni-*; do [ ! -e "$x" ] || say "network namespace file $x"; done
+  for x in $(ip -o link show | awk -F': ' '{print $2}' | cut -d@ -f1); do
+    case $x in "$BRIDGE"|sbv*|sbpod*|kreal0|veth*) say "link $x" ;; esac; done
+  ip -4 route show | grep -q '^10\.244\.' && say "routes $(ip -4 route show | grep '^10\.244\.' | tr '\n' ';')"
+  grep -E " $ROOT/| /run/netns/cni-|fuse\.sshfs|/run/containerd/" /proc/self/mountinfo | awk '{print $5}' | while read -r x; do echo "left behind: mount $x"; done
+  grep -qE " $ROOT/| /run/netns/cni-|fuse\.sshfs|/run/containerd/" /proc/self/mountinfo && bad=1
+  for x in /sys/fs/cgroup/*/sbnode* /sys/fs/cgroup/*/kubepods; do [ ! -d "$x" ] || say "cgroup $x"; done
+  losetup -a 2>/dev/null | grep -F "$ROOT/" | while read -r x; do echo "left behind: loop device $x"; done
+  losetup -a 2>/dev/null | grep -qF "$ROOT/" && bad=1
+  for x in $(pgrep -f "$ROOT/|/storbench-kapi/|containerd-shim|sshfs .*directport|TCP-LISTEN:($API_PORT|$NETFS_PORT)" 2>/dev/null); do
+    [ "$x" = $$ ] || say "process $x: $(tr '\0' ' ' < /proc/"$x"/cmdline 2>/dev/null | cut -c1-120)"; done
+  for x in iptables ip6tables; do
+    $x-save 2>/dev/null | grep -qE '^:KUBE-|-j KUBE-' && say "$x chains $($x-save | grep -oE '^:KUBE-[A-Z-]+' | tr '\n' ' ')"
+  done
+  if [ -f "$ROOT/host-baseline/sysctl" ]; then
+    [ "$(sysctl -n vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip_forward)" = "$(cat "$ROOT/host-baseline/sysctl")" ] ||
+      say "sysctls $(sysctl vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip_forward | tr '\n' ' ') (before: $(tr '\n' ' ' < "$ROOT/host-baseline/sysctl"))"
+  fi
+  if [ -f "$ROOT/host-baseline/created" ]; then
+    while read -r x; do [ -z "$x" ] || [ ! -e "$x" ] || say "host path $x"; done < "$ROOT/host-baseline/created"
+  fi
+  [ "$bad" = 0 ] && echo "clean"
+  return "$bad"
+}
+
+cmd=${1:-}; shift || true
+case $cmd in
+  install|build|up|down|run|status|node|sshd|kwok-nodes|pvs|check-clean|write_env) "$cmd" "$@" ;;
+  *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac

@@ -114,15 +114,22 @@ down() { # every step tolerates a half-built cluster
   echo "cluster down in $(since "$t0") s"
 }
 
-run() { # CMD...: the whole life of a cluster around one command, under the machine's cluster lock
+run() { # CMD...: the whole life of a cluster around one command, under the machine's cluster lock;
+  # after down, check-clean: a leftover fails the run even when CMD passed
   exec 9>"$LOCK"
   flock -w "${CLUSTER_LOCK_WAIT:-1800}" 9 || { log "could not take $LOCK"; return 1; }
-  trap 'down' EXIT
+  trap 'finish' EXIT
   trap 'exit 130' INT TERM
   up
-  local status=0
-  "$@" || status=$?
-  return $status
+  "$@"
+}
+
+finish() {
+  local s=$?
+  trap - EXIT
+  down
+  check-clean >&2 || { [ "$s" -ne 0 ] || s=1; }
+  exit "$s"
 }
 
 status() {

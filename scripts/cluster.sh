@@ -175,16 +175,15 @@ check-clean() { # everything a cluster could leave on the host; prints each left
   for x in /run/netns/cni-*; do [ ! -e "$x" ] || say "network namespace file $x"; done
   for x in $(ip -o link show | awk -F': ' '{print $2}' | cut -d@ -f1); do
     case $x in "$BRIDGE"|sbv*|sbpod*|kreal0|veth*) say "link $x" ;; esac; done
-  ip -4 route show | grep -q '^10\.244\.' && say "routes $(ip -4 route show | grep '^10\.244\.' | tr '\n' ';')"
-  grep -E " $ROOT/| /run/netns/cni-|fuse\.sshfs|/run/containerd/" /proc/self/mountinfo | awk '{print $5}' | while read -r x; do echo "left behind: mount $x"; done
-  grep -qE " $ROOT/| /run/netns/cni-|fuse\.sshfs|/run/containerd/" /proc/self/mountinfo && bad=1
+  for x in $(ip -4 route show | awk '$1 ~ /^10\.244\./ {print $1}'); do say "route $x"; done
+  local mnt="$ROOT/| /run/netns/cni-|fuse\.sshfs|/run/containerd/"
+  for x in $(grep -E " $mnt" /proc/self/mountinfo | awk '{print $5}' || true); do say "mount $x"; done
   for x in /sys/fs/cgroup/*/sbnode* /sys/fs/cgroup/*/kubepods; do [ ! -d "$x" ] || say "cgroup $x"; done
-  losetup -a 2>/dev/null | grep -F "$ROOT/" | while read -r x; do echo "left behind: loop device $x"; done
-  losetup -a 2>/dev/null | grep -qF "$ROOT/" && bad=1
-  for x in $(pgrep -f "$ROOT/|/storbench-kapi/|containerd-shim|sshfs .*directport|TCP-LISTEN:($API_PORT|$NETFS_PORT)" 2>/dev/null); do
+  for x in $(losetup -a 2>/dev/null | grep -F "$ROOT/" | cut -d: -f1 || true); do say "loop device $x"; done
+  for x in $(pgrep -f "$ROOT/|/storbench-kapi/|containerd-shim|sshfs .*directport|TCP-LISTEN:($API_PORT|$NETFS_PORT)" || true); do
     [ "$x" = $$ ] || say "process $x: $(tr '\0' ' ' < /proc/"$x"/cmdline 2>/dev/null | cut -c1-120)"; done
   for x in iptables ip6tables; do
-    $x-save 2>/dev/null | grep -qE '^:KUBE-|-j KUBE-' && say "$x chains $($x-save | grep -oE '^:KUBE-[A-Z-]+' | tr '\n' ' ')"
+    if $x-save 2>/dev/null | grep -qE '^:KUBE-|-j KUBE-'; then say "$x chains $($x-save | grep -oE '^:KUBE-[A-Z-]+' | tr '\n' ' ')"; fi
   done
   if [ -f "$ROOT/host-baseline/sysctl" ]; then
     [ "$(sysctl -n vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip_forward)" = "$(cat "$ROOT/host-baseline/sysctl")" ] ||

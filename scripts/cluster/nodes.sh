@@ -72,12 +72,14 @@ host_up() { # N: bridge, forwarder, saved host state
   # The API server listens on 127.0.0.1 only; the nodes reach it at the bridge address (in its
   # certificate) through this TCP forwarder, which exists only on the bridge the harness made.
   if ! [ -f "$RUN/apifwd.pid" ] || ! kill -0 "$(cat "$RUN/apifwd.pid")" 2>/dev/null; then
-    nohup socat "TCP-LISTEN:$API_PORT,bind=$BRIDGE_IP,reuseaddr,fork" "TCP:127.0.0.1:$API_PORT" > "$RUN/logs/apifwd.log" 2>&1 &
+    # its own process group: each connection is a forked child, stopped with it
+    setsid socat "TCP-LISTEN:$API_PORT,bind=$BRIDGE_IP,reuseaddr,fork" "TCP:127.0.0.1:$API_PORT" > "$RUN/logs/apifwd.log" 2>&1 < /dev/null &
     echo $! > "$RUN/apifwd.pid"
   fi
 }
 
 host_down() { # after every node is down
+  if [ -f "$RUN/apifwd.pid" ]; then kill -- "-$(cat "$RUN/apifwd.pid")" 2>/dev/null || true; fi
   stop_pidfile "$RUN/apifwd.pid"
   ip link del "$BRIDGE" 2>/dev/null || true
   local r
@@ -169,7 +171,8 @@ node_run() {
 }
 
 cg_pids() { local i=$1 d; for d in $(cg_dirs); do
-    [ -d "$d/$(node_cgroup "$i")" ] && find "$d/$(node_cgroup "$i")" -name cgroup.procs -exec cat {} + 2>/dev/null; done | sort -u; }
+    if [ -d "$d/$(node_cgroup "$i")" ]; then find "$d/$(node_cgroup "$i")" -name cgroup.procs -exec cat {} + 2>/dev/null || true; fi
+  done | sort -u; }
 
 kill_all() { # I: every process of node I at once (frozen first, so nothing forks meanwhile)
   local i=$1 fz=/sys/fs/cgroup/freezer/$(node_cgroup "$1") p
@@ -183,10 +186,12 @@ kill_all() { # I: every process of node I at once (frozen first, so nothing fork
   log "node $i: processes still alive: $(cg_pids "$i" | tr '\n' ' ')"; return 1
 }
 
-cg_remove() { local i=$1 d
+cg_remove() { # I: also the unified (v2) hierarchy, where runc mirrors the pods' cgroups
+  local i=$1 d
   for _ in $(seq 1 25); do
-    for d in $(cg_dirs); do [ -d "$d/$(node_cgroup "$i")" ] && find "$d/$(node_cgroup "$i")" -depth -type d -exec rmdir {} + 2>/dev/null; done
-    [ -z "$(for d in $(cg_dirs); do [ -d "$d/$(node_cgroup "$i")" ] && echo x; done)" ] && return 0
+    for d in $(cg_dirs) /sys/fs/cgroup/unified; do
+      if [ -d "$d/$(node_cgroup "$i")" ]; then find "$d/$(node_cgroup "$i")" -depth -type d -exec rmdir {} + 2>/dev/null || true; fi; done
+    [ -z "$(for d in $(cg_dirs) /sys/fs/cgroup/unified; do [ ! -d "$d/$(node_cgroup "$i")" ] || echo x; done)" ] && return 0
     sleep 0.2
   done
   log "node $i: cgroups left"; return 1

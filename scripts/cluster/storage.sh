@@ -119,10 +119,7 @@ reclaimPolicy: Delete
 EOF
 }
 
-down() { # the classes' volumes first (while the provisioners can still remove them), then the rest
-  if [ -f "$KUBECONFIG" ] && [ -f "$RUN/local-path-config.pid" ]; then
-    timeout 60 "$BIN/kubectl" delete pvc -A --all --wait=true >/dev/null 2>&1 || true
-  fi
+down() { # volumes are directories under run/, removed with it
   stop_pidfile "$RUN/local-path-config.pid"
   stop_pidfile "$RUN/netfs-config.pid"
   netfs_down

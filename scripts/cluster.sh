@@ -109,6 +109,7 @@ down() { # every step tolerates a half-built cluster
   for i in $(seq "$N" -1 1); do bash "$C/nodes.sh" down "$i"; done
   bash "$C/control-plane.sh" down
   bash "$C/nodes.sh" host_down
+  grep -F " $RUN/" /proc/self/mountinfo | awk '{print $5}' | sort -r | while read -r m; do umount -l "$m"; done
   rm -rf "$RUN"
   set -e
   echo "cluster down in $(since "$t0") s"
@@ -180,7 +181,8 @@ check-clean() { # everything a cluster could leave on the host; prints each left
   for x in $(grep -E " $mnt" /proc/self/mountinfo | awk '{print $5}' || true); do say "mount $x"; done
   for x in /sys/fs/cgroup/*/sbnode* /sys/fs/cgroup/*/kubepods; do [ ! -d "$x" ] || say "cgroup $x"; done
   for x in $(losetup -a 2>/dev/null | grep -F "$ROOT/" | cut -d: -f1 || true); do say "loop device $x"; done
-  for x in $(pgrep -f "$ROOT/|/storbench-kapi/|containerd-shim|sshfs .*directport|TCP-LISTEN:($API_PORT|$NETFS_PORT)" || true); do
+  # what the cluster runs (not, say, a build writing into $BIN)
+  for x in $(pgrep -f "^($BIN/|etcd --name kapi|containerd --config $ROOT/|containerd-shim|socat TCP-LISTEN:($API_PORT|$NETFS_PORT)|sshfs -f -o directport|[^ ]*sshd -D -e -f $ROOT/|bash $C/control-plane.sh podwatch)" || true); do
     [ "$x" = $$ ] || say "process $x: $(tr '\0' ' ' < /proc/"$x"/cmdline 2>/dev/null | cut -c1-120)"; done
   for x in iptables ip6tables; do
     if $x-save 2>/dev/null | grep -qE '^:KUBE-|-j KUBE-'; then say "$x chains $($x-save | grep -oE '^:KUBE-[A-Z-]+' | tr '\n' ' ')"; fi

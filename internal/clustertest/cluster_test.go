@@ -457,7 +457,9 @@ func TestLocalPathPinned(t *testing.T) {
 		cmd: []string{"cat", "/data/f"}})
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
 		ev := h.events(t, "elsewhere")
-		if strings.Contains(ev, "FailedScheduling") && strings.Contains(ev, "volume node affinity conflict") {
+		// v1.33's wording; older schedulers said "had volume node affinity conflict"
+		if strings.Contains(ev, "FailedScheduling") && (strings.Contains(ev, "didn't match PersistentVolume's node affinity") ||
+			strings.Contains(ev, "volume node affinity conflict")) {
 			t.Logf("refused: %s", ev)
 			break
 		}

@@ -254,7 +254,7 @@ EOF
   # CNI for non-hostNetwork pods: the node's own bridge and subnet, no masquerade
   cat > "$s/cni/net.d/10-sbpod$i.conflist" <<EOF
 {"cniVersion": "0.4.0", "name": "sbpod$i", "plugins": [
-  {"type": "bridge", "bridge": "sbpod$i", "isGateway": true, "ipMasq": false,
+  {"type": "bridge", "bridge": "sbpod$i", "isGateway": true, "isDefaultGateway": true, "ipMasq": false,
    "ipam": {"type": "host-local", "ranges": [[{"subnet": "$(node_podcidr "$i")"}]], "dataDir": "$s/cni/ipam"}},
   {"type": "loopback"}]}
 EOF

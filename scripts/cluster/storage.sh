@@ -47,18 +47,19 @@ netfs_serve() { # N: (again after the server node was stopped and started)
 
 netfs_mount_node() { # N I: node I mounts the export over its own link (sshfs runs in its namespace and cgroup)
   local n=$1 i=$2 m; m=$(netfs_mount "$i")
+  unmount "$m"   # a mount whose sshfs died with its node answers "Transport endpoint is not connected"
   mkdir -p "$m"
-  mountpoint -q "$m" && { fusermount -u -z "$m" 2>/dev/null || umount -l "$m"; }
   bash "$CLUSTER_DIR/nodes.sh" node_run "$i" netfs-sshfs sshfs -f -o "directport=$NETFS_PORT,allow_other,idmap=none" \
     "$(node_ip "$(netfs_server "$n")"):$(netfs_export)" "$m"
   waitfor "netfs mount of $(node_name "$i")" mountpoint -q "$m"
 }
 
+unmount() { if grep -qF " $1 " /proc/self/mountinfo; then fusermount -u -z "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true; fi; }
+
 netfs_down() {
   local m
   for m in "$RUN"/netfs/mnt/*; do
-    [ -d "$m" ] || continue
-    mountpoint -q "$m" && { fusermount -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; }
+    unmount "$m"
   done
   rm -rf "$RUN/netfs"
 }

@@ -29,7 +29,8 @@ N=${CLUSTER_NODES:-3}
 install() {
   local need=() p
   for p in containerd runc containernetworking-plugins iptables iproute2 etcd-server iperf3 sshfs fuse3 socat \
-           openssh-server openssh-client openssl curl gcc libc6-dev fio python3 util-linux procps; do
+           openssh-server openssh-client openssl curl gcc libc6-dev fio python3 util-linux procps \
+           xfsprogs e2fsprogs; do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
   done
   [ ${#need[@]} -eq 0 ] && return 0

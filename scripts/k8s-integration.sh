@@ -18,7 +18,7 @@ bash "$HERE/scripts/cluster.sh" build
 
 export STORBENCH_K8S_INTEGRATION=1 CLUSTER_ENV=$KAPI_ROOT/run/cluster.env KUBECONFIG=$KAPI_ROOT/run/kubeconfig
 PKGS="./internal/runner/kube/ ./internal/deploytest/ ./internal/clustertest/"
-if [ -d "$HERE/internal/testcsi/clustertest" ]; then PKGS="$pkgs ./internal/testcsi/clustertest/"; fi   # the test CSI driver's
+if [ -d "$HERE/internal/testcsi/clustertest" ]; then PKGS="$PKGS ./internal/testcsi/clustertest/"; fi   # the test CSI driver's
 # One package at a time: all use the one cluster.
 export PKGS
 exec bash "$HERE/scripts/cluster.sh" run bash -c 'cd "$0" && go test -count=1 -p 1 -timeout 25m "$@" $PKGS' "$HERE" "$@"

@@ -14,6 +14,7 @@
 #   cluster.sh check-clean         fail if anything of a cluster is left on the host
 #   cluster.sh node stop|start|cut|restore|shape|unshape NAME [RATE]
 #   cluster.sh sshd NAME PUBKEY_FILE [PORT]   an sshd in the node's namespace (port 22 on its address)
+#   cluster.sh sshd NAME stop
 #   cluster.sh kwok-nodes N [k=v...] | pvs N [class]    fake nodes kwok-node-1..N, static fake PVs
 # Environment: CLUSTER_NODES (real nodes, default 3), CLUSTER_RATE (tbf rate of every link,
 # default 1gbit), NODE_GRACE (node-monitor grace, default 16s), KAPI_ROOT.
@@ -165,7 +166,10 @@ node() { # stop|start|cut|restore|shape|unshape NAME [RATE]
   esac
 }
 
-sshd() { local i; i=$(node_index "$1"); bash "$C/nodes.sh" sshd_up "$i" "$2" "${3:-}"; }
+sshd() { # NAME PUBKEY_FILE [PORT] | NAME stop
+  local i; i=$(node_index "$1")
+  if [ "${2:-}" = stop ]; then bash "$C/nodes.sh" sshd_down "$i"; else bash "$C/nodes.sh" sshd_up "$i" "$2" "${3:-}"; fi
+}
 kwok-nodes() { bash "$C/control-plane.sh" nodes "$@"; }
 pvs() { bash "$C/control-plane.sh" pvs "$@"; }
 
@@ -193,7 +197,7 @@ check-clean() { # everything a cluster could leave on the host; prints each left
       say "sysctls $(sysctl vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip_forward | tr '\n' ' ') (before: $(tr '\n' ' ' < "$ROOT/host-baseline/sysctl"))"
   fi
   if [ -f "$ROOT/host-baseline/created" ]; then
-    while read -r x; do [ -z "$x" ] || [ ! -e "$x" ] || say "host path $x"; done < "$ROOT/host-baseline/created"
+    while read -r x; do case $x in ""|cgroup:*) ;; *) [ ! -e "$x" ] || say "host path $x" ;; esac; done < "$ROOT/host-baseline/created"
   fi
   [ "$bad" = 0 ] && echo "clean"
   return "$bad"
@@ -202,5 +206,5 @@ check-clean() { # everything a cluster could leave on the host; prints each left
 cmd=${1:-}; shift || true
 case $cmd in
   install|build|up|down|run|status|node|sshd|kwok-nodes|pvs|check-clean|write_env) "$cmd" "$@" ;;
-  *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -305,6 +305,72 @@ func TestShapedLink(t *testing.T) {
 	if free < 1.5*shaped {
 		t.Errorf("unshaped link %.0f Mbit/s is not clearly faster than shaped %.0f Mbit/s", free/1e6, shaped/1e6)
 	}
+
+	// A rate of the test's choosing, on one port only: that port is the bottleneck.
+	clusterSh(t, "node", "shape", node2, "200mbit")
+	slow := h.iperf3(t, "iperf3-client", ip3, 3)
+	t.Logf("%s shaped to 200mbit: iperf3 %.0f Mbit/s", node2, slow/1e6)
+	if slow < 0.75*200e6 || slow > 1.05*200e6 {
+		t.Errorf("a 200mbit port gave %.0f Mbit/s", slow/1e6)
+	}
+}
+
+// waitNode waits until the node's Ready condition is ready, returning how long it took.
+func (h *harness) waitNode(t *testing.T, name string, ready bool, limit time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for h.nodeReady(t, name) != ready {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: Ready still %v after %s", name, !ready, limit)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// A node whose link is cut goes NotReady within the short grace (its
+// kubelet cannot renew its lease) and Ready again once the link is back.
+func TestLinkCutRestore(t *testing.T) {
+	h := setup(t)
+	grace, err := time.ParseDuration(h.env["NODE_GRACE"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { clusterSh(t, "node", "restore", node3) })
+	clusterSh(t, "node", "cut", node3)
+	d := h.waitNode(t, node3, false, grace+15*time.Second)
+	t.Logf("%s NotReady %.1f s after its link was cut (grace %s)", node3, d.Seconds(), grace)
+	clusterSh(t, "node", "restore", node3)
+	d = h.waitNode(t, node3, true, time.Minute)
+	t.Logf("%s Ready %.1f s after its link came back", node3, d.Seconds())
+}
+
+// A node's sshd answers on the node's own address, as an inventory host
+// would, and a command there sees the node's network namespace.
+func TestSSHIntoNode(t *testing.T) {
+	h := setup(t)
+	for _, tool := range []string{"ssh", "ssh-keygen", "sshd"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s: %v (cluster.sh install installs openssh)", tool, err)
+		}
+	}
+	key := filepath.Join(t.TempDir(), "id")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	clusterSh(t, "sshd", node2, key+".pub")
+	t.Cleanup(func() { clusterSh(t, "sshd", node2, "stop") })
+	ip := h.env.Node(node2, "IP")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ssh", "-i", key, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
+		"-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "root@"+ip, "ip -4 -o addr show dev eth0").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ssh root@%s: %v %s", ip, err, out)
+	}
+	if !strings.Contains(string(out), " "+ip+"/") {
+		t.Fatalf("ssh root@%s: eth0 there is %q, not the node's address", ip, out)
+	}
 }
 
 // A pod's IP on another node is reachable from pods on the bridge

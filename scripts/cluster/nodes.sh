@@ -15,7 +15,7 @@
 # sbnode<i>/system, pods under sbnode<i>/kubepods), so `stop` kills a node as a dead machine.
 # Normally driven by scripts/cluster.sh; directly (root, control-plane.sh up first):
 # Usage: nodes.sh build | host-up | host-down | up I | down I | routes N | stop I | start I
-#        | link_cut I | link_restore I | shape I RATE | unshape I | sshd_up I PUBKEY [PORT]
+#        | link_cut I | link_restore I | shape I RATE | unshape I | sshd_up I PUBKEY [PORT] | sshd_down I
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 BASELINE=$ROOT/host-baseline   # what the host looked like before host-up; kept after host-down for check-clean
@@ -62,6 +62,9 @@ host_up() { # N: bridge, forwarder, saved host state
     sysctl -n $SYSCTLS > "$BASELINE/sysctl"
     : > "$BASELINE/created"
     for p in $HOST_PATHS; do [ -e "$p" ] || echo "$p" >> "$BASELINE/created"; done
+    # a kubelet with the default cgroup root makes /kubepods in every hierarchy (not ours: each
+    # node has its own root), but a crashed or foreign one leaves it behind: ours to remove if new
+    [ -d /sys/fs/cgroup/cpu/kubepods ] || echo cgroup:kubepods >> "$BASELINE/created"
     touch "$RUN/host.saved"
   fi
   sysctl -q -w net.ipv4.ip_forward=1   # the host routes between the nodes' links and its own pod bridge
@@ -97,7 +100,14 @@ host_down() { # after every node is down
   fi
   rm -f /var/lib/kubelet/device-plugins/kubelet.sock /var/lib/cni/results/sbpod* 2>/dev/null || true
   if [ -f "$BASELINE/created" ] && [ -f "$RUN/host.saved" ]; then
-    while read -r p; do [ -z "$p" ] || rm -rf "$p"; done < "$BASELINE/created"
+    while read -r p; do
+      case $p in
+        "") ;;
+        cgroup:*) for d in $(cg_dirs) /sys/fs/cgroup/unified; do
+                    if [ -d "$d/${p#cgroup:}" ]; then find "$d/${p#cgroup:}" -depth -type d -exec rmdir {} + 2>/dev/null || true; fi; done ;;
+        *) rm -rf "$p" ;;
+      esac
+    done < "$BASELINE/created"
   fi
   rm -f "$RUN/host.saved"
 }
@@ -392,5 +402,7 @@ EOF
   waitfor "sshd of $(node_name "$i")" in_node "$i" bash -c "exec 3<>/dev/tcp/$ip/$port" || { cat "$s/logs/sshd.log" >&2; return 1; }
   echo "sshd of $(node_name "$i") on $ip:$port, host key $d/ssh_host_ed25519_key.pub"
 }
+
+sshd_down() { stop_pidfile "$(node_state "$1")/run/sshd.pid"; }
 
 "$@"

@@ -184,7 +184,9 @@ check-clean() { # everything a cluster could leave on the host; prints each left
   for x in $(ip -4 route show | awk '$1 ~ /^10\.244\./ {print $1}'); do say "route $x"; done
   local mnt="$ROOT/| /run/netns/cni-|fuse\.sshfs|/run/containerd/"
   for x in $(grep -E " $mnt" /proc/self/mountinfo | awk '{print $5}' || true); do say "mount $x"; done
-  for x in /sys/fs/cgroup/*/sbnode* /sys/fs/cgroup/*/kubepods; do [ ! -d "$x" ] || say "cgroup $x"; done
+  for x in /sys/fs/cgroup/*/sbnode*; do [ ! -d "$x" ] || say "cgroup $x"; done
+  if [ -d /sys/fs/cgroup/cpu/kubepods ] && grep -qx cgroup:kubepods "$ROOT/host-baseline/created" 2>/dev/null; then
+    say "cgroup kubepods (made while the cluster ran)"; fi
   for x in $(losetup -a 2>/dev/null | grep -F "$ROOT/" | cut -d: -f1 || true); do say "loop device $x"; done
   # what the cluster runs (not, say, a build writing into $BIN)
   for x in $(pgrep -f "^($BIN/|etcd --name kapi|containerd --config $ROOT/|containerd-shim|socat TCP-LISTEN:($API_PORT|$NETFS_PORT)|sshfs -f -o directport|[^ ]*sshd -D -e -f $ROOT/|bash $C/control-plane.sh podwatch)" || true); do

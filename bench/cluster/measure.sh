@@ -14,8 +14,8 @@ echo "machine: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg
 echo
 echo "### Idle real nodes ($IDLE s, no pods)"
 echo
-echo "| node | CPU (% of one core) | memory RSS (MiB) | memory incl. cache (MiB) |"
-echo "|---|---|---|---|"
+echo "| node | CPU (% of one core) | processes' RSS (MiB) | cgroup anon RSS (MiB) | cgroup incl. page cache (MiB) |"
+echo "|---|---|---|---|---|"
 declare -A c0
 for n in $NODES; do v=$(echo "$n" | tr - _)_CGROUP; c0[$n]=$(cat "/sys/fs/cgroup/cpuacct/${!v}/cpuacct.usage"); done
 t0=$(date +%s%N); sleep "$IDLE"; t1=$(date +%s%N)
@@ -24,8 +24,11 @@ for n in $NODES; do
   c1=$(cat "/sys/fs/cgroup/cpuacct/$cg/cpuacct.usage")
   rss=$(awk '$1 == "total_rss" {print $2}' "/sys/fs/cgroup/memory/$cg/memory.stat")
   all=$(cat "/sys/fs/cgroup/memory/$cg/memory.usage_in_bytes")
-  awk -v n="$n" -v c=$((c1 - c0[$n])) -v t=$((t1 - t0)) -v r="$rss" -v a="$all" \
-    'BEGIN {printf "| %s | %.2f | %.0f | %.0f |\n", n, 100 * c / t, r / 1048576, a / 1048576}'
+  # VmRSS counts the binaries' mapped pages too (kubelet's is 80 MB), which the cgroup's anon RSS does not
+  vm=$(find "/sys/fs/cgroup/memory/$cg" -name cgroup.procs -exec cat {} + | while read -r p; do
+    awk '$1 == "VmRSS:" {print $2}' "/proc/$p/status" 2>/dev/null || true; done | awk '{s += $1} END {print s * 1024}')
+  awk -v n="$n" -v c=$((c1 - c0[$n])) -v t=$((t1 - t0)) -v r="$rss" -v a="$all" -v v="$vm" \
+    'BEGIN {printf "| %s | %.2f | %.0f | %.0f | %.0f |\n", n, 100 * c / t, v / 1048576, r / 1048576, a / 1048576}'
 done
 echo
 ip3=$kreal_node_3_IP

@@ -177,10 +177,10 @@ check-clean() { # everything a cluster could leave on the host; prints each left
   local bad=0 x
   say() { echo "left behind: $*"; bad=1; }
   [ ! -e "$RUN" ] || say "state $RUN"
-  for x in $(ip netns list 2>/dev/null | awk '{print $1}'); do case $x in sbn*|cni-*) say "network namespace $x" ;; esac; done
+  for x in $(ip netns list 2>/dev/null | awk '{print $1}'); do case $x in sbn[0-9]|sbn[0-9][0-9]|cni-*) say "network namespace $x" ;; esac; done
   for x in /run/netns/cni-*; do [ ! -e "$x" ] || say "network namespace file $x"; done
   for x in $(ip -o link show | awk -F': ' '{print $2}' | cut -d@ -f1); do
-    case $x in "$BRIDGE"|sbv*|sbpod*|kreal0|veth*) say "link $x" ;; esac; done
+    case $x in "$BRIDGE"|sbv[0-9]|sbv[0-9][0-9]|sbpod[0-9]|sbpod[0-9][0-9]|kreal0) say "link $x" ;; esac; done
   for x in $(ip -4 route show | awk '$1 ~ /^10\.244\./ {print $1}'); do say "route $x"; done
   local mnt="$ROOT/| /run/netns/cni-|fuse\.sshfs|/run/containerd/"
   for x in $(grep -E " $mnt" /proc/self/mountinfo | awk '{print $5}' || true); do say "mount $x"; done

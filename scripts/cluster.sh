@@ -49,6 +49,8 @@ build() {
 up() {
   local t0 i; t0=$(now_ms)
   [ ! -f "$RUN/nodes.count" ] || { log "a cluster is up already ($RUN): cluster.sh down first"; return 1; }
+  if [ -z "${CLUSTER_LOCK_HELD:-}" ] && flock -n "$LOCK" true 2>/dev/null; then
+    log "warning: nobody holds $LOCK; one cluster per machine: use 'cluster.sh run', or flock it yourself"; fi
   mkdir -p "$RUN"; echo "$N" > "$RUN/nodes.count"
   trap 'log "up failed: tearing down"; down' ERR
   bash "$C/nodes.sh" host_up "$N"
@@ -121,6 +123,7 @@ run() { # CMD...: the whole life of a cluster around one command, under the mach
   # after down, check-clean: a leftover fails the run even when CMD passed
   exec 9>"$LOCK"
   flock -w "${CLUSTER_LOCK_WAIT:-1800}" 9 || { log "could not take $LOCK"; return 1; }
+  export CLUSTER_LOCK_HELD=1
   trap 'finish' EXIT
   trap 'exit 130' INT TERM
   up

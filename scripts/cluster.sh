@@ -127,7 +127,12 @@ run() { # CMD...: the whole life of a cluster around one command, under the mach
   trap 'finish' EXIT
   trap 'exit 130' INT TERM
   up
-  "$@"
+  # CMD in the background: bash runs a trap only once a foreground command ends, and a signal
+  # for this script alone (timeout, kill) must stop CMD and bring the cluster down now
+  "$@" &
+  CHILD=$!
+  trap 'kill -TERM "$CHILD" 2>/dev/null; wait "$CHILD" 2>/dev/null; exit 130' INT TERM
+  wait "$CHILD"
 }
 
 finish() {

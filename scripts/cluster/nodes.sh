@@ -336,7 +336,7 @@ stop() { # I: the node dies as a machine would: kubelet, containerd, shims, cont
 
 start() { start_node "$1"; }   # I: after stop: containerd and kubelet again, same state
 
-unmount_under() { grep -F " $1/" /proc/self/mountinfo | awk '{print $5}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done; }
+unmount_under() { { grep -F " $1/" /proc/self/mountinfo || true; } | awk '{print $5}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done; }
 
 down() { # I: pods off the node, kubelet, containers, containerd, network, cgroups, state
   local i=$1 s name; s=$(node_state "$i") name=$(node_name "$i")

@@ -468,6 +468,20 @@ func TestNodeStopStart(t *testing.T) {
 	h.deletePod(t, "victim")
 }
 
+// linkBytes is a counter ("rx" or "tx") of a host-side veth.
+func linkBytes(t *testing.T, link, dir string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("/sys/class/net", link, "statistics", dir+"_bytes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if _, err := fmt.Sscan(string(b), &n); err != nil {
+		t.Fatalf("%s %s_bytes: %v", link, dir, err)
+	}
+	return n
+}
+
 func (h *harness) pvc(t *testing.T, name, class string) {
 	t.Helper()
 	_, err := h.c.CoreV1().PersistentVolumeClaims(h.ns).Create(context.Background(), &corev1.PersistentVolumeClaim{
@@ -543,6 +557,9 @@ func TestLocalPathPinned(t *testing.T) {
 // back with the same sha256 on another node.
 func TestNetfsMoves(t *testing.T) {
 	h := setup(t)
+	// The class's mount is kreal-node-2's: its bytes cross kreal-node-2's port and the
+	// serving node's, seen from the bridge as received on one and sent on the other.
+	toServer := linkBytes(t, h.env.Node(node2, "LINK"), "rx") + linkBytes(t, h.env.Node(node3, "LINK"), "tx")
 	h.pvc(t, "shared", h.env["NETFS_CLASS"])
 	h.pod(t, podSpec{name: "writer", node: node2, image: h.env["TOOLS_IMAGE"], pvc: "shared", schedule: true,
 		cmd: []string{"sh", "-c", "dd if=/dev/urandom of=/data/blob bs=1M count=8 2>/dev/null && sha256sum /data/blob"}})
@@ -550,6 +567,9 @@ func TestNetfsMoves(t *testing.T) {
 	written := strings.Fields(h.logs(t, "writer"))
 	if len(written) == 0 {
 		t.Fatal("the writer printed no sha256")
+	}
+	if moved := linkBytes(t, h.env.Node(node2, "LINK"), "rx") + linkBytes(t, h.env.Node(node3, "LINK"), "tx") - toServer; moved < 2*8<<20 {
+		t.Errorf("8 MiB written on netfs, but only %d bytes crossed the two ports to the server", moved)
 	}
 	h.deletePod(t, "writer")
 	h.pod(t, podSpec{name: "reader", node: hostNode, image: h.env["TOOLS_IMAGE"], pvc: "shared", schedule: true,

@@ -5,7 +5,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +17,8 @@ import (
 	"github.com/storbench/storbench/internal/store"
 )
 
-// Exit codes storbench returns.
+// Exit codes storbench returns; FromLibrary holds the one map from an
+// error to its code.
 const (
 	ExitOK          = 0
 	ExitFailed      = 1 // a workload failed
@@ -139,13 +139,4 @@ func ParseLabels(pairs []string) (map[string]string, error) {
 		out[k] = strings.TrimSpace(v)
 	}
 	return out, nil
-}
-
-// NotFound turns a store's not-found into a usage error naming the run.
-func NotFound(err error) error {
-	var amb *store.AmbiguousError
-	if errors.Is(err, store.ErrNotFound) || errors.As(err, &amb) {
-		return Usage(err)
-	}
-	return err
 }

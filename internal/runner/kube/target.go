@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -513,32 +514,38 @@ func (o *objects) explain(ctx context.Context, cause error) error {
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	var why []string
+	// add keeps each reason once: pods of a Job repeat the same events.
+	add := func(reason string) {
+		if !slices.Contains(why, reason) {
+			why = append(why, reason)
+		}
+	}
 	if p, err := o.cluster.Client.CoreV1().Pods(o.ns).Get(ectx, o.name, metav1.GetOptions{}); err == nil {
 		for _, c := range p.Status.Conditions {
 			if c.Status != corev1.ConditionTrue && c.Message != "" {
-				why = append(why, fmt.Sprintf("pod %s: %s", c.Type, c.Message))
+				add(fmt.Sprintf("pod %s: %s", c.Type, c.Message))
 			}
 		}
 		for _, cs := range p.Status.ContainerStatuses {
 			if w := cs.State.Waiting; w != nil && w.Reason != "" {
-				why = append(why, fmt.Sprintf("container %s waiting: %s %s", cs.Name, w.Reason, w.Message))
+				add(fmt.Sprintf("container %s waiting: %s %s", cs.Name, w.Reason, w.Message))
 			}
 		}
 	}
 	if pvc, err := o.cluster.Client.CoreV1().PersistentVolumeClaims(o.ns).Get(ectx, o.name, metav1.GetOptions{}); err == nil && pvc.Status.Phase != corev1.ClaimBound {
-		why = append(why, fmt.Sprintf("PVC %s is %s", o.name, pvc.Status.Phase))
+		add(fmt.Sprintf("PVC %s is %s", o.name, pvc.Status.Phase))
 	}
 	evs, err := Events(ectx, o.cluster.Client, o.ns, o.name)
 	if err != nil {
-		why = append(why, "events unavailable: "+err.Error())
+		add("events unavailable: " + err.Error())
 	}
 	for _, e := range evs {
-		why = append(why, e)
+		add(e)
 	}
 	if len(why) == 0 {
 		return cause
 	}
-	return fmt.Errorf("%w: %s", cause, strings.Join(dedupe(why), "; "))
+	return fmt.Errorf("%w: %s", cause, strings.Join(why, "; "))
 }
 
 // Events returns the recent warning events about objects named name in ns,
@@ -575,18 +582,6 @@ func eventTime(e corev1.Event) time.Time {
 		return e.EventTime.Time
 	}
 	return e.CreationTimestamp.Time
-}
-
-func dedupe(s []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, v := range s {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // volumeLabels records the bound PV and, for node-bound volumes, the node

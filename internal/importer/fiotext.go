@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/units"
 )
 
 var (
@@ -398,9 +399,11 @@ func descBlockSize(bs, rw string) int64 {
 	if !ok {
 		hi = lo
 	}
-	a, ok1 := fioSize(lo)
-	b, ok2 := fioSize(hi)
-	if !ok1 || !ok2 || a != b {
+	// fio prints sizes in IEC units (4096B, 128KiB) or, in 2.x, 4K: the
+	// standard reading, not the one fio applies to its job files.
+	a, err1 := units.ParseSize(lo)
+	b, err2 := units.ParseSize(hi)
+	if err1 != nil || err2 != nil || a != b {
 		return 0
 	}
 	return a

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/units"
 )
 
 // ImportRequest says what to import and how.
@@ -232,7 +232,7 @@ func checkInput(stdin io.Reader, name string, limit int64, keep *int64) (*input,
 			return nil, fmt.Errorf("reading standard input: %w", err)
 		}
 		if int64(len(data)) > limit {
-			return nil, fmt.Errorf("standard input is larger than --max-size %s: raise --max-size to import it", sizeText(limit))
+			return nil, fmt.Errorf("standard input is larger than --max-size %s: raise --max-size to import it", units.Bytes(limit))
 		}
 		in.keep(data)
 		return in, nil
@@ -245,7 +245,7 @@ func checkInput(stdin io.Reader, name string, limit int64, keep *int64) (*input,
 		return nil, fmt.Errorf("%s is not a regular file (%s): import reads files of tools' output, or \"-\" for standard input", name, modeName(fi.Mode()))
 	}
 	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s is %s, larger than --max-size %s: raise --max-size to import it", name, sizeText(fi.Size()), sizeText(limit))
+		return nil, fmt.Errorf("%s is %s, larger than --max-size %s: raise --max-size to import it", name, units.Bytes(fi.Size()), units.Bytes(limit))
 	}
 	file, err := os.Open(name)
 	if err != nil {
@@ -272,7 +272,7 @@ func checkInput(stdin io.Reader, name string, limit int64, keep *int64) (*input,
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
 	if n > limit {
-		return nil, fmt.Errorf("%s grew beyond --max-size %s while it was read", name, sizeText(limit))
+		return nil, fmt.Errorf("%s grew beyond --max-size %s while it was read", name, units.Bytes(limit))
 	}
 	in.path, in.size, in.sum = name, n, hex.EncodeToString(h.Sum(nil))
 	return in, nil
@@ -298,35 +298,6 @@ func modeName(m os.FileMode) string {
 		return "a socket"
 	}
 	return "not a regular file"
-}
-
-// ParseSize reads a size: 1000000, 64KiB, 256MiB, 2GiB, 1G, 500MB.
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	num, unit := t, ""
-	if i >= 0 {
-		num, unit = t[:i], strings.TrimSpace(t[i:])
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	mult, ok := sizeUnits[strings.ToLower(unit)]
-	if err != nil || !ok || v <= 0 || v*mult > 1<<62 {
-		return 0, fmt.Errorf("expected a size such as 256MiB or 2GiB, found %q", s)
-	}
-	return int64(v * mult), nil
-}
-
-var sizeUnits = map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 1e3, "m": 1 << 20, "mib": 1 << 20, "mb": 1e6,
-	"g": 1 << 30, "gib": 1 << 30, "gb": 1e9, "t": 1 << 40, "tib": 1 << 40, "tb": 1e12}
-
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func withoutDuplicates(inputs []*input, dups []store.ImportedFile) []*input {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
 )
 
@@ -136,7 +137,11 @@ func ParseLabels(pairs []string) (map[string]string, error) {
 		if !ok || k == "" {
 			return nil, Usagef("--label %q: write it as key=value", p)
 		}
-		out[k] = strings.TrimSpace(v)
+		v = strings.TrimSpace(v)
+		if err := result.CheckUserLabel(k, v); err != nil {
+			return nil, Usage(fmt.Errorf("--label: %w", err))
+		}
+		out[k] = v
 	}
 	return out, nil
 }

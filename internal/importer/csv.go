@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -104,6 +105,9 @@ func (c *completeLines) Read(p []byte) (int, error) {
 		buf := make([]byte, 32<<10)
 		n, err := c.r.Read(buf)
 		c.hold = append(c.hold, buf[:n]...)
+		if first := bytes.IndexByte(c.hold, '\n'); first > MaxCSVLine || first < 0 && len(c.hold) > MaxCSVLine {
+			return 0, errAt(c.lines+1, 0, "line %d is longer than %d bytes, the longest line a CSV may have", c.lines+1, MaxCSVLine)
+		}
 		if i := bytes.LastIndexByte(c.hold, '\n'); i >= 0 {
 			c.out = append(c.out, c.hold[:i+1]...)
 			c.lines += bytes.Count(c.hold[:i+1], []byte("\n"))
@@ -200,7 +204,7 @@ func streamCSV(in io.Reader, p *parsed, emit func(result.Result, int) error) err
 		v := get("value")
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return errAt(line, cols["value"], "expected a number in column value, found %q", v)
+			return errAt(line, cols["value"], "expected a number in column value, found %.80q", v)
 		}
 		rw.Value = f
 		if v := get("time"); v != "" {
@@ -517,6 +521,16 @@ func (g *grouper) close() error {
 }
 
 func (rw row) validate() error {
+	for _, f := range []struct{ name, value string }{{"target", rw.Target}, {"workload", rw.Workload}, {"round", rw.Round}} {
+		if len(f.value) > MaxName {
+			return rw.errAt(f.name, "expected a %s name of at most %d bytes, found %d bytes", f.name, MaxName, len(f.value))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(rw.Labels)) {
+		if err := result.CheckUserLabel(k, rw.Labels[k]); err != nil {
+			return rw.errAt("labels", "%v", err)
+		}
+	}
 	switch {
 	case rw.Target == "":
 		return rw.errAt("target", "expected a target name, found an empty field")

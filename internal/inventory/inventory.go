@@ -15,12 +15,13 @@ package inventory
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/storbench/storbench/internal/inputfile"
 )
 
 // Position is where something was written: file and 1-based line.
@@ -97,7 +98,7 @@ type Inventory struct {
 // (a first meaningful line that is neither a [section] nor a host line);
 // INI otherwise.
 func Load(path string) (*Inventory, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading inventory: %w", err)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/storbench/storbench/internal/inputfile"
 )
 
 //go:embed suites/*.yaml
@@ -52,7 +54,7 @@ func Resolve(nameOrPath string) (*Suite, error) {
 
 // Load reads and validates a suite file.
 func Load(path string) (*Suite, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading suite: %w", err)
 	}

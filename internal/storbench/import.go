@@ -86,6 +86,45 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 	}
 	now := time.Now()
 	rep := &render.ImportReport{DryRun: req.DryRun, Duplicates: []store.ImportedFile{}, Health: []result.Health{}, Files: []render.ImportedFileReport{}}
+	inputs, err := checkInputs(req, rep)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		if inputs, err = notImported(ctx, st, inputs, rep); err != nil {
+			return nil, err
+		}
+	}
+	if len(inputs) == 0 {
+		return rep, nil
+	}
+	b := newBuilder(req.Labels, now, req.Time)
+	var w *store.ImportWriter
+	if !req.DryRun {
+		if w, err = beginImport(ctx, st, b, inputs, now, rep); err != nil {
+			return nil, err
+		}
+		if w == nil {
+			return rep, nil // claimed by another import meanwhile
+		}
+		defer w.Abort()
+	}
+	files, err := readInputs(ctx, b, w, inputs, importer.Options{Format: req.Format, Target: req.Target}, rep)
+	if err != nil {
+		return nil, err
+	}
+	rep.Results = b.results
+	b.finish()
+	if w == nil {
+		return rep, nil
+	}
+	return commitImport(ctx, w, b, provenance(files, now), rep)
+}
+
+// checkInputs checks every input named (readable, within the size bound)
+// and hashes it; an input whose content another one has is reported and
+// left out.
+func checkInputs(req ImportRequest, rep *render.ImportReport) ([]*input, error) {
 	var inputs []*input
 	seen := map[string]string{}
 	keep := int64(keepTotal)
@@ -101,42 +140,49 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 		seen[in.sum] = name
 		inputs = append(inputs, in)
 	}
-	if st != nil {
-		var sums []string
-		for _, in := range inputs {
-			sums = append(sums, in.sum)
-		}
-		dups, err := st.ImportedFiles(ctx, sums)
-		if err != nil {
-			return nil, err
-		}
-		rep.Duplicates = append(rep.Duplicates, dups...)
-		inputs = withoutDuplicates(inputs, dups)
-	}
-	if len(inputs) == 0 {
-		return rep, nil
-	}
+	return inputs, nil
+}
 
-	b := newBuilder(req.Labels, now, req.Time)
-	var w *store.ImportWriter
-	if !req.DryRun {
-		var provisional []store.ImportedFile
-		for _, in := range inputs {
-			provisional = append(provisional, store.ImportedFile{SHA256: in.sum, File: in.name, Imported: now})
-		}
-		var err error
-		if w, err = st.BeginImport(ctx, b.run, provisional); err != nil {
-			var dup *store.DuplicateError
-			if errors.As(err, &dup) {
-				rep.Duplicates = append(rep.Duplicates, dup.Files...)
-				return rep, nil
-			}
-			return nil, err
-		}
-		defer w.Abort()
-		b.addRun = func(r *result.Run) error { return w.AddRun(ctx, r) }
+// notImported leaves out the inputs the database already holds, reporting
+// them as duplicates.
+func notImported(ctx context.Context, st store.Store, inputs []*input, rep *render.ImportReport) ([]*input, error) {
+	var sums []string
+	for _, in := range inputs {
+		sums = append(sums, in.sum)
 	}
-	opt := importer.Options{Format: req.Format, Target: req.Target}
+	dups, err := st.ImportedFiles(ctx, sums)
+	if err != nil {
+		return nil, err
+	}
+	rep.Duplicates = append(rep.Duplicates, dups...)
+	return withoutDuplicates(inputs, dups), nil
+}
+
+// beginImport opens the import's transaction, claiming the inputs' hashes;
+// nil and no error when another import claimed one meanwhile (reported as
+// a duplicate).
+func beginImport(ctx context.Context, st store.Store, b *builder, inputs []*input, now time.Time, rep *render.ImportReport) (*store.ImportWriter, error) {
+	var provisional []store.ImportedFile
+	for _, in := range inputs {
+		provisional = append(provisional, store.ImportedFile{SHA256: in.sum, File: in.name, Imported: now})
+	}
+	w, err := st.BeginImport(ctx, b.run, provisional)
+	if err != nil {
+		var dup *store.DuplicateError
+		if errors.As(err, &dup) {
+			rep.Duplicates = append(rep.Duplicates, dup.Files...)
+			return nil, nil
+		}
+		return nil, err
+	}
+	b.addRun = func(r *result.Run) error { return w.AddRun(ctx, r) }
+	return w, nil
+}
+
+// readInputs reads every input, storing its results and health records
+// through w (or, in a dry run without w, keeping a preview), and reports
+// each file.
+func readInputs(ctx context.Context, b *builder, w *store.ImportWriter, inputs []*input, opt importer.Options, rep *render.ImportReport) ([]*importer.File, error) {
 	var files []*importer.File
 	for _, in := range inputs {
 		pf, err := b.read(ctx, in, opt, func(r *result.Result) error {
@@ -168,12 +214,14 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 			ToolVersion: pf.ToolVersion, Results: pf.ResultCount, Health: len(pf.Health), Rows: pf.Rows, Skipped: pf.Skipped,
 			Notes: pf.Notes, Problems: pf.Problems, Cut: pf.Cut(), Refused: pf.Refused()})
 	}
-	rep.Results = b.results
-	b.finish()
-	if w == nil {
-		return rep, nil
-	}
-	w.SetFiles(provenance(files, now))
+	return files, nil
+}
+
+// commitImport records the files' provenance and commits; when another
+// import committed one of the files meanwhile, nothing is stored and the
+// report says so.
+func commitImport(ctx context.Context, w *store.ImportWriter, b *builder, files []store.ImportedFile, rep *render.ImportReport) (*render.ImportReport, error) {
+	w.SetFiles(files)
 	if err := w.Commit(ctx); err != nil {
 		var dup *store.DuplicateError
 		if errors.As(err, &dup) {

@@ -146,24 +146,9 @@ func streamCSV(in io.Reader, p *parsed, emit func(result.Result, int) error) err
 		return csvError(err, "the header "+csvHeader)
 	}
 	header = slices.Clone(header)
-	index := map[string]int{}
-	for i, h := range header {
-		h = strings.ToLower(strings.TrimSpace(h))
-		if !slices.Contains(csvColumns, h) {
-			line, col := r.FieldPos(i)
-			return errAt(line, col, "expected a column of %s, found %q", csvHeader, header[i])
-		}
-		if _, dup := index[h]; dup {
-			line, col := r.FieldPos(i)
-			return errAt(line, col, "column %q appears twice in the header", h)
-		}
-		index[h] = i
-	}
-	for _, need := range []string{"target", "workload", "metric", "value", "unit"} {
-		if _, ok := index[need]; !ok {
-			line, _ := r.FieldPos(0)
-			return errAt(line, 1, "expected a %q column in the header (%s)", need, csvHeader)
-		}
+	index, err := csvHeaderIndex(r, header)
+	if err != nil {
+		return err
 	}
 	g := newGrouper("csv", emit)
 	for {
@@ -234,6 +219,31 @@ func streamCSV(in io.Reader, p *parsed, emit func(result.Result, int) error) err
 		return errAt(1, 0, "expected at least one result row after the header, found none")
 	}
 	return nil
+}
+
+// csvHeaderIndex maps each column of the header to its place, refusing an
+// unknown or repeated column and a missing required one.
+func csvHeaderIndex(r *csv.Reader, header []string) (map[string]int, error) {
+	index := map[string]int{}
+	for i, h := range header {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if !slices.Contains(csvColumns, h) {
+			line, col := r.FieldPos(i)
+			return nil, errAt(line, col, "expected a column of %s, found %q", csvHeader, header[i])
+		}
+		if _, dup := index[h]; dup {
+			line, col := r.FieldPos(i)
+			return nil, errAt(line, col, "column %q appears twice in the header", h)
+		}
+		index[h] = i
+	}
+	for _, need := range []string{"target", "workload", "metric", "value", "unit"} {
+		if _, ok := index[need]; !ok {
+			line, _ := r.FieldPos(0)
+			return nil, errAt(line, 1, "expected a %q column in the header (%s)", need, csvHeader)
+		}
+	}
+	return index, nil
 }
 
 func csvError(err error, expected string) error {

@@ -223,10 +223,10 @@ func progressBetween(prev, cur *Output, wall time.Duration) Progress {
 
 func totals(o *Output) (ios, bytes int64) {
 	for _, j := range o.AllJobs() {
-		for _, d := range []*DirectionJSON{j.Read, j.Write, j.Trim} {
+		for _, d := range []*Direction{j.Read, j.Write, j.Trim} {
 			if d != nil {
-				ios += d.TotalIOs
-				bytes += d.IOBytes
+				ios += int64(value(d.TotalIOs))
+				bytes += int64(value(d.IOBytes))
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -209,18 +210,7 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 		return nil, err
 	}
 	size := t.pvcSize(need)
-	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: t.labels(need.RunID),
-			Annotations: map[string]string{AnnotationTarget: t.Name()}},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			StorageClassName: &t.class,
-			AccessModes:      []corev1.PersistentVolumeAccessMode{t.opts.AccessMode},
-			VolumeMode:       &t.opts.VolumeMode,
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
-				corev1.ResourceStorage: *resource.NewQuantity(size, resource.BinarySI)}},
-		},
-	}
-	if _, err := t.cluster.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+	if _, err := t.cluster.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, t.pvcSpec(name, ns, need.RunID, size), metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("target %s: creating PVC %s/%s: %w", t.Name(), ns, name, err)
 	}
 	o.pvcCreated = true
@@ -234,6 +224,55 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
 	}
 
+	labels := t.preparedLabels(ns, name, size, running.Spec.NodeName, node, sc)
+	if err := o.volumeLabels(ctx, labels); err != nil {
+		notices = append(notices, err.Error())
+	}
+
+	cmder := &PodCmder{Exec: t.cluster.Exec, Namespace: ns, Pod: name, Container: ContainerName}
+	p := &runner.Prepared{
+		Name:    t.Name(),
+		Kind:    "kubernetes",
+		Cmder:   cmder,
+		Labels:  labels,
+		Notices: notices,
+		File:    fio.File{Name: TestFileName},
+		// Not sampled: fio runs in a pod on a node this process does not
+		// read, and the pod's own /proc is not yet read through its exec.
+		Telemetry: nil,
+	}
+	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
+		p.File = fio.File{Name: BlockDevicePath}
+		if err := checkBlockVolume(ctx, cmder, need); err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Name(), err)
+		}
+	}
+	p.Cleanup = func(ctx context.Context) error {
+		return o.delete(ctx, true)
+	}
+	return p, nil
+}
+
+// pvcSpec is the PVC a target's pod mounts: size bytes of the target's
+// class, labelled with the run.
+func (t *Target) pvcSpec(name, ns, runID string, size int64) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: t.labels(runID),
+			Annotations: map[string]string{AnnotationTarget: t.Name()}},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: &t.class,
+			AccessModes:      []corev1.PersistentVolumeAccessMode{t.opts.AccessMode},
+			VolumeMode:       &t.opts.VolumeMode,
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceStorage: *resource.NewQuantity(size, resource.BinarySI)}},
+		},
+	}
+}
+
+// preparedLabels are a prepared target's labels: its objects and volume,
+// the node the pod runs on (with the node's own labels; node is nil when
+// storbench may not read it) and its StorageClass (sc nil likewise).
+func (t *Target) preparedLabels(ns, name string, size int64, nodeName string, node *corev1.Node, sc *storagev1.StorageClass) map[string]string {
 	labels := map[string]string{}
 	for k, v := range map[result.LabelKey]string{
 		result.LabelK8sNamespace: ns, result.LabelK8sPod: name, result.LabelK8sPVC: name,
@@ -242,7 +281,6 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 	} {
 		k.Set(labels, v)
 	}
-	nodeName := running.Spec.NodeName
 	result.LabelNode.Set(labels, nodeName)
 	if node != nil {
 		for k, v := range node.Labels {
@@ -272,32 +310,7 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 			result.LabelReclaimPolicy.Set(labels, string(*sc.ReclaimPolicy))
 		}
 	}
-	if err := o.volumeLabels(ctx, labels); err != nil {
-		notices = append(notices, err.Error())
-	}
-
-	cmder := &PodCmder{Exec: t.cluster.Exec, Namespace: ns, Pod: name, Container: ContainerName}
-	p := &runner.Prepared{
-		Name:    t.Name(),
-		Kind:    "kubernetes",
-		Cmder:   cmder,
-		Labels:  labels,
-		Notices: notices,
-		File:    fio.File{Name: TestFileName},
-		// Not sampled: fio runs in a pod on a node this process does not
-		// read, and the pod's own /proc is not yet read through its exec.
-		Telemetry: nil,
-	}
-	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
-		p.File = fio.File{Name: BlockDevicePath}
-		if err := checkBlockVolume(ctx, cmder, need); err != nil {
-			return nil, fmt.Errorf("target %s: %w", t.Name(), err)
-		}
-	}
-	p.Cleanup = func(ctx context.Context) error {
-		return o.delete(ctx, true)
-	}
-	return p, nil
+	return labels
 }
 
 // containerScript keeps the container alive for exec, installing fio first

@@ -235,8 +235,8 @@ func runFidelity(parent string, reps int) error {
 		}
 		var sum float64
 		for _, j := range out.Final.AllJobs() {
-			if j.Read != nil {
-				sum += j.Read.IOPS
+			if rd := fio.ToResult(j).Read; rd != nil {
+				sum += rd.IOPS
 			}
 		}
 		return sum, nil

@@ -5,7 +5,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,10 +14,12 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
 )
 
-// Exit codes storbench returns.
+// Exit codes storbench returns; FromLibrary holds the one map from an
+// error to its code.
 const (
 	ExitOK          = 0
 	ExitFailed      = 1 // a workload failed
@@ -136,16 +137,11 @@ func ParseLabels(pairs []string) (map[string]string, error) {
 		if !ok || k == "" {
 			return nil, Usagef("--label %q: write it as key=value", p)
 		}
-		out[k] = strings.TrimSpace(v)
+		v = strings.TrimSpace(v)
+		if err := result.CheckUserLabel(k, v); err != nil {
+			return nil, Usage(fmt.Errorf("--label: %w", err))
+		}
+		out[k] = v
 	}
 	return out, nil
-}
-
-// NotFound turns a store's not-found into a usage error naming the run.
-func NotFound(err error) error {
-	var amb *store.AmbiguousError
-	if errors.Is(err, store.ErrNotFound) || errors.As(err, &amb) {
-		return Usage(err)
-	}
-	return err
 }

@@ -7,7 +7,9 @@ import (
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/storbench"
+	"github.com/storbench/storbench/internal/store"
 )
 
 func TestFromLibrary(t *testing.T) {
@@ -21,7 +23,12 @@ func TestFromLibrary(t *testing.T) {
 		{"bad request behind a failed workload", errors.Join(failed, &storbench.RequestError{Err: errors.New("no")}), ExitUsage},
 		{"interrupted", fmt.Errorf("run: %w", engine.ErrInterrupted), ExitInterrupted},
 		{"nothing to compare", fmt.Errorf("run(s) [a]: %w", analysis.ErrNoResults), ExitFailed},
-		{"anything else", failed, 0},
+		{"failed workload", failed, ExitFailed},
+		{"fio missing", fmt.Errorf("run: %w", &fio.MissingError{}), ExitFailed},
+		{"unknown run", fmt.Errorf("run x: %w", store.ErrNotFound), ExitUsage},
+		{"ambiguous run", &store.AmbiguousError{Prefix: "a", Matches: []string{"ab", "ac"}}, ExitUsage},
+		{"interrupted after a failed workload", errors.Join(failed, engine.ErrInterrupted), ExitInterrupted},
+		{"anything else", errors.New("disk on fire"), 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := FromLibrary(tt.err)

@@ -16,7 +16,7 @@ import (
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/safety"
-	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/units"
 )
 
 // RawJob is a fio job file given by the user, read as fio reads it
@@ -435,8 +435,11 @@ func RawNeeds(jf *fio.JobFile) (size int64, writers []string, direct bool) {
 		}
 		m := jf.Resolved(i)
 		if v, ok := m["size"]; ok {
-			if sz, err := spec.ParseSize(strings.TrimSpace(v)); err == nil && int64(sz) > size {
-				size = int64(sz)
+			// fio's units, not storbench's: with fio's default kb_base
+			// size=1GB is 2^30 bytes and size=1GiB 10^9.
+			kbBase, _ := strconv.ParseInt(strings.TrimSpace(m["kb_base"]), 10, 64)
+			if sz, err := units.ParseFioSize(v, kbBase); err == nil && sz > size {
+				size = sz
 			}
 		}
 		if safety.Writes(m) {

@@ -227,3 +227,25 @@ func TestSuiteJobWorkload(t *testing.T) {
 		t.Errorf("left %d entries in the target", len(ents))
 	}
 }
+
+// RawNeeds reads a job file's sizes as fio does: with fio's default
+// kb_base, 1GB is 2^30 bytes and 1GiB 10^9; kb_base=1000 swaps them.
+func TestRawNeedsReadsFioUnits(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want int64
+	}{
+		{"[a]\nsize=1GB\n[b]\nsize=1GiB\n", 1 << 30},
+		{"[a]\nsize=1GiB\n", 1e9},
+		{"[global]\nkb_base=1000\n[a]\nsize=1GiB\n[b]\nsize=1GB\n", 1 << 30},
+		{"[a]\nsize=50%\n", 1 << 30}, // not a byte count: the default
+	} {
+		jf, err := fio.ParseJobText([]byte(tt.text), "test.fio", fio.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := RawNeeds(jf); got != tt.want {
+			t.Errorf("%q: size %d, want %d", tt.text, got, tt.want)
+		}
+	}
+}

@@ -136,8 +136,8 @@ func TestFioGateHoldsJobsUntilReleased(t *testing.T) {
 		var io int64
 		if r.o != nil {
 			for _, j := range r.o.Final.AllJobs() {
-				if j.Write != nil {
-					io += j.Write.IOBytes
+				if w := fio.ToResult(j).Write; w != nil {
+					io += w.Bytes
 				}
 			}
 			for _, n := range r.o.Noise {

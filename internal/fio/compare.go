@@ -83,9 +83,9 @@ func directions(j JobResult) string {
 	var out []string
 	for _, d := range []struct {
 		name string
-		dir  *DirectionJSON
+		dir  *Direction
 	}{{"read", j.Read}, {"write", j.Write}, {"trim", j.Trim}} {
-		if d.dir != nil && d.dir.IOBytes > 0 {
+		if d.dir != nil && value(d.dir.IOBytes) > 0 {
 			out = append(out, d.name)
 		}
 	}

@@ -2,7 +2,6 @@ package fio
 
 import (
 	"context"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,13 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storbench/storbench/internal/golden"
 	"github.com/storbench/storbench/internal/testenv"
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // Every built-in suite's job file is pinned by a golden file, and fio itself
 // must accept it (--parse-only) where fio is installed.
@@ -29,22 +27,7 @@ func TestBuiltinSuiteJobsGolden(t *testing.T) {
 			}
 			job := FromSuite(s, File{Name: "storbench-test.dat"}, "")
 			got := job.String()
-			golden := filepath.Join("testdata", "jobs", name+".fio")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("job for %s differs from %s (go test -update after checking):\n%s", name, golden, diff(string(want), got))
-			}
+			golden.Compare(t, filepath.Join("testdata", "jobs", name+".fio"), []byte(got))
 			for _, must := range []string{"randrepeat=0", "refill_buffers=1", "stonewall", "lat_percentiles=1"} {
 				if !strings.Contains(got, must) {
 					t.Errorf("job lacks %s", must)
@@ -152,22 +135,4 @@ func sectionSets(args []string) []map[string]bool {
 		sets[len(sets)-1][a] = true
 	}
 	return sets
-}
-
-func diff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			b.WriteString("- " + w + "\n+ " + g + "\n")
-		}
-	}
-	return b.String()
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"unicode"
+
+	"github.com/storbench/storbench/internal/inputfile"
 )
 
 // A JobFile is a user's fio job file read the way fio reads it (init.c
@@ -103,7 +105,7 @@ const maxIncludeDepth = 16
 
 // ReadJobFile reads a job file and the files it includes.
 func ReadJobFile(path string, o ReadOptions) (*JobFile, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading fio job: %w", err)
 	}
@@ -210,7 +212,7 @@ func (r *jobReader) lines(file string, data []byte, depth int) ([]rawLine, error
 				return nil, &JobFileError{Pos: pos, Msg: fmt.Sprintf("includes nest deeper than %d (a cycle?)", maxIncludeDepth)}
 			}
 			inc := includePath(name, file)
-			incData, err := os.ReadFile(inc)
+			incData, err := inputfile.Read(inc)
 			var sub []rawLine
 			if err == nil {
 				sub, err = r.lines(inc, incData, depth+1)

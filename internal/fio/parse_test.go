@@ -127,7 +127,7 @@ func TestParseStatusIntervalTakesLastDocument(t *testing.T) {
 		t.Fatalf("docs = %d, want 4", len(docs))
 	}
 	for i := 1; i < len(docs); i++ {
-		if docs[i].Jobs[0].Read.TotalIOs < docs[i-1].Jobs[0].Read.TotalIOs {
+		if value(docs[i].Jobs[0].Read.TotalIOs) < value(docs[i-1].Jobs[0].Read.TotalIOs) {
 			t.Errorf("status documents are not cumulative at %d", i)
 		}
 	}

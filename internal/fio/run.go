@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -222,10 +223,10 @@ func progressBetween(prev, cur *Output, wall time.Duration) Progress {
 
 func totals(o *Output) (ios, bytes int64) {
 	for _, j := range o.AllJobs() {
-		for _, d := range []*DirectionJSON{j.Read, j.Write, j.Trim} {
+		for _, d := range []*Direction{j.Read, j.Write, j.Trim} {
 			if d != nil {
-				ios += d.TotalIOs
-				bytes += d.IOBytes
+				ios += int64(value(d.TotalIOs))
+				bytes += int64(value(d.IOBytes))
 			}
 		}
 	}
@@ -239,13 +240,13 @@ func failureMessage(out *Outcome, runErr error) string {
 	// fio prints some errors on stdout beside its JSON, others on stderr.
 	for _, l := range append(out.Noise, strings.Split(out.Stderr, "\n")...) {
 		l = strings.TrimSpace(l)
-		if l != "" && (strings.HasPrefix(l, "fio:") || strings.Contains(l, "error=") || strings.Contains(l, "err=")) {
+		if l != "" && (strings.HasPrefix(l, "fio:") || strings.Contains(l, "error=") || strings.Contains(l, "err=")) && !slices.Contains(lines, l) {
 			lines = append(lines, l)
 		}
 	}
 	for _, j := range out.Final.AllJobs() {
-		if j.Error != 0 {
-			lines = append(lines, fmt.Sprintf("job %s: error %d (%s)", j.Name, j.Error, errnoText(j.Error)))
+		if l := fmt.Sprintf("job %s: error %d (%s)", j.Name, j.Error, errnoText(j.Error)); j.Error != 0 && !slices.Contains(lines, l) {
+			lines = append(lines, l)
 		}
 	}
 	if len(lines) == 0 {
@@ -254,19 +255,7 @@ func failureMessage(out *Outcome, runErr error) string {
 	if len(lines) > 6 {
 		lines = lines[len(lines)-6:]
 	}
-	return "fio failed: " + strings.Join(dedupe(lines), "; ")
-}
-
-func dedupe(s []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, v := range s {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
+	return "fio failed: " + strings.Join(lines, "; ")
 }
 
 func stderrSuffix(s string) string {

@@ -51,6 +51,17 @@ const (
 	MaxLatency     = 7 * 24 * time.Hour
 )
 
+// Bounds on the text of the generic CSV and JSON imports (a file as a
+// whole is bounded by storbench.ImportRequest.MaxSize, labels by
+// result.CheckUserLabel).
+const (
+	// MaxCSVLine is the longest line of a CSV, in bytes.
+	MaxCSVLine = 1 << 20
+	// MaxName is the longest target, workload or round name of a CSV
+	// field or JSON string, in bytes.
+	MaxName = 256
+)
+
 // plausible returns why a result's figures cannot be real, or "".
 func plausible(r *result.Result) string {
 	for _, d := range []struct {

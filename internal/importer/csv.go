@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -104,6 +105,9 @@ func (c *completeLines) Read(p []byte) (int, error) {
 		buf := make([]byte, 32<<10)
 		n, err := c.r.Read(buf)
 		c.hold = append(c.hold, buf[:n]...)
+		if first := bytes.IndexByte(c.hold, '\n'); first > MaxCSVLine || first < 0 && len(c.hold) > MaxCSVLine {
+			return 0, errAt(c.lines+1, 0, "line %d is longer than %d bytes, the longest line a CSV may have", c.lines+1, MaxCSVLine)
+		}
 		if i := bytes.LastIndexByte(c.hold, '\n'); i >= 0 {
 			c.out = append(c.out, c.hold[:i+1]...)
 			c.lines += bytes.Count(c.hold[:i+1], []byte("\n"))
@@ -142,24 +146,9 @@ func streamCSV(in io.Reader, p *parsed, emit func(result.Result, int) error) err
 		return csvError(err, "the header "+csvHeader)
 	}
 	header = slices.Clone(header)
-	index := map[string]int{}
-	for i, h := range header {
-		h = strings.ToLower(strings.TrimSpace(h))
-		if !slices.Contains(csvColumns, h) {
-			line, col := r.FieldPos(i)
-			return errAt(line, col, "expected a column of %s, found %q", csvHeader, header[i])
-		}
-		if _, dup := index[h]; dup {
-			line, col := r.FieldPos(i)
-			return errAt(line, col, "column %q appears twice in the header", h)
-		}
-		index[h] = i
-	}
-	for _, need := range []string{"target", "workload", "metric", "value", "unit"} {
-		if _, ok := index[need]; !ok {
-			line, _ := r.FieldPos(0)
-			return errAt(line, 1, "expected a %q column in the header (%s)", need, csvHeader)
-		}
+	index, err := csvHeaderIndex(r, header)
+	if err != nil {
+		return err
 	}
 	g := newGrouper("csv", emit)
 	for {
@@ -200,7 +189,7 @@ func streamCSV(in io.Reader, p *parsed, emit func(result.Result, int) error) err
 		v := get("value")
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return errAt(line, cols["value"], "expected a number in column value, found %q", v)
+			return errAt(line, cols["value"], "expected a number in column value, found %.80q", v)
 		}
 		rw.Value = f
 		if v := get("time"); v != "" {
@@ -230,6 +219,31 @@ func streamCSV(in io.Reader, p *parsed, emit func(result.Result, int) error) err
 		return errAt(1, 0, "expected at least one result row after the header, found none")
 	}
 	return nil
+}
+
+// csvHeaderIndex maps each column of the header to its place, refusing an
+// unknown or repeated column and a missing required one.
+func csvHeaderIndex(r *csv.Reader, header []string) (map[string]int, error) {
+	index := map[string]int{}
+	for i, h := range header {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if !slices.Contains(csvColumns, h) {
+			line, col := r.FieldPos(i)
+			return nil, errAt(line, col, "expected a column of %s, found %q", csvHeader, header[i])
+		}
+		if _, dup := index[h]; dup {
+			line, col := r.FieldPos(i)
+			return nil, errAt(line, col, "column %q appears twice in the header", h)
+		}
+		index[h] = i
+	}
+	for _, need := range []string{"target", "workload", "metric", "value", "unit"} {
+		if _, ok := index[need]; !ok {
+			line, _ := r.FieldPos(0)
+			return nil, errAt(line, 1, "expected a %q column in the header (%s)", need, csvHeader)
+		}
+	}
+	return index, nil
 }
 
 func csvError(err error, expected string) error {
@@ -517,6 +531,16 @@ func (g *grouper) close() error {
 }
 
 func (rw row) validate() error {
+	for _, f := range []struct{ name, value string }{{"target", rw.Target}, {"workload", rw.Workload}, {"round", rw.Round}} {
+		if len(f.value) > MaxName {
+			return rw.errAt(f.name, "expected a %s name of at most %d bytes, found %d bytes", f.name, MaxName, len(f.value))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(rw.Labels)) {
+		if err := result.CheckUserLabel(k, rw.Labels[k]); err != nil {
+			return rw.errAt("labels", "%v", err)
+		}
+	}
 	switch {
 	case rw.Target == "":
 		return rw.errAt("target", "expected a target name, found an empty field")

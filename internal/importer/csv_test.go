@@ -3,6 +3,7 @@ package importer
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,5 +119,40 @@ func TestGenericBadTime(t *testing.T) {
 				t.Errorf("%v (line %d col %d), want line %d col %d", err, pe.Line, pe.Column, tc.line, tc.col)
 			}
 		})
+	}
+}
+
+// Every text input of the generic import is bounded, and the error names
+// the bound.
+func TestGenericBounds(t *testing.T) {
+	head := "target,labels,workload,metric,value,unit\n"
+	long := strings.Repeat("x", 64)
+	for _, tc := range []struct {
+		name, data, want string
+	}{
+		{"csv line", head + "ssd,,w,iops," + strings.Repeat("1", MaxCSVLine+10) + ",IOPS\n", "longer than 1048576 bytes"},
+		{"csv target", head + strings.Repeat("t", MaxName+1) + ",,w,iops,1,IOPS\n", "at most 256 bytes"},
+		{"csv label value", head + "ssd,storage=" + long + ",w,iops,1,IOPS\n", "more than the 63 a label value may hold"},
+		{"csv label key", head + "ssd,my key=v,w,iops,1,IOPS\n", "label key \"my key\""},
+		{"json workload", `[{"target": "ssd", "workload": "` + strings.Repeat("w", MaxName+1) + `", "metric": "iops", "value": 1, "unit": "IOPS"}]`, "at most 256 bytes"},
+		{"json label value", `[{"target": "ssd", "labels": {"storage": "` + long + `"}, "workload": "w", "metric": "iops", "value": 1, "unit": "IOPS"}]`, "63"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			format := CSV
+			if strings.HasPrefix(tc.data, "[") {
+				format = JSON
+			}
+			_, err := Parse("in", []byte(tc.data), Options{Format: format})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || len(err.Error()) > 1000 {
+				msg := fmt.Sprint(err)
+				if len(msg) > 300 {
+					msg = msg[:300] + "..."
+				}
+				t.Errorf("got %s (%d bytes), want a short error saying %q", msg, len(fmt.Sprint(err)), tc.want)
+			}
+		})
+	}
+	if _, err := Parse("in", []byte(head+"ssd,storage=nvme;node=pi4-1,w,iops,1,IOPS\n"), Options{Format: CSV}); err != nil {
+		t.Errorf("labels within the bounds: %v", err)
 	}
 }

@@ -13,87 +13,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 )
 
-// fio's JSON changed over its versions; each figure is read from the field
-// the version wrote, in that field's unit:
-//
-//	          io_bytes  bw / bw_bytes        latency objects             runtime
-//	fio 2.x   KiB       bw KiB/s             slat/clat/lat, µs, with N   runt (ms)
-//	3.0-3.1   bytes     bw KiB/s             slat_ns/clat_ns/lat_ns, no N runtime
-//	3.2+      bytes     bw_bytes B/s, bw KiB/s  *_ns, N from 3.20         runtime
-//
-// json+ adds "bins" (latency in ns -> I/O count) to the latency objects.
-// A figure missing from the file is left unset ("not reported"), never 0,
-// and never the reason to drop the others.
-
+// fioDoc is one fio JSON document of an imported file (the model is
+// fio.Output, for every fio version) with where it was found.
 type fioDoc struct {
-	Version       string
-	TimestampMS   int64
-	Timestamp     int64
-	GlobalOptions map[string]string
+	fio.Output
 	// clientOptions are the global options of each client of a
 	// client/server run with several clients: fio 3.x writes "global
 	// options" as an array of objects naming their hostname and port.
-	clientOptions []map[string]string
-	Jobs          []fjJob
-	ClientStats   []fjJob
+	clientOptions []fio.Options
 	raw           []byte
 	line          int
-	v2            bool // fio 2.x units
-}
-
-type fjJob struct {
-	Name     string            `json:"jobname"`
-	GroupID  int               `json:"groupid"`
-	Error    int               `json:"error"`
-	Elapsed  int64             `json:"elapsed"`
-	Options  map[string]any    `json:"job options"`
-	Read     *fjDir            `json:"read"`
-	Write    *fjDir            `json:"write"`
-	Trim     *fjDir            `json:"trim"`
-	Sync     *fjSync           `json:"sync"`
-	UsrCPU   *float64          `json:"usr_cpu"`
-	SysCPU   *float64          `json:"sys_cpu"`
-	Hostname string            `json:"hostname"`
-	Port     int               `json:"port"`
-	opts     map[string]string // Options as strings
-}
-
-type fjDir struct {
-	IOBytes  *float64 `json:"io_bytes"`
-	IOKBytes *float64 `json:"io_kbytes"`
-	BW       *float64 `json:"bw"`
-	BWBytes  *float64 `json:"bw_bytes"`
-	IOPS     *float64 `json:"iops"`
-	Runtime  *float64 `json:"runtime"`
-	Runt     *float64 `json:"runt"`
-	TotalIOs *float64 `json:"total_ios"`
-	ShortIOs *float64 `json:"short_ios"`
-	DropIOs  *float64 `json:"drop_ios"`
-	SlatNS   *fjLat   `json:"slat_ns"`
-	ClatNS   *fjLat   `json:"clat_ns"`
-	LatNS    *fjLat   `json:"lat_ns"`
-	SlatUS   *fjLat   `json:"slat"`
-	ClatUS   *fjLat   `json:"clat"`
-	LatUS    *fjLat   `json:"lat"`
-}
-
-type fjSync struct {
-	TotalIOs *float64 `json:"total_ios"`
-	LatNS    *fjLat   `json:"lat_ns"`
-	LatUS    *fjLat   `json:"lat"`
-}
-
-type fjLat struct {
-	Min        *float64           `json:"min"`
-	Max        *float64           `json:"max"`
-	Mean       *float64           `json:"mean"`
-	StdDev     *float64           `json:"stddev"`
-	N          *float64           `json:"N"`
-	Percentile map[string]float64 `json:"percentile"`
-	Bins       map[string]float64 `json:"bins"`
 }
 
 // parseFioJSON reads fio's JSON or json+ output: one document, several
@@ -158,7 +91,7 @@ func parseFioJSON(data []byte) (*parsed, error) {
 	}
 	for _, d := range kept {
 		p.version = orDefault(d.Version, p.version)
-		jobs := d.allJobs()
+		jobs := d.AllJobs()
 		if len(jobs) == 0 {
 			if len(p.problems) == 0 || p.problems[len(p.problems)-1].Kind != ProblemCut {
 				p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemSkipped, Msg: "a fio JSON document without any job"})
@@ -221,11 +154,10 @@ func decodeFioDoc(data []byte, start int) (*fioDoc, int, error) {
 				return fail(orErr(err, "not an array"), fmt.Sprintf("the %q array", key))
 			}
 			for dec.More() {
-				var j fjJob
+				var j fio.JobResult
 				if err := dec.Decode(&j); err != nil {
 					return fail(err, "a complete job object")
 				}
-				j.opts = stringOptions(j.Options)
 				if key == "jobs" {
 					d.Jobs = append(d.Jobs, j)
 				} else {
@@ -251,10 +183,10 @@ func decodeFioDoc(data []byte, start int) (*fioDoc, int, error) {
 				var o map[string]any
 				var per []map[string]any
 				if json.Unmarshal(raw, &o) == nil {
-					d.GlobalOptions = stringOptions(o)
+					d.GlobalOptions = fio.OptionsOf(o)
 				} else if json.Unmarshal(raw, &per) == nil {
 					for _, c := range per {
-						d.clientOptions = append(d.clientOptions, stringOptions(c))
+						d.clientOptions = append(d.clientOptions, fio.OptionsOf(c))
 					}
 				}
 			}
@@ -265,7 +197,6 @@ func decodeFioDoc(data []byte, start int) (*fioDoc, int, error) {
 	}
 	end := start + int(dec.InputOffset())
 	d.raw = data[start:end]
-	d.v2 = strings.HasPrefix(d.Version, "fio-2.") || strings.HasPrefix(d.Version, "fio-1.")
 	return d, end, nil
 }
 
@@ -292,41 +223,12 @@ func jsonInt(raw json.RawMessage) int64 {
 	return int64(f)
 }
 
-func stringOptions(o map[string]any) map[string]string {
-	out := make(map[string]string, len(o))
-	for k, v := range o {
-		switch x := v.(type) {
-		case string:
-			out[k] = x
-		case nil:
-			out[k] = ""
-		default:
-			out[k] = fmt.Sprint(x)
-		}
-	}
-	return out
-}
-
 func nextLine(data []byte, pos int) int {
 	nl := bytes.IndexByte(data[pos:], '\n')
 	if nl < 0 {
 		return len(data)
 	}
 	return pos + nl + 1
-}
-
-func (d *fioDoc) allJobs() []fjJob {
-	if len(d.Jobs) > 0 {
-		return d.Jobs
-	}
-	var out []fjJob
-	for _, j := range d.ClientStats {
-		// fio adds an "All clients" summary after the per-client jobs.
-		if j.Name != "All clients" {
-			out = append(out, j)
-		}
-	}
-	return out
 }
 
 // nextObjectStart returns the offset of the next '{' that begins a line
@@ -411,7 +313,7 @@ func finalSnapshots(docs []fioDoc) []fioDoc {
 }
 
 func sameRun(a, b *fioDoc) bool {
-	ja, jb := a.allJobs(), b.allJobs()
+	ja, jb := a.AllJobs(), b.AllJobs()
 	if len(ja) != len(jb) || len(ja) == 0 || !maps.Equal(a.GlobalOptions, b.GlobalOptions) || a.Version != b.Version {
 		return false
 	}
@@ -423,7 +325,7 @@ func sameRun(a, b *fioDoc) bool {
 		return false // the same document pasted twice, or out of order
 	}
 	for i := range ja {
-		if ja[i].Name != jb[i].Name || ja[i].Hostname != jb[i].Hostname || jb[i].Elapsed < ja[i].Elapsed || !maps.Equal(ja[i].opts, jb[i].opts) {
+		if ja[i].Name != jb[i].Name || ja[i].Hostname != jb[i].Hostname || jb[i].Elapsed < ja[i].Elapsed || !maps.Equal(ja[i].Options, jb[i].Options) {
 			return false
 		}
 	}
@@ -435,7 +337,7 @@ func sameRun(a, b *fioDoc) bool {
 
 // options are a job's options over the global ones; in client/server
 // output with per-client global options, over those of its client.
-func (d *fioDoc) options(j fjJob) map[string]string {
+func (d *fioDoc) options(j fio.JobResult) map[string]string {
 	opts := map[string]string{}
 	maps.Copy(opts, d.GlobalOptions)
 	for _, c := range d.clientOptions {
@@ -446,15 +348,15 @@ func (d *fioDoc) options(j fjJob) map[string]string {
 			break
 		}
 	}
-	maps.Copy(opts, j.opts)
+	maps.Copy(opts, j.Options)
 	return opts
 }
 
 // groupJobs puts together the jobs of one name in one group on one client
 // (host and port: several fio servers may run on one host): numjobs=N
 // without group_reporting prints N jobs that ran in parallel.
-func groupJobs(jobs []fjJob) [][]fjJob {
-	var out [][]fjJob
+func groupJobs(jobs []fio.JobResult) [][]fio.JobResult {
+	var out [][]fio.JobResult
 	index := map[string]int{}
 	for _, j := range jobs {
 		k := fmt.Sprintf("%s\x00%d\x00%s\x00%d", j.Name, j.GroupID, j.Hostname, j.Port)
@@ -463,7 +365,7 @@ func groupJobs(jobs []fjJob) [][]fjJob {
 			continue
 		}
 		index[k] = len(out)
-		out = append(out, []fjJob{j})
+		out = append(out, []fio.JobResult{j})
 	}
 	return out
 }
@@ -471,11 +373,11 @@ func groupJobs(jobs []fjJob) [][]fjJob {
 // fioJobResult converts a group of parallel jobs; it also returns the
 // block size the options name (0 when not one fixed size), for the
 // consistency check.
-func fioJobResult(d fioDoc, jobs []fjJob) (result.Result, int64) {
+func fioJobResult(d fioDoc, jobs []fio.JobResult) (result.Result, int64) {
 	j := jobs[0]
-	r := d.jobResult(j)
+	r := d.ResultOf(j)
 	for _, other := range jobs[1:] {
-		mergeParallel(&r, d.jobResult(other))
+		mergeParallel(&r, d.ResultOf(other))
 	}
 	opts := d.options(j)
 	m := fioMethod(opts)
@@ -531,172 +433,6 @@ func fioJobResult(d fioDoc, jobs []fjJob) (result.Result, int64) {
 	return r, bs
 }
 
-// jobResult converts one job's figures, in the units of the document's
-// fio version.
-func (d *fioDoc) jobResult(j fjJob) result.Result {
-	r := result.Result{Read: d.direction(j.Read), Write: d.direction(j.Write), Trim: d.direction(j.Trim)}
-	if j.UsrCPU != nil {
-		r.CPU.UserPercent = *j.UsrCPU
-	}
-	if j.SysCPU != nil {
-		r.CPU.SystemPercent = *j.SysCPU
-	}
-	if s := j.Sync; s != nil {
-		var l result.Latency
-		switch {
-		case s.LatNS != nil:
-			l = latencyOf(s.LatNS, 1)
-		case s.LatUS != nil:
-			l = latencyOf(s.LatUS, 1000)
-		}
-		if l.Samples == 0 && s.TotalIOs != nil {
-			l.Samples = int64(*s.TotalIOs)
-		}
-		if l.Measured() && (l.Mean > 0 || l.Max > 0 || len(l.Percentiles) > 0) {
-			r.Sync = &l
-		}
-	}
-	if j.Error != 0 {
-		r.Status = result.StatusFailed
-		r.Error = fmt.Sprintf("fio job %s: error %d", j.Name, j.Error)
-	} else {
-		r.Status = result.StatusComplete
-	}
-	return r
-}
-
-func (d *fioDoc) direction(x *fjDir) *result.Direction {
-	if x == nil {
-		return nil
-	}
-	// A negative figure is kept so that the plausibility check refuses
-	// the result; only what is not a number at all reads as not reported.
-	get := func(p *float64) float64 {
-		if p == nil || math.IsNaN(*p) || math.IsInf(*p, 0) {
-			return 0
-		}
-		return *p
-	}
-	out := &result.Direction{IOPS: get(x.IOPS), TotalIOs: int64(get(x.TotalIOs))}
-	switch {
-	case x.BWBytes != nil:
-		out.BytesPerSec = get(x.BWBytes)
-	case x.BW != nil:
-		out.BytesPerSec = get(x.BW) * 1024 // KiB/s in every version
-	}
-	switch {
-	case x.IOKBytes != nil && x.IOBytes == nil:
-		out.Bytes = int64(get(x.IOKBytes) * 1024)
-	case x.IOBytes != nil && d.v2 && x.IOKBytes == nil:
-		out.Bytes = int64(get(x.IOBytes) * 1024) // fio 2.x: KiB
-	case x.IOBytes != nil:
-		out.Bytes = int64(get(x.IOBytes))
-	}
-	switch {
-	case x.Runtime != nil:
-		out.Runtime = time.Duration(get(x.Runtime) * float64(time.Millisecond))
-	case x.Runt != nil:
-		out.Runtime = time.Duration(get(x.Runt) * float64(time.Millisecond))
-	}
-	out.Errors = int64(get(x.ShortIOs) + get(x.DropIOs))
-	out.Submission = pickLat(x.SlatNS, x.SlatUS)
-	out.Completion = pickLat(x.ClatNS, x.ClatUS)
-	out.Total = pickLat(x.LatNS, x.LatUS)
-	if out.TotalIOs == 0 && out.Bytes == 0 && out.IOPS == 0 && out.BytesPerSec == 0 {
-		return nil // the direction saw no I/O
-	}
-	return out
-}
-
-// pickLat reads the nanosecond object (fio 3) or else the microsecond one
-// (fio 2).
-func pickLat(ns, us *fjLat) result.Latency {
-	if ns != nil {
-		return latencyOf(ns, 1)
-	}
-	if us != nil {
-		return latencyOf(us, 1000)
-	}
-	return result.Latency{}
-}
-
-// latencyOf converts a latency object whose values are in units of scale
-// nanoseconds. A missing N (fio 3.0 to 3.19) does not drop the figures;
-// json+ bins give percentiles when the object has none.
-func latencyOf(l *fjLat, scale float64) result.Latency {
-	ns := func(p *float64) time.Duration {
-		switch {
-		case p == nil || math.IsNaN(*p):
-			return 0
-		case *p*scale > float64(math.MaxInt64):
-			return math.MaxInt64 // refused as implausible
-		case *p*scale < math.MinInt64:
-			return math.MinInt64
-		}
-		return time.Duration(*p * scale)
-	}
-	out := result.Latency{Mean: ns(l.Mean), StdDev: ns(l.StdDev), Min: ns(l.Min), Max: ns(l.Max)}
-	if l.N != nil && *l.N > 0 {
-		out.Samples = int64(*l.N)
-	}
-	for k, v := range l.Percentile {
-		p, err := strconv.ParseFloat(k, 64)
-		if err != nil || p <= 0 || p > 100 || math.IsNaN(v) {
-			continue // fio pads the list with "0.00" : 0
-		}
-		out.Percentiles = append(out.Percentiles, result.Percentile{P: p, Value: ns(&v)})
-	}
-	if len(l.Bins) > 0 {
-		ps, n := binPercentiles(l.Bins, scale)
-		if len(out.Percentiles) == 0 {
-			out.Percentiles = ps
-		}
-		if out.Samples == 0 {
-			out.Samples = n
-		}
-	}
-	result.SortPercentiles(out.Percentiles)
-	if out.Mean == 0 && out.Max == 0 && out.Min == 0 && len(out.Percentiles) == 0 {
-		return result.Latency{}
-	}
-	return out
-}
-
-// binPercentiles computes fio's usual percentiles from json+ bins: the
-// value of the bin where the cumulative count reaches p percent.
-var binPoints = []float64{1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99}
-
-func binPercentiles(bins map[string]float64, scale float64) ([]result.Percentile, int64) {
-	type bin struct{ v, n float64 }
-	var bs []bin
-	var total float64
-	for k, n := range bins {
-		v, err := strconv.ParseFloat(k, 64)
-		if err != nil || bad(v) || bad(n) || n == 0 {
-			continue
-		}
-		bs = append(bs, bin{v, n})
-		total += n
-	}
-	if total == 0 {
-		return nil, 0
-	}
-	sort.Slice(bs, func(i, j int) bool { return bs[i].v < bs[j].v })
-	var out []result.Percentile
-	var cum float64
-	i := 0
-	for _, p := range binPoints {
-		need := p / 100 * total
-		for i < len(bs) && cum+bs[i].n < need {
-			cum += bs[i].n
-			i++
-		}
-		k := min(i, len(bs)-1)
-		out = append(out, result.Percentile{P: p, Value: time.Duration(bs[k].v * scale)})
-	}
-	return out, int64(total)
-}
-
 // nestedFioDocs finds fio documents (objects with "fio version" and jobs)
 // anywhere inside a JSON value, in document order; line is where the
 // enclosing value starts.
@@ -743,7 +479,7 @@ func nestedFioDocs(raw []byte, line int) []fioDoc {
 
 // parallelJobs is how many job entries fio printed for a job of numjobs
 // without group_reporting (1 with group_reporting).
-func parallelJobs(d fioDoc, j fjJob) int {
+func parallelJobs(d fioDoc, j fio.JobResult) int {
 	opts := d.options(j)
 	if flag(opts, "group_reporting") {
 		return 1

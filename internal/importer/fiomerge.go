@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/units"
 )
 
 // fioMethod reads a workload's method from fio options.
@@ -14,8 +15,12 @@ func fioMethod(o map[string]string) Method {
 	if i := strings.IndexByte(m.RW, ':'); i >= 0 { // rw=randread:8
 		m.RW = m.RW[:i]
 	}
-	if bs, ok := fioSize(firstOf(o, "bs", "blocksize")); ok {
-		m.BlockSize = bs
+	// "4k,8k" gives reads first; "4k:8k" is the same in older fio.
+	bs, _, _ := strings.Cut(firstOf(o, "bs", "blocksize"), ",")
+	bs, _, _ = strings.Cut(bs, ":")
+	kbBase, _ := strconv.ParseInt(o["kb_base"], 10, 64)
+	if n, err := units.ParseFioSize(bs, kbBase); err == nil && n > 0 {
+		m.BlockSize = n
 	}
 	m.IODepth = atoi(o["iodepth"])
 	m.NumJobs = atoi(o["numjobs"])

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/units"
 )
 
 var (
@@ -63,289 +64,371 @@ type textJob struct {
 // (numjobs without group_reporting) are merged as parallel jobs. A job
 // block that cannot be read is skipped and reported; the others are kept.
 func parseFioText(data []byte) (*parsed, error) {
-	p := &parsed{tool: "fio"}
-	type runKey struct {
-		run  int
-		name string
+	t := &textParser{p: &parsed{tool: "fio"}, methods: map[textRunKey]Method{}, multi: map[int]bool{}}
+	for i, line := range lines(data) {
+		t.readLine(i+1, line)
 	}
-	methods := map[runKey]Method{}
-	multi := map[int]bool{} // runs whose description said numjobs > 1 ("...")
-	var jobs []*textJob
-	var cur *textJob
-	var dir *result.Direction
-	var lat *result.Latency
-	var pctUnit time.Duration
-	inSync := false
-	run, jobsInRun := 0, 0
-	afterSummary := false // a "Run status group" section ended the run's jobs
-	newRun := func() {
-		if jobsInRun > 0 {
-			run++
-			jobsInRun = 0
-		}
-		afterSummary = false
+	if t.lat != nil && t.pctUnit != 0 {
+		result.SortPercentiles(t.lat.Percentiles)
 	}
-	section := ""
-	ls := lines(data)
-	for i, line := range ls {
-		n := i + 1
-		if m := reMarkdownHead.FindStringSubmatch(line); m != nil && cur == nil {
-			// Notes put each machine's output under a heading: results of
-			// different sections are different results, not repeats.
-			section = m[1]
-			continue
-		}
-		if m := reTextPreamble.FindStringSubmatch(line); m != nil {
-			newRun()
-			meth := Method{RW: m[3], BlockSize: descBlockSize(m[4], m[3]), IODepth: atoi(m[6])}
-			switch m[5] {
-			case "sync", "psync", "vsync", "pvsync", "pvsync2":
-				meth.IODepth = 1
-			}
-			methods[runKey{run, m[1]}] = meth
-			cur = nil
-			continue
-		}
-		if strings.TrimSpace(line) == "..." && cur == nil {
-			multi[run] = true
-			continue
-		}
-		if m := reTextVersion.FindStringSubmatch(line); m != nil {
-			newRun()
-			if p.version == "" {
-				p.version = "fio-" + m[1]
-			}
-			cur = nil
-			continue
-		}
-		if m := reTextJob.FindStringSubmatch(line); m != nil {
-			if afterSummary {
-				newRun() // runs pasted without their description lines
-			}
-			cur = &textJob{name: m[1], group: atoi(m[2]), jobs: atoi(m[3]), err: atoi(m[4]), line: n, run: run, units: map[string]string{}, section: section}
-			if t, err := time.Parse("Mon Jan _2 15:04:05 2006", strings.TrimSpace(m[5])); err == nil {
-				cur.when = t
-			}
-			jobs = append(jobs, cur)
-			jobsInRun++
-			dir, lat, pctUnit, inSync = nil, nil, 0, false
-			continue
-		}
-		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "Run status group") || strings.HasPrefix(trimmed, "Disk stats") {
-			cur, dir, lat = nil, nil, nil
-			afterSummary = afterSummary || jobsInRun > 0
-			continue
-		}
-		if cur == nil || cur.broken != nil {
-			continue
-		}
-		if pctUnit != 0 {
-			if strings.HasPrefix(trimmed, "|") {
-				for _, m := range reTextPct.FindAllStringSubmatch(trimmed, -1) {
-					pv, err1 := strconv.ParseFloat(m[1], 64)
-					v, err2 := strconv.ParseInt(m[2], 10, 64)
-					if err1 != nil || err2 != nil || pv <= 0 || pv > 100 {
-						continue
-					}
-					lat.Percentiles = append(lat.Percentiles, result.Percentile{P: pv, Value: time.Duration(v) * pctUnit})
-				}
-				continue
-			}
-			result.SortPercentiles(lat.Percentiles)
-			pctUnit = 0
-		}
-		fail := func(e *ParseError) {
-			cur.broken = &Problem{Line: e.Line, Kind: ProblemSkipped, Msg: fmt.Sprintf("fio job block %q (line %d) not read: %s", cur.name, cur.line, e.Msg)}
-		}
-		switch {
-		case reTextDir.MatchString(line):
-			m := reTextDir.FindStringSubmatch(line)
-			d, err := textDirection(n, m)
-			if err != nil {
-				fail(err)
-				continue
-			}
-			if v, err := strconv.ParseFloat(m[5], 64); err == nil {
-				if f, ok := unitFactor(strings.TrimSuffix(m[6], "/s"), false); ok {
-					if cur.decimalBW == nil {
-						cur.decimalBW = map[string]float64{}
-					}
-					cur.decimalBW[m[1]] = v * f
-				}
-			}
-			dir = setDir(&cur.r, m[1], d)
-			cur.units[m[1]+"_bw"] = m[4]
-			cur.sawDirs, inSync = true, false
-		case reTextDirV2.MatchString(line):
-			m := reTextDirV2.FindStringSubmatch(line)
-			d, err := textDirectionV2(n, m)
-			if err != nil {
-				fail(err)
-				continue
-			}
-			dir = setDir(&cur.r, m[1], d)
-			cur.units[m[1]+"_bw"] = strings.ToUpper(m[5][:len(m[5])-1]) + "iB/s"
-			if m[5] == "B" {
-				cur.units[m[1]+"_bw"] = "B/s"
-			}
-			cur.sawDirs, inSync = true, false
-		case reTextDirAny.MatchString(line):
-			fail(errAt(n, 0, "expected a direction line such as \"read: IOPS=9989, BW=39.0MiB/s (40.9MB/s)(2341MiB/60002msec)\", found %q", trimmed))
-		case trimmed == "fsync/fdatasync/sync_file_range:":
-			inSync = true
-		case reTextLat.MatchString(line):
-			m := reTextLat.FindStringSubmatch(line)
-			target, err := textLatTarget(n, &cur.r, dir, m[1], inSync)
-			if err != nil {
-				fail(err)
-				continue
-			}
-			unit := latUnit[m[2]]
-			vals := make([]float64, 4)
-			ok := true
-			for k := range vals {
-				v, good := suffixed(m[3+k])
-				ok = ok && good
-				vals[k] = v
-			}
-			if !ok {
-				fail(errAt(n, 0, "expected four numbers for %s latency, found %q", m[1], trimmed))
-				continue
-			}
-			target.Min, target.Max = time.Duration(vals[0]*float64(unit)), time.Duration(vals[1]*float64(unit))
-			target.Mean, target.StdDev = time.Duration(vals[2]*float64(unit)), time.Duration(vals[3]*float64(unit))
-		case reTextPctHead.MatchString(line):
-			m := reTextPctHead.FindStringSubmatch(line)
-			target, err := textLatTarget(n, &cur.r, dir, m[1], inSync)
-			if err != nil {
-				fail(err)
-				continue
-			}
-			target.Percentiles = nil
-			lat, pctUnit = target, latUnit[m[2]]
-		case reTextCPU.MatchString(line):
-			m := reTextCPU.FindStringSubmatch(line)
-			cur.r.CPU.UserPercent, _ = strconv.ParseFloat(m[1], 64)
-			cur.r.CPU.SystemPercent, _ = strconv.ParseFloat(m[2], 64)
-		case reTextIssued.MatchString(line) || reTextIssuedV2.MatchString(line):
-			m := reTextIssued.FindStringSubmatch(line)
-			if m == nil {
-				m = append(reTextIssuedV2.FindStringSubmatch(line), "")
-			}
-			for k, d := range []*result.Direction{cur.r.Read, cur.r.Write, cur.r.Trim} {
-				if d != nil {
-					d.TotalIOs, _ = strconv.ParseInt(m[1+k], 10, 64)
-				}
-			}
-			cur.issued = true
-			if cur.r.Sync != nil && m[4] != "" {
-				cur.r.Sync.Samples, _ = strconv.ParseInt(m[4], 10, 64)
-			}
-		}
-	}
-	if lat != nil && pctUnit != 0 {
-		result.SortPercentiles(lat.Percentiles)
-	}
-	if len(jobs) == 0 {
+	if len(t.jobs) == 0 {
 		return nil, errAt(1, 0, "expected a fio job block starting with a line such as \"NAME: (groupid=0, jobs=1): err= 0: pid=123\", found none")
 	}
-	// Jobs of one name and group of one run reported separately ran in
-	// parallel (numjobs without group_reporting): merge them into one result.
+	groups, firstErr := t.mergeParallelJobs()
+	if len(groups) == 0 {
+		return nil, firstErr
+	}
+	if last := groups[len(groups)-1].job; t.multi[last.run] && last.jobs == 1 {
+		t.p.tailParallel = true // jobs reported one by one: more may follow
+	}
+	for _, g := range groups {
+		t.addResult(g)
+	}
+	return t.p, nil
+}
+
+// textRunKey names a job of one run, for its description line.
+type textRunKey struct {
+	run  int
+	name string
+}
+
+// textParser reads fio's text output one line at a time; its fields are
+// where the reading stands: the run, the job block, the direction and the
+// percentile table being read.
+type textParser struct {
+	p       *parsed
+	methods map[textRunKey]Method // from the description lines
+	multi   map[int]bool          // runs whose description said numjobs > 1 ("...")
+	jobs    []*textJob
+	cur     *textJob          // the job block being read
+	dir     *result.Direction // the direction being read
+	lat     *result.Latency   // the latency whose percentile table is being read
+	pctUnit time.Duration     // the table's unit; 0 outside a table
+	inSync  bool              // inside the fsync/fdatasync section
+	run     int
+	// jobsInRun counts the job blocks of the current run.
+	jobsInRun int
+	// afterSummary: a "Run status group" section ended the run's jobs.
+	afterSummary bool
+	section      string // the Markdown heading of notes
+}
+
+// newRun starts the next run, unless the current one has no jobs yet.
+func (t *textParser) newRun() {
+	if t.jobsInRun > 0 {
+		t.run++
+		t.jobsInRun = 0
+	}
+	t.afterSummary = false
+}
+
+// readLine reads the lines that frame job blocks (headings, description
+// and version lines, job headers, summaries) and hands the others to the
+// job block being read.
+func (t *textParser) readLine(n int, line string) {
+	if m := reMarkdownHead.FindStringSubmatch(line); m != nil && t.cur == nil {
+		// Notes put each machine's output under a heading: results of
+		// different sections are different results, not repeats.
+		t.section = m[1]
+		return
+	}
+	if m := reTextPreamble.FindStringSubmatch(line); m != nil {
+		t.newRun()
+		meth := Method{RW: m[3], BlockSize: descBlockSize(m[4], m[3]), IODepth: atoi(m[6])}
+		switch m[5] {
+		case "sync", "psync", "vsync", "pvsync", "pvsync2":
+			meth.IODepth = 1
+		}
+		t.methods[textRunKey{t.run, m[1]}] = meth
+		t.cur = nil
+		return
+	}
+	if strings.TrimSpace(line) == "..." && t.cur == nil {
+		t.multi[t.run] = true
+		return
+	}
+	if m := reTextVersion.FindStringSubmatch(line); m != nil {
+		t.newRun()
+		if t.p.version == "" {
+			t.p.version = "fio-" + m[1]
+		}
+		t.cur = nil
+		return
+	}
+	if m := reTextJob.FindStringSubmatch(line); m != nil {
+		t.startJob(n, m)
+		return
+	}
+	trimmed := strings.TrimSpace(line)
+	if strings.HasPrefix(trimmed, "Run status group") || strings.HasPrefix(trimmed, "Disk stats") {
+		t.cur, t.dir, t.lat = nil, nil, nil
+		t.afterSummary = t.afterSummary || t.jobsInRun > 0
+		return
+	}
+	if t.cur == nil || t.cur.broken != nil {
+		return
+	}
+	if t.pctUnit != 0 {
+		if strings.HasPrefix(trimmed, "|") {
+			t.percentileRow(trimmed)
+			return
+		}
+		result.SortPercentiles(t.lat.Percentiles)
+		t.pctUnit = 0
+	}
+	t.jobLine(n, line, trimmed)
+}
+
+// startJob opens a job block at its header line m.
+func (t *textParser) startJob(n int, m []string) {
+	if t.afterSummary {
+		t.newRun() // runs pasted without their description lines
+	}
+	t.cur = &textJob{name: m[1], group: atoi(m[2]), jobs: atoi(m[3]), err: atoi(m[4]), line: n, run: t.run, units: map[string]string{}, section: t.section}
+	if when, err := time.Parse("Mon Jan _2 15:04:05 2006", strings.TrimSpace(m[5])); err == nil {
+		t.cur.when = when
+	}
+	t.jobs = append(t.jobs, t.cur)
+	t.jobsInRun++
+	t.dir, t.lat, t.pctUnit, t.inSync = nil, nil, 0, false
+}
+
+// percentileRow reads a row of a percentile table: "|  1.00th=[  143], ...".
+func (t *textParser) percentileRow(trimmed string) {
+	for _, m := range reTextPct.FindAllStringSubmatch(trimmed, -1) {
+		pv, err1 := strconv.ParseFloat(m[1], 64)
+		v, err2 := strconv.ParseInt(m[2], 10, 64)
+		if err1 != nil || err2 != nil || pv <= 0 || pv > 100 {
+			continue
+		}
+		t.lat.Percentiles = append(t.lat.Percentiles, result.Percentile{P: pv, Value: time.Duration(v) * t.pctUnit})
+	}
+}
+
+// fail marks the job block being read as unreadable, with why.
+func (t *textParser) fail(e *ParseError) {
+	t.cur.broken = &Problem{Line: e.Line, Kind: ProblemSkipped, Msg: fmt.Sprintf("fio job block %q (line %d) not read: %s", t.cur.name, t.cur.line, e.Msg)}
+}
+
+// jobLine reads a line inside a job block: a direction, a latency, the
+// head of a percentile table, CPU, or the issued I/O counts.
+func (t *textParser) jobLine(n int, line, trimmed string) {
+	switch {
+	case reTextDir.MatchString(line):
+		t.direction(n, reTextDir.FindStringSubmatch(line))
+	case reTextDirV2.MatchString(line):
+		t.directionV2(n, reTextDirV2.FindStringSubmatch(line))
+	case reTextDirAny.MatchString(line):
+		t.fail(errAt(n, 0, "expected a direction line such as \"read: IOPS=9989, BW=39.0MiB/s (40.9MB/s)(2341MiB/60002msec)\", found %q", trimmed))
+	case trimmed == "fsync/fdatasync/sync_file_range:":
+		t.inSync = true
+	case reTextLat.MatchString(line):
+		t.latency(n, reTextLat.FindStringSubmatch(line), trimmed)
+	case reTextPctHead.MatchString(line):
+		m := reTextPctHead.FindStringSubmatch(line)
+		target, err := textLatTarget(n, &t.cur.r, t.dir, m[1], t.inSync)
+		if err != nil {
+			t.fail(err)
+			return
+		}
+		target.Percentiles = nil
+		t.lat, t.pctUnit = target, latUnit[m[2]]
+	case reTextCPU.MatchString(line):
+		m := reTextCPU.FindStringSubmatch(line)
+		t.cur.r.CPU.UserPercent, _ = strconv.ParseFloat(m[1], 64)
+		t.cur.r.CPU.SystemPercent, _ = strconv.ParseFloat(m[2], 64)
+	case reTextIssued.MatchString(line) || reTextIssuedV2.MatchString(line):
+		t.issued(line)
+	}
+}
+
+// direction reads a fio 3 direction line: "read: IOPS=..., BW=...".
+func (t *textParser) direction(n int, m []string) {
+	d, err := textDirection(n, m)
+	if err != nil {
+		t.fail(err)
+		return
+	}
+	if v, err := strconv.ParseFloat(m[5], 64); err == nil {
+		if f, ok := unitFactor(strings.TrimSuffix(m[6], "/s"), false); ok {
+			if t.cur.decimalBW == nil {
+				t.cur.decimalBW = map[string]float64{}
+			}
+			t.cur.decimalBW[m[1]] = v * f
+		}
+	}
+	t.dir = setDir(&t.cur.r, m[1], d)
+	t.cur.units[m[1]+"_bw"] = m[4]
+	t.cur.sawDirs, t.inSync = true, false
+}
+
+// directionV2 reads a fio 2 direction line: "read : io=..., bw=...".
+func (t *textParser) directionV2(n int, m []string) {
+	d, err := textDirectionV2(n, m)
+	if err != nil {
+		t.fail(err)
+		return
+	}
+	t.dir = setDir(&t.cur.r, m[1], d)
+	t.cur.units[m[1]+"_bw"] = strings.ToUpper(m[5][:len(m[5])-1]) + "iB/s"
+	if m[5] == "B" {
+		t.cur.units[m[1]+"_bw"] = "B/s"
+	}
+	t.cur.sawDirs, t.inSync = true, false
+}
+
+// latency reads a slat/clat/lat line: "clat (usec): min=..., max=...,
+// avg=..., stdev=...".
+func (t *textParser) latency(n int, m []string, trimmed string) {
+	target, err := textLatTarget(n, &t.cur.r, t.dir, m[1], t.inSync)
+	if err != nil {
+		t.fail(err)
+		return
+	}
+	unit := latUnit[m[2]]
+	vals := make([]float64, 4)
+	ok := true
+	for k := range vals {
+		v, good := suffixed(m[3+k])
+		ok = ok && good
+		vals[k] = v
+	}
+	if !ok {
+		t.fail(errAt(n, 0, "expected four numbers for %s latency, found %q", m[1], trimmed))
+		return
+	}
+	target.Min, target.Max = time.Duration(vals[0]*float64(unit)), time.Duration(vals[1]*float64(unit))
+	target.Mean, target.StdDev = time.Duration(vals[2]*float64(unit)), time.Duration(vals[3]*float64(unit))
+}
+
+// issued reads the I/O counts: "issued rwts: total=...".
+func (t *textParser) issued(line string) {
+	m := reTextIssued.FindStringSubmatch(line)
+	if m == nil {
+		m = append(reTextIssuedV2.FindStringSubmatch(line), "")
+	}
+	for k, d := range []*result.Direction{t.cur.r.Read, t.cur.r.Write, t.cur.r.Trim} {
+		if d != nil {
+			d.TotalIOs, _ = strconv.ParseInt(m[1+k], 10, 64)
+		}
+	}
+	t.cur.issued = true
+	if t.cur.r.Sync != nil && m[4] != "" {
+		t.cur.r.Sync.Samples, _ = strconv.ParseInt(m[4], 10, 64)
+	}
+}
+
+// textGroup is the job blocks of one name and group in one run: one
+// block, or several merged (numjobs without group_reporting).
+type textGroup struct {
+	run  int
+	job  *textJob // the first block, with the others merged into it
+	jobs int      // how many jobs ran in parallel
+}
+
+// mergeParallelJobs reports the blocks that could not be read and merges
+// the jobs of one name and group of one run, reported separately, into
+// one: they ran in parallel. It returns the groups in the order of the
+// output, and the first block's error when none could be read.
+func (t *textParser) mergeParallelJobs() ([]*textGroup, *ParseError) {
 	type key struct {
 		run   int
 		name  string
 		group int
 	}
-	order := []key{}
-	merged := map[key]*textJob{}
-	counts := map[key]int{}
+	var order []*textGroup
+	merged := map[key]*textGroup{}
 	var firstErr *ParseError
-	for _, j := range jobs {
+	for _, j := range t.jobs {
 		if j.broken == nil && !j.sawDirs && j.err == 0 {
 			j.broken = &Problem{Line: j.line, Kind: ProblemSkipped, Msg: fmt.Sprintf("expected read:, write: or trim: lines after the job header of %q, found none", j.name)}
 		}
 		if j.broken != nil {
-			p.problems = append(p.problems, *j.broken)
+			t.p.problems = append(t.p.problems, *j.broken)
 			if firstErr == nil {
 				firstErr = errAt(j.broken.Line, 0, "%s", j.broken.Msg)
 			}
 			continue
 		}
-		p.notes = append(p.notes, j.fixRounding()...)
+		t.p.notes = append(t.p.notes, j.fixRounding()...)
 		k := key{j.run, j.name, j.group}
-		counts[k] += j.jobs
-		if m, ok := merged[k]; ok {
-			mergeParallel(&m.r, j.r)
+		if g, ok := merged[k]; ok {
+			g.jobs += j.jobs
+			mergeParallel(&g.job.r, j.r)
 			continue
 		}
-		merged[k] = j
-		order = append(order, k)
+		merged[k] = &textGroup{run: j.run, job: j, jobs: j.jobs}
+		order = append(order, merged[k])
 	}
-	if len(order) == 0 {
-		return nil, firstErr
+	return order, firstErr
+}
+
+// addResult completes a group's result (I/O counts, workload, method,
+// labels, times) and adds it.
+func (t *textParser) addResult(g *textGroup) {
+	j := g.job
+	r := j.r
+	for _, d := range r.Directions() {
+		if d.TotalIOs == 0 && d.IOPS > 0 && d.Runtime > 0 {
+			d.TotalIOs = int64(d.IOPS*d.Runtime.Seconds() + 0.5)
+		}
 	}
-	if last := merged[order[len(order)-1]]; multi[last.run] && last.jobs == 1 {
-		p.tailParallel = true // jobs reported one by one: more may follow
+	if j.err != 0 {
+		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("fio job %s: error %d", j.name, j.err)
 	}
-	for _, k := range order {
-		j := merged[k]
-		r := j.r
+	meth, known := t.methods[textRunKey{g.run, j.name}]
+	meth.NumJobs = g.jobs
+	r.Workload, r.Method, meth = t.workloadAndMethod(j, r.Sync != nil, meth, known)
+	r.DisplayUnits = textDisplayUnits(j.units)
+	// Different jobs are different tests even when their methods are
+	// alike (the same test on two mounts); runs of one job are repeats.
+	r.Labels = map[string]string{string(result.LabelJob): j.name}
+	if t.p.version != "" {
+		result.LabelFioVersion.Set(r.Labels, t.p.version)
+	}
+	if j.section != "" {
+		result.LabelSection.Set(r.Labels, j.section)
+	}
+	if !j.when.IsZero() {
+		r.Finished = j.when
+		var longest time.Duration
 		for _, d := range r.Directions() {
-			if d.TotalIOs == 0 && d.IOPS > 0 && d.Runtime > 0 {
-				d.TotalIOs = int64(d.IOPS*d.Runtime.Seconds() + 0.5)
-			}
+			longest = max(longest, d.Runtime)
 		}
-		if j.err != 0 {
-			r.Status, r.Error = result.StatusFailed, fmt.Sprintf("fio job %s: error %d", j.name, j.err)
-		}
-		meth, known := methods[runKey{k.run, j.name}]
-		meth.NumJobs = counts[k]
-		syncNote := ""
-		if r.Sync != nil && meth.Fdatasync == 0 && meth.Fsync == 0 {
-			// The text output shows sync latency but not whether it was
-			// fsync or fdatasync, nor how often: etcd's check (fdatasync
-			// after every write) is by far the common case.
-			meth.Fdatasync = 1
-			syncNote = "; sync after each write assumed from the sync latency section (fsync or fdatasync not shown)"
-		}
-		if known {
-			r.Workload, _ = Workload(meth)
-			r.Method = fmt.Sprintf("%s text output, job %q: %s (direct I/O not shown in fio's text output%s)", orDefault(p.version, "fio"), j.name, meth.Describe(), syncNote)
-		} else {
-			r.Workload = sanitize(j.name)
-			if r.Workload == "" {
-				r.Workload = "fio-job"
-			}
-			r.Method = fmt.Sprintf("%s text output, job %q, %d job(s); rw, bs and iodepth not in the output (the job's description line was not included)", orDefault(p.version, "fio"), j.name, meth.NumJobs)
-		}
-		r.DisplayUnits = textDisplayUnits(j.units)
-		// Different jobs are different tests even when their methods are
-		// alike (the same test on two mounts); runs of one job are repeats.
-		r.Labels = map[string]string{string(result.LabelJob): j.name}
-		if p.version != "" {
-			result.LabelFioVersion.Set(r.Labels, p.version)
-		}
-		if j.section != "" {
-			result.LabelSection.Set(r.Labels, j.section)
-		}
-		if !j.when.IsZero() {
-			r.Finished = j.when
-			var longest time.Duration
-			for _, d := range r.Directions() {
-				longest = max(longest, d.Runtime)
-			}
-			r.Started = r.Finished.Add(-longest)
-		}
-		// Text figures are rounded to 3 significant digits; the I/O count
-		// derived above is exact only when "issued" was printed.
-		for _, why := range consistency(&r, meth.BlockSize) {
-			p.problems = append(p.problems, Problem{Line: j.line, Kind: ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", j.name, why)})
-		}
-		p.add(r, j.line)
-		p.rows++
+		r.Started = r.Finished.Add(-longest)
 	}
-	return p, nil
+	// Text figures are rounded to 3 significant digits; the I/O count
+	// derived above is exact only when "issued" was printed.
+	for _, why := range consistency(&r, meth.BlockSize) {
+		t.p.problems = append(t.p.problems, Problem{Line: j.line, Kind: ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", j.name, why)})
+	}
+	t.p.add(r, j.line)
+	t.p.rows++
+}
+
+// workloadAndMethod names a job's workload and describes its method, from
+// its description line when the output has one (known), else from its
+// name.
+func (t *textParser) workloadAndMethod(j *textJob, synced bool, meth Method, known bool) (string, string, Method) {
+	version := orDefault(t.p.version, "fio")
+	if !known {
+		workload := sanitize(j.name)
+		if workload == "" {
+			workload = "fio-job"
+		}
+		return workload, fmt.Sprintf("%s text output, job %q, %d job(s); rw, bs and iodepth not in the output (the job's description line was not included)", version, j.name, meth.NumJobs), meth
+	}
+	syncNote := ""
+	if synced && meth.Fdatasync == 0 && meth.Fsync == 0 {
+		// The text output shows sync latency but not whether it was
+		// fsync or fdatasync, nor how often: etcd's check (fdatasync
+		// after every write) is by far the common case.
+		meth.Fdatasync = 1
+		syncNote = "; sync after each write assumed from the sync latency section (fsync or fdatasync not shown)"
+	}
+	workload, _ := Workload(meth)
+	return workload, fmt.Sprintf("%s text output, job %q: %s (direct I/O not shown in fio's text output%s)", version, j.name, meth.Describe(), syncNote), meth
 }
 
 // fixRounding corrects figures that fio 3.0 and 3.1 printed wrongly: their
@@ -398,9 +481,11 @@ func descBlockSize(bs, rw string) int64 {
 	if !ok {
 		hi = lo
 	}
-	a, ok1 := fioSize(lo)
-	b, ok2 := fioSize(hi)
-	if !ok1 || !ok2 || a != b {
+	// fio prints sizes in IEC units (4096B, 128KiB) or, in 2.x, 4K: the
+	// standard reading, not the one fio applies to its job files.
+	a, err1 := units.ParseSize(lo)
+	b, err2 := units.ParseSize(hi)
+	if err1 != nil || err2 != nil || a != b {
 		return 0
 	}
 	return a

@@ -197,19 +197,11 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 	sum := sha256.Sum256(data)
 	f := &File{Name: name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(data))}
 	data = bytes.TrimPrefix(decodeUTF16(data), []byte("\xef\xbb\xbf"))
-	if opt.Format != "" {
-		if _, ok := readers[opt.Format]; !ok {
-			_, err := ParseFormat(string(opt.Format))
-			return nil, err
-		}
-		f.Formats = []Format{opt.Format}
-	} else {
-		fs, err := Detect(name, data)
-		if err != nil {
-			return nil, err
-		}
-		f.Formats = fs
+	formats, err := formatsOf(name, data, opt.Format)
+	if err != nil {
+		return nil, err
 	}
+	f.Formats = formats
 	body, cut := cutLastLine(data, f.Formats)
 	if cut == nil {
 		cut = cutStructure(body, f.Formats)
@@ -246,24 +238,7 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 			}
 			return nil, &ParseError{File: name, Format: format, Msg: err.Error()}
 		}
-		if cut != nil && p.tailParallel && len(p.results) > 0 {
-			// Its parallel jobs may go on after the cut: a sum of some of
-			// them is not a figure of the run.
-			last := len(p.results) - 1
-			f.Problems = append(f.Problems, Problem{Line: p.lineOf(last), Kind: ProblemCut,
-				Msg: fmt.Sprintf("result %q not stored: its parallel jobs (numjobs without group_reporting) may go on after the cut", p.results[last].Workload)})
-			p.results = p.results[:last]
-		}
-		kept := p.results[:0]
-		for i := range p.results {
-			if why := plausible(&p.results[i]); why != "" {
-				f.Problems = append(f.Problems, Problem{Line: p.lineOf(i), Kind: ProblemRefused,
-					Msg: fmt.Sprintf("result %q not stored: %s", p.results[i].Workload, why)})
-				continue
-			}
-			kept = append(kept, p.results[i])
-		}
-		p.results = kept
+		f.screen(p, cut)
 		f.Problems = append(f.Problems, p.problems...)
 		if len(p.results) == 0 && len(p.health) == 0 {
 			msg := "no results found in the file"
@@ -272,14 +247,7 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 			}
 			return nil, &ParseError{File: name, Format: format, Msg: msg}
 		}
-		for i := range p.results {
-			if p.results[i].Labels == nil {
-				p.results[i].Labels = map[string]string{}
-			}
-			if _, ok := result.LabelSource.In(p.results[i].Labels); !ok {
-				result.LabelSource.Set(p.results[i].Labels, p.tool)
-			}
-		}
+		p.labelSources()
 		f.Results = append(f.Results, p.results...)
 		f.Health = append(f.Health, p.health...)
 		f.Rows += p.rows
@@ -294,6 +262,56 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 	f.Tool, f.ToolVersion = strings.Join(tools, "+"), strings.Join(versions, "+")
 	f.finish(opt)
 	return f, nil
+}
+
+// formatsOf is the format the caller forces, or the formats detected in
+// the file.
+func formatsOf(name string, data []byte, forced Format) ([]Format, error) {
+	if forced == "" {
+		return Detect(name, data)
+	}
+	if _, ok := readers[forced]; !ok {
+		_, err := ParseFormat(string(forced))
+		return nil, err
+	}
+	return []Format{forced}, nil
+}
+
+// screen drops from p's results those that cannot be stored, saying why:
+// the last one when its parallel jobs may go on after a cut, and any whose
+// figures are implausible.
+func (f *File) screen(p *parsed, cut *Problem) {
+	if cut != nil && p.tailParallel && len(p.results) > 0 {
+		// Its parallel jobs may go on after the cut: a sum of some of
+		// them is not a figure of the run.
+		last := len(p.results) - 1
+		f.Problems = append(f.Problems, Problem{Line: p.lineOf(last), Kind: ProblemCut,
+			Msg: fmt.Sprintf("result %q not stored: its parallel jobs (numjobs without group_reporting) may go on after the cut", p.results[last].Workload)})
+		p.results = p.results[:last]
+	}
+	kept := p.results[:0]
+	for i := range p.results {
+		if why := plausible(&p.results[i]); why != "" {
+			f.Problems = append(f.Problems, Problem{Line: p.lineOf(i), Kind: ProblemRefused,
+				Msg: fmt.Sprintf("result %q not stored: %s", p.results[i].Workload, why)})
+			continue
+		}
+		kept = append(kept, p.results[i])
+	}
+	p.results = kept
+}
+
+// labelSources labels each result with the tool that wrote it, unless the
+// file named its source.
+func (p *parsed) labelSources() {
+	for i := range p.results {
+		if p.results[i].Labels == nil {
+			p.results[i].Labels = map[string]string{}
+		}
+		if _, ok := result.LabelSource.In(p.results[i].Labels); !ok {
+			result.LabelSource.Set(p.results[i].Labels, p.tool)
+		}
+	}
 }
 
 // Cut reports whether the file ended in the middle of something.

@@ -91,117 +91,151 @@ var (
 // smartctlRecord reads one smartctl output; offset is the index of its
 // first line in the file.
 func smartctlRecord(ls []string, offset int, p *parsed) (*result.Health, int, *ParseError) {
-	var h result.Health
-	var nv nvmeLog
-	family := ""
-	rows := 0
-	inTable, brief := false, false
+	r := &smartReader{p: p}
 	for i, line := range ls {
-		n := offset + i + 1
-		if m := reSmartVersion.FindStringSubmatch(line); m != nil {
-			p.version = m[1]
-			continue
+		if err := r.readLine(offset+i+1, line); err != nil {
+			return nil, 0, err
 		}
-		if m := reSmartCmd.FindStringSubmatch(line); m != nil && h.Device == "" {
-			h.Device = m[1]
-		}
-		if m := reSmartInfo.FindStringSubmatch(line); m != nil {
-			switch m[1] {
-			case "Model Family":
-				family = m[2]
-			case "Device Model", "Model Number", "Product":
-				h.Model = m[2]
-			case "Serial Number":
-				h.Serial = m[2]
-			case "Firmware Version":
-				h.Firmware = m[2]
-			case "Local Time is":
-				for _, layout := range []string{"Mon Jan _2 15:04:05 2006 MST", "Mon Jan _2 15:04:05 2006 -0700", "Mon Jan _2 15:04:05 2006"} {
-					if t, err := time.Parse(layout, m[2]); err == nil {
-						h.Captured = t
-						break
-					}
-				}
-			default:
-				if w := strings.Fields(m[2]); len(w) > 0 {
-					h.SelfAssessment = w[0]
-				}
-				if h.SelfAssessment == "OK" {
-					h.SelfAssessment = "PASSED"
-				}
-			}
-			continue
-		}
-		if m := reNVMeField.FindStringSubmatch(line); m != nil {
-			v, ok := smartNumber(m[2])
-			if !ok {
-				return nil, 0, errAt(n, 0, "expected a number for %s, found %q", m[1], m[2])
-			}
-			nv.set(m[1], v)
-			rows++
-			continue
-		}
-		if m := reSCSIDefects.FindStringSubmatch(line); m != nil {
-			v, _ := strconv.ParseUint(m[1], 10, 64)
-			nv.scsi, nv.defects = true, &v
-			rows++
-			continue
-		}
-		if m := reSCSITemp.FindStringSubmatch(line); m != nil {
-			h.TemperatureC, _ = strconv.ParseInt(m[1], 10, 64)
-			continue
-		}
-		if m := reSCSIHours.FindStringSubmatch(line); m != nil {
-			h.PowerOnHours, _ = strconv.ParseInt(m[1], 10, 64)
-			continue
-		}
-		if m := reSCSICounter.FindStringSubmatch(line); m != nil {
-			v, _ := strconv.ParseUint(m[8], 10, 64)
-			nv.scsi = true
-			nv.uncorrected = append(nv.uncorrected, scsiCounter{m[1], v})
-			rows++
-			continue
-		}
-		if reSmartTable.MatchString(line) {
-			inTable, brief = true, !strings.Contains(line, "TYPE")
-			continue
-		}
-		if !inTable {
-			continue
-		}
-		t := strings.TrimSpace(line)
-		if t == "" || strings.HasPrefix(t, "|") {
-			if t == "" && len(h.Attributes) > 0 {
-				inTable = false
-			}
-			continue
-		}
-		var a result.SMARTAttribute
-		if brief {
-			m := reSmartRowBrief.FindStringSubmatch(line)
-			if m == nil {
-				return nil, 0, errAt(n, 0, "expected an attribute row \"ID NAME FLAGS VALUE WORST THRESH FAIL RAW_VALUE\", found %q", t)
-			}
-			a = smartAttr(m[1], m[2], m[3], m[4], m[5], m[6], "", "", m[7], m[8])
-		} else {
-			m := reSmartRowLong.FindStringSubmatch(line)
-			if m == nil {
-				return nil, 0, errAt(n, 0, "expected an attribute row \"ID# ATTRIBUTE_NAME FLAG VALUE WORST THRESH TYPE UPDATED WHEN_FAILED RAW_VALUE\", found %q", t)
-			}
-			a = smartAttr(m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9], m[10])
-		}
-		if a.ID <= 0 || a.ID > 255 {
-			return nil, 0, errAt(n, 0, "expected an attribute ID from 1 to 255, found %d", a.ID)
-		}
-		h.Attributes = append(h.Attributes, a)
-		rows++
 	}
-	if len(h.Attributes) == 0 && h.SelfAssessment == "" && !nv.any() {
+	if len(r.h.Attributes) == 0 && r.h.SelfAssessment == "" && !r.nv.any() {
 		return nil, 0, errAt(offset+1, 0, "expected smartctl's attribute table (\"ID# ATTRIBUTE_NAME ...\"), NVMe health log, SCSI error counters or self-assessment line, found none")
 	}
-	finishHealth(&h, family)
-	nv.apply(&h)
-	return &h, rows, nil
+	finishHealth(&r.h, r.family)
+	r.nv.apply(&r.h)
+	return &r.h, r.rows, nil
+}
+
+// smartReader reads one smartctl record line by line: the information
+// section, the NVMe and SCSI logs, and the ATA attribute table.
+type smartReader struct {
+	p      *parsed
+	h      result.Health
+	nv     nvmeLog
+	family string
+	rows   int
+	// inTable: inside the attribute table; brief: its "-f brief" layout.
+	inTable, brief bool
+}
+
+func (r *smartReader) readLine(n int, line string) *ParseError {
+	if m := reSmartVersion.FindStringSubmatch(line); m != nil {
+		r.p.version = m[1]
+		return nil
+	}
+	if m := reSmartCmd.FindStringSubmatch(line); m != nil && r.h.Device == "" {
+		r.h.Device = m[1]
+	}
+	if m := reSmartInfo.FindStringSubmatch(line); m != nil {
+		r.info(m[1], m[2])
+		return nil
+	}
+	if m := reNVMeField.FindStringSubmatch(line); m != nil {
+		v, ok := smartNumber(m[2])
+		if !ok {
+			return errAt(n, 0, "expected a number for %s, found %q", m[1], m[2])
+		}
+		r.nv.set(m[1], v)
+		r.rows++
+		return nil
+	}
+	if r.scsiLine(line) {
+		return nil
+	}
+	if reSmartTable.MatchString(line) {
+		r.inTable, r.brief = true, !strings.Contains(line, "TYPE")
+		return nil
+	}
+	if !r.inTable {
+		return nil
+	}
+	return r.tableRow(n, line)
+}
+
+// info reads a line of the information section: "Serial Number: ...".
+func (r *smartReader) info(key, value string) {
+	switch key {
+	case "Model Family":
+		r.family = value
+	case "Device Model", "Model Number", "Product":
+		r.h.Model = value
+	case "Serial Number":
+		r.h.Serial = value
+	case "Firmware Version":
+		r.h.Firmware = value
+	case "Local Time is":
+		for _, layout := range []string{"Mon Jan _2 15:04:05 2006 MST", "Mon Jan _2 15:04:05 2006 -0700", "Mon Jan _2 15:04:05 2006"} {
+			if t, err := time.Parse(layout, value); err == nil {
+				r.h.Captured = t
+				break
+			}
+		}
+	default:
+		if w := strings.Fields(value); len(w) > 0 {
+			r.h.SelfAssessment = w[0]
+		}
+		if r.h.SelfAssessment == "OK" {
+			r.h.SelfAssessment = "PASSED"
+		}
+	}
+}
+
+// scsiLine reads a line of a SCSI device's report (defects, temperature,
+// hours, error counters) and reports whether it was one.
+func (r *smartReader) scsiLine(line string) bool {
+	if m := reSCSIDefects.FindStringSubmatch(line); m != nil {
+		v, _ := strconv.ParseUint(m[1], 10, 64)
+		r.nv.scsi, r.nv.defects = true, &v
+		r.rows++
+		return true
+	}
+	if m := reSCSITemp.FindStringSubmatch(line); m != nil {
+		r.h.TemperatureC, _ = strconv.ParseInt(m[1], 10, 64)
+		return true
+	}
+	if m := reSCSIHours.FindStringSubmatch(line); m != nil {
+		r.h.PowerOnHours, _ = strconv.ParseInt(m[1], 10, 64)
+		return true
+	}
+	if m := reSCSICounter.FindStringSubmatch(line); m != nil {
+		v, _ := strconv.ParseUint(m[8], 10, 64)
+		r.nv.scsi = true
+		r.nv.uncorrected = append(r.nv.uncorrected, scsiCounter{m[1], v})
+		r.rows++
+		return true
+	}
+	return false
+}
+
+// tableRow reads a row of the ATA attribute table; a blank line after
+// rows ends the table.
+func (r *smartReader) tableRow(n int, line string) *ParseError {
+	t := strings.TrimSpace(line)
+	if t == "" || strings.HasPrefix(t, "|") {
+		if t == "" && len(r.h.Attributes) > 0 {
+			r.inTable = false
+		}
+		return nil
+	}
+	var a result.SMARTAttribute
+	if r.brief {
+		m := reSmartRowBrief.FindStringSubmatch(line)
+		if m == nil {
+			return errAt(n, 0, "expected an attribute row \"ID NAME FLAGS VALUE WORST THRESH FAIL RAW_VALUE\", found %q", t)
+		}
+		a = smartAttr(m[1], m[2], m[3], m[4], m[5], m[6], "", "", m[7], m[8])
+	} else {
+		m := reSmartRowLong.FindStringSubmatch(line)
+		if m == nil {
+			return errAt(n, 0, "expected an attribute row \"ID# ATTRIBUTE_NAME FLAG VALUE WORST THRESH TYPE UPDATED WHEN_FAILED RAW_VALUE\", found %q", t)
+		}
+		a = smartAttr(m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9], m[10])
+	}
+	if a.ID <= 0 || a.ID > 255 {
+		return errAt(n, 0, "expected an attribute ID from 1 to 255, found %d", a.ID)
+	}
+	r.h.Attributes = append(r.h.Attributes, a)
+	r.rows++
+	return nil
 }
 
 // smartNumber reads "0x04", "2,354,229,498", "100%", "32".

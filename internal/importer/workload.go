@@ -234,38 +234,6 @@ func BuiltinWorkload(name string) (Method, bool) {
 	return Method{}, false
 }
 
-// fioSize reads a fio size option ("4k", "1M", "4096", "64KiB"). fio's
-// default kb_base is 1024, so k, K, KB and KiB all mean 1024.
-func fioSize(s string) (int64, bool) {
-	s = strings.TrimSpace(strings.ToLower(s))
-	if i := strings.IndexAny(s, ",:"); i >= 0 { // "4k,8k" gives reads first
-		s = s[:i]
-	}
-	s = strings.TrimSuffix(s, "b")
-	s = strings.TrimSuffix(s, "i")
-	mult := int64(1)
-	if n := len(s); n > 0 {
-		switch s[n-1] {
-		case 'k':
-			mult = 1 << 10
-		case 'm':
-			mult = 1 << 20
-		case 'g':
-			mult = 1 << 30
-		case 't':
-			mult = 1 << 40
-		}
-		if mult > 1 {
-			s = s[:n-1]
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f <= 0 || f > 1<<50 {
-		return 0, false
-	}
-	return int64(f * float64(mult)), true
-}
-
 func sanitize(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	var b strings.Builder

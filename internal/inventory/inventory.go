@@ -15,12 +15,13 @@ package inventory
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/storbench/storbench/internal/inputfile"
 )
 
 // Position is where something was written: file and 1-based line.
@@ -97,7 +98,7 @@ type Inventory struct {
 // (a first meaningful line that is neither a [section] nor a host line);
 // INI otherwise.
 func Load(path string) (*Inventory, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading inventory: %w", err)
 	}
@@ -362,30 +363,10 @@ func (inv *Inventory) Resolve(name string) (Host, error) {
 	if !ok {
 		return Host{}, fmt.Errorf("%s: no host %q in the inventory", inv.File, name)
 	}
-	groups := inv.hostGroups(h)
-	depth := map[string]int{}
-	prio := map[string]int{}
-	for _, g := range groups {
-		depth[g] = inv.depth(g)
-		prio[g] = 1
-		if v, ok := inv.groups[g].Vars["ansible_group_priority"]; ok {
-			n, err := toInt(v.V)
-			if err != nil {
-				return Host{}, errorf(v.Pos, "group %q: ansible_group_priority %v is not a number", g, v.V)
-			}
-			prio[g] = n
-		}
+	groups, err := inv.orderedGroups(h)
+	if err != nil {
+		return Host{}, err
 	}
-	sort.SliceStable(groups, func(i, j int) bool {
-		a, b := groups[i], groups[j]
-		if depth[a] != depth[b] {
-			return depth[a] < depth[b]
-		}
-		if prio[a] != prio[b] {
-			return prio[a] < prio[b]
-		}
-		return a < b
-	})
 	// Ansible's default VARIABLE_PRECEDENCE: the inventory's group vars,
 	// then group_vars/all, then group_vars/<group>, then the host's own
 	// vars, then host_vars/<host>.
@@ -459,6 +440,36 @@ func (inv *Inventory) Resolve(name string) (Host, error) {
 		out.Become = b
 	}
 	return out, nil
+}
+
+// orderedGroups are a host's groups in the order Ansible applies their
+// variables: by depth (all first), then ansible_group_priority, then name.
+func (inv *Inventory) orderedGroups(h *hostEntry) ([]string, error) {
+	groups := inv.hostGroups(h)
+	depth := map[string]int{}
+	prio := map[string]int{}
+	for _, g := range groups {
+		depth[g] = inv.depth(g)
+		prio[g] = 1
+		if v, ok := inv.groups[g].Vars["ansible_group_priority"]; ok {
+			n, err := toInt(v.V)
+			if err != nil {
+				return nil, errorf(v.Pos, "group %q: ansible_group_priority %v is not a number", g, v.V)
+			}
+			prio[g] = n
+		}
+	}
+	sort.SliceStable(groups, func(i, j int) bool {
+		a, b := groups[i], groups[j]
+		if depth[a] != depth[b] {
+			return depth[a] < depth[b]
+		}
+		if prio[a] != prio[b] {
+			return prio[a] < prio[b]
+		}
+		return a < b
+	})
+	return groups, nil
 }
 
 // lookup finds the first of names set (aliases in preference order).

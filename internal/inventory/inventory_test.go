@@ -1,18 +1,16 @@
 package inventory
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/storbench/storbench/internal/golden"
+)
 
 // TestGolden resolves every inventory in testdata/ for a set of patterns
 // and compares the hosts, as JSON, with testdata/NAME.golden.json.
@@ -49,39 +47,9 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			data = append(data, '\n')
-			golden := filepath.Join("testdata", strings.TrimSuffix(tc.file, filepath.Ext(tc.file))+".golden.json")
-			if *update {
-				if err := os.WriteFile(golden, data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(data, want) {
-				t.Errorf("%s differs from what %s resolves to now (go test -update to accept):\n%s", golden, tc.file, lineDiff(string(want), string(data)))
-			}
+			golden.Compare(t, filepath.Join("testdata", strings.TrimSuffix(tc.file, filepath.Ext(tc.file))+".golden.json"), data)
 		})
 	}
-}
-
-// lineDiff shows the first differing lines.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var a, b string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			b = g[i]
-		}
-		if a != b {
-			return "line " + itoa(i+1) + ":\n- " + a + "\n+ " + b
-		}
-	}
-	return ""
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }

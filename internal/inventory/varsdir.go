@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/storbench/storbench/internal/inputfile"
 )
 
 // loadVarsDirs reads dir/group_vars and dir/host_vars as Ansible's
@@ -88,7 +90,7 @@ func (inv *Inventory) readVarsDir(dir string, known func(string) bool) (map[stri
 }
 
 func (inv *Inventory) readVarsFile(file, name string, out map[string]map[string]Value) error {
-	data, err := os.ReadFile(file)
+	data, err := inputfile.Read(file)
 	if err != nil {
 		return fmt.Errorf("reading variables: %w", err)
 	}

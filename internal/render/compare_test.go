@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,47 +12,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/storbench/storbench/internal/analysis"
+	goldenfile "github.com/storbench/storbench/internal/golden"
 	"github.com/storbench/storbench/internal/result"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/render -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./internal/render -update to accept):\n%s", name, lineDiff(string(want), string(got)))
-	}
-}
-
-// lineDiff shows the first lines that differ.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var out []string
-	for i := 0; i < max(len(w), len(g)) && len(out) < 20; i++ {
-		var a, b string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			b = g[i]
-		}
-		if a != b {
-			out = append(out, "- "+a, "+ "+b)
-		}
-	}
-	return strings.Join(out, "\n")
+	goldenfile.Compare(t, filepath.Join("testdata", name), got)
 }
 
 // fixture is the four-target, two-group, two-round fixture of the analysis

@@ -1,5 +1,13 @@
 package result
 
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
 // LabelKey names a label: a fact about a result's target, host, conditions
 // or checks, stored beside the figures. The runners and the engine write
 // them, the analyses and reports read them; both sides name them through
@@ -123,4 +131,29 @@ func Automatic(key string) bool {
 		return true
 	}
 	return false
+}
+
+// CheckUserLabel is the bound on a label a user gives (--label, a label of
+// an imported CSV or JSON row): the key is a Kubernetes qualified name
+// (a name of at most 63 characters of letters, digits, '-', '_' and '.',
+// with an optional DNS prefix and '/'), the value at most 63 characters,
+// as Kubernetes bounds label values. Labels storbench sets itself (paths,
+// methods) are not bound by it.
+func CheckUserLabel(key, value string) error {
+	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+		return fmt.Errorf("label key %s: %s", shortQuote(key), strings.Join(errs, "; "))
+	}
+	if len(value) > validation.LabelValueMaxLength {
+		return fmt.Errorf("label %s: the value is %d characters long, more than the %d a label value may hold", key, len(value), validation.LabelValueMaxLength)
+	}
+	return nil
+}
+
+// shortQuote quotes s, cut to 80 bytes: an error need not repeat a huge
+// input.
+func shortQuote(s string) string {
+	if len(s) > 80 {
+		return strconv.Quote(s[:80]) + "..."
+	}
+	return strconv.Quote(s)
 }

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -78,6 +79,22 @@ func TestLabelClasses(t *testing.T) {
 		}
 		if got := Automatic(tc.key); got != tc.automatic {
 			t.Errorf("Automatic(%q) = %v", tc.key, got)
+		}
+	}
+}
+
+func TestCheckUserLabel(t *testing.T) {
+	for _, tc := range []struct{ key, value, want string }{
+		{"storage", "usb-ssd", ""},
+		{"example.com/node", "pi4-1", ""},
+		{"my key", "v", "label key \"my key\""},
+		{strings.Repeat("k", 64), "v", "63 characters"},
+		{"storage", strings.Repeat("v", 64), "more than the 63"},
+		{"", "v", "label key"},
+	} {
+		err := CheckUserLabel(tc.key, tc.value)
+		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CheckUserLabel(%.20q, %.20q) = %v, want %q", tc.key, tc.value, err, tc.want)
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package runner
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/storbench/storbench/internal/units"
+)
 
 // MinFileSize is the smallest test file a runner reduces to when space is
 // short.
@@ -35,20 +39,8 @@ func FitFileSize(s Space, want int64) (int64, string, error) {
 	reduced := allowed &^ (1<<20 - 1)
 	if reduced >= MinFileSize {
 		return reduced, fmt.Sprintf("test file reduced from %s to %s so the filesystem stays at most %.0f%% full (%s free of %s)",
-			iec(want), iec(reduced), MaxFill*100, iec(s.Avail), iec(s.Total)), nil
+			units.Bytes(want), units.Bytes(reduced), MaxFill*100, units.Bytes(s.Avail), units.Bytes(s.Total)), nil
 	}
 	return 0, "", fmt.Errorf("not enough free space: the suite needs a %s test file, but only %s can be written before the filesystem is %.0f%% full (%s free of %s; the smallest useful test file is %s)",
-		iec(want), iec(max(allowed, 0)), MaxFill*100, iec(s.Avail), iec(s.Total), iec(MinFileSize))
-}
-
-func iec(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", b)
+		units.Bytes(want), units.Bytes(max(allowed, 0)), MaxFill*100, units.Bytes(s.Avail), units.Bytes(s.Total), units.Bytes(MinFileSize))
 }

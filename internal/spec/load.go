@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/storbench/storbench/internal/inputfile"
 )
 
 //go:embed suites/*.yaml
@@ -52,7 +54,7 @@ func Resolve(nameOrPath string) (*Suite, error) {
 
 // Load reads and validates a suite file.
 func Load(path string) (*Suite, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading suite: %w", err)
 	}
@@ -161,97 +163,140 @@ func (s *Suite) validate(source string, root *yaml.Node) error {
 	seen := map[string]int{}
 	wnodes := child(root, "workloads")
 	for i, w := range s.Workloads {
-		var wn *yaml.Node
+		at := workloadSite{source: source, root: root, index: i}
 		if wnodes != nil && i < len(wnodes.Content) {
-			wn = wnodes.Content[i]
+			at.node = wnodes.Content[i]
 		}
-		line := func(field string) int {
-			if l := lineOf(wn, field); l > 0 {
-				return l
-			}
-			if l := lineOf(child(root, "defaults"), field); l > 0 {
-				return l
-			}
-			if wn != nil {
-				return wn.Line
-			}
-			return 0
-		}
-		f := func(field string) string { return fmt.Sprintf("workloads[%d].%s", i, field) }
 		if w.Name == "" {
-			return fail(line("name"), f("name"), "is required")
+			return at.fail("name", "is required")
 		}
 		if !validName.MatchString(w.Name) {
-			return fail(line("name"), f("name"), "%q may hold only letters, digits, '.', '_' and '-'", w.Name)
+			return at.fail("name", "%q may hold only letters, digits, '.', '_' and '-'", w.Name)
 		}
 		if prev, dup := seen[w.Name]; dup {
-			return fail(line("name"), f("name"), "%q is already the name of workloads[%d]", w.Name, prev)
+			return at.fail("name", "%q is already the name of workloads[%d]", w.Name, prev)
 		}
 		seen[w.Name] = i
+		var err error
 		if w.Job != "" {
-			for _, field := range []string{"rw", "bs", "size", "iodepth", "numjobs", "runtime", "ramp", "ioengine", "direct", "rwmixread", "fdatasync", "fsync", "sync", "end_fsync", "extra"} {
-				if l := lineOf(wn, field); l > 0 {
-					return fail(l, f(field), "a job workload runs its job file as it is: set %s in %s", field, w.Job)
-				}
-			}
-			if fi, err := os.Stat(w.Job); err != nil || !fi.Mode().IsRegular() {
-				if err == nil {
-					err = errors.New("not a regular file")
-				}
-				return fail(line("job"), f("job"), "%v", err)
-			}
-			continue
+			err = at.checkJob(w)
+		} else {
+			err = at.checkOptions(w)
 		}
-		if w.RW == "" {
-			return fail(line("rw"), f("rw"), "is required (one of %s)", keys(validRW))
-		}
-		if !validRW[w.RW] {
-			return fail(line("rw"), f("rw"), "%q is not a fio access pattern (one of %s)", w.RW, keys(validRW))
-		}
-		if w.BlockSize <= 0 {
-			return fail(line("bs"), f("bs"), "is required and must be positive (e.g. 4KiB)")
-		}
-		if *w.Direct && w.BlockSize%512 != 0 {
-			return fail(line("bs"), f("bs"), "%d bytes is not a multiple of 512, which direct I/O needs; set direct: false for buffered I/O", int64(w.BlockSize))
-		}
-		if w.FileSize < w.BlockSize {
-			return fail(line("size"), f("size"), "%s is smaller than the block size %s", w.FileSize, w.BlockSize)
-		}
-		if *w.IODepth < 1 || *w.IODepth > 65536 {
-			return fail(line("iodepth"), f("iodepth"), "%d is out of range (1 to 65536)", *w.IODepth)
-		}
-		if *w.NumJobs < 1 || *w.NumJobs > 1024 {
-			return fail(line("numjobs"), f("numjobs"), "%d is out of range (1 to 1024)", *w.NumJobs)
-		}
-		if w.RWMixRead != nil && (*w.RWMixRead < 0 || *w.RWMixRead > 100) {
-			return fail(line("rwmixread"), f("rwmixread"), "%d is not a percentage (0 to 100)", *w.RWMixRead)
-		}
-		if w.Runtime < 0 || w.Ramp < 0 {
-			return fail(line("runtime"), f("runtime"), "durations cannot be negative")
-		}
-		if w.Ramp > 0 && w.Runtime == 0 {
-			return fail(line("ramp"), f("ramp"), "a ramp needs a runtime: set runtime as well, or drop ramp")
-		}
-		if err := w.checkMeasurement(func(field, msg string) error { return fail(line(strings.Split(field, ".")[0]), f(field), "%s", msg) }); err != nil {
+		if err != nil {
 			return err
 		}
-		if w.IOEngine != "" && !validName.MatchString(w.IOEngine) {
-			return fail(line("ioengine"), f("ioengine"), "%q is not an engine name", w.IOEngine)
+	}
+	return nil
+}
+
+// workloadSite is where a workload stands in its suite file, to name the
+// file, line and field of what is wrong with it.
+type workloadSite struct {
+	source string
+	root   *yaml.Node
+	node   *yaml.Node // the workload's own; nil when the file has none
+	index  int
+}
+
+// line is the line that sets field: the workload's own, else the
+// defaults', else the workload's first line.
+func (at workloadSite) line(field string) int {
+	if l := lineOf(at.node, field); l > 0 {
+		return l
+	}
+	if l := lineOf(child(at.root, "defaults"), field); l > 0 {
+		return l
+	}
+	if at.node != nil {
+		return at.node.Line
+	}
+	return 0
+}
+
+// field names a field of the workload: "workloads[2].bs".
+func (at workloadSite) field(name string) string {
+	return fmt.Sprintf("workloads[%d].%s", at.index, name)
+}
+
+// fail is an error in field, at the line that sets it.
+func (at workloadSite) fail(field, format string, args ...any) error {
+	return at.failAt(at.line(field), field, format, args...)
+}
+
+func (at workloadSite) failAt(line int, field, format string, args ...any) error {
+	return &Error{File: at.source, Line: line, Field: at.field(field), Msg: fmt.Sprintf(format, args...)}
+}
+
+// checkJob checks a job workload: its job file sets every option, so the
+// workload may set none, and the file must exist.
+func (at workloadSite) checkJob(w Workload) error {
+	for _, field := range []string{"rw", "bs", "size", "iodepth", "numjobs", "runtime", "ramp", "ioengine", "direct", "rwmixread", "fdatasync", "fsync", "sync", "end_fsync", "extra"} {
+		if l := lineOf(at.node, field); l > 0 {
+			return at.failAt(l, field, "a job workload runs its job file as it is: set %s in %s", field, w.Job)
 		}
-		for _, k := range sortedExtra(w.Extra) {
-			at := lineOf(child(wn, "extra"), k)
-			if at == 0 {
-				at = lineOf(child(child(root, "defaults"), "extra"), k)
-			}
-			if at == 0 {
-				at = line("extra")
-			}
-			if why, bad := reservedKeys[k]; bad {
-				return fail(at, f("extra."+k), "cannot be set: %s", why)
-			}
-			if !TuningOptions[k] {
-				return fail(at, f("extra."+k), "is not a tuning option storbench passes through: extra takes only options that change neither what is written nor where, nor run commands (%s); for anything else write a fio job file and reference it with job:", strings.Join(tuningNames(), ", "))
-			}
+	}
+	if fi, err := os.Stat(w.Job); err != nil || !fi.Mode().IsRegular() {
+		if err == nil {
+			err = errors.New("not a regular file")
+		}
+		return at.fail("job", "%v", err)
+	}
+	return nil
+}
+
+// checkOptions checks a workload's options: each in its range, and
+// together consistent.
+func (at workloadSite) checkOptions(w Workload) error {
+	switch {
+	case w.RW == "":
+		return at.fail("rw", "is required (one of %s)", keys(validRW))
+	case !validRW[w.RW]:
+		return at.fail("rw", "%q is not a fio access pattern (one of %s)", w.RW, keys(validRW))
+	case w.BlockSize <= 0:
+		return at.fail("bs", "is required and must be positive (e.g. 4KiB)")
+	case *w.Direct && w.BlockSize%512 != 0:
+		return at.fail("bs", "%d bytes is not a multiple of 512, which direct I/O needs; set direct: false for buffered I/O", int64(w.BlockSize))
+	case w.FileSize < w.BlockSize:
+		return at.fail("size", "%s is smaller than the block size %s", w.FileSize, w.BlockSize)
+	case *w.IODepth < 1 || *w.IODepth > 65536:
+		return at.fail("iodepth", "%d is out of range (1 to 65536)", *w.IODepth)
+	case *w.NumJobs < 1 || *w.NumJobs > 1024:
+		return at.fail("numjobs", "%d is out of range (1 to 1024)", *w.NumJobs)
+	case w.RWMixRead != nil && (*w.RWMixRead < 0 || *w.RWMixRead > 100):
+		return at.fail("rwmixread", "%d is not a percentage (0 to 100)", *w.RWMixRead)
+	case w.Runtime < 0 || w.Ramp < 0:
+		return at.fail("runtime", "durations cannot be negative")
+	case w.Ramp > 0 && w.Runtime == 0:
+		return at.fail("ramp", "a ramp needs a runtime: set runtime as well, or drop ramp")
+	}
+	if err := w.checkMeasurement(func(field, msg string) error {
+		return at.failAt(at.line(strings.Split(field, ".")[0]), field, "%s", msg)
+	}); err != nil {
+		return err
+	}
+	if w.IOEngine != "" && !validName.MatchString(w.IOEngine) {
+		return at.fail("ioengine", "%q is not an engine name", w.IOEngine)
+	}
+	return at.checkExtra(w)
+}
+
+// checkExtra checks that extra holds only tuning options storbench passes
+// through to fio.
+func (at workloadSite) checkExtra(w Workload) error {
+	for _, k := range sortedExtra(w.Extra) {
+		line := lineOf(child(at.node, "extra"), k)
+		if line == 0 {
+			line = lineOf(child(child(at.root, "defaults"), "extra"), k)
+		}
+		if line == 0 {
+			line = at.line("extra")
+		}
+		if why, bad := reservedKeys[k]; bad {
+			return at.failAt(line, "extra."+k, "cannot be set: %s", why)
+		}
+		if !TuningOptions[k] {
+			return at.failAt(line, "extra."+k, "is not a tuning option storbench passes through: extra takes only options that change neither what is written nor where, nor run commands (%s); for anything else write a fio job file and reference it with job:", strings.Join(tuningNames(), ", "))
 		}
 	}
 	return nil

@@ -1,45 +1,12 @@
 package spec
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
-
-func TestParseSizeBounds(t *testing.T) {
-	tests := []struct {
-		in   string
-		want Size
-		err  string
-	}{
-		{"4KiB", 4 << 10, ""},
-		{"0.5GiB", 1 << 29, ""},
-		{"9223372036854775807", math.MaxInt64, ""},
-		{"8388607TiB", 8388607 << 40, ""},
-		{"9223372036854775808", 0, "too large"},
-		{"8388608TiB", 0, "too large"},
-		{"8388608.5TiB", 0, "too large"},
-		{"100000000000000000000000", 0, "too large"},
-		{"9999999999TB", 0, "too large"},
-		{"-1MiB", 0, "not a size"},
-		{"NaN", 0, "not a size"},
-		{"InfGiB", 0, "not a size"},
-		{"0x10", 0, "not a size"},
-		{"1e3", 0, "not a size"},
-	}
-	for _, tt := range tests {
-		got, err := ParseSize(tt.in)
-		if tt.err == "" && (err != nil || got != tt.want) {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
-		}
-		if tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
-			t.Errorf("ParseSize(%q) = %d, %v; want an error saying %q", tt.in, got, err, tt.err)
-		}
-	}
-}
 
 func TestParseDurationBounds(t *testing.T) {
 	tests := []struct {

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/units"
 )
 
 // ImportRequest says what to import and how.
@@ -86,6 +86,45 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 	}
 	now := time.Now()
 	rep := &render.ImportReport{DryRun: req.DryRun, Duplicates: []store.ImportedFile{}, Health: []result.Health{}, Files: []render.ImportedFileReport{}}
+	inputs, err := checkInputs(req, rep)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		if inputs, err = notImported(ctx, st, inputs, rep); err != nil {
+			return nil, err
+		}
+	}
+	if len(inputs) == 0 {
+		return rep, nil
+	}
+	b := newBuilder(req.Labels, now, req.Time)
+	var w *store.ImportWriter
+	if !req.DryRun {
+		if w, err = beginImport(ctx, st, b, inputs, now, rep); err != nil {
+			return nil, err
+		}
+		if w == nil {
+			return rep, nil // claimed by another import meanwhile
+		}
+		defer w.Abort()
+	}
+	files, err := readInputs(ctx, b, w, inputs, importer.Options{Format: req.Format, Target: req.Target}, rep)
+	if err != nil {
+		return nil, err
+	}
+	rep.Results = b.results
+	b.finish()
+	if w == nil {
+		return rep, nil
+	}
+	return commitImport(ctx, w, b, provenance(files, now), rep)
+}
+
+// checkInputs checks every input named (readable, within the size bound)
+// and hashes it; an input whose content another one has is reported and
+// left out.
+func checkInputs(req ImportRequest, rep *render.ImportReport) ([]*input, error) {
 	var inputs []*input
 	seen := map[string]string{}
 	keep := int64(keepTotal)
@@ -101,42 +140,49 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 		seen[in.sum] = name
 		inputs = append(inputs, in)
 	}
-	if st != nil {
-		var sums []string
-		for _, in := range inputs {
-			sums = append(sums, in.sum)
-		}
-		dups, err := st.ImportedFiles(ctx, sums)
-		if err != nil {
-			return nil, err
-		}
-		rep.Duplicates = append(rep.Duplicates, dups...)
-		inputs = withoutDuplicates(inputs, dups)
-	}
-	if len(inputs) == 0 {
-		return rep, nil
-	}
+	return inputs, nil
+}
 
-	b := newBuilder(req.Labels, now, req.Time)
-	var w *store.ImportWriter
-	if !req.DryRun {
-		var provisional []store.ImportedFile
-		for _, in := range inputs {
-			provisional = append(provisional, store.ImportedFile{SHA256: in.sum, File: in.name, Imported: now})
-		}
-		var err error
-		if w, err = st.BeginImport(ctx, b.run, provisional); err != nil {
-			var dup *store.DuplicateError
-			if errors.As(err, &dup) {
-				rep.Duplicates = append(rep.Duplicates, dup.Files...)
-				return rep, nil
-			}
-			return nil, err
-		}
-		defer w.Abort()
-		b.addRun = func(r *result.Run) error { return w.AddRun(ctx, r) }
+// notImported leaves out the inputs the database already holds, reporting
+// them as duplicates.
+func notImported(ctx context.Context, st store.Store, inputs []*input, rep *render.ImportReport) ([]*input, error) {
+	var sums []string
+	for _, in := range inputs {
+		sums = append(sums, in.sum)
 	}
-	opt := importer.Options{Format: req.Format, Target: req.Target}
+	dups, err := st.ImportedFiles(ctx, sums)
+	if err != nil {
+		return nil, err
+	}
+	rep.Duplicates = append(rep.Duplicates, dups...)
+	return withoutDuplicates(inputs, dups), nil
+}
+
+// beginImport opens the import's transaction, claiming the inputs' hashes;
+// nil and no error when another import claimed one meanwhile (reported as
+// a duplicate).
+func beginImport(ctx context.Context, st store.Store, b *builder, inputs []*input, now time.Time, rep *render.ImportReport) (*store.ImportWriter, error) {
+	var provisional []store.ImportedFile
+	for _, in := range inputs {
+		provisional = append(provisional, store.ImportedFile{SHA256: in.sum, File: in.name, Imported: now})
+	}
+	w, err := st.BeginImport(ctx, b.run, provisional)
+	if err != nil {
+		var dup *store.DuplicateError
+		if errors.As(err, &dup) {
+			rep.Duplicates = append(rep.Duplicates, dup.Files...)
+			return nil, nil
+		}
+		return nil, err
+	}
+	b.addRun = func(r *result.Run) error { return w.AddRun(ctx, r) }
+	return w, nil
+}
+
+// readInputs reads every input, storing its results and health records
+// through w (or, in a dry run without w, keeping a preview), and reports
+// each file.
+func readInputs(ctx context.Context, b *builder, w *store.ImportWriter, inputs []*input, opt importer.Options, rep *render.ImportReport) ([]*importer.File, error) {
 	var files []*importer.File
 	for _, in := range inputs {
 		pf, err := b.read(ctx, in, opt, func(r *result.Result) error {
@@ -168,12 +214,14 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 			ToolVersion: pf.ToolVersion, Results: pf.ResultCount, Health: len(pf.Health), Rows: pf.Rows, Skipped: pf.Skipped,
 			Notes: pf.Notes, Problems: pf.Problems, Cut: pf.Cut(), Refused: pf.Refused()})
 	}
-	rep.Results = b.results
-	b.finish()
-	if w == nil {
-		return rep, nil
-	}
-	w.SetFiles(provenance(files, now))
+	return files, nil
+}
+
+// commitImport records the files' provenance and commits; when another
+// import committed one of the files meanwhile, nothing is stored and the
+// report says so.
+func commitImport(ctx context.Context, w *store.ImportWriter, b *builder, files []store.ImportedFile, rep *render.ImportReport) (*render.ImportReport, error) {
+	w.SetFiles(files)
 	if err := w.Commit(ctx); err != nil {
 		var dup *store.DuplicateError
 		if errors.As(err, &dup) {
@@ -232,7 +280,7 @@ func checkInput(stdin io.Reader, name string, limit int64, keep *int64) (*input,
 			return nil, fmt.Errorf("reading standard input: %w", err)
 		}
 		if int64(len(data)) > limit {
-			return nil, fmt.Errorf("standard input is larger than --max-size %s: raise --max-size to import it", sizeText(limit))
+			return nil, fmt.Errorf("standard input is larger than --max-size %s: raise --max-size to import it", units.Bytes(limit))
 		}
 		in.keep(data)
 		return in, nil
@@ -245,7 +293,7 @@ func checkInput(stdin io.Reader, name string, limit int64, keep *int64) (*input,
 		return nil, fmt.Errorf("%s is not a regular file (%s): import reads files of tools' output, or \"-\" for standard input", name, modeName(fi.Mode()))
 	}
 	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s is %s, larger than --max-size %s: raise --max-size to import it", name, sizeText(fi.Size()), sizeText(limit))
+		return nil, fmt.Errorf("%s is %s, larger than --max-size %s: raise --max-size to import it", name, units.Bytes(fi.Size()), units.Bytes(limit))
 	}
 	file, err := os.Open(name)
 	if err != nil {
@@ -272,7 +320,7 @@ func checkInput(stdin io.Reader, name string, limit int64, keep *int64) (*input,
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
 	if n > limit {
-		return nil, fmt.Errorf("%s grew beyond --max-size %s while it was read", name, sizeText(limit))
+		return nil, fmt.Errorf("%s grew beyond --max-size %s while it was read", name, units.Bytes(limit))
 	}
 	in.path, in.size, in.sum = name, n, hex.EncodeToString(h.Sum(nil))
 	return in, nil
@@ -298,35 +346,6 @@ func modeName(m os.FileMode) string {
 		return "a socket"
 	}
 	return "not a regular file"
-}
-
-// ParseSize reads a size: 1000000, 64KiB, 256MiB, 2GiB, 1G, 500MB.
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	num, unit := t, ""
-	if i >= 0 {
-		num, unit = t[:i], strings.TrimSpace(t[i:])
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	mult, ok := sizeUnits[strings.ToLower(unit)]
-	if err != nil || !ok || v <= 0 || v*mult > 1<<62 {
-		return 0, fmt.Errorf("expected a size such as 256MiB or 2GiB, found %q", s)
-	}
-	return int64(v * mult), nil
-}
-
-var sizeUnits = map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 1e3, "m": 1 << 20, "mib": 1 << 20, "mb": 1e6,
-	"g": 1 << 30, "gib": 1 << 30, "gb": 1e9, "t": 1 << 40, "tib": 1 << 40, "tb": 1e12}
-
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func withoutDuplicates(inputs []*input, dups []store.ImportedFile) []*input {

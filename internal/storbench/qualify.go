@@ -17,6 +17,7 @@ import (
 	"github.com/storbench/storbench/internal/runner/local"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/units"
 )
 
 // QualifyRequest asks for one verdict (analysis.Kinds), on stored runs or
@@ -75,7 +76,7 @@ func (r QualifyRequest) validate() (deviceBytes int64, err error) {
 	case r.DeviceSize == "":
 		return 0, nil
 	}
-	sz, err := spec.ParseSize(r.DeviceSize)
+	sz, err := units.ParseSize(r.DeviceSize)
 	if err != nil && strings.Contains(err.Error(), "too large") {
 		return 0, badRequest("--device-size: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/big"
 	"strings"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
-	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/units"
 )
 
 // KubeTargetPrefix marks a Kubernetes target: k8s:STORAGECLASS.
@@ -131,35 +130,29 @@ func KubeTargets(ctx context.Context, k KubeRequest, classes []string, report fu
 	return set, nil
 }
 
-// parsePVCSize reads a Kubernetes quantity (10Gi, 500M) or storbench's own
-// sizes (10GiB).
+// parsePVCSize reads a PVC size: a Kubernetes quantity (10Gi, 500M: the
+// Kubernetes meaning, so 500M is 500*10^6 bytes), else a size in
+// storbench's grammar (10GiB, units.ParseSize).
 func parsePVCSize(s string) (int64, error) {
 	if q, err := resource.ParseQuantity(s); err == nil {
 		if q.Sign() <= 0 {
 			return 0, fmt.Errorf("must be positive")
 		}
 		// Value wraps what int64 cannot hold, and parsing clamps binary
-		// suffixes at 2^63-1: compare exactly, taking the clamp as too large.
-		d := q.AsDec()
-		v := new(big.Int).Set(d.UnscaledBig())
-		if sc := int64(d.Scale()); sc < 0 {
-			v.Mul(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(-sc), nil))
-		} else {
-			v.Quo(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(sc), nil))
-		}
-		if v.Cmp(big.NewInt(math.MaxInt64)) >= 0 {
+		// suffixes at 2^63-1: take the clamp itself as too large.
+		if q.Cmp(*resource.NewQuantity(math.MaxInt64, resource.BinarySI)) >= 0 {
 			return 0, fmt.Errorf("%q is too large: sizes go up to %d bytes (8 EiB)", s, int64(math.MaxInt64))
 		}
 		return q.Value(), nil
 	}
-	n, err := spec.ParseSize(s)
+	n, err := units.ParseSize(s)
 	if err != nil {
 		return 0, err
 	}
 	if n <= 0 {
 		return 0, fmt.Errorf("must be positive")
 	}
-	return int64(n), nil
+	return n, nil
 }
 
 // splitKubeTarget reports whether t names a Kubernetes class, and which.

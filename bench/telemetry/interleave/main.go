@@ -75,8 +75,12 @@ func run(target string, rounds int, runtime time.Duration) error {
 		if err != nil {
 			return 0, err
 		}
-		j := out.Final.Jobs[0]
-		return j.Read.IOPS + j.Write.IOPS, nil
+		r := fio.ToResult(out.Final.Jobs[0])
+		var iops float64
+		for _, d := range r.Directions() {
+			iops += d.IOPS
+		}
+		return iops, nil
 	}
 	fmt.Printf("# %d pairs per workload, %s each, sampling every %s; ratio = IOPS with telemetry / without\n", rounds, runtime, telemetry.DefaultInterval)
 	fmt.Printf("%-20s %10s %10s %8s %8s %8s\n", "workload", "on IOPS", "off IOPS", "geomean", "median", "pairs")

@@ -109,7 +109,7 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 		defer st.Close()
 		rep, cleanErr := storbench.CleanupLocal(cmd.Context(), st, storbench.CleanupRequest{RunID: f.kube.RunID, DryRun: f.kube.DryRun})
 		if rep == nil {
-			return cli.NotFound(cleanErr)
+			return cli.FromLibrary(cleanErr)
 		}
 		return finish(render.Formatted(d.Out, f.output, rep, render.LocalCleanupText), cleanErr)
 	}

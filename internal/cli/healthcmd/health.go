@@ -40,7 +40,7 @@ func NewCommand(d cli.Deps) *cobra.Command {
 		f.req.Runs = args
 		hs, err := storbench.Health(cmd.Context(), st, f.req)
 		if err != nil {
-			return cli.NotFound(err)
+			return cli.FromLibrary(err)
 		}
 		return render.Formatted(d.Out, f.output, hs, render.StoredHealthText)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/storbench/storbench/internal/importer"
 	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/storbench"
+	"github.com/storbench/storbench/internal/units"
 )
 
 type flags struct {
@@ -73,7 +74,10 @@ figure no device can reach (refused, with its line).`,
 		if f.req.Format, err = importer.ParseFormat(f.format); err != nil {
 			return cli.Usage(fmt.Errorf("--format: %w", err))
 		}
-		if f.req.MaxSize, err = storbench.ParseSize(f.maxSize); err != nil {
+		if f.req.MaxSize, err = units.ParseSize(f.maxSize); err != nil || f.req.MaxSize <= 0 {
+			if err == nil {
+				err = fmt.Errorf("%q: give a size above 0", f.maxSize)
+			}
 			return cli.Usage(fmt.Errorf("--max-size: %w", err))
 		}
 		if f.time != "" {

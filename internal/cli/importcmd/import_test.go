@@ -220,7 +220,7 @@ func TestImportMaxSize(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "results.db")
 	_, errOut, code := invoke(t, db, "", "import", "--max-size", "1KiB", samples+"fio-randread-4k-qd32.json")
-	if code != cli.ExitUsage || !strings.Contains(errOut, "larger than --max-size 1024 bytes") {
+	if code != cli.ExitUsage || !strings.Contains(errOut, "larger than --max-size 1.0 KiB") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 	_, errOut, code = invoke(t, db, strings.Repeat("x", 2048), "import", "--max-size", "1KiB", "-")
@@ -229,6 +229,9 @@ func TestImportMaxSize(t *testing.T) {
 	}
 	if _, errOut, code = invoke(t, db, "", "import", "--max-size", "lots", samples+"results.csv"); code != cli.ExitUsage || !strings.Contains(errOut, "--max-size") {
 		t.Errorf("bad size: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code = invoke(t, db, "", "import", "--max-size", "0", samples+"results.csv"); code != cli.ExitUsage || !strings.Contains(errOut, "above 0") {
+		t.Errorf("zero: exit %d: %s", code, errOut)
 	}
 	out, errOut, code := invoke(t, db, "", "import", "--max-size", "1MiB", samples+"results.csv")
 	if code != 0 {

@@ -181,7 +181,7 @@ func run(ctx context.Context, d cli.Deps, f *flags) error {
 				WorkDir: j.WorkDir, TimeBased: j.TimeBased, UntilDone: j.UntilDone})
 		}
 		if err != nil {
-			return exitError(err)
+			return cli.FromLibrary(err)
 		}
 		fmt.Fprintln(d.Out, "\nDry run: nothing ran and nothing was stored.")
 		return nil
@@ -196,7 +196,7 @@ func run(ctx context.Context, d cli.Deps, f *flags) error {
 	p.Finish()
 	var refused *storbench.RequestError
 	if r == nil || errors.As(runErr, &refused) {
-		return exitError(runErr)
+		return cli.FromLibrary(runErr)
 	}
 	if err := report(context.WithoutCancel(ctx), d, st, r, f.output); err != nil {
 		return errors.Join(runErr, err)
@@ -210,7 +210,7 @@ func run(ctx context.Context, d cli.Deps, f *flags) error {
 		fmt.Fprintf(d.ErrOut, "interrupted: run %s is stored as interrupted with the workloads that finished; test files removed\n", r.ID)
 		return &cli.ExitError{Code: cli.ExitInterrupted, Err: runErr}
 	}
-	return exitError(runErr)
+	return cli.FromLibrary(runErr)
 }
 
 // observer hands what the engine reports to the progress printer.
@@ -229,20 +229,6 @@ func (o observer) WorkloadFinished(s engine.Step, r *result.Result) {
 func workloadStep(s engine.Step) render.WorkloadStep {
 	return render.WorkloadStep{Workload: s.Workload, Index: s.Index, Count: s.Count, Repetition: s.Repetition,
 		Repetitions: s.Repetitions, Expected: s.Expected}
-}
-
-// exitError gives the run's error its exit code: 2 for a request refused
-// as given, 1 for a failed workload or a missing fio.
-func exitError(err error) error {
-	var refused *storbench.RequestError
-	var missing *fio.MissingError
-	switch {
-	case errors.As(err, &refused):
-		return cli.Usage(err)
-	case errors.Is(err, engine.ErrWorkloadFailed), errors.As(err, &missing):
-		return &cli.ExitError{Code: cli.ExitFailed, Err: err}
-	}
-	return err
 }
 
 func report(ctx context.Context, d cli.Deps, st store.Store, r *result.Run, output string) error {

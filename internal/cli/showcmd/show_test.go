@@ -2,17 +2,14 @@ package showcmd
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/storbench/storbench/internal/golden"
 	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/result"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func lat(mean, p50, p99, p999 time.Duration) result.Latency {
 	return result.Latency{Samples: 1000, Mean: mean, Percentiles: []result.Percentile{{P: 50, Value: p50}, {P: 99, Value: p99}, {P: 99.9, Value: p999}}}
@@ -39,17 +36,5 @@ func TestShowTableGolden(t *testing.T) {
 	if err := render.ResultsTable(&b, results); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "show.txt")
-	if *update {
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Errorf("%s differs (go test -update after checking):\n--- got\n%s\n--- want\n%s", path, b.Bytes(), want)
-	}
+	golden.Compare(t, filepath.Join("testdata", "show.txt"), b.Bytes())
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -208,18 +210,7 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 		return nil, err
 	}
 	size := t.pvcSize(need)
-	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: t.labels(need.RunID),
-			Annotations: map[string]string{AnnotationTarget: t.Name()}},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			StorageClassName: &t.class,
-			AccessModes:      []corev1.PersistentVolumeAccessMode{t.opts.AccessMode},
-			VolumeMode:       &t.opts.VolumeMode,
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
-				corev1.ResourceStorage: *resource.NewQuantity(size, resource.BinarySI)}},
-		},
-	}
-	if _, err := t.cluster.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+	if _, err := t.cluster.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, t.pvcSpec(name, ns, need.RunID, size), metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("target %s: creating PVC %s/%s: %w", t.Name(), ns, name, err)
 	}
 	o.pvcCreated = true
@@ -233,6 +224,55 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
 	}
 
+	labels := t.preparedLabels(ns, name, size, running.Spec.NodeName, node, sc)
+	if err := o.volumeLabels(ctx, labels); err != nil {
+		notices = append(notices, err.Error())
+	}
+
+	cmder := &PodCmder{Exec: t.cluster.Exec, Namespace: ns, Pod: name, Container: ContainerName}
+	p := &runner.Prepared{
+		Name:    t.Name(),
+		Kind:    "kubernetes",
+		Cmder:   cmder,
+		Labels:  labels,
+		Notices: notices,
+		File:    fio.File{Name: TestFileName},
+		// Not sampled: fio runs in a pod on a node this process does not
+		// read, and the pod's own /proc is not yet read through its exec.
+		Telemetry: nil,
+	}
+	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
+		p.File = fio.File{Name: BlockDevicePath}
+		if err := checkBlockVolume(ctx, cmder, need); err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Name(), err)
+		}
+	}
+	p.Cleanup = func(ctx context.Context) error {
+		return o.delete(ctx, true)
+	}
+	return p, nil
+}
+
+// pvcSpec is the PVC a target's pod mounts: size bytes of the target's
+// class, labelled with the run.
+func (t *Target) pvcSpec(name, ns, runID string, size int64) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: t.labels(runID),
+			Annotations: map[string]string{AnnotationTarget: t.Name()}},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: &t.class,
+			AccessModes:      []corev1.PersistentVolumeAccessMode{t.opts.AccessMode},
+			VolumeMode:       &t.opts.VolumeMode,
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceStorage: *resource.NewQuantity(size, resource.BinarySI)}},
+		},
+	}
+}
+
+// preparedLabels are a prepared target's labels: its objects and volume,
+// the node the pod runs on (with the node's own labels; node is nil when
+// storbench may not read it) and its StorageClass (sc nil likewise).
+func (t *Target) preparedLabels(ns, name string, size int64, nodeName string, node *corev1.Node, sc *storagev1.StorageClass) map[string]string {
 	labels := map[string]string{}
 	for k, v := range map[result.LabelKey]string{
 		result.LabelK8sNamespace: ns, result.LabelK8sPod: name, result.LabelK8sPVC: name,
@@ -241,7 +281,6 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 	} {
 		k.Set(labels, v)
 	}
-	nodeName := running.Spec.NodeName
 	result.LabelNode.Set(labels, nodeName)
 	if node != nil {
 		for k, v := range node.Labels {
@@ -271,32 +310,7 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 			result.LabelReclaimPolicy.Set(labels, string(*sc.ReclaimPolicy))
 		}
 	}
-	if err := o.volumeLabels(ctx, labels); err != nil {
-		notices = append(notices, err.Error())
-	}
-
-	cmder := &PodCmder{Exec: t.cluster.Exec, Namespace: ns, Pod: name, Container: ContainerName}
-	p := &runner.Prepared{
-		Name:    t.Name(),
-		Kind:    "kubernetes",
-		Cmder:   cmder,
-		Labels:  labels,
-		Notices: notices,
-		File:    fio.File{Name: TestFileName},
-		// Not sampled: fio runs in a pod on a node this process does not
-		// read, and the pod's own /proc is not yet read through its exec.
-		Telemetry: nil,
-	}
-	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
-		p.File = fio.File{Name: BlockDevicePath}
-		if err := checkBlockVolume(ctx, cmder, need); err != nil {
-			return nil, fmt.Errorf("target %s: %w", t.Name(), err)
-		}
-	}
-	p.Cleanup = func(ctx context.Context) error {
-		return o.delete(ctx, true)
-	}
-	return p, nil
+	return labels
 }
 
 // containerScript keeps the container alive for exec, installing fio first
@@ -513,32 +527,38 @@ func (o *objects) explain(ctx context.Context, cause error) error {
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	var why []string
+	// add keeps each reason once: pods of a Job repeat the same events.
+	add := func(reason string) {
+		if !slices.Contains(why, reason) {
+			why = append(why, reason)
+		}
+	}
 	if p, err := o.cluster.Client.CoreV1().Pods(o.ns).Get(ectx, o.name, metav1.GetOptions{}); err == nil {
 		for _, c := range p.Status.Conditions {
 			if c.Status != corev1.ConditionTrue && c.Message != "" {
-				why = append(why, fmt.Sprintf("pod %s: %s", c.Type, c.Message))
+				add(fmt.Sprintf("pod %s: %s", c.Type, c.Message))
 			}
 		}
 		for _, cs := range p.Status.ContainerStatuses {
 			if w := cs.State.Waiting; w != nil && w.Reason != "" {
-				why = append(why, fmt.Sprintf("container %s waiting: %s %s", cs.Name, w.Reason, w.Message))
+				add(fmt.Sprintf("container %s waiting: %s %s", cs.Name, w.Reason, w.Message))
 			}
 		}
 	}
 	if pvc, err := o.cluster.Client.CoreV1().PersistentVolumeClaims(o.ns).Get(ectx, o.name, metav1.GetOptions{}); err == nil && pvc.Status.Phase != corev1.ClaimBound {
-		why = append(why, fmt.Sprintf("PVC %s is %s", o.name, pvc.Status.Phase))
+		add(fmt.Sprintf("PVC %s is %s", o.name, pvc.Status.Phase))
 	}
 	evs, err := Events(ectx, o.cluster.Client, o.ns, o.name)
 	if err != nil {
-		why = append(why, "events unavailable: "+err.Error())
+		add("events unavailable: " + err.Error())
 	}
 	for _, e := range evs {
-		why = append(why, e)
+		add(e)
 	}
 	if len(why) == 0 {
 		return cause
 	}
-	return fmt.Errorf("%w: %s", cause, strings.Join(dedupe(why), "; "))
+	return fmt.Errorf("%w: %s", cause, strings.Join(why, "; "))
 }
 
 // Events returns the recent warning events about objects named name in ns,
@@ -575,18 +595,6 @@ func eventTime(e corev1.Event) time.Time {
 		return e.EventTime.Time
 	}
 	return e.CreationTimestamp.Time
-}
-
-func dedupe(s []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, v := range s {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // volumeLabels records the bound PV and, for node-bound volumes, the node

@@ -72,8 +72,12 @@ func TestTelemetryDuringRealFio(t *testing.T) {
 	if tel.Device == "" || tel.Device != result.LabelDevice.Of(p.Labels) {
 		t.Fatalf("sampled device %q, target labels %v", tel.Device, p.Labels)
 	}
-	j := out.Final.Jobs[0]
-	t.Logf("fio: %d writes, %d bytes, usr %.1f%% sys %.1f%%; telemetry totals %+v", j.Write.TotalIOs, j.Write.IOBytes, j.UsrCPU, j.SysCPU, tel.Totals)
+	j := fio.ToResult(out.Final.Jobs[0])
+	w := j.Write
+	if w == nil {
+		t.Fatal("fio reports no write")
+	}
+	t.Logf("fio: %d writes, %d bytes, usr %.1f%% sys %.1f%%; telemetry totals %+v", w.TotalIOs, w.Bytes, j.CPU.UserPercent, j.CPU.SystemPercent, tel.Totals)
 
 	if n := len(tel.Series.OffsetsMS); n < 3 || n > int(wall.Seconds())+2 {
 		t.Errorf("%d samples over %s", n, wall)
@@ -88,26 +92,26 @@ func TestTelemetryDuringRealFio(t *testing.T) {
 	}
 	// Every write fio completed reached the device (other processes may
 	// add more, never fewer).
-	if float64(tel.Totals.DiskWriteIOs) < 0.95*float64(j.Write.TotalIOs) {
-		t.Errorf("diskstats saw %d writes, fio completed %d", tel.Totals.DiskWriteIOs, j.Write.TotalIOs)
+	if float64(tel.Totals.DiskWriteIOs) < 0.95*float64(w.TotalIOs) {
+		t.Errorf("diskstats saw %d writes, fio completed %d", tel.Totals.DiskWriteIOs, w.TotalIOs)
 	}
-	if float64(tel.Totals.DiskWriteBytes) < 0.95*float64(j.Write.IOBytes) {
-		t.Errorf("diskstats saw %d bytes written, fio wrote %d", tel.Totals.DiskWriteBytes, j.Write.IOBytes)
+	if float64(tel.Totals.DiskWriteBytes) < 0.95*float64(w.Bytes) {
+		t.Errorf("diskstats saw %d bytes written, fio wrote %d", tel.Totals.DiskWriteBytes, w.Bytes)
 	}
 	wps, _ := tel.Stat(result.SeriesDiskWriteIOPS)
-	if fioIOPS := j.Write.IOPS; wps.Max < 0.9*fioIOPS {
+	if fioIOPS := w.IOPS; wps.Max < 0.9*fioIOPS {
 		t.Errorf("peak write IOPS sampled %.0f, fio's average %.0f", wps.Max, fioIOPS)
 	}
 	// fio's CPU use (percent of one core over its runtime) is part of the
 	// host's busy time, which cannot exceed all cores for the whole run.
-	fioCPU := time.Duration((j.UsrCPU + j.SysCPU) / 100 * float64(j.Write.RuntimeMS) * float64(time.Millisecond))
+	fioCPU := time.Duration((j.CPU.UserPercent + j.CPU.SystemPercent) / 100 * float64(w.Runtime))
 	if tel.Totals.CPUBusy < fioCPU*8/10 {
 		t.Errorf("host busy %s, fio alone used %s", tel.Totals.CPUBusy, fioCPU)
 	}
 	if capacity := time.Duration(tel.CPUs) * tel.Totals.Elapsed; tel.Totals.CPUBusy > capacity*105/100 {
 		t.Errorf("host busy %s exceeds %d cores x %s", tel.Totals.CPUBusy, tel.CPUs, tel.Totals.Elapsed)
 	}
-	if a := telemetry.Attribute(&result.Result{CPU: result.CPU{UserPercent: j.UsrCPU, SystemPercent: j.SysCPU}}, tel); a == nil || a.Evidence == "" {
+	if a := telemetry.Attribute(&result.Result{CPU: j.CPU}, tel); a == nil || a.Evidence == "" {
 		t.Errorf("no attribution: %+v", a)
 	}
 }
@@ -146,7 +150,7 @@ func TestDeviceTargetSamplesItsDevice(t *testing.T) {
 	if want := filepath.Base(dev); tel.Device != want {
 		t.Fatalf("sampled device %q, want %q (labels %v)", tel.Device, want, p.Labels)
 	}
-	if w := out.Final.Jobs[0].Write.TotalIOs; tel.Totals.DiskWriteIOs < w {
-		t.Errorf("diskstats saw %d writes on %s, fio completed %d", tel.Totals.DiskWriteIOs, tel.Device, w)
+	if w := fio.ToResult(out.Final.Jobs[0]).Write; w == nil || tel.Totals.DiskWriteIOs < w.TotalIOs {
+		t.Errorf("diskstats saw %d writes on %s, fio completed %+v", tel.Totals.DiskWriteIOs, tel.Device, w)
 	}
 }

@@ -107,7 +107,7 @@ workloads:
 			t.Fatalf("fio run: %v", err)
 		}
 		jobs := out.Final.AllJobs()
-		if len(jobs) != 1 || jobs[0].Write == nil || jobs[0].Write.TotalIOs == 0 {
+		if len(jobs) != 1 || fio.ToResult(jobs[0]).Write == nil {
 			t.Fatalf("fio output has no write I/O: %+v", jobs)
 		}
 		if ticks == 0 {

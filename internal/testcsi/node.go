@@ -95,31 +95,48 @@ func (n node) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeReque
 }
 
 // staged returns this node's staging record of v (Device empty when there
-// is none), refusing a volume staged on another node: one image must never
-// carry two mounted ext4s.
+// is none). One image must never carry two mounted filesystems, so a
+// volume staged on another node is refused while the controller still has
+// it attached there; once detached (a dead node's volume force-detached),
+// the stale loop device is released here, as network storage fences an
+// old client, unless something still has it mounted.
 func (n node) staged(ctx context.Context, v volume) (staging, error) {
-	all, err := n.d.state.stagings(v.ID)
+	d := n.d
+	all, err := d.state.stagings(v.ID)
 	if err != nil {
 		return staging{}, errStatus(err, "read staging records")
 	}
+	devs, err := d.disk.loopDevices(ctx, d.state.volumeImage(v.ID))
+	if err != nil {
+		return staging{}, errStatus(err, "loop devices")
+	}
+	mine := staging{}
 	for _, st := range all {
-		if st.Node != n.d.cfg.NodeID {
+		if st.Node == d.cfg.NodeID {
+			if slices.Contains(devs, st.Device) {
+				mine = st
+			}
+			continue
+		}
+		if slices.Contains(v.Published, st.Node) {
 			return staging{}, status.Errorf(codes.FailedPrecondition, "volume %s is staged on node %s", v.ID, st.Node)
 		}
-	}
-	for _, st := range all {
-		devs, err := n.d.disk.loopDevices(ctx, n.d.state.volumeImage(v.ID))
-		if err != nil {
-			return staging{}, errStatus(err, "loop devices")
-		}
 		if slices.Contains(devs, st.Device) {
-			return st, nil
+			if mps, err := mountPoints(st.Device); err != nil || len(mps) > 0 {
+				if err == nil {
+					err = status.Errorf(codes.FailedPrecondition, "volume %s is detached from node %s but still mounted there at %v", v.ID, st.Node, mps)
+				}
+				return staging{}, errStatus(err, "read mounts")
+			}
+			if err := d.disk.detach(ctx, st.Device); err != nil {
+				return staging{}, errStatus(err, "release %s of node %s", st.Device, st.Node)
+			}
 		}
-		// The device went away (a restart of the machine's loop devices):
-		// attach again.
-		return staging{}, nil
+		if err := removeIfExists(d.state.stagingFile(st.Node, v.ID)); err != nil {
+			return staging{}, errStatus(err, "remove node %s's staging record", st.Node)
+		}
 	}
-	return staging{}, nil
+	return mine, nil
 }
 
 // attach makes v's image a loop device on this node and records it,

@@ -649,3 +649,42 @@ func TestRootOnlyModeIgnoresFSGroup(t *testing.T) {
 		})
 	}
 }
+
+// A node that died with a volume staged: once the controller has
+// force-detached it, another node takes the volume over, but never while
+// the dead node's mount is still there.
+func TestDeadNodesVolumeMovesAfterForceDetach(t *testing.T) {
+	r := newRig(t, nil)
+	ctx := context.Background()
+	v := r.mustCreate(t, volumeSpec{name: "pvc-failover", mode: ModeShared, size: 300 << 20})
+	id := v.GetVolumeId()
+	staging, target := r.paths("node-a", id)
+	c := mountCap("", "")
+	if _, err := r.ctrl.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: id, NodeId: "node-a", VolumeCapability: c}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.nodes["node-a"].NodeStageVolume(ctx, &csi.NodeStageVolumeRequest{VolumeId: id, StagingTargetPath: staging, VolumeCapability: c}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.nodes["node-a"].NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: id, StagingTargetPath: staging, TargetPath: target, VolumeCapability: c}); err != nil {
+		t.Fatal(err)
+	}
+	data := writeRandom(t, filepath.Join(target, "records"), 64<<10)
+	// The attach-detach controller's force detach of the dead node.
+	if _, err := r.ctrl.ControllerUnpublishVolume(ctx, &csi.ControllerUnpublishVolumeRequest{VolumeId: id, NodeId: "node-a"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.tryUse(t, id, "node-b", c)
+	wantCode(t, err, codes.FailedPrecondition, "taking over a volume still mounted on the dead node")
+	// The dead machine's mounts go with it.
+	for _, p := range []string{target, staging} {
+		if out, err := exec.Command("umount", p).CombinedOutput(); err != nil {
+			t.Fatalf("umount %s: %v %s", p, err, out)
+		}
+	}
+	mb := r.use(t, id, "node-b", c)
+	sameFile(t, filepath.Join(mb, "records"), data)
+	if _, err := os.Stat(filepath.Join(r.state, "nodes", "node-a", id+".json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("node-a's staging record is still there: %v", err)
+	}
+}

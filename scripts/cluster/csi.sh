@@ -9,6 +9,7 @@
 #   csi.sh up      CRDs, CSIDriver, StorageClasses testcsi-<mode>, VolumeSnapshotClass, processes
 #   csi.sh down    claims and snapshots of its classes, processes, mounts, loop devices, state
 #   csi.sh status  processes, CSINodes, volumes and loop devices
+#   csi.sh usage [SECONDS]  CPU (% of one core) and resident memory of each process over SECONDS (60)
 #
 # Reads $KAPI_ROOT/run/cluster.env (or $CLUSTER_ENV), which scripts/cluster.sh writes:
 # KUBECONFIG, NODES, SHARED_DIR and per node (name with '-' as '_') NETNS (empty for the
@@ -207,7 +208,26 @@ status() {
   losetup --list --noheadings --output NAME,BACK-FILE | awk -v s="$STATE/" 'index($2, s) == 1'
 }
 
+usage() { # CPU over an interval from /proc/PID/stat (utime+stime of the process and its reaped
+  # children, so a restarted sidecar counts), RSS from /proc/PID/status; a supervised sidecar is the
+  # loop's child
+  local secs=${1:-60} f p name hz; hz=$(getconf CLK_TCK)
+  declare -A t0
+  pids() { local f p c; for f in "$RUN"/pids/*; do p=$(cat "$f"); c=$(pgrep -P "$p" | head -1)
+    [ -n "$c" ] && grep -q '^bash' "/proc/$p/comm" 2>/dev/null && p=$c; echo "$(basename "$f") $p"; done; }
+  ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+  while read -r name p; do t0[$name]=$(ticks "$p"); done < <(pids)
+  sleep "$secs"
+  printf '%-28s %8s %9s\n' PROCESS CPU_PCT RSS_MIB
+  while read -r name p; do
+    awk -v a="${t0[$name]}" -v b="$(ticks "$p")" -v hz="$hz" -v s="$secs" -v n="$name" \
+      -v rss="$(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null)" \
+      'BEGIN { printf "%-28s %8.2f %9.1f\n", n, (b - a) / hz / s * 100, rss / 1024 }'
+  done < <(pids)
+}
+
 case ${1:-} in
   build|up|down|status) "$1" ;;
-  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  usage) shift; usage "$@" ;;
+  *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

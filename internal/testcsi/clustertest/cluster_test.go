@@ -373,7 +373,7 @@ func TestSnapshotRestoreAndClone(t *testing.T) {
 				if got != before {
 					t.Errorf("restore holds sha256 %s, the snapshot's data %s (after it: %s)", got, before, after)
 				}
-				if kib := dfKiB(t, log); kib < 330<<10 {
+				if kib := dfKiB(t, log); kib < 300<<10 { // the 300 MiB source holds about 236 MiB of xfs, 400 MiB about 336
 					t.Errorf("restored filesystem is %d KiB, want the larger 400 MiB claim's", kib)
 				}
 			case testcsi.ModeBadSnapshot:

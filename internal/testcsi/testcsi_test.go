@@ -41,11 +41,12 @@ type rig struct {
 func needDisks(t *testing.T) {
 	t.Helper()
 	testenv.Loop(t)
-	for _, tool := range []struct{ name, pkg string }{
-		{"mkfs.ext4", "e2fsprogs"}, {"resize2fs", "e2fsprogs"}, {"e2fsck", "e2fsprogs"}, {"mkfs.xfs", "xfsprogs"}, {"xfs_growfs", "xfsprogs"}, {"fsfreeze", "util-linux"},
-		{"blockdev", "util-linux"}, {"setpriv", "util-linux"}, {"mount", "mount"},
+	for _, tool := range []struct{ name, pkg, prereq string }{
+		{"mkfs.ext4", "e2fsprogs", "mkfs"}, {"resize2fs", "e2fsprogs", "mkfs"}, {"e2fsck", "e2fsprogs", "mkfs"},
+		{"mkfs.xfs", "xfsprogs", "mkfs"}, {"xfs_growfs", "xfsprogs", "mkfs"},
+		{"fsfreeze", "util-linux", "loop"}, {"blockdev", "util-linux", "loop"}, {"setpriv", "util-linux", "loop"},
 	} {
-		testenv.Tool(t, tool.name, tool.pkg, "loop")
+		testenv.Tool(t, tool.name, tool.pkg, tool.prereq)
 	}
 }
 

@@ -71,6 +71,9 @@ up() {
   for s in csi-provisioner csi-attacher csi-snapshotter csi-resizer snapshot-controller; do
     [ -x "$CSIBIN/$s" ] || { log "$CSIBIN/$s missing: run scripts/cluster/sidecars.sh build"; return 1; }
   done
+  for s in losetup mkfs.xfs xfs_growfs mkfs.ext4 resize2fs e2fsck fsfreeze blockdev; do
+    command -v "$s" >/dev/null || { log "$s missing: apt-get install xfsprogs e2fsprogs util-linux"; return 1; }
+  done
   build_driver
   mkdir -p "$RUN/logs" "$RUN/pids" "$STATE"
   objects

@@ -58,6 +58,9 @@ crds() { # the six snapshot CRDs of the client module snapshot-controller was bu
 
 build() {
   mkdir -p "$OUT"
+  # One build at a time: two would copy over each other's sources in $SRC.
+  exec 8>"$OUT/.lock"
+  flock -w 3600 8 || { echo "could not take $OUT/.lock" >&2; return 1; }
   local s
   for s in "${SIDECARS[@]}"; do
     # shellcheck disable=SC2086

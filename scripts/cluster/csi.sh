@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# csi.sh - storbench's test-only CSI driver (internal/testcsi) on the test cluster, with the
+# real sidecars (scripts/cluster/sidecars.sh): one controller beside external-provisioner,
+# attacher, snapshotter, resizer and snapshot-controller, and one node plugin per real node,
+# registered straight into that node kubelet's plugins_registry (node-driver-registrar cannot
+# be fetched here). docs/testcsi.md says what each StorageClass promises and breaks.
+#
+#   csi.sh build   the sidecars and CRDs (cached in $KAPI_ROOT/bin/csi) and the driver
+#   csi.sh up      CRDs, CSIDriver, StorageClasses testcsi-<mode>, VolumeSnapshotClass, processes
+#   csi.sh down    claims and snapshots of its classes, processes, mounts, loop devices, state
+#   csi.sh status  processes, CSINodes, volumes and loop devices
+#   csi.sh usage [SECONDS]  CPU (% of one core) and resident memory of each process over SECONDS (60)
+#
+# Reads $KAPI_ROOT/run/cluster.env (or $CLUSTER_ENV), which scripts/cluster.sh writes:
+# KUBECONFIG, NODES, SHARED_DIR and per node (name with '-' as '_') NETNS (empty for the
+# host's own node) and KUBELET_ROOT. Needs root (loop devices, mounts, nsenter).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+export KAPI_ROOT=${KAPI_ROOT:-$HOME/.cache/storbench-kapi}
+export GOFLAGS=-buildvcs=false
+BIN=$KAPI_ROOT/bin CSIBIN=$KAPI_ROOT/bin/csi
+RUN=$KAPI_ROOT/run/csi
+CLUSTER_ENV=${CLUSTER_ENV:-$KAPI_ROOT/run/cluster.env}
+DRIVER=testcsi.storbench.io
+MODES="local shared bad-snapshot stuck-expand root-only"
+CTRL_SOCK=$RUN/controller.sock
+MAX_VOLUMES=${TESTCSI_MAX_VOLUMES:-8}       # per node: CSINode allocatable count, loop devices held
+CAPACITY=${TESTCSI_CAPACITY_BYTES:-68719476736}
+
+log() { echo "csi: $*" >&2; }
+KC() { "$BIN/kubectl" "$@"; }
+load_env() {
+  [ -f "$CLUSTER_ENV" ] || { log "no $CLUSTER_ENV: bring the cluster up with scripts/cluster.sh first"; return 1; }
+  # shellcheck disable=SC1090
+  . "$CLUSTER_ENV"
+  export KUBECONFIG
+  STATE=${SHARED_DIR:-$KAPI_ROOT/run/shared}/testcsi
+}
+nodevar() { local v; v="$(echo "$1" | tr - _)_$2"; echo "${!v:-}"; }
+waitfor() { local d=$1; shift; for _ in $(seq 1 120); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
+  log "timeout waiting for $d"; return 1; }
+
+build() {
+  bash "$HERE/sidecars.sh" build
+  build_driver
+}
+
+build_driver() { # seconds when the Go build cache is warm
+  mkdir -p "$CSIBIN"
+  (cd "$REPO" && go build -o "$CSIBIN/testcsi" ./internal/testcsi/cmd/testcsi)
+}
+
+# start NAME CMD...: CMD in its own session (so down can end it and its children), logging to
+# $RUN/logs/NAME.log, its pid in $RUN/pids/NAME.
+start() { local n=$1; shift
+  setsid "$@" > "$RUN/logs/$n.log" 2>&1 < /dev/null &
+  echo $! > "$RUN/pids/$n"
+}
+
+# supervise NAME CMD...: CMD again each time it exits, while the driver's socket exists (the
+# sidecars exit when the driver's socket goes away, and on some API errors).
+supervise() { local n=$1; shift
+  start "$n" bash -c 'while [ -S "$0" ]; do "$@"; echo "exited with $?; restarting in 1 s"; sleep 1; done' "$CTRL_SOCK" "$@"
+}
+
+up() {
+  load_env
+  [ ! -d "$RUN/pids" ] || { log "already up ($RUN): csi.sh down first"; return 1; }
+  local s
+  for s in csi-provisioner csi-attacher csi-snapshotter csi-resizer snapshot-controller; do
+    [ -x "$CSIBIN/$s" ] || { log "$CSIBIN/$s missing: run scripts/cluster/sidecars.sh build"; return 1; }
+  done
+  for s in losetup mkfs.xfs xfs_growfs mkfs.ext4 resize2fs e2fsck fsfreeze blockdev; do
+    command -v "$s" >/dev/null || { log "$s missing: apt-get install xfsprogs e2fsprogs util-linux"; return 1; }
+  done
+  build_driver
+  mkdir -p "$RUN/logs" "$RUN/pids" "$STATE"
+  objects
+  start controller "$CSIBIN/testcsi" --role=controller --endpoint="$CTRL_SOCK" --state-dir="$STATE" --capacity-bytes="$CAPACITY"
+  waitfor "the controller's socket" test -S "$CTRL_SOCK"
+  local common=(--csi-address="$CTRL_SOCK" --kubeconfig="$KUBECONFIG" --leader-election=false --v=2)
+  supervise csi-provisioner "$CSIBIN/csi-provisioner" "${common[@]}" --feature-gates=Topology=true \
+    --extra-create-metadata --default-fstype=xfs --timeout=60s
+  supervise csi-attacher "$CSIBIN/csi-attacher" "${common[@]}" --timeout=30s
+  supervise csi-snapshotter "$CSIBIN/csi-snapshotter" "${common[@]}" --timeout=60s
+  supervise csi-resizer "$CSIBIN/csi-resizer" "${common[@]}" --timeout=30s
+  start snapshot-controller "$CSIBIN/snapshot-controller" --kubeconfig="$KUBECONFIG" --leader-election=false --v=2
+  local n ns root
+  for n in $NODES; do
+    ns=$(nodevar "$n" NETNS) root=$(nodevar "$n" KUBELET_ROOT)
+    [ -n "$root" ] || { log "cluster.env has no KUBELET_ROOT for $n"; return 1; }
+    local cmd=("$CSIBIN/testcsi" --role=node --node-id="$n" --endpoint="$root/plugins/$DRIVER/csi.sock"
+      --registration-dir="$root/plugins_registry" --state-dir="$STATE" --max-volumes="$MAX_VOLUMES")
+    if [ -n "$ns" ]; then cmd=(nsenter --net="/run/netns/$ns" "${cmd[@]}"); fi
+    start "node-$n" "${cmd[@]}"
+  done
+  for n in $NODES; do
+    waitfor "$DRIVER registered on $n" sh -c "\"$BIN/kubectl\" get csinode $n -o jsonpath='{.spec.drivers[*].name}' | grep -qw $DRIVER"
+  done
+  log "up: classes $(for m in $MODES; do printf 'testcsi-%s ' "$m"; done)on $NODES"
+}
+
+objects() { # CRDs (snapshot-controller waits for all six), then the driver's objects
+  KC apply -f "$CSIBIN/crd/" >/dev/null
+  KC wait --for=condition=established --timeout=60s -f "$CSIBIN/crd/" >/dev/null
+  {
+    cat <<EOF2
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: $DRIVER, labels: {app.kubernetes.io/part-of: testcsi}}
+spec:
+  attachRequired: true
+  podInfoOnMount: false
+  volumeLifecycleModes: [Persistent]
+  # The node plugin declares VOLUME_MOUNT_GROUP: the kubelet hands fsGroup to it instead of
+  # changing ownership itself (so root-only can ignore it).
+  fsGroupPolicy: File
+---
+apiVersion: snapshot.storage.k8s.io/v1
+kind: VolumeSnapshotClass
+metadata:
+  name: testcsi
+  labels: {app.kubernetes.io/part-of: testcsi}
+driver: $DRIVER
+deletionPolicy: Delete
+EOF2
+    local m binding
+    for m in $MODES; do
+      binding=Immediate; [ "$m" != local ] || binding=WaitForFirstConsumer
+      cat <<EOF2
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: testcsi-$m, labels: {app.kubernetes.io/part-of: testcsi}}
+provisioner: $DRIVER
+parameters: {mode: $m, csi.storage.k8s.io/fstype: xfs}
+reclaimPolicy: Delete
+volumeBindingMode: $binding
+allowVolumeExpansion: true
+EOF2
+    done
+  } | KC apply -f - >/dev/null
+}
+
+stop_pid() { local f=$1 p; [ -f "$f" ] || return 0; p=$(cat "$f")
+  kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+  kill -9 -- "-$p" 2>/dev/null || kill -9 "$p" 2>/dev/null || true
+  rm -f "$f"; }
+
+our_claims() { # namespace/name of every claim of a testcsi class
+  KC get pvc -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name} {.spec.storageClassName}{"\n"}{end}' 2>/dev/null |
+    awk '$2 ~ /^testcsi-/ {print $1}'
+}
+
+release_objects() { # while the driver still runs: pods on its volumes, snapshots and claims, so it
+  # unmounts and deletes what it made
+  local c deadline claims
+  claims=$(our_claims | tr '\n' ' ')
+  if [ -n "$claims" ]; then
+    KC get pods -A -o jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name} {.spec.volumes[*].persistentVolumeClaim.claimName}{"\n"}{end}' 2>/dev/null |
+      awk -v claims=" $claims" '{ for (i = 3; i <= NF; i++) if (index(claims, " " $1 "/" $i " ")) { print $1, $2; break } }' |
+      while read -r ns name; do KC delete pod -n "$ns" "$name" --grace-period=1 --wait=false >/dev/null 2>&1 || true; done
+  fi
+  KC get volumesnapshot -A -o jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name} {.spec.volumeSnapshotClassName}{"\n"}{end}' 2>/dev/null |
+    awk '$3 == "testcsi" {print $1, $2}' | while read -r ns name; do KC delete volumesnapshot -n "$ns" "$name" --wait=false >/dev/null 2>&1 || true; done
+  for c in $(our_claims); do KC delete pvc -n "${c%%/*}" "${c#*/}" --wait=false >/dev/null 2>&1 || true; done
+  deadline=$((SECONDS + ${TESTCSI_DOWN_WAIT:-30}))
+  while [ $SECONDS -lt $deadline ]; do
+    [ -z "$(KC get pv -o jsonpath="{range .items[?(@.spec.csi.driver==\"$DRIVER\")]}{.metadata.name} {end}" 2>/dev/null)" ] && break
+    sleep 1
+  done
+}
+
+down() { # every step tolerates a half-made set-up
+  set +e
+  load_env 2>/dev/null || STATE=${SHARED_DIR:-$KAPI_ROOT/run/shared}/testcsi
+  if [ -d "$RUN/pids" ] && [ -f "${KUBECONFIG:-}" ] && KC get --raw /readyz >/dev/null 2>&1; then
+    release_objects
+    KC delete storageclass -l app.kubernetes.io/part-of=testcsi --wait=false >/dev/null 2>&1
+    KC delete volumesnapshotclass -l app.kubernetes.io/part-of=testcsi --wait=false >/dev/null 2>&1
+    KC delete csidriver "$DRIVER" --wait=false >/dev/null 2>&1
+  fi
+  local f
+  for f in "$RUN"/pids/*; do [ -e "$f" ] && stop_pid "$f"; done
+  release_disks
+  rm -rf "$STATE" "$RUN"
+  set -e
+}
+
+release_disks() { # every mount of a loop device of ours, then the devices
+  local dev mp
+  [ -n "${STATE:-}" ] || return 0
+  losetup --list --noheadings --output NAME,BACK-FILE 2>/dev/null | awk -v s="$STATE/" 'index($2, s) == 1 {print $1}' |
+  while read -r dev; do
+    awk -v d="$dev" '$0 ~ " - " { split($0, a, " - "); split(a[2], b, " "); if (b[2] == d) print $5 }' /proc/self/mountinfo | sort -r |
+      while read -r mp; do fsfreeze --unfreeze "$mp" 2>/dev/null; umount -l "$mp" || log "umount $mp failed"; done
+    losetup --detach "$dev" || log "losetup --detach $dev failed"
+  done
+}
+
+status() {
+  load_env
+  local f
+  for f in "$RUN"/pids/*; do [ -e "$f" ] || continue
+    if kill -0 "$(cat "$f")" 2>/dev/null; then echo "$(basename "$f"): running (pid $(cat "$f"))"; else echo "$(basename "$f"): dead"; fi
+  done
+  KC get csinode -o custom-columns='NODE:.metadata.name,DRIVERS:.spec.drivers[*].name,MAX:.spec.drivers[*].allocatable.count'
+  ls "$STATE/volumes" 2>/dev/null | sed -n 's/\.json$//p' | sed 's/^/volume /'
+  losetup --list --noheadings --output NAME,BACK-FILE | awk -v s="$STATE/" 'index($2, s) == 1'
+}
+
+usage() { # CPU over an interval from /proc/PID/stat (utime+stime of the process and its reaped
+  # children, so a restarted sidecar counts), RSS from /proc/PID/status; a supervised sidecar is the
+  # loop's child
+  local secs=${1:-60} f p name hz; hz=$(getconf CLK_TCK)
+  declare -A t0
+  pids() { local f p c; for f in "$RUN"/pids/*; do p=$(cat "$f"); c=$(pgrep -P "$p" | head -1)
+    [ -n "$c" ] && grep -q '^bash' "/proc/$p/comm" 2>/dev/null && p=$c; echo "$(basename "$f") $p"; done; }
+  ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+  while read -r name p; do t0[$name]=$(ticks "$p"); done < <(pids)
+  sleep "$secs"
+  printf '%-28s %8s %9s\n' PROCESS CPU_PCT RSS_MIB
+  while read -r name p; do
+    awk -v a="${t0[$name]}" -v b="$(ticks "$p")" -v hz="$hz" -v s="$secs" -v n="$name" \
+      -v rss="$(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null)" \
+      'BEGIN { printf "%-28s %8.2f %9.1f\n", n, (b - a) / hz / s * 100, rss / 1024 }'
+  done < <(pids)
+}
+
+case ${1:-} in
+  build|up|down|status) "$1" ;;
+  usage) shift; usage "$@" ;;
+  *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"reflect"
@@ -166,18 +167,27 @@ func keys(m map[string]any) []string {
 	return k
 }
 
-// same reports every object that differs between a and b.
-func same(t *testing.T, aName string, a map[string]any, bName string, b map[string]any) {
-	t.Helper()
+// differences lists every object that differs between a and b.
+func differences(aName string, a map[string]any, bName string, b map[string]any) []string {
+	var out []string
 	if !slices.Equal(keys(a), keys(b)) {
-		t.Errorf("objects differ:\n%s: %v\n%s: %v", aName, keys(a), bName, keys(b))
+		out = append(out, fmt.Sprintf("objects differ:\n%s: %v\n%s: %v", aName, keys(a), bName, keys(b)))
 	}
 	for _, k := range keys(a) {
 		if bv, ok := b[k]; ok && !reflect.DeepEqual(a[k], bv) {
 			ay, _ := sigsyaml.Marshal(a[k])
 			by, _ := sigsyaml.Marshal(bv)
-			t.Errorf("%s differs:\n--- %s\n%s\n--- %s\n%s", k, aName, ay, bName, by)
+			out = append(out, fmt.Sprintf("%s differs:\n--- %s\n%s\n--- %s\n%s", k, aName, ay, bName, by))
 		}
+	}
+	return out
+}
+
+// same fails the test for every difference between a and b.
+func same(t *testing.T, aName string, a map[string]any, bName string, b map[string]any) {
+	t.Helper()
+	for _, d := range differences(aName, a, bName, b) {
+		t.Error(d)
 	}
 }
 
@@ -215,6 +225,16 @@ func TestChartEqualsBase(t *testing.T) {
 			same(t, "deploy/base", base, "chart", chart)
 		})
 	}
+	// The comparison sees a change in any value: a schedule, a class.
+	t.Run("differences-seen", func(t *testing.T) {
+		for _, vals := range []map[string]any{{"schedule": "0 1 * * *"}, {"classes": []any{"local-path"}}, {"securityContext": map[string]any{"runAsUser": 0}}} {
+			vals["createNamespace"] = true
+			chart := normalize(t, renderChart(t, "storbench", "storbench", vals), func(s string) string { return s })
+			if d := differences("deploy/base", base, "chart", chart); len(d) == 0 {
+				t.Errorf("chart with %v: no difference from the base seen", vals)
+			}
+		}
+	})
 	t.Run("servicemonitor", func(t *testing.T) {
 		overlay := normalize(t, renderKustomization(t, filepath.Join(repo(t), "deploy", "overlays", "prometheus-operator")), func(s string) string { return s })
 		chart := normalize(t, renderChart(t, "storbench", "storbench", map[string]any{"createNamespace": true,

@@ -36,13 +36,16 @@ var BusyboxApplets = []string{"[", "awk", "basename", "blockdev", "cat", "chmod"
 type Sources struct {
 	Tree     Tree
 	Packages []Package
+	// Warning says what the package lists lack, "" when nothing.
+	Warning string
 }
 
 // Fetch downloads and unpacks, for p, fio with its library packages,
 // busybox-static, and ca-certificates, into a new folder under work.
 func Fetch(p Platform, cacheDir, work string) (*Sources, error) {
 	d := &Debian{Arch: p.DebianArch, Dir: filepath.Join(cacheDir, p.DebianArch), MaxListAge: 7 * 24 * 3600e9}
-	if err := d.Update(); err != nil {
+	warning, err := d.Update()
+	if err != nil {
 		return nil, err
 	}
 	names, err := d.Closure("fio", "busybox-static")
@@ -61,7 +64,7 @@ func Fetch(p Platform, cacheDir, work string) (*Sources, error) {
 		return nil, err
 	}
 	t := Tree{Root: root, LibDirs: []string{"/lib/" + p.Triplet, "/usr/lib/" + p.Triplet, "/lib", "/usr/lib"}}
-	return &Sources{Tree: t, Packages: pkgs}, nil
+	return &Sources{Tree: t, Packages: pkgs, Warning: warning}, nil
 }
 
 // Version is the named package's version among the fetched ones.

@@ -48,7 +48,6 @@ func (d *Debian) options() []string {
 		"-o", "APT::Architecture=" + d.Arch,
 		"-o", "APT::Architectures=" + d.Arch,
 		"-o", "Acquire::Languages=none",
-		"-o", "Debug::NoLocking=true",
 	}
 }
 
@@ -64,7 +63,10 @@ func (d *Debian) apt(tool string, args ...string) (string, error) {
 }
 
 // Update fetches the package lists unless they are younger than MaxListAge.
-func (d *Debian) Update() error {
+// A security suite whose index cannot be fetched (a mirror in the middle
+// of a sync) is left out with a warning: the main suite's packages are
+// used then.
+func (d *Debian) Update() (warning string, err error) {
 	suite, mirror := d.Suite, d.Mirror
 	if suite == "" {
 		suite = "bookworm"
@@ -74,7 +76,7 @@ func (d *Debian) Update() error {
 	}
 	for _, sub := range []string{"lists/partial", "cache/archives/partial", "sources.list.d", "debs"} {
 		if err := os.MkdirAll(filepath.Join(d.Dir, sub), 0o755); err != nil {
-			return err
+			return "", err
 		}
 	}
 	sources := fmt.Sprintf("deb [arch=%s signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n"+
@@ -84,21 +86,41 @@ func (d *Debian) Update() error {
 	old, _ := os.ReadFile(filepath.Join(d.Dir, "sources.list"))
 	stamp := filepath.Join(d.Dir, "lists", ".updated")
 	if st, err := os.Stat(stamp); err == nil && string(old) == sources && time.Since(st.ModTime()) < d.MaxListAge {
-		return nil
+		w, _ := os.ReadFile(stamp)
+		return string(w), nil
 	}
 	if err := os.WriteFile(filepath.Join(d.Dir, "sources.list"), []byte(sources), 0o644); err != nil {
-		return err
+		return "", err
 	}
 	if _, err := d.apt("apt-get", "-q", "update"); err != nil {
-		return err
+		if !onlySecurityFailed(err.Error()) {
+			return "", err
+		}
+		warning = fmt.Sprintf("%s: the security suite's index could not be fetched; packages from %s and %s-updates only", d.Arch, suite, suite)
 	}
-	return os.WriteFile(stamp, nil, 0o644)
+	return warning, os.WriteFile(stamp, []byte(warning), 0o644)
+}
+
+// onlySecurityFailed reports whether every index apt-get update failed to
+// fetch belongs to a security suite.
+func onlySecurityFailed(msg string) bool {
+	n := 0
+	for _, line := range strings.Split(msg, "\n") {
+		if i := strings.Index(line, "E: Failed to fetch "); i >= 0 {
+			n++
+			if !strings.Contains(line[i:], "-security/") {
+				return false
+			}
+		}
+	}
+	return n > 0
 }
 
 // Closure is roots and the library packages they depend on, recursively
-// (Depends and Pre-Depends, following only packages named lib*: a shared
-// library's package, not the programs and scripts a package's maintainer
-// scripts want, which an image does not run).
+// (Depends and Pre-Depends, following only packages whose name says
+// "lib": libc6, libaio1, zlib1g... a shared library's package, not the
+// programs and scripts a package's maintainer scripts want, which an image
+// does not run). Tree.Needs then checks that nothing is missing.
 func (d *Debian) Closure(roots ...string) ([]string, error) {
 	seen := map[string]bool{}
 	todo := slices.Clone(roots)
@@ -120,7 +142,7 @@ func (d *Debian) Closure(roots ...string) ([]string, error) {
 				continue
 			}
 			name, _, _ = strings.Cut(name, ":") // libfoo:any
-			if strings.HasPrefix(name, "<") || !strings.HasPrefix(name, "lib") || seen[name] || slices.Contains(todo, name) {
+			if strings.HasPrefix(name, "<") || !strings.Contains(name, "lib") || seen[name] || slices.Contains(todo, name) {
 				continue
 			}
 			todo = append(todo, name)

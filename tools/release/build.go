@@ -40,6 +40,7 @@ type Result struct {
 	Krew       string             `json:",omitempty"`
 	Images     []*images.Written  `json:",omitempty"`
 	Seconds    map[string]float64 // time taken per step
+	Warnings   []string           `json:",omitempty"`
 }
 
 // Build makes the archives, the krew manifest and the images of the
@@ -86,7 +87,7 @@ func Build(o Options) (*Result, error) {
 	}
 	if o.Images {
 		start := time.Now()
-		if res.Images, err = BuildImages(src, o); err != nil {
+		if res.Images, res.Warnings, err = BuildImages(src, o); err != nil {
 			return nil, err
 		}
 		res.Seconds["images"] = time.Since(start).Seconds()
@@ -96,10 +97,10 @@ func Build(o Options) (*Result, error) {
 
 // BuildImages builds the storbench and fio images for every platform
 // into o.Out/images.
-func BuildImages(src Source, o Options) ([]*images.Written, error) {
+func BuildImages(src Source, o Options) (_ []*images.Written, warnings []string, err error) {
 	work, err := os.MkdirTemp("", "storbench-images-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer os.RemoveAll(work)
 	m := images.Meta{Version: src.Version, Commit: src.Commit, Created: src.CommitDate,
@@ -115,21 +116,24 @@ func BuildImages(src Source, o Options) ([]*images.Written, error) {
 		}
 		srcs, err := images.Fetch(ip, o.Cache, work)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ip, err)
+			return nil, nil, fmt.Errorf("%s: %w", ip, err)
+		}
+		if srcs.Warning != "" {
+			warnings = append(warnings, srcs.Warning)
 		}
 		bin := filepath.Join(work, p.Name(), "storbench")
 		if err := BuildBinary(src, p, bin); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		data, err := os.ReadFile(bin)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if sb[ip], err = images.StorbenchImage(ip, m, srcs, data); err != nil {
-			return nil, fmt.Errorf("storbench image for %s: %w", ip, err)
+			return nil, nil, fmt.Errorf("storbench image for %s: %w", ip, err)
 		}
 		if fio[ip], err = images.FioImage(ip, m, srcs); err != nil {
-			return nil, fmt.Errorf("fio image for %s: %w", ip, err)
+			return nil, nil, fmt.Errorf("fio image for %s: %w", ip, err)
 		}
 	}
 	var out []*images.Written
@@ -139,13 +143,13 @@ func BuildImages(src Source, o Options) ([]*images.Written, error) {
 	}{{images.StorbenchName, sb}, {images.FioName, fio}} {
 		idx, err := images.Index(x.imgs)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		w, err := images.Write(idx, filepath.Join(o.Out, "images"), x.name, m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, w)
 	}
-	return out, nil
+	return out, warnings, nil
 }

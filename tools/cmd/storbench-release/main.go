@@ -39,6 +39,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "storbench-release:", err)
 		os.Exit(1)
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(os.Stderr, "storbench-release: warning:", w)
+	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(res); err != nil {

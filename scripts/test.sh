@@ -22,6 +22,9 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   fi
 fi
 go test -count=1 -timeout 30m ./...
+# The build tooling's own module (release archives, images, krew, the Helm
+# chart against the kustomize base): Helm and kustomize stay out of go.mod.
+(cd tools && go test -count=1 -timeout 30m ./...)
 # Each importer fuzz target for 5000 executions (the seed corpus ran above).
 bash scripts/fuzz-brief.sh 5000
 # Kubernetes integration on the project's own test cluster (scripts/cluster.sh:

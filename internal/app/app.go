@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -61,7 +62,7 @@ func Main() {
 			cancel()
 		}
 	}()
-	code := Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:], os.Getenv)
+	code := RunAs(ctx, filepath.Base(os.Args[0]), cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:], os.Getenv)
 	if n := first.Load(); n != 0 && code != cli.ExitOK {
 		code = 128 + int(n)
 	}
@@ -70,7 +71,22 @@ func Main() {
 
 // Run runs storbench and returns its exit code.
 func Run(ctx context.Context, streams cli.Streams, args []string, getenv func(string) string) int {
+	return RunAs(ctx, "storbench", streams, args, getenv)
+}
+
+// KubectlPlugin is the name kubectl looks for on PATH to run
+// `kubectl storbench ...`: the same binary under another name (the release
+// archives hold both).
+const KubectlPlugin = "kubectl-storbench"
+
+// RunAs is Run for a binary invoked as program (its file name): as
+// KubectlPlugin, help and usage name the command `kubectl storbench`.
+func RunAs(ctx context.Context, program string, streams cli.Streams, args []string, getenv func(string) string) int {
 	root := NewRootCommand(cli.Deps{Streams: streams, Globals: &cli.Globals{}, Getenv: getenv})
+	if program == KubectlPlugin {
+		root.Use = KubectlPlugin
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl storbench"}
+	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -96,6 +112,7 @@ func NewRootCommand(d cli.Deps) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate(versionText(version.Get()))
 	root.SetIn(d.In)
 	root.SetOut(d.Out)
 	root.SetErr(d.ErrOut)
@@ -138,4 +155,19 @@ func tooLargeDuration(err error) error {
 		return fmt.Errorf("%s: %w", m[2], perr)
 	}
 	return err
+}
+
+// versionText is what --version prints: the version, then the commit, its
+// date and the Go toolchain, one per line.
+func versionText(i version.Info) string {
+	commit, date := i.Commit, i.CommitDate
+	if commit == "" {
+		commit = "unknown"
+	}
+	if date == "" {
+		date = "unknown"
+	}
+	// Braces would be read as template actions.
+	esc := func(s string) string { return strings.NewReplacer("{{", "{{`{{`}}").Replace(s) }
+	return esc(fmt.Sprintf("storbench %s\ncommit: %s\ncommit date: %s\ngo: %s %s\n", i.Version, commit, date, i.GoVersion, i.Platform))
 }

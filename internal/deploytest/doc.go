@@ -3,6 +3,8 @@
 // Kubernetes runner needs, every storbench argument against the real
 // command tree), the systemd units with systemd-analyze, the Grafana
 // dashboard against the metrics storbench emits, and, on the loopback
-// cluster, the base applied server-side and the CronJob's pod run for real.
+// cluster, the base applied server-side and applied for real, its CronJob's
+// Job and dashboard running from the images the release tooling builds
+// (tools/, imported into the real node's containerd).
 // It holds tests only.
 package deploytest

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,8 +33,7 @@ import (
 
 // On the test cluster of scripts/cluster.sh (scripts/k8s-integration.sh).
 const (
-	realNode  = "kreal-node"
-	realImage = "localhost/kreal/fio:3.33"
+	realNode = "kreal-node"
 	// testNamespace stands for storbench's namespace, so these tests do
 	// not meet the Kubernetes runner's tests, which use storbench's own.
 	testNamespace = "storbench-deploytest"
@@ -103,165 +105,6 @@ func TestBaseServerDryRun(t *testing.T) {
 	}
 }
 
-// benchArgs is the CronJob's storbench command line for the loopback
-// cluster: its Kubernetes targets (and their options) replaced by a
-// directory on the results volume, the quick suite instead of a long one.
-// Everything else (--db, --label) is kept.
-func benchArgs(t *testing.T, args []string) []string {
-	t.Helper()
-	var out []string
-	for _, a := range args {
-		name, _, _ := strings.Cut(a, "=")
-		switch name {
-		case "--target", "--nodes", "--rounds", "--namespace", "--suite":
-			continue
-		}
-		out = append(out, a)
-	}
-	if len(out) == 0 || out[0] != "run" {
-		t.Fatalf("the CronJob runs %v, not storbench run", args)
-	}
-	return append(out, "--suite=quick", "--target=/data/scratch")
-}
-
-// The CronJob's pod template runs for real on the real node: a Job made
-// from it (in the test namespace, its results PVC bound to a hostPath
-// volume on the node, a freshly built static storbench mounted into the
-// fio image) runs storbench run as the template says (user, security
-// context, --db on the PVC, labels) and leaves its database on the volume.
-func TestCronJobPodRuns(t *testing.T) {
-	c, _ := cluster(t)
-	ctx := context.Background()
-	cj := render(t, "base").cronJob(t)
-	createNamespace(t, c, testNamespace)
-
-	// The node is this machine: its hostPath folders are ours to read.
-	binDir := filepath.Dir(buildStorbench(t))
-	dataDir := t.TempDir()
-	for _, d := range []string{binDir, dataDir} {
-		if err := os.Chmod(d, 0o777); err != nil { // the pod runs as the template's non-root user
-			t.Fatal(err)
-		}
-	}
-	if err := os.Mkdir(filepath.Join(dataDir, "scratch"), 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(filepath.Join(dataDir, "scratch"), 0o777); err != nil {
-		t.Fatal(err)
-	}
-
-	pvName := testNamespace + "-results"
-	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: pvName},
-		Spec: corev1.PersistentVolumeSpec{
-			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
-			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dataDir}},
-			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{realNode}}},
-			}}}},
-		}}
-	if _, err := c.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("deleting PV %s: %v", pvName, err)
-		}
-	})
-	// The base's PVC and ServiceAccount, in the test namespace; the PVC
-	// is bound to the node's folder.
-	var pvc corev1.PersistentVolumeClaim
-	render(t, "base").find(t, "PersistentVolumeClaim", "storbench-results", &pvc)
-	manual := ""
-	pvc.Namespace, pvc.Spec.VolumeName, pvc.Spec.StorageClassName = testNamespace, pvName, &manual
-	if _, err := c.CoreV1().PersistentVolumeClaims(testNamespace).Create(ctx, &pvc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: cj.Spec.JobTemplate.Spec.Template.Spec.ServiceAccountName, Namespace: testNamespace}}
-	if _, err := c.CoreV1().ServiceAccounts(testNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-
-	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "storbench-now", Namespace: testNamespace}, Spec: *cj.Spec.JobTemplate.Spec.DeepCopy()}
-	pod := &job.Spec.Template.Spec
-	ctr := &pod.Containers[0]
-	ctr.Image, ctr.ImagePullPolicy = realImage, corev1.PullNever
-	ctr.Command = []string{"/opt/storbench/storbench"}
-	ctr.Args = benchArgs(t, ctr.Args)
-	ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: "storbench-binary", MountPath: "/opt/storbench", ReadOnly: true})
-	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "storbench-binary",
-		VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: binDir}}})
-	checkArgs(t, "Job", ctr.Args)
-	if _, err := c.BatchV1().Jobs(testNamespace).Create(ctx, job, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-
-	podName, phase := waitJob(t, c, job.Name, 5*time.Minute)
-	logs, err := c.CoreV1().Pods(testNamespace).GetLogs(podName, &corev1.PodLogOptions{}).DoRaw(ctx)
-	if phase != corev1.PodSucceeded {
-		t.Fatalf("the Job's pod %s ended %s: %v\n%s", podName, phase, err, logs)
-	}
-	var p *corev1.Pod
-	if p, err = c.CoreV1().Pods(testNamespace).Get(ctx, podName, metav1.GetOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if p.Spec.NodeName != realNode {
-		t.Errorf("the pod ran on %q, want %s", p.Spec.NodeName, realNode)
-	}
-
-	// The database the pod wrote, read here.
-	st, err := store.Open(ctx, filepath.Join(dataDir, "results.db"))
-	if err != nil {
-		t.Fatalf("the pod left no database: %v\npod output:\n%s", err, logs)
-	}
-	defer st.Close()
-	runs, err := st.Runs(ctx, store.RunFilter{})
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs: %+v, %v", runs, err)
-	}
-	run := runs[0]
-	if run.Status != result.StatusComplete || run.Labels["schedule"] != "weekly" || run.Suite != "quick" {
-		t.Errorf("run %+v: want a complete quick run labelled schedule=weekly (the template's --label)", run)
-	}
-	results, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{run.ID}})
-	if err != nil || len(results) == 0 {
-		t.Fatalf("results: %d, %v", len(results), err)
-	}
-	for _, r := range results {
-		if iops, ok := r.Metric(result.MetricIOPS); r.Status != result.StatusComplete || !ok || iops <= 0 || r.Target != "/data/scratch" {
-			t.Errorf("result %s on %s: %s, IOPS %v", r.Workload, r.Target, r.Status, iops)
-		}
-	}
-	if left, _ := os.ReadDir(filepath.Join(dataDir, "scratch")); len(left) != 0 {
-		t.Errorf("storbench left %v in its target", left)
-	}
-	var exp bytes.Buffer
-	if err := metrics.Export(ctx, st, &exp, metrics.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(exp.String(), "\n"+metrics.NameIOPS+"{"); n != len(uniqueWorkloads(results)) {
-		t.Errorf("%d %s series for %d workloads:\n%s", n, metrics.NameIOPS, len(uniqueWorkloads(results)), exp.String())
-	}
-}
-
-func uniqueWorkloads(rs []result.Result) []string {
-	var out []string
-	for _, r := range rs {
-		if !slices.Contains(out, r.Workload) {
-			out = append(out, r.Workload)
-		}
-	}
-	return out
-}
-
-// waitJob waits for the Job's pod in testNamespace to succeed or fail and
-// returns it.
-func waitJob(t *testing.T, c kubernetes.Interface, job string, timeout time.Duration) (string, corev1.PodPhase) {
-	t.Helper()
-	return waitJobIn(t, c, testNamespace, job, timeout)
-}
-
 // waitJobIn waits for the Job's pod in ns to succeed or fail and returns it.
 func waitJobIn(t *testing.T, c kubernetes.Interface, testNamespace, job string, timeout time.Duration) (string, corev1.PodPhase) {
 	t.Helper()
@@ -291,24 +134,31 @@ func waitJobIn(t *testing.T, c kubernetes.Interface, testNamespace, job string, 
 	return "", ""
 }
 
-// The CronJob's pod as the base deploys it, Kubernetes targets included:
-// the base applied for real (namespace, RBAC, PVC, CronJob; serve scaled to
-// none), then a Job from the CronJob runs storbench run inside the cluster
-// with in-cluster configuration and the base's ServiceAccount, on a
-// StorageClass whose volume is a folder on the real node. Patched for the
-// loopback cluster only: the fio image with a static storbench mounted,
-// host networking and the API server's loopback address (a pod there
-// cannot reach the Service IP), the test's class, node, namespace and a
-// short suite.
+// The base as a cluster user deploys it, from the images a release build
+// makes: the storbench and storbench-fio images (built by tools/, for this
+// machine's platform, tagged with the base's tag) imported into the real
+// node's containerd, the base applied for real (namespace, RBAC, PVC,
+// CronJob, dashboard), then a Job from the CronJob runs storbench run
+// inside the cluster from the storbench image, with the base's security
+// context, in-cluster configuration and ServiceAccount, on a
+// StorageClass whose volume is a folder on the real node; its fio pod runs
+// the storbench-fio image storbench picks by default. The dashboard then
+// starts from the same image over the database the Job wrote and answers
+// /healthz and /metrics. Patched for the loopback cluster only: host
+// networking with the API server's loopback address (a pod there cannot
+// reach the Service IP) and a free port for the dashboard, the test's
+// class, node, namespace and a short suite.
 func TestCronJobKubeTargets(t *testing.T) {
 	c, kc := cluster(t)
 	kubectl := testenv.Tool(t, "kubectl", "kubernetes-client", "k8s")
 	ctx := context.Background()
 	const ns, suffix, class = "storbench-deploytest-k8s", "-dt", "sb-deploytest"
 
-	binDir := filepath.Dir(buildStorbench(t))
+	cj0 := render(t, "base").cronJob(t)
+	imgs := releaseImages(t, cj0.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image)
+
 	dataDir, volDir := t.TempDir(), t.TempDir()
-	for _, d := range []string{binDir, dataDir, volDir} {
+	for _, d := range []string{dataDir, volDir} {
 		if err := os.Chmod(d, 0o777); err != nil {
 			t.Fatal(err)
 		}
@@ -350,7 +200,8 @@ func TestCronJobKubeTargets(t *testing.T) {
 		})
 	}
 
-	// The base, applied for real in its own namespace with its own names.
+	// The base, applied for real in its own namespace with its own names;
+	// the dashboard waits (no replicas) for the database.
 	dir := t.TempDir()
 	base, err := filepath.Rel(dir, filepath.Join(deployDir(t), "base"))
 	if err != nil {
@@ -381,8 +232,9 @@ func TestCronJobKubeTargets(t *testing.T) {
 	pod := &job.Spec.Template.Spec
 	pod.HostNetwork, pod.DNSPolicy = true, corev1.DNSClusterFirstWithHostNet
 	ctr := &pod.Containers[0]
-	ctr.Image, ctr.ImagePullPolicy = realImage, corev1.PullNever
-	ctr.Command = []string{"/opt/storbench/storbench"}
+	if ctr.Image != imgs.storbench || len(ctr.Command) != 0 {
+		t.Fatalf("the CronJob runs %s %v; the release built %s", ctr.Image, ctr.Command, imgs.storbench)
+	}
 	var args []string
 	for _, a := range ctr.Args {
 		name, _, _ := strings.Cut(a, "=")
@@ -392,19 +244,13 @@ func TestCronJobKubeTargets(t *testing.T) {
 		}
 		args = append(args, a)
 	}
+	// No --image: storbench's default is the storbench-fio image of its own
+	// version, the one imported.
 	ctr.Args = append(args, "--suite=quick", "--workloads=rand-read-4k-qd32", "--target=k8s:"+class, "--nodes="+realNode,
-		"--namespace="+ns, "--image="+realImage, "--image-pull-policy=Never", "--timeout=2m")
+		"--namespace="+ns, "--timeout=2m")
 	checkArgs(t, "Job", ctr.Args)
-	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := strings.TrimPrefix(strings.TrimPrefix(cfg.Host, "https://"), "http://")
-	apiHost, apiPort, _ := strings.Cut(host, ":")
+	apiHost, apiPort := apiAddress(t, kc)
 	ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: apiHost}, corev1.EnvVar{Name: "KUBERNETES_SERVICE_PORT", Value: apiPort})
-	ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: "storbench-binary", MountPath: "/opt/storbench", ReadOnly: true})
-	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "storbench-binary",
-		VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: binDir}}})
 	if _, err := c.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -412,6 +258,12 @@ func TestCronJobKubeTargets(t *testing.T) {
 	logs, _ := c.CoreV1().Pods(ns).GetLogs(podName, &corev1.PodLogOptions{}).DoRaw(ctx)
 	if phase != corev1.PodSucceeded {
 		t.Fatalf("the Job's pod %s ended %s:\n%s", podName, phase, logs)
+	}
+	if p, err := c.CoreV1().Pods(ns).Get(ctx, podName, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	} else if sc := p.Spec.SecurityContext; p.Spec.NodeName != realNode || sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 65532 ||
+		p.Spec.Containers[0].SecurityContext == nil || !*p.Spec.Containers[0].SecurityContext.ReadOnlyRootFilesystem {
+		t.Errorf("the Job's pod ran on %q with security context %+v / %+v; want the base's on %s", p.Spec.NodeName, sc, p.Spec.Containers[0].SecurityContext, realNode)
 	}
 
 	st, err := store.Open(ctx, filepath.Join(dataDir, "results.db"))
@@ -429,12 +281,117 @@ func TestCronJobKubeTargets(t *testing.T) {
 	}
 	for _, r := range results {
 		iops, ok := r.Metric(result.MetricIOPS)
-		if r.Status != result.StatusComplete || !ok || iops <= 0 || result.LabelNode.Of(r.Labels) != realNode || result.LabelStorageClass.Of(r.Labels) != class {
-			t.Errorf("result %s %s on %s: %s, IOPS %v, labels %v", r.Round, r.Workload, r.Target, r.Status, iops, r.Labels)
+		if r.Status != result.StatusComplete || !ok || iops <= 0 || result.LabelNode.Of(r.Labels) != realNode || result.LabelStorageClass.Of(r.Labels) != class ||
+			result.LabelImage.Of(r.Labels) != imgs.fio || !strings.HasPrefix(result.LabelFioVersion.Of(r.Labels), "fio-") {
+			t.Errorf("result %s %s on %s: %s, IOPS %v, labels %v; want image %s and its fio version", r.Round, r.Workload, r.Target, r.Status, iops, r.Labels, imgs.fio)
 		}
 	}
 	// storbench removed its PVC and pod.
 	if pvcs, err := c.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=storbench"}); err != nil || len(pvcs.Items) != 0 {
 		t.Errorf("storbench's PVCs left: %v, %v", pvcs, err)
 	}
+
+	t.Run("dashboard", func(t *testing.T) { checkDashboard(t, c, ns, suffix, imgs.storbench, apiHost) })
+}
+
+// apiAddress is the API server's host and port from the kubeconfig.
+func apiAddress(t *testing.T, kubeconfig string) (string, string) {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := strings.TrimPrefix(strings.TrimPrefix(cfg.Host, "https://"), "http://")
+	apiHost, apiPort, _ := strings.Cut(host, ":")
+	return apiHost, apiPort
+}
+
+// checkDashboard starts the base's dashboard (scaled to one, the token
+// Secret made as the base's comment says) from the storbench image over
+// the database the Job wrote, on a free port of the node's (host)
+// network, and asks it for /healthz and, with the token, /metrics.
+func checkDashboard(t *testing.T, c kubernetes.Interface, ns, suffix, image, host string) {
+	ctx := context.Background()
+	token := "deploytest-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	d, err := c.AppsV1().Deployments(ns).Get(ctx, "storbench-serve"+suffix, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secretName := d.Spec.Template.Spec.Volumes[1].Secret.SecretName
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: ns}, StringData: map[string]string{"token": token}}
+	if _, err := c.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	pod := &d.Spec.Template.Spec
+	pod.HostNetwork = true
+	ctr := &pod.Containers[0]
+	if ctr.Image != image {
+		t.Fatalf("the dashboard runs %s; the release built %s", ctr.Image, image)
+	}
+	for i, a := range ctr.Args {
+		if strings.HasPrefix(a, "--listen=") {
+			ctr.Args[i] = fmt.Sprintf("--listen=%s:%d", host, port)
+		}
+	}
+	ctr.Ports[0].ContainerPort = int32(port)
+	one := int32(1)
+	d.Spec.Replicas = &one
+	if _, err := c.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		cur, err := c.AppsV1().Deployments(ns).Get(ctx, d.Name, metav1.GetOptions{})
+		if err == nil && cur.Status.ReadyReplicas == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			events, _ := c.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+			var msgs []string
+			for _, e := range events.Items {
+				msgs = append(msgs, e.InvolvedObject.Name+": "+e.Reason+": "+e.Message)
+			}
+			t.Fatalf("the dashboard is not Ready after 3 minutes (%v); events:\n%s", err, strings.Join(msgs, "\n"))
+		}
+		time.Sleep(2 * time.Second)
+	}
+	base := fmt.Sprintf("http://%s:%d", host, port)
+	get := func(path, bearer string) (int, string) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := get("/healthz", ""); code != http.StatusOK {
+		t.Errorf("/healthz: %d %s", code, body)
+	}
+	if code, _ := get("/metrics", ""); code != http.StatusUnauthorized {
+		t.Errorf("/metrics without the token: %d, want 401", code)
+	}
+	code, body := get("/metrics", token)
+	if code != http.StatusOK || !strings.Contains(body, "\n"+metrics.NameIOPS+"{") {
+		t.Errorf("/metrics with the token: %d, no %s series:\n%s", code, metrics.NameIOPS, body)
+	}
+}
+
+// freePort is a TCP port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

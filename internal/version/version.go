@@ -1,22 +1,91 @@
-// Package version holds storbench's version, set at build time with
-// -ldflags "-X github.com/storbench/storbench/internal/version.Version=v1.2.3".
+// Package version holds storbench's version, commit and commit date. A
+// release build sets them with -ldflags (tools/release does):
+//
+//	-X github.com/storbench/storbench/internal/version.Version=v1.2.3
+//	-X github.com/storbench/storbench/internal/version.Commit=<40 hex digits>
+//	-X github.com/storbench/storbench/internal/version.CommitDate=2026-11-24T12:00:00Z
+//
+// Without them, the Go toolchain's build information fills in what it
+// recorded (go build with -buildvcs: vcs.revision, vcs.time, vcs.modified),
+// and the version is "dev".
 package version
 
-import "runtime/debug"
+import (
+	"runtime"
+	"runtime/debug"
+)
 
-// Version is storbench's version.
-var Version = fromBuildInfo()
+// Set by the linker (-X); they must stay uninitialised for -X to apply.
+var (
+	// Version is storbench's version: a release tag (v1.2.3), or "dev".
+	Version string
+	// Commit is the full commit hash the build came from, "" when unknown.
+	Commit string
+	// CommitDate is the commit's date in RFC 3339 (UTC), "" when unknown.
+	CommitDate string
+)
 
-func fromBuildInfo() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			return v
-		}
+func init() {
+	fill(&Version, &Commit, &CommitDate)
+}
+
+// fill completes what the linker left empty from the build information.
+func fill(v, commit, date *string) {
+	bi, ok := debug.ReadBuildInfo()
+	modified := false
+	if ok {
 		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return "dev-" + s.Value[:12]
+			switch s.Key {
+			case "vcs.revision":
+				if *commit == "" {
+					*commit = s.Value
+				}
+			case "vcs.time":
+				if *date == "" {
+					*date = s.Value
+				}
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if mv := bi.Main.Version; *v == "" && mv != "" && mv != "(devel)" {
+			*v = mv // go install github.com/storbench/storbench/cmd/storbench@v1.2.3
+		}
+	}
+	if *v == "" {
+		*v = "dev"
+		if len(*commit) >= 12 {
+			*v = "dev-" + (*commit)[:12]
+			if modified {
+				*v += "-dirty"
 			}
 		}
 	}
-	return "dev"
+}
+
+// Info is the build described in full.
+type Info struct {
+	Version    string
+	Commit     string // "" when unknown
+	CommitDate string // RFC 3339, "" when unknown
+	GoVersion  string // the toolchain that built the binary (go1.26.8)
+	Platform   string // GOOS/GOARCH, with the ARM version for 32-bit ARM
+}
+
+// Get returns this binary's build.
+func Get() Info {
+	return Info{Version: Version, Commit: Commit, CommitDate: CommitDate,
+		GoVersion: runtime.Version(), Platform: platform()}
+}
+
+func platform() string {
+	p := runtime.GOOS + "/" + runtime.GOARCH
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "GOARM" {
+				p += "/v" + s.Value
+			}
+		}
+	}
+	return p
 }

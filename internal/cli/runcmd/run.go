@@ -125,7 +125,7 @@ func addKubeFlags(fl *pflag.FlagSet, r *storbench.RunRequest, def storbench.RunR
 	fl.StringVar(&k.Size, "size", "", "k8s targets: PVC size, e.g. 10Gi (default: the suite's largest file plus 25% and 64 MiB, in whole GiB)")
 	fl.StringVar(&k.VolumeMode, "volume-mode", dk.VolumeMode, "k8s targets: Filesystem, or Block to give fio the PVC's raw device")
 	fl.StringVar(&k.AccessMode, "access-mode", dk.AccessMode, "k8s targets: PVC access mode: ReadWriteOnce, ReadWriteOncePod, ReadWriteMany")
-	fl.StringVar(&k.Image, "image", dk.Image, "k8s targets: container image with sh and fio (the default Alpine image installs fio at start)")
+	fl.StringVar(&k.Image, "image", dk.Image, "k8s targets: container image with sh and fio (the release's storbench-fio by default; alpine: Alpine, installing fio at start)")
 	fl.StringVar(&k.PullPolicy, "image-pull-policy", dk.PullPolicy, "k8s targets: Always, IfNotPresent or Never")
 	fl.StringVar(&k.PodOverrides, "pod-overrides", "", "k8s targets: YAML/JSON strategic-merge patch for the pod (tolerations, resources, securityContext...)")
 	fl.DurationVar(&k.Timeout, "timeout", dk.Timeout, "k8s targets: bound on each wait (binding, scheduling, start, deletion)")

@@ -108,7 +108,7 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []Check {
 	if err != nil {
 		add(Check{Area: "nodes", Name: "nodes", Status: StatusFail, Detail: err.Error(), Fix: "grant list nodes (deploy/base/rbac.yaml)"})
 	} else {
-		out = append(out, nodeChecks(nodes.Items, o.Image)...)
+		out = append(out, nodeChecks(nodes.Items, ImageAlias(o.Image))...)
 	}
 
 	classes, err := Classes(ctx, c.Client, map[string][]string{})
@@ -214,7 +214,7 @@ func nodeChecks(nodes []corev1.Node, image string) []Check {
 		}
 		if !seen {
 			out = append(out, Check{Area: "image", Name: "image " + image, Status: StatusInfo,
-				Detail: "not yet on any node: the first pod pulls it (air-gapped clusters: build the Dockerfile, push it to your registry, pass --image)"})
+				Detail: "not yet on any node: the first pod pulls it (air-gapped clusters: push the release's storbench-fio image to your registry and pass --image, docs/install.md)"})
 		}
 	}
 	return out

@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/storbench/storbench/internal/version"
 )
 
 // Labels every object storbench creates carries.
@@ -32,10 +34,30 @@ const (
 // DefaultNamespace is the namespace storbench uses, creating it when allowed.
 const DefaultNamespace = "storbench"
 
-// DefaultImage is a public multi-arch image (amd64, arm64, arm/v7) that
-// installs fio at start when it lacks it. Air-gapped clusters pass --image
-// with a prebuilt one (see the Dockerfile).
-const DefaultImage = "docker.io/library/alpine:3.20"
+// FioImageRepository is the project's fio image: Debian's fio with libaio
+// and busybox, for amd64, arm64 and arm/v7, built with every release
+// (tools/images) and tagged with its version; its label
+// io.storbench.fio.version holds the exact fio package version.
+const FioImageRepository = "ghcr.io/storbench/storbench-fio"
+
+// DefaultImage is the fio image of this storbench's own release: nothing
+// is installed when a pod starts, so air-gapped clusters work once the
+// image is in their registry (docs/install.md).
+var DefaultImage = FioImageRepository + ":" + version.Version
+
+// AlpineImage is the fallback a user chooses with --image alpine: a public
+// multi-arch image that installs fio with apk when the pod starts (it
+// needs Alpine's package mirror, and fio's version is whatever Alpine has).
+const AlpineImage = "docker.io/library/alpine:3.20"
+
+// ImageAlias turns the --image shorthand "alpine" into AlpineImage; other
+// names are returned as they are.
+func ImageAlias(image string) string {
+	if image == "alpine" {
+		return AlpineImage
+	}
+	return image
+}
 
 // DefaultTimeout bounds each waiting phase (binding, scheduling, starting,
 // deletion).

@@ -78,6 +78,7 @@ func NewTarget(c *Cluster, class, node string, index int, opts TargetOptions) *T
 	if opts.Image == "" {
 		opts.Image = DefaultImage
 	}
+	opts.Image = ImageAlias(opts.Image)
 	if opts.VolumeMode == "" {
 		opts.VolumeMode = corev1.PersistentVolumeFilesystem
 	}

@@ -1,0 +1,66 @@
+package release
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"time"
+)
+
+// Platform is one target of a release.
+type Platform struct {
+	// OS and Arch as Go names them; Variant is the ARM version ("7") for
+	// 32-bit ARM, "" otherwise.
+	OS, Arch, Variant string
+}
+
+// Platforms are the release's targets: 64-bit PCs, 64-bit ARM (Raspberry
+// Pi 3 and later on a 64-bit OS) and 32-bit ARMv7 (Raspberry Pi OS 32-bit).
+var Platforms = []Platform{{"linux", "amd64", ""}, {"linux", "arm64", ""}, {"linux", "arm", "7"}}
+
+// Name is how file names say the platform: linux-amd64, linux-arm64,
+// linux-armv7.
+func (p Platform) Name() string {
+	if p.Variant != "" {
+		return p.OS + "-" + p.Arch + "v" + p.Variant
+	}
+	return p.OS + "-" + p.Arch
+}
+
+// OCI is the platform as an image index says it: linux/arm/v7.
+func (p Platform) OCI() string {
+	if p.Variant != "" {
+		return p.OS + "/" + p.Arch + "/v" + p.Variant
+	}
+	return p.OS + "/" + p.Arch
+}
+
+const versionPackage = "github.com/storbench/storbench/internal/version"
+
+// BuildBinary builds the static storbench binary for p into out. The
+// build records no paths (-trimpath) nor VCS state (-buildvcs=false): the
+// version, commit and date go in as linker flags instead.
+func BuildBinary(src Source, p Platform, out string) error {
+	ldflags := fmt.Sprintf("-s -w -X %s.Version=%s -X %s.Commit=%s -X %s.CommitDate=%s",
+		versionPackage, src.Version, versionPackage, src.Commit, versionPackage, src.CommitDate.Format(time.RFC3339))
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(goTool(), "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", abs, "./cmd/storbench")
+	cmd.Dir = src.Dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=", "GOARM="+p.Variant)
+	var outb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &outb, &outb
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build for %s: %w\n%s", p.Name(), err, outb.String())
+	}
+	return nil
+}
+
+// goTool is the go command of the toolchain that built this program, so
+// that the release is built by one known Go.
+func goTool() string { return filepath.Join(runtime.GOROOT(), "bin", "go") }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/storbench/storbench/internal/abandon"
+	"github.com/storbench/storbench/internal/orphan"
 	"github.com/storbench/storbench/internal/runner/kube"
 )
 
@@ -77,7 +77,7 @@ func KubeCleanupText(w io.Writer, rep *KubeCleanup) error {
 // storbench cleanup --output json prints.
 type LocalCleanup struct {
 	DryRun bool          `json:"dry_run"`
-	Runs   []abandon.Run `json:"abandoned_runs"`
+	Runs   []orphan.Run `json:"abandoned_runs"`
 }
 
 // LocalCleanupText writes each abandoned run with what happened to it and

@@ -5,17 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/storbench/storbench/internal/abandon"
+	"github.com/storbench/storbench/internal/orphan"
 	"github.com/storbench/storbench/internal/runner/kube"
 )
 
 func TestLocalCleanupText(t *testing.T) {
-	runs := []abandon.Run{
-		{ID: "20261122-142305-3fa9", Why: "process 4242 is gone", Marked: true, Dirs: []abandon.WorkDir{
+	runs := []orphan.Run{
+		{ID: "20261122-142305-3fa9", Why: "process 4242 is gone", Marked: true, Dirs: []orphan.WorkDir{
 			{Path: "/mnt/nvme/storbench-20261122-142305-3fa9", Files: []string{"storbench-test.dat", "storbench-suite.fio"}, Removed: true},
 			{Path: "/srv/nfs/storbench-20261122-142305-3fa9", Files: []string{"storbench-test.dat", "precious.txt"}, Kept: "precious.txt is not storbench's"},
 		}},
-		{ID: "20261122-150000-\x1b[31m", Why: "host rebooted\nsince", Dirs: []abandon.WorkDir{{Path: "/mnt/usb/storbench-x", Files: []string{"reader.0.0"}}}},
+		{ID: "20261122-150000-\x1b[31m", Why: "host rebooted\nsince", Dirs: []orphan.WorkDir{{Path: "/mnt/usb/storbench-x", Files: []string{"reader.0.0"}}}},
 	}
 	for _, tc := range []struct {
 		golden string
@@ -23,7 +23,7 @@ func TestLocalCleanupText(t *testing.T) {
 	}{
 		{"cleanup-local.txt", &LocalCleanup{Runs: runs}},
 		{"cleanup-local-dry-run.txt", &LocalCleanup{DryRun: true, Runs: runs}},
-		{"cleanup-local-none.txt", &LocalCleanup{Runs: []abandon.Run{}}},
+		{"cleanup-local-none.txt", &LocalCleanup{Runs: []orphan.Run{}}},
 	} {
 		var out bytes.Buffer
 		if err := Formatted(&out, "table", tc.rep, LocalCleanupText); err != nil {

@@ -9,7 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/storbench/storbench/internal/abandon"
+	"github.com/storbench/storbench/internal/orphan"
 	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/runner/kube"
@@ -33,12 +33,12 @@ type CleanupRequest struct {
 // gives a nil report and the error. When removing or recording fails, the
 // report says what was done and the error says what failed.
 func CleanupLocal(ctx context.Context, st store.Store, req CleanupRequest) (*render.LocalCleanup, error) {
-	runs, err := abandon.Find(ctx, st, proc.Reader{}, req.RunID)
+	runs, err := orphan.Find(ctx, st, proc.Reader{}, req.RunID)
 	if err != nil {
 		return nil, err
 	}
 	if runs == nil {
-		runs = []abandon.Run{}
+		runs = []orphan.Run{}
 	}
 	if st.ReadOnly() && !req.DryRun && len(runs) > 0 {
 		// Files removed from a run the store cannot then mark would look
@@ -49,7 +49,7 @@ func CleanupLocal(ctx context.Context, st store.Store, req CleanupRequest) (*ren
 	if req.DryRun {
 		return rep, nil
 	}
-	if err := abandon.Clean(context.WithoutCancel(ctx), st, runs); err != nil {
+	if err := orphan.Clean(context.WithoutCancel(ctx), st, runs); err != nil {
 		return rep, fmt.Errorf("cleanup: %w", err)
 	}
 	return rep, nil

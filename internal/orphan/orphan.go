@@ -1,9 +1,10 @@
-// Package abandon finds what runs whose storbench process is gone (killed
-// with SIGKILL, lost with a rebooted host) left on local directory targets,
-// removes it, and records those runs as abandoned. It removes a work
+// Package orphan deals with orphaned runs: runs stored as running whose
+// storbench process is gone (killed with SIGKILL, lost with a rebooted
+// host). It finds what they left on local directory targets, removes it,
+// and records those runs as abandoned. It removes a work
 // directory only when its name is exactly that of an abandoned run's and it
 // holds nothing but files storbench or its fio jobs make there.
-package abandon
+package orphan
 
 import (
 	"context"

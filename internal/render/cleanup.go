@@ -76,7 +76,7 @@ func KubeCleanupText(w io.Writer, rep *KubeCleanup) error {
 // LocalCleanup is what a cleanup did on this host; its JSON is what
 // storbench cleanup --output json prints.
 type LocalCleanup struct {
-	DryRun bool          `json:"dry_run"`
+	DryRun bool         `json:"dry_run"`
 	Runs   []orphan.Run `json:"abandoned_runs"`
 }
 

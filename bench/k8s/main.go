@@ -145,7 +145,9 @@ func run(n int, rounds string) error {
 	var targets []runner.Target
 	req := storbench.DefaultRunRequest()
 	req.SuiteSpec, req.Targets, req.Rounds, req.Telemetry = s, []string{storbench.KubeTargetPrefix + class}, splitComma(rounds), false
-	req.Kube.Kubeconfig, req.Kube.Nodes, req.Kube.Timeout = kc, names, 2*time.Minute
+	kube := storbench.DefaultKubeRequest()
+	kube.Kubeconfig, kube.Nodes, kube.Timeout = kc, names, 2*time.Minute
+	req.Kube = &kube
 	req.Wrap = func(t runner.Target) runner.Target {
 		obs.timings[t.Name()] = &timing{}
 		tt := &timedTarget{Target: t, t: obs.timings[t.Name()]}

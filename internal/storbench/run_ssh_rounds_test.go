@@ -26,7 +26,6 @@ func TestRunSSHContentionRound(t *testing.T) {
 	req := DefaultRunRequest()
 	req.Suite, req.Telemetry = "testdata/run-tiny.yaml", false
 	req.Round, req.Probe = result.RoundContention, "rr"
-	req.Given = func(o string) bool { return o == "suite" }
 	req.Targets = []string{sshURL(t, servers[0], dir)}
 	o := runStored(t, req)
 	if len(o.Contention) != 1 || o.Contention[0].Target != req.Targets[0] {
@@ -241,7 +240,6 @@ func TestRunSSHContentionNoiseTarget(t *testing.T) {
 	req := DefaultRunRequest()
 	req.Suite, req.Telemetry = "testdata/run-tiny.yaml", false
 	req.Round, req.Probe = result.RoundContention, "rr"
-	req.Given = func(o string) bool { return o == "suite" }
 	req.Targets = []string{sshURL(t, servers[0], dir)}
 	req.NoiseTarget = sshURL(t, servers[0], noise)
 	o := runStored(t, req)

@@ -187,7 +187,7 @@ func TestRunRefusals(t *testing.T) {
 		{"fio lacks the engine", func(r *RunRequest, _ string) { r.FioJob = engineless }, `fio here has no I/O engine "storbench-none"`},
 		{"no such target", func(r *RunRequest, target string) { r.FioJob, r.Targets = bad, []string{filepath.Join(target, "none")} }, "no such file"},
 		{"bad option", func(r *RunRequest, _ string) { r.Repeat = 0 }, "--repeat 0: must be at least 1"},
-		{"k8s option alone", func(r *RunRequest, _ string) { r.Given = func(o string) bool { return o == "timeout" } }, "--timeout applies to Kubernetes targets"},
+		{"k8s option alone", func(r *RunRequest, _ string) { r.Kube = &KubeRequest{Timeout: time.Minute} }, "Kubernetes options apply to Kubernetes targets"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

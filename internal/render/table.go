@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/units"
 )
@@ -43,7 +44,7 @@ func RunHeader(w io.Writer, run *result.Run) error {
 
 // RunDetail writes what show prints: the run's header, its results table
 // with their checks, and the contention round's comparison.
-func RunDetail(w io.Writer, run *result.Run, results []result.Result) error {
+func RunDetail(w io.Writer, run *result.Run, results []result.Result, contention []analysis.ContentionReport) error {
 	if err := RunHeader(w, run); err != nil {
 		return err
 	}
@@ -54,7 +55,7 @@ func RunDetail(w io.Writer, run *result.Run, results []result.Result) error {
 	if err := ResultsTable(w, results); err != nil {
 		return err
 	}
-	return ContentionSection(w, results)
+	return ContentionSection(w, contention)
 }
 
 // ResultsTable writes one row per result and direction: IOPS, MB/s and the

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/contention"
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/fio"
@@ -225,7 +226,7 @@ type RunOutcome struct {
 	Run     *result.Run     `json:"run"`
 	Results []result.Result `json:"results"`
 	// Contention pairs the probe alone and under load (--round contention).
-	Contention []contention.Report `json:"contention,omitempty"`
+	Contention []analysis.ContentionReport `json:"contention,omitempty"`
 }
 
 // LoadRunOutcome reads what st holds of run r.

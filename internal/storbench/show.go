@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/contention"
 	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
@@ -23,7 +24,7 @@ type RunDetail struct {
 	Run     *result.Run     `json:"run"`
 	Results []result.Result `json:"results"`
 	// Contention pairs each probe alone and under load.
-	Contention []contention.Report `json:"contention,omitempty"`
+	Contention []analysis.ContentionReport `json:"contention,omitempty"`
 }
 
 // Show reads a run and its results. A run that is not stored (or an

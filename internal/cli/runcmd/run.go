@@ -308,7 +308,7 @@ func report(ctx context.Context, d cli.Deps, st store.Store, r *result.Run, outp
 	if err := render.ResultsTable(d.Out, o.Results); err != nil {
 		return err
 	}
-	if err := render.ContentionSection(d.Out, o.Results); err != nil {
+	if err := render.ContentionSection(d.Out, o.Contention); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(d.Out, "\nStored in %s as run %s (storbench show %s).\n", dbPath(st), r.ID, r.ID)

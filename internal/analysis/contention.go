@@ -19,7 +19,7 @@ type ContentionReport struct {
 	Repetition int    `json:"repetition"`
 	// Latency names the distribution compared: "fdatasync" when the probe
 	// synced, else "read" or "write" completion latency.
-	Latency string  `json:"latency"`
+	Latency string       `json:"latency"`
 	Alone   ProbeFigures `json:"alone"`
 	Loaded  ProbeFigures `json:"loaded"`
 	// Slowdown is loaded p99 over alone p99.

@@ -30,7 +30,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/engine"
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
@@ -93,9 +92,9 @@ type observer struct {
 	timings map[string]*timing
 }
 
-func (o *observer) RunStarted(*result.Run)                     {}
-func (o *observer) Notice(string, string)                      {}
-func (o *observer) WorkloadProgress(engine.Step, fio.Progress) {}
+func (o *observer) RunStarted(*result.Run)                        {}
+func (o *observer) Notice(string, string)                         {}
+func (o *observer) WorkloadProgress(engine.Step, result.Progress) {}
 func (o *observer) WorkloadStarted(s engine.Step) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

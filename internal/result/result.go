@@ -198,3 +198,13 @@ type NamedDirection struct {
 func NewRunID(now time.Time, random uint16) string {
 	return fmt.Sprintf("%s-%04x", now.UTC().Format("20060102-150405"), random)
 }
+
+// Progress is fio's live status while a workload runs (its --status-interval
+// reports), passed to whoever watches a run.
+type Progress struct {
+	Elapsed time.Duration
+	// Remaining is fio's own estimate; zero when it does not know.
+	Remaining   time.Duration
+	IOPS        float64
+	BytesPerSec float64
+}

@@ -261,11 +261,11 @@ func DryRun(ctx context.Context, req RunRequest) ([]JudgedTarget, error) {
 // unheardRun is the observer of a caller that does not listen.
 type unheardRun struct{}
 
-func (unheardRun) RunStarted(*result.Run)                       {}
-func (unheardRun) Notice(string, string)                        {}
-func (unheardRun) WorkloadStarted(engine.Step)                  {}
-func (unheardRun) WorkloadProgress(engine.Step, fio.Progress)   {}
-func (unheardRun) WorkloadFinished(engine.Step, *result.Result) {}
+func (unheardRun) RunStarted(*result.Run)                        {}
+func (unheardRun) Notice(string, string)                         {}
+func (unheardRun) WorkloadStarted(engine.Step)                   {}
+func (unheardRun) WorkloadProgress(engine.Step, result.Progress) {}
+func (unheardRun) WorkloadFinished(engine.Step, *result.Result)  {}
 
 func wrap(req *RunRequest, t runner.Target) runner.Target {
 	if req.Wrap == nil {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/engine"
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/store"
@@ -38,8 +37,8 @@ func (r *recorder) Notice(target, msg string) {
 	defer r.mu.Unlock()
 	r.notices = append(r.notices, target+": "+msg)
 }
-func (r *recorder) WorkloadStarted(engine.Step)                {}
-func (r *recorder) WorkloadProgress(engine.Step, fio.Progress) {}
+func (r *recorder) WorkloadStarted(engine.Step)                   {}
+func (r *recorder) WorkloadProgress(engine.Step, result.Progress) {}
 func (r *recorder) WorkloadFinished(s engine.Step, res *result.Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

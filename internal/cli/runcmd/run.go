@@ -263,7 +263,7 @@ type observer struct{ *render.Progress }
 var _ engine.Observer = observer{}
 
 func (o observer) WorkloadStarted(s engine.Step) { o.Progress.WorkloadStarted(workloadStep(s)) }
-func (o observer) WorkloadProgress(s engine.Step, p fio.Progress) {
+func (o observer) WorkloadProgress(s engine.Step, p result.Progress) {
 	o.Progress.WorkloadProgress(workloadStep(s), p)
 }
 func (o observer) WorkloadFinished(s engine.Step, r *result.Result) {

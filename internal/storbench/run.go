@@ -242,20 +242,25 @@ func LoadRunOutcome(ctx context.Context, st store.Reader, r *result.Run) (*RunOu
 }
 
 // DryRun judges req's fio job on every local target and every SSH host
-// (judgeSSHTargets), running and storing nothing: what fio would run there, as fio reads it, the files and devices
-// it touches and the safety verdict. On an error, the targets judged before
-// it are returned with it.
-func DryRun(ctx context.Context, req RunRequest) ([]JudgedTarget, error) {
+// (judgeSSHTargets), running and storing nothing: what fio would run there,
+// as fio reads it, the files and devices it touches and the safety verdict.
+// On an error, the targets judged before it are returned with it.
+func DryRun(ctx context.Context, req RunRequest) ([]analysis.DryRun, error) {
 	p, err := buildRunPlan(&req, true)
 	if err != nil {
 		return nil, err
 	}
-	local, err := judgeLocalTargets(ctx, &req, p.plan)
-	if err != nil || len(p.hosts) == 0 {
-		return local, err
+	judged, err := judgeLocalTargets(ctx, &req, p.plan)
+	if err == nil && len(p.hosts) > 0 {
+		var remote []JudgedTarget
+		remote, err = judgeSSHTargets(ctx, &req, p.plan, p.hosts)
+		judged = append(judged, remote...)
 	}
-	remote, err := judgeSSHTargets(ctx, &req, p.plan, p.hosts)
-	return append(local, remote...), err
+	out := make([]analysis.DryRun, 0, len(judged))
+	for _, j := range judged {
+		out = append(out, j.view())
+	}
+	return out, err
 }
 
 // unheardRun is the observer of a caller that does not listen.

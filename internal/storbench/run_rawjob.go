@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
@@ -27,6 +28,19 @@ type JudgedTarget struct {
 	// done, which only a run can tell.
 	TimeBased time.Duration
 	UntilDone int
+}
+
+// view is what a dry run shows of j.
+func (j JudgedTarget) view() analysis.DryRun {
+	v := analysis.DryRun{Target: j.Path, Text: j.Text, Writers: j.Verdict.Writers, WorkDir: j.WorkDir,
+		TimeBased: j.TimeBased, UntilDone: j.UntilDone}
+	for _, job := range j.Reading.Jobs {
+		v.Jobs = append(v.Jobs, analysis.DryRunJob{Section: job.Section, Options: job.String()})
+	}
+	for _, t := range j.Verdict.Touches {
+		v.Touches = append(v.Touches, analysis.DryRunTouch{Job: t.Job, Path: t.Path, Writes: t.Writes, Own: t.Own, Kind: t.Kind.String()})
+	}
+	return v
 }
 
 // judgeLocalTargets judges the plan's raw job for every local directory and

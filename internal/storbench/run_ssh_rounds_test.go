@@ -99,7 +99,7 @@ func TestDryRunSSH(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(judged) != 1 || judged[0].Path != req.Targets[0] || judged[0].Reading == nil || len(judged[0].Reading.Jobs) != 1 || judged[0].TimeBased != time.Second {
+	if len(judged) != 1 || judged[0].Target != req.Targets[0] || len(judged[0].Jobs) != 1 || judged[0].TimeBased != time.Second {
 		t.Fatalf("judged %+v", judged)
 	}
 	if !strings.HasPrefix(judged[0].WorkDir, dir+"/storbench-dry-run-") {

@@ -255,12 +255,12 @@ func TestDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(judged) != 2 || judged[0].Path != one || judged[1].Path != two {
+	if len(judged) != 2 || judged[0].Target != one || judged[1].Target != two {
 		t.Fatalf("judged %+v", judged)
 	}
 	j := judged[0]
-	if j.Device || j.TimeBased.String() != "2.5s" || j.UntilDone != 1 || !slices.Equal(j.Verdict.Writers, []string{"b"}) {
-		t.Errorf("judged %+v: %s, %d, writers %v", j, j.TimeBased, j.UntilDone, j.Verdict.Writers)
+	if j.TimeBased.String() != "2.5s" || j.UntilDone != 1 || !slices.Equal(j.Writers, []string{"b"}) {
+		t.Errorf("judged %+v: %s, %d, writers %v", j, j.TimeBased, j.UntilDone, j.Writers)
 	}
 	if !strings.Contains(string(j.Text), "[b]") {
 		t.Errorf("job text %q", j.Text)

@@ -221,8 +221,7 @@ func run(ctx context.Context, d cli.Deps, f *flags) error {
 	if f.dryRun {
 		judged, err := storbench.DryRun(ctx, req)
 		for _, j := range judged {
-			render.DryRun(d.Out, render.DryRunView{Target: j.Path, Text: j.Text, Reading: j.Reading, Verdict: j.Verdict,
-				WorkDir: j.WorkDir, TimeBased: j.TimeBased, UntilDone: j.UntilDone})
+			render.DryRun(d.Out, j)
 		}
 		if err != nil {
 			return exitError(err)

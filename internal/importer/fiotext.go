@@ -43,8 +43,8 @@ type textJob struct {
 	r       result.Result
 	units   map[string]string
 	sawDirs bool
-	section string   // the Markdown heading the block is under, in notes
-	broken  *Problem // the block could not be read
+	section string                // the Markdown heading the block is under, in notes
+	broken  *result.ImportProblem // the block could not be read
 	// decimalBW is the bandwidth fio printed in decimal units beside the
 	// binary one ("BW=39.0MiB/s (40.9MB/s)"), per direction.
 	decimalBW map[string]float64
@@ -156,7 +156,7 @@ func parseFioText(data []byte) (*parsed, error) {
 			pctUnit = 0
 		}
 		fail := func(e *ParseError) {
-			cur.broken = &Problem{Line: e.Line, Kind: ProblemSkipped, Msg: fmt.Sprintf("fio job block %q (line %d) not read: %s", cur.name, cur.line, e.Msg)}
+			cur.broken = &result.ImportProblem{Line: e.Line, Kind: result.ProblemSkipped, Msg: fmt.Sprintf("fio job block %q (line %d) not read: %s", cur.name, cur.line, e.Msg)}
 		}
 		switch {
 		case reTextDir.MatchString(line):
@@ -263,7 +263,7 @@ func parseFioText(data []byte) (*parsed, error) {
 	var firstErr *ParseError
 	for _, j := range jobs {
 		if j.broken == nil && !j.sawDirs && j.err == 0 {
-			j.broken = &Problem{Line: j.line, Kind: ProblemSkipped, Msg: fmt.Sprintf("expected read:, write: or trim: lines after the job header of %q, found none", j.name)}
+			j.broken = &result.ImportProblem{Line: j.line, Kind: result.ProblemSkipped, Msg: fmt.Sprintf("expected read:, write: or trim: lines after the job header of %q, found none", j.name)}
 		}
 		if j.broken != nil {
 			p.problems = append(p.problems, *j.broken)
@@ -340,7 +340,7 @@ func parseFioText(data []byte) (*parsed, error) {
 		// Text figures are rounded to 3 significant digits; the I/O count
 		// derived above is exact only when "issued" was printed.
 		for _, why := range consistency(&r, meth.BlockSize) {
-			p.problems = append(p.problems, Problem{Line: j.line, Kind: ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", j.name, why)})
+			p.problems = append(p.problems, result.ImportProblem{Line: j.line, Kind: result.ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", j.name, why)})
 		}
 		p.add(r, j.line)
 		p.rows++

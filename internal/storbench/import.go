@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/importer"
-	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
 )
@@ -72,7 +71,7 @@ const (
 //
 // A cut file or an implausible result does not stop the import: what is
 // complete is stored and the report says where (see ImportIncomplete).
-func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.ImportReport, error) {
+func Import(ctx context.Context, st store.Store, req ImportRequest) (*result.ImportReport, error) {
 	if st != nil && req.DryRun {
 		if _, err := os.Stat(st.Path()); err != nil {
 			st = nil // nothing to look for duplicates in
@@ -85,7 +84,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 		req.MaxSize = defaultMaxSize
 	}
 	now := time.Now()
-	rep := &render.ImportReport{DryRun: req.DryRun, Duplicates: []store.ImportedFile{}, Health: []result.Health{}, Files: []render.ImportedFileReport{}}
+	rep := &result.ImportReport{DryRun: req.DryRun, Duplicates: []store.ImportedFile{}, Health: []result.Health{}, Files: []result.ImportedFileReport{}}
 	var inputs []*input
 	seen := map[string]string{}
 	keep := int64(keepTotal)
@@ -164,7 +163,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 			rep.Health = append(rep.Health, pf.Health[i])
 		}
 		files = append(files, pf)
-		rep.Files = append(rep.Files, render.ImportedFileReport{File: pf.Name, SHA256: pf.SHA256, Formats: pf.Formats, Tool: pf.Tool,
+		rep.Files = append(rep.Files, result.ImportedFileReport{File: pf.Name, SHA256: pf.SHA256, Formats: importer.Names(pf.Formats), Tool: pf.Tool,
 			ToolVersion: pf.ToolVersion, Results: pf.ResultCount, Health: len(pf.Health), Rows: pf.Rows, Skipped: pf.Skipped,
 			Notes: pf.Notes, Problems: pf.Problems, Cut: pf.Cut(), Refused: pf.Refused()})
 	}
@@ -178,7 +177,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 		var dup *store.DuplicateError
 		if errors.As(err, &dup) {
 			rep.Duplicates = append(rep.Duplicates, dup.Files...)
-			rep.Files, rep.Results = []render.ImportedFileReport{}, 0
+			rep.Files, rep.Results = []result.ImportedFileReport{}, 0
 			return rep, nil
 		}
 		return nil, err
@@ -193,7 +192,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 // ImportIncomplete names the files of a report that were cut or had
 // results refused as implausible (what was complete is stored), or
 // returns nil.
-func ImportIncomplete(rep *render.ImportReport) error {
+func ImportIncomplete(rep *result.ImportReport) error {
 	var bad []string
 	for _, fr := range rep.Files {
 		switch {

@@ -2,7 +2,7 @@ package analysis
 
 import "time"
 
-// DryRun is a raw fio job judged for one target before the run: what
+// DryRun is a raw fio job checked for one target before the run: what
 // storbench run --fio-job --dry-run shows. internal/storbench builds it
 // from fio's reading of the job and internal/safety's verdict.
 type DryRun struct {

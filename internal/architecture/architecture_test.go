@@ -71,7 +71,7 @@ func rel(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, modu
 var cmdPkg = regexp.MustCompile(`^internal/cli/[a-z]+cmd$`)
 
 // below reports whether a package is part of the library or under it: not
-// a face (commands, app, main) and not a bench program.
+// a caller of it (commands, app, main) and not a bench program.
 func below(p string) bool {
 	return strings.HasPrefix(p, "internal/") && !strings.HasPrefix(p, "internal/cli") && p != "internal/app"
 }

@@ -2,6 +2,9 @@
 // internal/engine/contention.go): it pairs each probe measured alone with
 // the same probe under a bulk writer, and says in plain words what the
 // slowdown means against known limits. Pure functions; nothing prints.
+// Unlike internal/analysis (many results compared at one time) and
+// internal/trend (one series over time), it looks at the two halves of one
+// round on one target; its answer is analysis.ContentionReport.
 package contention
 
 import (

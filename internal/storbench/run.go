@@ -244,7 +244,7 @@ func LoadRunOutcome(ctx context.Context, st store.Reader, r *result.Run) (*RunOu
 // DryRun judges req's fio job on every local target and every SSH host
 // (judgeSSHTargets), running and storing nothing: what fio would run there,
 // as fio reads it, the files and devices it touches and the safety verdict.
-// On an error, the targets judged before it are returned with it.
+// On an error, the targets checked before it are returned with it.
 func DryRun(ctx context.Context, req RunRequest) ([]analysis.DryRun, error) {
 	p, err := buildRunPlan(&req, true)
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/storbench/storbench/internal/runner/local"
 )
 
-// JudgedTarget is a raw fio job judged for one local target before the run:
+// JudgedTarget is a raw fio job checked for one local target before the run:
 // the file fio would run, fio's reading of it and the safety verdict.
 type JudgedTarget struct {
 	Path   string
@@ -44,7 +44,7 @@ func (j JudgedTarget) view() analysis.DryRun {
 }
 
 // judgeLocalTargets judges the plan's raw job for every local directory and
-// device target, in order, returning those judged before an error too.
+// device target, in order, returning those checked before an error too.
 func judgeLocalTargets(ctx context.Context, req *RunRequest, plan *engine.Plan) ([]JudgedTarget, error) {
 	var out []JudgedTarget
 	for _, t := range req.Targets {

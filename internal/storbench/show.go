@@ -19,7 +19,7 @@ type ShowRequest struct {
 
 // RunDetail is one run with its results.
 type RunDetail struct {
-	// Run's status is judged now: a run stored as running whose
+	// Run's status is worked out now: a run stored as running whose
 	// storbench process is gone is abandoned.
 	Run     *result.Run     `json:"run"`
 	Results []result.Result `json:"results"`

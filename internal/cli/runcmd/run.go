@@ -26,8 +26,7 @@ import (
 // needs.
 type flags struct {
 	req storbench.RunRequest
-	// kube is --nodes, --size and the other k8s options; the request
-	// holds them only when one was given.
+	// kube is the k8s options; req.Kube points to it once one is given.
 	kube   storbench.KubeRequest
 	labels []string
 	dryRun bool
@@ -114,11 +113,11 @@ func addMeasureFlags(fl *pflag.FlagSet, r *storbench.RunRequest) {
 	m := &r.Measure
 	fl.Var(&repeatValue{n: &r.Repeat, auto: &m.RepeatAuto}, "repeat", "run the suite this many times on each target, or auto: repeat each workload until its IOPS are known to --precision")
 	fl.BoolVar(&m.UntilStable, "until-stable", false, "run each workload until fio sees its IOPS settle (steady state), up to --stable-max")
-	fl.Var(optional(&m.StableMax, storbench.DefaultStableMax, time.ParseDuration, "duration"), "stable-max", "--until-stable: the longest a workload may run without settling")
-	fl.Var(optional(&m.StableInterval, storbench.DefaultStableInterval, time.ParseDuration, "duration"), "stable-interval", "--until-stable: how often fio samples (longer for slow devices; other than 1s needs fio 3.34 or later)")
-	fl.Var(optional(&m.Precision, storbench.DefaultPrecision, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }, "float"), "precision", "--repeat auto: the 95% confidence interval of the mean IOPS to reach, in ± percent")
-	fl.Var(optional(&m.RepeatMin, storbench.DefaultRepeatMin, strconv.Atoi, "int"), "repeat-min", "--repeat auto: the fewest runs of each workload")
-	fl.Var(optional(&m.RepeatMax, storbench.DefaultRepeatMax, strconv.Atoi, "int"), "repeat-max", "--repeat auto: the most runs of each workload")
+	fl.Var(&optionalValue[time.Duration]{&m.StableMax, storbench.DefaultStableMax, time.ParseDuration, "duration"}, "stable-max", "--until-stable: the longest a workload may run without settling")
+	fl.Var(&optionalValue[time.Duration]{&m.StableInterval, storbench.DefaultStableInterval, time.ParseDuration, "duration"}, "stable-interval", "--until-stable: how often fio samples (longer for slow devices; other than 1s needs fio 3.34 or later)")
+	fl.Var(&optionalValue[float64]{&m.Precision, storbench.DefaultPrecision, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }, "float"}, "precision", "--repeat auto: the 95% confidence interval of the mean IOPS to reach, in ± percent")
+	fl.Var(&optionalValue[int]{&m.RepeatMin, storbench.DefaultRepeatMin, strconv.Atoi, "int"}, "repeat-min", "--repeat auto: the fewest runs of each workload")
+	fl.Var(&optionalValue[int]{&m.RepeatMax, storbench.DefaultRepeatMax, strconv.Atoi, "int"}, "repeat-max", "--repeat auto: the most runs of each workload")
 	fl.BoolVar(&m.DefeatCache, "defeat-cache", false, "size read and buffered workloads beyond the memory that can cache them (bounded by free space) and drop the page cache before each (as root)")
 	fl.BoolVar(&m.Precondition, "precondition", false, "write a --destructive device sequentially twice before its random-write workloads (SNIA PTS)")
 }
@@ -151,10 +150,6 @@ type optionalValue[T any] struct {
 	def   T
 	parse func(string) (T, error)
 	typ   string // the value's kind in --help
-}
-
-func optional[T any](p **T, def T, parse func(string) (T, error), typ string) *optionalValue[T] {
-	return &optionalValue[T]{p: p, def: def, parse: parse, typ: typ}
 }
 
 func (o *optionalValue[T]) Set(s string) error {

@@ -1,6 +1,9 @@
 // Package render turns runs and results into what people read: terminal
-// tables, and JSON for scripts. Renderers write to an io.Writer and return
-// errors; they never decide where output goes.
+// tables, Markdown, HTML and SVG, and JSON and CSV for scripts. It formats
+// internal/result types and internal/analysis views and computes nothing:
+// what a document shows (a comparison, a contention report, a suite's
+// estimate) is worked out before it gets here. Renderers write to an
+// io.Writer and return errors; they never decide where output goes.
 package render
 
 import (

@@ -1,6 +1,9 @@
 // Package result holds storbench's data model: plain values with explicit units.
 // Latencies are time.Duration (nanoseconds), throughput is bytes per second, and
-// rates are I/O operations per second. Nothing here prints or knows SQL.
+// rates are I/O operations per second. Besides runs, results and device
+// health it holds the plain answers of the other jobs (cleanup and import
+// reports, doctor checks, StorageClasses, fio's live progress). Nothing
+// here prints or knows SQL.
 package result
 
 import (

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
 )
@@ -47,9 +46,9 @@ func main() {
 	if err := generate(ctx, st, *total); err != nil {
 		log.Fatal(err)
 	}
-	var infos []kube.ClassInfo
+	var infos []result.StorageClass
 	for _, c := range classes {
-		infos = append(infos, kube.ClassInfo{Name: c})
+		infos = append(infos, result.StorageClass{Name: c})
 	}
 	for i := 1; i <= *repeat; i++ {
 		measure(fmt.Sprintf("classes (Figures) run %d", i), func() error {

@@ -30,7 +30,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/engine"
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
@@ -93,9 +92,9 @@ type observer struct {
 	timings map[string]*timing
 }
 
-func (o *observer) RunStarted(*result.Run)                     {}
-func (o *observer) Notice(string, string)                      {}
-func (o *observer) WorkloadProgress(engine.Step, fio.Progress) {}
+func (o *observer) RunStarted(*result.Run)                        {}
+func (o *observer) Notice(string, string)                         {}
+func (o *observer) WorkloadProgress(engine.Step, result.Progress) {}
 func (o *observer) WorkloadStarted(s engine.Step) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -145,7 +144,9 @@ func run(n int, rounds string) error {
 	var targets []runner.Target
 	req := storbench.DefaultRunRequest()
 	req.SuiteSpec, req.Targets, req.Rounds, req.Telemetry = s, []string{storbench.KubeTargetPrefix + class}, splitComma(rounds), false
-	req.Kube.Kubeconfig, req.Kube.Nodes, req.Kube.Timeout = kc, names, 2*time.Minute
+	kube := storbench.DefaultKubeRequest()
+	kube.Kubeconfig, kube.Nodes, kube.Timeout = kc, names, 2*time.Minute
+	req.Kube = &kube
 	req.Wrap = func(t runner.Target) runner.Target {
 		obs.timings[t.Name()] = &timing{}
 		tt := &timedTarget{Target: t, t: obs.timings[t.Name()]}

@@ -115,7 +115,7 @@ func timeToAnswer(args []string) error {
 		req.SuiteSpec = &spec.Suite{Name: suite.Name, Workloads: []spec.Workload{w}}
 		req.Targets, req.Telemetry = []string{*dir}, false
 		if stable {
-			req.Measure.UntilStable, req.Measure.StableMax = true, *stableMax
+			req.Measure.UntilStable, req.Measure.StableMax = true, stableMax
 		} else {
 			req.SuiteSpec.Workloads[0].Runtime = spec.Duration(*fixed)
 		}

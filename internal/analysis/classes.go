@@ -66,3 +66,29 @@ func ClassFigures(figs []result.Figures) map[string][]ClassFigure {
 	}
 	return out
 }
+
+// Class is a StorageClass with its measured performance: what storbench
+// classes shows.
+type Class struct {
+	result.StorageClass
+	Measured []ClassFigure `json:"measured"`
+	// Measure is the command to run when nothing is measured yet.
+	Measure string `json:"measure,omitempty"`
+}
+
+// Classes attaches to each class the medians of its isolated-round
+// figures among figs (see ClassFigures), or the command that measures it
+// when there are none; never nil.
+func Classes(classes []result.StorageClass, figs []result.Figures) []Class {
+	measured := ClassFigures(figs)
+	out := []Class{}
+	for _, sc := range classes {
+		c := Class{StorageClass: sc, Measured: measured[sc.Name]}
+		if len(c.Measured) == 0 {
+			c.Measured = []ClassFigure{}
+			c.Measure = "storbench run --suite quick --target k8s:" + sc.Name
+		}
+		out = append(out, c)
+	}
+	return out
+}

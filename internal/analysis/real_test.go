@@ -13,7 +13,6 @@ import (
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/local"
@@ -24,11 +23,11 @@ import (
 
 type quiet struct{}
 
-func (quiet) RunStarted(*result.Run)                       {}
-func (quiet) Notice(string, string)                        {}
-func (quiet) WorkloadStarted(engine.Step)                  {}
-func (quiet) WorkloadProgress(engine.Step, fio.Progress)   {}
-func (quiet) WorkloadFinished(engine.Step, *result.Result) {}
+func (quiet) RunStarted(*result.Run)                        {}
+func (quiet) Notice(string, string)                         {}
+func (quiet) WorkloadStarted(engine.Step)                   {}
+func (quiet) WorkloadProgress(engine.Step, result.Progress) {}
+func (quiet) WorkloadFinished(engine.Step, *result.Result)  {}
 
 // diskDir is a directory on a real disk (not tmpfs) next to the test.
 func diskDir(t *testing.T) string {

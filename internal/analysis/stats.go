@@ -2,7 +2,18 @@
 // repetitions, side-by-side comparisons, efficiency against a baseline,
 // change between rounds, the best target per workload, outliers and
 // verdicts. Everything here is a pure function of its inputs: no I/O, no
-// printing, no clock.
+// printing, no clock. It also holds the view types internal/render formats
+// (View, Class, SuiteDocument, DryRun, ContentionReport).
+//
+// Four packages judge results; each looks at something different:
+//   - analysis: many results side by side (targets, repetitions, rounds) at
+//     one time: which is faster, by how much, how sure, is it fit for a use;
+//   - cliff: inside one sustained-write result, the moment throughput
+//     drops for good (fio's bandwidth log);
+//   - contention: one contention round, the same probe alone and beside a
+//     bulk writer (analysis.ContentionReport);
+//   - trend: one target × workload × round over time, against its own
+//     stored history (trend.Judgement).
 package analysis
 
 import (

@@ -71,9 +71,20 @@ func rel(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, modu
 var cmdPkg = regexp.MustCompile(`^internal/cli/[a-z]+cmd$`)
 
 // below reports whether a package is part of the library or under it: not
-// a face (commands, app, main) and not a bench program.
+// a caller of it (commands, app, main) and not a bench program.
 func below(p string) bool {
 	return strings.HasPrefix(p, "internal/") && !strings.HasPrefix(p, "internal/cli") && p != "internal/app"
+}
+
+// renderMayImport are the packages of this module internal/render may
+// import: the data it formats and the units it formats it in. Each
+// exception says why.
+var renderMayImport = map[string]string{
+	"internal/result":   "",
+	"internal/analysis": "",
+	"internal/units":    "",
+	"internal/trend": "its Judgement, Point and Verdict are plain data (trend imports only the standard " +
+		"library), formatted as trend defines them; a copy in analysis would be a second model of one judgement",
 }
 
 func TestImportRules(t *testing.T) {
@@ -90,10 +101,16 @@ func TestImportRules(t *testing.T) {
 				t.Errorf("rule 3: %s imports %s: the library knows nothing of the command line", name, imp)
 			case name == "internal/render" && (in == "internal/store" || in == "internal/engine"):
 				t.Errorf("rule 8: internal/render imports %s: it formats what it is given", in)
+			case name == "internal/render" && strings.HasPrefix(imp, module+"/") && !hasKey(renderMayImport, in):
+				t.Errorf("rule 9: internal/render imports %s: it may import only result, analysis and units (and the exceptions listed), the types it formats; compute in the library or analysis", in)
+			case name == "internal/storbench" && in == "internal/render":
+				t.Errorf("rule 10: internal/storbench imports internal/render: the library answers in result and analysis types, and callers render them")
 			}
 		}
 	}
 }
+
+func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
 
 // Every package is on the page's map, and every package on the map exists.
 func TestPackageMapIsTrue(t *testing.T) {

@@ -2,7 +2,10 @@
 // where throughput falls from one level to a lower one and stays there,
 // because the drive's fast cache (SLC, DRAM) or its pool of fresh blocks ran
 // out. It works on the bandwidth series fio logs (write_bw_log) and is a
-// pure function of it.
+// pure function of it. Unlike internal/analysis (results compared with each
+// other) and internal/trend (a series of runs over time), it looks inside a
+// single result; the engine records what it finds as that result's
+// WriteCliff and labels.
 //
 // Method: two-segment least squares. Every split point k of the series is
 // tried; the series is modelled as one mean before k and another after, and

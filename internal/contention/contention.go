@@ -2,6 +2,9 @@
 // internal/engine/contention.go): it pairs each probe measured alone with
 // the same probe under a bulk writer, and says in plain words what the
 // slowdown means against known limits. Pure functions; nothing prints.
+// Unlike internal/analysis (many results compared at one time) and
+// internal/trend (one series over time), it looks at the two halves of one
+// round on one target; its answer is analysis.ContentionReport.
 package contention
 
 import (
@@ -10,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/units"
 )
@@ -31,43 +35,6 @@ const (
 	ProbeTimeout = time.Second
 )
 
-// Figures are the percentiles of one probe measurement.
-type Figures struct {
-	P50  time.Duration `json:"p50_ns"`
-	P99  time.Duration `json:"p99_ns"`
-	P999 time.Duration `json:"p999_ns"`
-	Max  time.Duration `json:"max_ns"`
-}
-
-// Report is one probe measured alone and under load on one target.
-type Report struct {
-	Target     string `json:"target"`
-	Probe      string `json:"probe"`
-	Repetition int    `json:"repetition"`
-	// Latency names the distribution compared: "fdatasync" when the probe
-	// synced, else "read" or "write" completion latency.
-	Latency string  `json:"latency"`
-	Alone   Figures `json:"alone"`
-	Loaded  Figures `json:"loaded"`
-	// Slowdown is loaded p99 over alone p99.
-	Slowdown float64 `json:"slowdown"`
-	// NoiseBytesPerSec is the bulk writer's throughput; 0 if it failed.
-	NoiseBytesPerSec float64 `json:"noise_bytes_per_sec"`
-	// TimeoutPercent estimates the share of loaded probe operations that
-	// took longer than ProbeTimeout, from the latency distribution;
-	// TimeoutBound says how to read it: "about", "less than", "more than".
-	TimeoutPercent float64 `json:"timeout_percent"`
-	TimeoutBound   string  `json:"timeout_bound"`
-	// EtcdPass says whether the loaded fdatasync p99 is within
-	// EtcdSyncP99; nil when the probe does not sync.
-	EtcdPass *bool `json:"etcd_pass,omitempty"`
-	// Verdict says all of it in words.
-	Verdict string `json:"verdict"`
-	// AloneLimitedBy and LoadedLimitedBy carry the bottleneck attribution.
-	AloneLimitedBy  string `json:"alone_limited_by,omitempty"`
-	LoadedLimitedBy string `json:"loaded_limited_by,omitempty"`
-}
-
 type key struct {
 	target, probe string
 	rep           int
@@ -75,7 +42,7 @@ type key struct {
 
 // Reports pairs the contention results among rs, in target, probe and
 // repetition order. Pairs missing a side (a failed probe) are left out.
-func Reports(rs []result.Result) []Report {
+func Reports(rs []result.Result) []analysis.ContentionReport {
 	type trio struct{ alone, loaded, noise *result.Result }
 	groups := map[key]*trio{}
 	for i := range rs {
@@ -98,7 +65,7 @@ func Reports(rs []result.Result) []Report {
 			g.noise = r
 		}
 	}
-	var out []Report
+	var out []analysis.ContentionReport
 	for k, g := range groups {
 		if g.alone == nil || g.loaded == nil {
 			continue
@@ -118,10 +85,10 @@ func Reports(rs []result.Result) []Report {
 	return out
 }
 
-func report(k key, alone, loaded, noise *result.Result) Report {
+func report(k key, alone, loaded, noise *result.Result) analysis.ContentionReport {
 	name, la := distribution(alone)
 	_, ll := distribution(loaded)
-	rep := Report{Target: k.target, Probe: k.probe, Repetition: k.rep, Latency: name,
+	rep := analysis.ContentionReport{Target: k.target, Probe: k.probe, Repetition: k.rep, Latency: name,
 		Alone: figures(la), Loaded: figures(ll)}
 	if rep.Alone.P99 > 0 {
 		rep.Slowdown = float64(rep.Loaded.P99) / float64(rep.Alone.P99)
@@ -187,8 +154,8 @@ func distribution(r *result.Result) (string, result.Latency) {
 	return name + " latency", worst
 }
 
-func figures(l result.Latency) Figures {
-	f := Figures{Max: l.Max}
+func figures(l result.Latency) analysis.ProbeFigures {
+	f := analysis.ProbeFigures{Max: l.Max}
 	f.P50, _ = l.At(50)
 	f.P99, _ = l.At(99)
 	f.P999, _ = l.At(99.9)

@@ -86,7 +86,7 @@ type Observer interface {
 	RunStarted(run *result.Run)
 	Notice(target, message string)
 	WorkloadStarted(s Step)
-	WorkloadProgress(s Step, p fio.Progress)
+	WorkloadProgress(s Step, p result.Progress)
 	WorkloadFinished(s Step, r *result.Result)
 }
 
@@ -290,9 +290,9 @@ func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, inv in
 		rec = inv.sampler.Start()
 	}
 	started := time.Now()
-	var onProgress func(fio.Progress)
+	var onProgress func(result.Progress)
 	if plan.LiveProgress {
-		onProgress = func(p fio.Progress) { e.Observer.WorkloadProgress(step, p) }
+		onProgress = func(p result.Progress) { e.Observer.WorkloadProgress(step, p) }
 	}
 	out, ferr := inv.fr.Run(ctx, job, onProgress)
 	finished := time.Now()

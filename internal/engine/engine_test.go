@@ -139,11 +139,11 @@ func (t *fakeTarget) Prepare(ctx context.Context, need runner.Need) (*runner.Pre
 
 type notes struct{ messages []string }
 
-func (n *notes) RunStarted(*result.Run)                {}
-func (n *notes) Notice(target, m string)               { n.messages = append(n.messages, target+": "+m) }
-func (n *notes) WorkloadStarted(Step)                  {}
-func (n *notes) WorkloadProgress(Step, fio.Progress)   {}
-func (n *notes) WorkloadFinished(Step, *result.Result) {}
+func (n *notes) RunStarted(*result.Run)                 {}
+func (n *notes) Notice(target, m string)                { n.messages = append(n.messages, target+": "+m) }
+func (n *notes) WorkloadStarted(Step)                   {}
+func (n *notes) WorkloadProgress(Step, result.Progress) {}
+func (n *notes) WorkloadFinished(Step, *result.Result)  {}
 
 func setup(t *testing.T) (*store.SQLite, *spec.Suite, []byte) {
 	t.Helper()

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
 )
@@ -314,7 +313,7 @@ func (l *lockedObserver) WorkloadStarted(s Step) {
 	l.o.WorkloadStarted(s)
 }
 
-func (l *lockedObserver) WorkloadProgress(s Step, p fio.Progress) {
+func (l *lockedObserver) WorkloadProgress(s Step, p result.Progress) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.o.WorkloadProgress(s, p)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/testenv"
 )
 
@@ -101,7 +102,7 @@ func TestFioGateHoldsJobsUntilReleased(t *testing.T) {
 		}
 		done := make(chan outcome, 1)
 		go func() {
-			o, err := fr.Run(context.Background(), job, func(fio.Progress) {})
+			o, err := fr.Run(context.Background(), job, func(result.Progress) {})
 			done <- outcome{o, err}
 		}()
 		select {

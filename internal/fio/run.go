@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/result"
 )
 
 // Runner runs fio somewhere a Cmder reaches.
@@ -22,15 +23,6 @@ type Runner struct {
 	Dir string
 	// Binary is the fio executable; "fio" when empty.
 	Binary string
-}
-
-// Progress is fio's live status during a job.
-type Progress struct {
-	Elapsed time.Duration
-	// Remaining is fio's own estimate; zero when it does not know.
-	Remaining   time.Duration
-	IOPS        float64
-	BytesPerSec float64
 }
 
 // Outcome is what one fio invocation produced.
@@ -111,7 +103,7 @@ func (r Runner) HasEngine(ctx context.Context, engine string) (bool, error) {
 
 // Run runs job and returns fio's final output. With onProgress set, fio
 // reports its status every second and onProgress sees the live rate.
-func (r Runner) Run(ctx context.Context, job Job, onProgress func(Progress)) (*Outcome, error) {
+func (r Runner) Run(ctx context.Context, job Job, onProgress func(result.Progress)) (*Outcome, error) {
 	if job.Path != "" {
 		return r.RunFile(ctx, job.Path, onProgress)
 	}
@@ -121,11 +113,11 @@ func (r Runner) Run(ctx context.Context, job Job, onProgress func(Progress)) (*O
 // RunFile runs the job file at path (where the runner runs, relative to its
 // Dir) as fio runs a job file: storbench adds only its output options on the
 // command line.
-func (r Runner) RunFile(ctx context.Context, path string, onProgress func(Progress)) (*Outcome, error) {
+func (r Runner) RunFile(ctx context.Context, path string, onProgress func(result.Progress)) (*Outcome, error) {
 	return r.run(ctx, []string{path}, onProgress)
 }
 
-func (r Runner) run(ctx context.Context, jobArgs []string, onProgress func(Progress)) (*Outcome, error) {
+func (r Runner) run(ctx context.Context, jobArgs []string, onProgress func(result.Progress)) (*Outcome, error) {
 	args := []string{"--output-format=json"}
 	if onProgress != nil {
 		args = append(args, "--status-interval=1")
@@ -194,8 +186,8 @@ func decode(raw []byte) (Output, error) {
 }
 
 // progressBetween turns two cumulative status documents into a live rate.
-func progressBetween(prev, cur *Output, wall time.Duration) Progress {
-	var p Progress
+func progressBetween(prev, cur *Output, wall time.Duration) result.Progress {
+	var p result.Progress
 	jobs := cur.AllJobs()
 	if len(jobs) == 0 {
 		return p

@@ -8,40 +8,6 @@ import (
 	"github.com/storbench/storbench/internal/result"
 )
 
-// ProblemKind says what happened to part of an input.
-type ProblemKind string
-
-// The kinds of problems an import reports.
-const (
-	// ProblemCut: the input ends in the middle of something (a truncated
-	// file); what follows the point named was not read.
-	ProblemCut ProblemKind = "cut"
-	// ProblemRefused: a result was read but not kept, because a figure is
-	// outside what any storage device can do, or negative.
-	ProblemRefused ProblemKind = "refused"
-	// ProblemSkipped: a block of the input looked like output of a known
-	// tool but could not be read; the rest of the file was.
-	ProblemSkipped ProblemKind = "skipped"
-	// ProblemInconsistent: a result's figures disagree with each other
-	// (bandwidth against IOPS times block size, I/O count against runtime);
-	// it is kept as the file says, and flagged with the numbers.
-	ProblemInconsistent ProblemKind = "inconsistent"
-)
-
-// Problem is one thing an import did not take as it was, with where.
-type Problem struct {
-	Line int         `json:"line,omitempty"`
-	Kind ProblemKind `json:"kind"`
-	Msg  string      `json:"message"`
-}
-
-func (p Problem) String() string {
-	if p.Line > 0 {
-		return fmt.Sprintf("line %d: %s: %s", p.Line, p.Kind, p.Msg)
-	}
-	return fmt.Sprintf("%s: %s", p.Kind, p.Msg)
-}
-
 // Bounds of plausible figures. They are far beyond any device storbench
 // can meet (a PCIe 5 x16 array does about 60 GB/s and 20 M IOPS), so only
 // garbage is refused: a misread number, an overflow, a unit error of 10^6.

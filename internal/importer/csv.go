@@ -133,7 +133,7 @@ func (c *completeLines) cut() (int, string, bool) {
 // streamCSV reads the generic CSV from in, handing each finished result to
 // emit as soon as no later row can belong to it, so memory stays bounded
 // whatever the input's size. A last line without a line break may be cut
-// in the middle of its value: it is not read, and p gets a ProblemCut.
+// in the middle of its value: it is not read, and p gets a result.ProblemCut.
 func streamCSV(in io.Reader, p *parsed, emit func(result.Result, int) error) error {
 	lb := &completeLines{r: in}
 	r := csv.NewReader(lb)
@@ -206,7 +206,7 @@ func streamCSV(in io.Reader, p *parsed, emit func(result.Result, int) error) err
 		if len(text) > 40 {
 			text = text[:40] + "..."
 		}
-		p.problems = append(p.problems, Problem{Line: line, Kind: ProblemCut,
+		p.problems = append(p.problems, result.ImportProblem{Line: line, Kind: result.ProblemCut,
 			Msg: fmt.Sprintf("the file ends in the middle of line %d (%q, no line break): the row was not read", line, text)})
 	}
 	if err := g.close(); err != nil {

@@ -53,7 +53,7 @@ func parseDD(data []byte) (*parsed, error) {
 			if firstErr == nil {
 				firstErr = errAt(n, 0, "expected dd's summary such as \"335544320 bytes (336 MB, 320 MiB) copied, 1.86384 s, 180 MB/s\", found %q", strings.TrimSpace(line))
 			}
-			p.problems = append(p.problems, Problem{Line: n, Kind: ProblemSkipped, Msg: fmt.Sprintf("not a dd summary line: %q", strings.TrimSpace(line))})
+			p.problems = append(p.problems, result.ImportProblem{Line: n, Kind: result.ProblemSkipped, Msg: fmt.Sprintf("not a dd summary line: %q", strings.TrimSpace(line))})
 			continue
 		}
 		nbytes, err1 := strconv.ParseInt(m[1], 10, 64)

@@ -55,14 +55,14 @@ func parseFioJSON(data []byte) (*parsed, error) {
 			if d != nil && len(d.Jobs)+len(d.ClientStats) > 0 || d != nil && d.Version != "" && end >= len(data) {
 				// Cut: keep the complete jobs, say where it stopped.
 				docs = append(docs, *d)
-				p.problems = append(p.problems, Problem{Line: pe.Line, Kind: ProblemCut, Msg: pe.Msg})
+				p.problems = append(p.problems, result.ImportProblem{Line: pe.Line, Kind: result.ProblemCut, Msg: pe.Msg})
 				break
 			}
 			if end >= len(data) {
-				p.problems = append(p.problems, Problem{Line: pe.Line, Kind: ProblemCut, Msg: pe.Msg})
+				p.problems = append(p.problems, result.ImportProblem{Line: pe.Line, Kind: result.ProblemCut, Msg: pe.Msg})
 				break
 			}
-			p.problems = append(p.problems, Problem{Line: lineOf(data, start), Kind: ProblemSkipped, Msg: "a JSON document that could not be read: " + pe.Msg})
+			p.problems = append(p.problems, result.ImportProblem{Line: lineOf(data, start), Kind: result.ProblemSkipped, Msg: "a JSON document that could not be read: " + pe.Msg})
 			pos = nextLine(data, start)
 			continue
 		}
@@ -71,7 +71,7 @@ func parseFioJSON(data []byte) (*parsed, error) {
 			// collector's {"data": [...]}) are read where they are.
 			nested := nestedFioDocs(data[start:end], d.line)
 			if len(nested) == 0 {
-				p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemSkipped, Msg: `a JSON object without "fio version" or "jobs"`})
+				p.problems = append(p.problems, result.ImportProblem{Line: d.line, Kind: result.ProblemSkipped, Msg: `a JSON object without "fio version" or "jobs"`})
 			}
 			docs = append(docs, nested...)
 		} else {
@@ -93,14 +93,14 @@ func parseFioJSON(data []byte) (*parsed, error) {
 		p.version = orDefault(d.Version, p.version)
 		jobs := d.AllJobs()
 		if len(jobs) == 0 {
-			if len(p.problems) == 0 || p.problems[len(p.problems)-1].Kind != ProblemCut {
-				p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemSkipped, Msg: "a fio JSON document without any job"})
+			if len(p.problems) == 0 || p.problems[len(p.problems)-1].Kind != result.ProblemCut {
+				p.problems = append(p.problems, result.ImportProblem{Line: d.line, Kind: result.ProblemSkipped, Msg: "a fio JSON document without any job"})
 			}
 			continue
 		}
 		for _, g := range groupJobs(jobs) {
 			if want := parallelJobs(d, g[0]); len(g) < want {
-				p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemCut,
+				p.problems = append(p.problems, result.ImportProblem{Line: d.line, Kind: result.ProblemCut,
 					Msg: fmt.Sprintf("fio job %q not stored: %d of its %d parallel jobs (numjobs without group_reporting) are in the file", g[0].Name, len(g), want)})
 				continue
 			}
@@ -108,7 +108,7 @@ func parseFioJSON(data []byte) (*parsed, error) {
 			p.add(r, d.line)
 			p.rows++
 			for _, why := range consistency(&r, bs) {
-				p.problems = append(p.problems, Problem{Line: d.line, Kind: ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", g[0].Name, why)})
+				p.problems = append(p.problems, result.ImportProblem{Line: d.line, Kind: result.ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", g[0].Name, why)})
 			}
 		}
 	}

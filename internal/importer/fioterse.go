@@ -87,7 +87,7 @@ func parseFioTerse(data []byte) (*parsed, error) {
 		// With the I/O count derived from IOPS and runtime, this compares
 		// the bandwidth with the bytes moved over the runtime.
 		for _, why := range consistency(&r, 0) {
-			p.problems = append(p.problems, Problem{Line: n, Kind: ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", f[2], why)})
+			p.problems = append(p.problems, result.ImportProblem{Line: n, Kind: result.ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", f[2], why)})
 		}
 		r.Labels = map[string]string{string(result.LabelJob): f[2]}
 		if strings.HasPrefix(f[1], "fio-") {

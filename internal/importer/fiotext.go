@@ -44,8 +44,8 @@ type textJob struct {
 	r       result.Result
 	units   map[string]string
 	sawDirs bool
-	section string   // the Markdown heading the block is under, in notes
-	broken  *Problem // the block could not be read
+	section string                // the Markdown heading the block is under, in notes
+	broken  *result.ImportProblem // the block could not be read
 	// decimalBW is the bandwidth fio printed in decimal units beside the
 	// binary one ("BW=39.0MiB/s (40.9MB/s)"), per direction.
 	decimalBW map[string]float64
@@ -208,7 +208,7 @@ func (t *textParser) percentileRow(trimmed string) {
 
 // fail marks the job block being read as unreadable, with why.
 func (t *textParser) fail(e *ParseError) {
-	t.cur.broken = &Problem{Line: e.Line, Kind: ProblemSkipped, Msg: fmt.Sprintf("fio job block %q (line %d) not read: %s", t.cur.name, t.cur.line, e.Msg)}
+	t.cur.broken = &result.ImportProblem{Line: e.Line, Kind: result.ProblemSkipped, Msg: fmt.Sprintf("fio job block %q (line %d) not read: %s", t.cur.name, t.cur.line, e.Msg)}
 }
 
 // jobLine reads a line inside a job block: a direction, a latency, the
@@ -342,7 +342,7 @@ func (t *textParser) mergeParallelJobs() ([]*textGroup, *ParseError) {
 	var firstErr *ParseError
 	for _, j := range t.jobs {
 		if j.broken == nil && !j.sawDirs && j.err == 0 {
-			j.broken = &Problem{Line: j.line, Kind: ProblemSkipped, Msg: fmt.Sprintf("expected read:, write: or trim: lines after the job header of %q, found none", j.name)}
+			j.broken = &result.ImportProblem{Line: j.line, Kind: result.ProblemSkipped, Msg: fmt.Sprintf("expected read:, write: or trim: lines after the job header of %q, found none", j.name)}
 		}
 		if j.broken != nil {
 			t.p.problems = append(t.p.problems, *j.broken)
@@ -401,7 +401,7 @@ func (t *textParser) addResult(g *textGroup) {
 	// Text figures are rounded to 3 significant digits; the I/O count
 	// derived above is exact only when "issued" was printed.
 	for _, why := range consistency(&r, meth.BlockSize) {
-		t.p.problems = append(t.p.problems, Problem{Line: j.line, Kind: ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", j.name, why)})
+		t.p.problems = append(t.p.problems, result.ImportProblem{Line: j.line, Kind: result.ProblemInconsistent, Msg: fmt.Sprintf("fio job %q: %s", j.name, why)})
 	}
 	t.p.add(r, j.line)
 	t.p.rows++

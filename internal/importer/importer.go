@@ -63,14 +63,17 @@ func FormatNames() string {
 	return strings.Join(names, ", ")
 }
 
-// FormatList joins the formats a file was read in, as "fio-text+smartctl".
-func FormatList(fs []Format) string {
+// Names are the names of the formats fs, a file's formats.
+func Names(fs []Format) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
 		out[i] = string(f)
 	}
-	return strings.Join(out, "+")
+	return out
 }
+
+// FormatList joins the formats a file was read in, as "fio-text+smartctl".
+func FormatList(fs []Format) string { return strings.Join(Names(fs), "+") }
 
 // Options change how Parse reads a file.
 type Options struct {
@@ -105,7 +108,7 @@ type File struct {
 	// Notes say what the reader decided (e.g. which fio status snapshot it kept).
 	Notes []string `json:"notes,omitempty"`
 	// Problems are what was cut, refused, skipped or flagged, with lines.
-	Problems []Problem `json:"problems,omitempty"`
+	Problems []result.ImportProblem `json:"problems,omitempty"`
 }
 
 // ParseError is input the reader could not understand.
@@ -151,7 +154,7 @@ type parsed struct {
 	rows        int
 	skipped     []int
 	notes       []string
-	problems    []Problem
+	problems    []result.ImportProblem
 	// tailParallel says the last result merges jobs that ran in parallel
 	// and may be missing some of them when the input is cut.
 	tailParallel bool
@@ -192,7 +195,7 @@ var readers = map[Format]reader{
 // Parse reads one input file. name is used in errors, provenance and as
 // the default target. A file that ends in the middle of a line or of a
 // JSON document gives what is complete before that point, with a
-// ProblemCut (see File.Cut); a figure is never taken from a cut number.
+// result.ProblemCut (see File.Cut); a figure is never taken from a cut number.
 func Parse(name string, data []byte, opt Options) (*File, error) {
 	sum := sha256.Sum256(data)
 	f := &File{Name: name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(data))}
@@ -221,7 +224,7 @@ func Parse(name string, data []byte, opt Options) (*File, error) {
 			// One of several outputs in the file could not be read: the
 			// others still are.
 			pe := toParseError(err)
-			f.Problems = append(f.Problems, Problem{Line: pe.Line, Kind: ProblemSkipped, Msg: fmt.Sprintf("%s output not read: %s", format, pe.Msg)})
+			f.Problems = append(f.Problems, result.ImportProblem{Line: pe.Line, Kind: result.ProblemSkipped, Msg: fmt.Sprintf("%s output not read: %s", format, pe.Msg)})
 			if firstErr == nil {
 				firstErr = pe
 				firstErr.File, firstErr.Format = name, format
@@ -280,19 +283,19 @@ func formatsOf(name string, data []byte, forced Format) ([]Format, error) {
 // screen drops from p's results those that cannot be stored, saying why:
 // the last one when its parallel jobs may go on after a cut, and any whose
 // figures are implausible.
-func (f *File) screen(p *parsed, cut *Problem) {
+func (f *File) screen(p *parsed, cut *result.ImportProblem) {
 	if cut != nil && p.tailParallel && len(p.results) > 0 {
 		// Its parallel jobs may go on after the cut: a sum of some of
 		// them is not a figure of the run.
 		last := len(p.results) - 1
-		f.Problems = append(f.Problems, Problem{Line: p.lineOf(last), Kind: ProblemCut,
+		f.Problems = append(f.Problems, result.ImportProblem{Line: p.lineOf(last), Kind: result.ProblemCut,
 			Msg: fmt.Sprintf("result %q not stored: its parallel jobs (numjobs without group_reporting) may go on after the cut", p.results[last].Workload)})
 		p.results = p.results[:last]
 	}
 	kept := p.results[:0]
 	for i := range p.results {
 		if why := plausible(&p.results[i]); why != "" {
-			f.Problems = append(f.Problems, Problem{Line: p.lineOf(i), Kind: ProblemRefused,
+			f.Problems = append(f.Problems, result.ImportProblem{Line: p.lineOf(i), Kind: result.ProblemRefused,
 				Msg: fmt.Sprintf("result %q not stored: %s", p.results[i].Workload, why)})
 			continue
 		}
@@ -317,7 +320,7 @@ func (p *parsed) labelSources() {
 // Cut reports whether the file ended in the middle of something.
 func (f *File) Cut() bool {
 	for _, p := range f.Problems {
-		if p.Kind == ProblemCut {
+		if p.Kind == result.ProblemCut {
 			return true
 		}
 	}
@@ -328,7 +331,7 @@ func (f *File) Cut() bool {
 func (f *File) Refused() int {
 	n := 0
 	for _, p := range f.Problems {
-		if p.Kind == ProblemRefused {
+		if p.Kind == result.ProblemRefused {
 			n++
 		}
 	}
@@ -358,17 +361,17 @@ var (
 // at a line break: iozone's banner without "iozone test complete", a fio
 // job block without the cpu line fio prints for every job, dd's record
 // counts without the summary line.
-func cutStructure(data []byte, formats []Format) *Problem {
+func cutStructure(data []byte, formats []Format) *result.ImportProblem {
 	last := 1 + bytes.Count(bytes.TrimRight(data, "\n"), []byte("\n"))
 	for _, f := range formats {
 		switch f {
 		case Iozone:
 			if reIozoneBanner.Match(data) && !reIozoneDone.Match(data) {
-				return &Problem{Line: last, Kind: ProblemCut, Msg: fmt.Sprintf("the iozone output ends at line %d without \"iozone test complete.\": it is cut", last)}
+				return &result.ImportProblem{Line: last, Kind: result.ProblemCut, Msg: fmt.Sprintf("the iozone output ends at line %d without \"iozone test complete.\": it is cut", last)}
 			}
 		case DD:
 			if out := bytes.LastIndex(data, []byte("records out")); out >= 0 && bytes.LastIndex(data, []byte(" copied, ")) < out {
-				return &Problem{Line: last, Kind: ProblemCut, Msg: fmt.Sprintf("dd's \"records out\" line is not followed by its summary (\"... copied, ...\"): the file is cut at line %d", last)}
+				return &result.ImportProblem{Line: last, Kind: result.ProblemCut, Msg: fmt.Sprintf("dd's \"records out\" line is not followed by its summary (\"... copied, ...\"): the file is cut at line %d", last)}
 			}
 		case FioText:
 			jobs := reFioTextJob.FindAllIndex(data, -1)
@@ -377,7 +380,7 @@ func cutStructure(data []byte, formats []Format) *Problem {
 			}
 			tail := data[jobs[len(jobs)-1][0]:]
 			if !reFioCPU.Match(tail) {
-				return &Problem{Line: last, Kind: ProblemCut, Msg: fmt.Sprintf("the last fio job block ends at line %d before fio's \"cpu :\" line: it is cut", last)}
+				return &result.ImportProblem{Line: last, Kind: result.ProblemCut, Msg: fmt.Sprintf("the last fio job block ends at line %d before fio's \"cpu :\" line: it is cut", last)}
 			}
 		}
 	}
@@ -387,7 +390,7 @@ func cutStructure(data []byte, formats []Format) *Problem {
 // cutLastLine finds a last line without a line break that is not one a
 // tool ends its output with: the file was cut there, so that line is not
 // read (a number in it may be half of one).
-func cutLastLine(data []byte, formats []Format) ([]byte, *Problem) {
+func cutLastLine(data []byte, formats []Format) ([]byte, *result.ImportProblem) {
 	lineFormats := false
 	for _, f := range formats {
 		lineFormats = lineFormats || !jsonFormat(f)
@@ -410,7 +413,7 @@ func cutLastLine(data []byte, formats []Format) ([]byte, *Problem) {
 	if len(shown) > 40 {
 		shown = "..." + shown[len(shown)-40:]
 	}
-	return data[:start], &Problem{Line: n, Kind: ProblemCut,
+	return data[:start], &result.ImportProblem{Line: n, Kind: result.ProblemCut,
 		Msg: fmt.Sprintf("the file ends in the middle of line %d (%q, no line break): the line was not read", n, shown)}
 }
 

@@ -272,7 +272,7 @@ func parseIozoneReport(data []byte, p *parsed, direct bool, cmd string) (*parsed
 		if m := reIozoneReport.FindStringSubmatch(line); m != nil {
 			test, recs = iozoneReports[strings.ToLower(m[1])], nil
 			if test == "" {
-				p.problems = append(p.problems, Problem{Line: n, Kind: ProblemSkipped, Msg: fmt.Sprintf("iozone report %q is not one storbench knows; its block was not read", m[1])})
+				p.problems = append(p.problems, result.ImportProblem{Line: n, Kind: result.ProblemSkipped, Msg: fmt.Sprintf("iozone report %q is not one storbench knows; its block was not read", m[1])})
 			}
 			continue
 		}
@@ -297,7 +297,7 @@ func parseIozoneReport(data []byte, p *parsed, direct bool, cmd string) (*parsed
 		fileKB, err := strconv.ParseInt(m[1], 10, 64)
 		vals := strings.Fields(m[2])
 		if err != nil || fileKB <= 0 || fileKB > 1<<40 || len(recs) == 0 || len(vals) > len(recs) {
-			p.problems = append(p.problems, Problem{Line: n, Kind: ProblemSkipped, Msg: fmt.Sprintf("iozone %s report row does not match its record sizes: %q", test, strings.TrimSpace(line))})
+			p.problems = append(p.problems, result.ImportProblem{Line: n, Kind: result.ProblemSkipped, Msg: fmt.Sprintf("iozone %s report row does not match its record sizes: %q", test, strings.TrimSpace(line))})
 			continue
 		}
 		p.rows++

@@ -66,7 +66,7 @@ func parseSmartctl(data []byte) (*parsed, error) {
 				firstErr = err
 			}
 			if k > 0 || len(starts) > 1 {
-				p.problems = append(p.problems, Problem{Line: err.Line, Kind: ProblemSkipped, Msg: "smartctl output not read: " + err.Msg})
+				p.problems = append(p.problems, result.ImportProblem{Line: err.Line, Kind: result.ProblemSkipped, Msg: "smartctl output not read: " + err.Msg})
 			}
 			continue
 		}
@@ -550,9 +550,9 @@ func parseSmartctlJSON(data []byte) (*parsed, error) {
 		if err := dec.Decode(&s); err != nil {
 			err = jsonError(data, start, err, "smartctl --json output")
 			if pe := toParseError(err); strings.Contains(pe.Msg, "cut") {
-				p.problems = append(p.problems, Problem{Line: pe.Line, Kind: ProblemCut, Msg: pe.Msg})
+				p.problems = append(p.problems, result.ImportProblem{Line: pe.Line, Kind: result.ProblemCut, Msg: pe.Msg})
 			} else if len(p.health) > 0 {
-				p.problems = append(p.problems, Problem{Line: pe.Line, Kind: ProblemSkipped, Msg: pe.Msg})
+				p.problems = append(p.problems, result.ImportProblem{Line: pe.Line, Kind: result.ProblemSkipped, Msg: pe.Msg})
 			}
 			if firstErr == nil {
 				firstErr = err
@@ -572,7 +572,7 @@ func parseSmartctlJSON(data []byte) (*parsed, error) {
 				why = "smartctl said: " + s.Smartctl.Messages[0].String
 			}
 			pe := errAt(lineOf(data, start), 0, "expected SMART data in the smartctl --json output, found %s", why)
-			p.problems = append(p.problems, Problem{Line: pe.Line, Kind: ProblemSkipped, Msg: pe.Msg})
+			p.problems = append(p.problems, result.ImportProblem{Line: pe.Line, Kind: result.ProblemSkipped, Msg: pe.Msg})
 			if firstErr == nil {
 				firstErr = pe
 			}

@@ -59,7 +59,7 @@ func Stream(name string, r io.Reader, opt Options, emit func(result.Result) erro
 	}
 	err = streamCSV(in, p, func(res result.Result, line int) error {
 		if why := plausible(&res); why != "" {
-			p.problems = append(p.problems, Problem{Line: line, Kind: ProblemRefused, Msg: fmt.Sprintf("result %q not stored: %s", res.Workload, why)})
+			p.problems = append(p.problems, result.ImportProblem{Line: line, Kind: result.ProblemRefused, Msg: fmt.Sprintf("result %q not stored: %s", res.Workload, why)})
 			return nil
 		}
 		if _, ok := result.LabelSource.In(res.Labels); !ok {

@@ -278,7 +278,7 @@ func TestPlausibilityBounds(t *testing.T) {
 				t.Fatalf("%d results, %d refused; problems %v", len(f.Results), f.Refused(), f.Problems)
 			}
 			p := f.Problems[0]
-			if p.Kind != ProblemRefused || p.Line != strings.Count(data, "\n")+2 {
+			if p.Kind != result.ProblemRefused || p.Line != strings.Count(data, "\n")+2 {
 				t.Errorf("problem %+v, want refused at line %d", p, strings.Count(data, "\n")+2)
 			}
 		})
@@ -291,7 +291,7 @@ func TestConsistencyFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Problems) != 1 || f.Problems[0].Kind != ProblemInconsistent || !strings.Contains(f.Problems[0].Msg, "read bandwidth 549357568 B/s but IOPS 67060.4 x block size 4096 B") {
+	if len(f.Problems) != 1 || f.Problems[0].Kind != result.ProblemInconsistent || !strings.Contains(f.Problems[0].Msg, "read bandwidth 549357568 B/s but IOPS 67060.4 x block size 4096 B") {
 		t.Errorf("problems %+v", f.Problems)
 	}
 	if len(f.Results) != 1 {

@@ -7,21 +7,12 @@ import (
 	"text/tabwriter"
 
 	"github.com/storbench/storbench/internal/analysis"
-	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/units"
 )
 
-// Class is a StorageClass with its measured performance.
-type Class struct {
-	kube.ClassInfo
-	Measured []analysis.ClassFigure `json:"measured"`
-	// Measure is the command to run when nothing is measured yet.
-	Measure string `json:"measure,omitempty"`
-}
-
 // ClassesDocument is what storbench classes --output json prints.
 type ClassesDocument struct {
-	Classes []Class `json:"classes"`
+	Classes []analysis.Class `json:"classes"`
 }
 
 // ClassesText writes a table of StorageClasses and their properties, then

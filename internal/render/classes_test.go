@@ -7,23 +7,23 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/analysis"
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/result"
 )
 
 func TestClassesText(t *testing.T) {
-	classes := []Class{
-		{ClassInfo: kube.ClassInfo{Name: "local-path", Provisioner: "rancher.io/local-path", Default: true, Dynamic: true, Failover: "no",
+	classes := []analysis.Class{
+		{StorageClass: result.StorageClass{Name: "local-path", Provisioner: "rancher.io/local-path", Default: true, Dynamic: true, Failover: "no",
 			FailoverWhy: "node-local storage: a volume lives on one node's disk", BindingMode: "WaitForFirstConsumer", Reclaim: "Delete",
 			AccessModes: []string{"ReadWriteOnce"}, Snapshots: "no"},
 			Measured: []analysis.ClassFigure{
 				{Workload: "rand-read-4k-qd32", Results: 3, IOPS: 18230, BytesPerSec: 74.67e6, LatencyP99: 2100 * time.Microsecond, LastRun: "20261122-101500-abcd"},
 				{Workload: "seq-write", Results: 1, IOPS: 112, BytesPerSec: 117.4e6, LatencyP99: 95 * time.Millisecond, LastRun: "20261121-090000-0001"},
 			}},
-		{ClassInfo: kube.ClassInfo{Name: "longhorn", Provisioner: "driver.longhorn.io", Dynamic: true, Failover: "yes",
+		{StorageClass: result.StorageClass{Name: "longhorn", Provisioner: "driver.longhorn.io", Dynamic: true, Failover: "yes",
 			FailoverWhy: "numberOfReplicas 3", BindingMode: "Immediate", Reclaim: "Retain", Expansion: true,
 			AccessModes: []string{"ReadWriteOncePod", "ReadWriteMany"}, Snapshots: "yes: longhorn-snap"},
 			Measured: []analysis.ClassFigure{}, Measure: "storbench run --suite quick --target k8s:longhorn"},
-		{ClassInfo: kube.ClassInfo{Name: "manual", Provisioner: "kubernetes.io/no-provisioner", Failover: "unknown",
+		{StorageClass: result.StorageClass{Name: "manual", Provisioner: "kubernetes.io/no-provisioner", Failover: "unknown",
 			FailoverWhy: "static volumes", BindingMode: "WaitForFirstConsumer", Reclaim: "Retain", Snapshots: "unknown"},
 			Measured: []analysis.ClassFigure{}, Measure: "storbench run --suite quick --target k8s:manual"},
 	}

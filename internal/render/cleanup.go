@@ -4,34 +4,13 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/storbench/storbench/internal/abandon"
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/result"
 )
-
-// KubeCleanup is what a Kubernetes cleanup found and did; its JSON is what
-// storbench cleanup --k8s --output json prints.
-type KubeCleanup struct {
-	DryRun     bool                  `json:"dry_run"`
-	Namespace  string                `json:"namespace"` // "" for all
-	Found      []kube.Object         `json:"found"`
-	Deleted    []kube.Object         `json:"deleted"`
-	Failed     []KubeFailure         `json:"failed"`
-	Volumes    []kube.ReleasedVolume `json:"released_volumes"`
-	Namespaces []string              `json:"deleted_namespaces,omitempty"`
-	// Notes are problems that did not stop the cleanup.
-	Notes []string `json:"notes,omitempty"`
-}
-
-// KubeFailure is an object that could not be deleted.
-type KubeFailure struct {
-	kube.Object
-	Error string `json:"error"`
-}
 
 // KubeCleanupText writes one line per object found (deleted, would be
 // deleted, or not deleted and why), the namespaces deleted, notes, and the
 // released volumes with the command that removes each.
-func KubeCleanupText(w io.Writer, rep *KubeCleanup) error {
+func KubeCleanupText(w io.Writer, rep *result.KubeCleanup) error {
 	where := "all namespaces"
 	if rep.Namespace != "" {
 		where = "namespace " + rep.Namespace
@@ -73,16 +52,9 @@ func KubeCleanupText(w io.Writer, rep *KubeCleanup) error {
 	return nil
 }
 
-// LocalCleanup is what a cleanup did on this host; its JSON is what
-// storbench cleanup --output json prints.
-type LocalCleanup struct {
-	DryRun bool          `json:"dry_run"`
-	Runs   []abandon.Run `json:"abandoned_runs"`
-}
-
 // LocalCleanupText writes each abandoned run with what happened to it and
 // to each of its work directories.
-func LocalCleanupText(w io.Writer, rep *LocalCleanup) error {
+func LocalCleanupText(w io.Writer, rep *result.LocalCleanup) error {
 	if len(rep.Runs) == 0 {
 		_, err := fmt.Fprintln(w, "No abandoned runs: every run stored as running still has its storbench process.")
 		return err

@@ -4,27 +4,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/storbench/storbench/internal/runner/ssh"
+	"github.com/storbench/storbench/internal/result"
 )
-
-// SSHCleanup is what a cleanup did on hosts reached over SSH; its JSON is
-// what storbench cleanup --ssh --output json prints.
-type SSHCleanup struct {
-	DryRun  bool             `json:"dry_run"`
-	Targets []SSHCleanupDirs `json:"targets"`
-}
-
-// SSHCleanupDirs is one target directory on one host: storbench's work
-// directories found there, or why it could not be looked at.
-type SSHCleanupDirs struct {
-	Target string         `json:"target"`
-	Error  string         `json:"error,omitempty"`
-	Dirs   []ssh.Leftover `json:"work_dirs"`
-}
 
 // SSHCleanupText writes, per target, what happened to each work directory
 // found there.
-func SSHCleanupText(w io.Writer, rep *SSHCleanup) error {
+func SSHCleanupText(w io.Writer, rep *result.SSHCleanup) error {
 	for _, t := range rep.Targets {
 		if t.Error != "" {
 			fmt.Fprintf(w, "%s: NOT cleaned: %s\n", Terminal(t.Target), Terminal(t.Error))

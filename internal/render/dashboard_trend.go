@@ -46,7 +46,7 @@ type VerdictCount struct {
 	N       int
 }
 
-// DashboardTrendSeries is one judged history: the judgement in words and
+// DashboardTrendSeries is one history with its verdict: the judgement in words and
 // numbers and, when charted, the chart.
 type DashboardTrendSeries struct {
 	trend.Judgement

@@ -5,15 +5,15 @@ import (
 	"io"
 	"strings"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/result"
 )
 
 // DoctorDocument is what storbench doctor --output json prints.
 type DoctorDocument struct {
-	Checks []kube.Check `json:"checks"`
+	Checks []result.Check `json:"checks"`
 }
 
-var doctorMarks = map[kube.Status]string{kube.StatusOK: "[ok]  ", kube.StatusWarn: "[warn]", kube.StatusFail: "[FAIL]", kube.StatusInfo: "[info]"}
+var doctorMarks = map[result.CheckStatus]string{result.CheckOK: "[ok]  ", result.CheckWarn: "[warn]", result.CheckFail: "[FAIL]", result.CheckInfo: "[info]"}
 
 // DoctorText writes the checks grouped by area, each with its status, its
 // detail and the fix for a problem.

@@ -5,17 +5,17 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/result"
 )
 
 func TestDoctorText(t *testing.T) {
-	doc := DoctorDocument{Checks: []kube.Check{
-		{Area: "local", Name: "fio", Status: kube.StatusOK, Detail: "fio-3.33"},
-		{Area: "local", Name: "fio libaio engine", Status: kube.StatusWarn, Detail: "missing: suites fall back to psync and queue depths above 1 are not honoured",
+	doc := DoctorDocument{Checks: []result.Check{
+		{Area: "local", Name: "fio", Status: result.CheckOK, Detail: "fio-3.33"},
+		{Area: "local", Name: "fio libaio engine", Status: result.CheckWarn, Detail: "missing: suites fall back to psync and queue depths above 1 are not honoured",
 			Fix: "install a fio built with libaio (Debian/Ubuntu's fio has it)"},
-		{Area: "local", Name: "results database", Status: kube.StatusFail, Detail: "/root/file is not a directory", Fix: "pass --db PATH in a writable directory"},
-		{Area: "api", Name: "server", Status: kube.StatusOK, Detail: "https://10.0.0.1:6443, v1.31.2+k3s1"},
-		{Area: "nodes", Name: "pi4-1", Status: kube.StatusInfo, Detail: "Ready, arm64"},
+		{Area: "local", Name: "results database", Status: result.CheckFail, Detail: "/root/file is not a directory", Fix: "pass --db PATH in a writable directory"},
+		{Area: "api", Name: "server", Status: result.CheckOK, Detail: "https://10.0.0.1:6443, v1.31.2+k3s1"},
+		{Area: "nodes", Name: "pi4-1", Status: result.CheckInfo, Detail: "Ready, arm64"},
 	}}
 	var out bytes.Buffer
 	if err := Formatted(&out, "table", doc, DoctorText); err != nil {

@@ -4,31 +4,14 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
-	"github.com/storbench/storbench/internal/fio"
-	"github.com/storbench/storbench/internal/safety"
+	"github.com/storbench/storbench/internal/analysis"
 )
-
-// DryRunView is a raw fio job judged for one target before the run.
-type DryRunView struct {
-	Target string
-	// Text is the job file fio would run, Reading fio's own reading of it.
-	Text    []byte
-	Reading *fio.Reading
-	Verdict *safety.JobVerdict
-	// WorkDir is storbench's work directory, shown as <work>.
-	WorkDir string
-	// TimeBased is the time-based jobs' ramp and runtime added up;
-	// UntilDone counts the jobs that run until their I/O is done.
-	TimeBased time.Duration
-	UntilDone int
-}
 
 // DryRun says what a raw fio job would do on a target: the file fio would
 // run, fio's reading of it, the files and devices it touches, the safety
 // verdict and the estimated time.
-func DryRun(w io.Writer, j DryRunView) {
+func DryRun(w io.Writer, j analysis.DryRun) {
 	fmt.Fprintf(w, "Target %s: fio would run this job file (in %s):\n\n", j.Target, "storbench's work directory")
 	for _, l := range strings.SplitAfter(string(j.Text), "\n") {
 		if l != "" {
@@ -36,18 +19,18 @@ func DryRun(w io.Writer, j DryRunView) {
 		}
 	}
 	fmt.Fprintf(w, "\nAs fio reads it:\n")
-	for _, job := range j.Reading.Jobs {
-		fmt.Fprintf(w, "  [%s] %s\n", job.Section, job.String())
+	for _, job := range j.Jobs {
+		fmt.Fprintf(w, "  [%s] %s\n", job.Section, job.Options)
 	}
 	fmt.Fprintf(w, "\nFiles and devices:\n")
-	for _, tc := range j.Verdict.Touches {
+	for _, tc := range j.Touches {
 		what := "reads"
 		if tc.Writes {
 			what = "writes"
 		}
 		where := "in storbench's work directory, removed afterwards"
 		if !tc.Own {
-			where = tc.Kind.String()
+			where = tc.Kind
 		}
 		path := tc.Path
 		if tc.Own && strings.HasPrefix(path, j.WorkDir) {
@@ -56,8 +39,8 @@ func DryRun(w io.Writer, j DryRunView) {
 		fmt.Fprintf(w, "  %s %s %s (%s)\n", tc.Job, what, path, where)
 	}
 	fmt.Fprintf(w, "\nSafety: allowed")
-	if len(j.Verdict.Writers) > 0 {
-		fmt.Fprintf(w, " (writing jobs: %s)", strings.Join(j.Verdict.Writers, ", "))
+	if len(j.Writers) > 0 {
+		fmt.Fprintf(w, " (writing jobs: %s)", strings.Join(j.Writers, ", "))
 	}
 	est := "at most " + j.TimeBased.String()
 	if j.UntilDone > 0 {

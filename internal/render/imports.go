@@ -7,48 +7,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/storbench/storbench/internal/importer"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/units"
 )
-
-// ImportReport is what an import did (or would do, on a dry run); its JSON
-// is what storbench import --output json prints.
-type ImportReport struct {
-	// RunID is the new run; empty on a dry run or when every file had been
-	// imported before.
-	RunID string `json:"run_id"`
-	// MoreRuns are the runs of CSV/JSON rows measured at other times than
-	// RunID's (one run per measured time).
-	MoreRuns   []string              `json:"more_runs,omitempty"`
-	DryRun     bool                  `json:"dry_run"`
-	Files      []ImportedFileReport  `json:"files"`
-	Duplicates []result.ImportedFile `json:"duplicates"`
-	Results    int                   `json:"results"`
-	Health     []result.Health       `json:"health"`
-	Preview    []result.Result       `json:"preview,omitempty"`
-	// SameTwice says which inputs were skipped because an earlier one had
-	// the same content.
-	SameTwice []string `json:"-"`
-}
-
-// ImportedFileReport describes one imported file.
-type ImportedFileReport struct {
-	File        string            `json:"file"`
-	SHA256      string            `json:"sha256"`
-	Formats     []importer.Format `json:"formats"`
-	Tool        string            `json:"tool"`
-	ToolVersion string            `json:"tool_version,omitempty"`
-	Results     int               `json:"results"`
-	Health      int               `json:"health_records"`
-	Rows        int               `json:"rows"`
-	Skipped     []int             `json:"skipped_lines,omitempty"`
-	Notes       []string          `json:"notes,omitempty"`
-	// Problems say what was cut, refused, skipped or flagged, with lines.
-	Problems []importer.Problem `json:"problems,omitempty"`
-	Cut      bool               `json:"cut"`
-	Refused  int                `json:"refused"`
-}
 
 // maxProblemsShown bounds the problems listed per file; --output json has
 // them all.
@@ -57,7 +18,7 @@ const maxProblemsShown = 20
 // ImportText writes an import report for a terminal: skipped and
 // duplicate inputs, a table of the files read with their notes and
 // problems, a dry run's preview, device health, and the run stored.
-func ImportText(w io.Writer, rep *ImportReport) error {
+func ImportText(w io.Writer, rep *result.ImportReport) error {
 	for _, s := range rep.SameTwice {
 		fmt.Fprintf(w, "Skipped: %s.\n", s)
 	}
@@ -85,7 +46,7 @@ func ImportText(w io.Writer, rep *ImportReport) error {
 		case len(fr.Problems) > 0 || len(fr.Skipped) > 0:
 			state = "read, with notes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", fr.File, importer.FormatList(fr.Formats), tool, fr.Results, fr.Health, fr.Rows, state)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", fr.File, strings.Join(fr.Formats, "+"), tool, fr.Results, fr.Health, fr.Rows, state)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

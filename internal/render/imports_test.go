@@ -13,7 +13,7 @@ import (
 
 // parsed reads a real sample the way an import does and describes it as
 // the import report does.
-func parsed(t *testing.T, name string, cut bool) (*importer.File, ImportedFileReport) {
+func parsed(t *testing.T, name string, cut bool) (*importer.File, result.ImportedFileReport) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("../importer/testdata", name))
 	if err != nil {
@@ -26,14 +26,14 @@ func parsed(t *testing.T, name string, cut bool) (*importer.File, ImportedFileRe
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f, ImportedFileReport{File: f.Name, SHA256: f.SHA256, Formats: f.Formats, Tool: f.Tool, ToolVersion: f.ToolVersion,
+	return f, result.ImportedFileReport{File: f.Name, SHA256: f.SHA256, Formats: importer.Names(f.Formats), Tool: f.Tool, ToolVersion: f.ToolVersion,
 		Results: len(f.Results), Health: len(f.Health), Rows: f.Rows, Skipped: f.Skipped, Notes: f.Notes, Problems: f.Problems,
 		Cut: f.Cut(), Refused: f.Refused()}
 }
 
-func importReport(t *testing.T, dryRun bool, names ...string) *ImportReport {
+func importReport(t *testing.T, dryRun bool, names ...string) *result.ImportReport {
 	t.Helper()
-	rep := &ImportReport{DryRun: dryRun, Duplicates: []result.ImportedFile{}}
+	rep := &result.ImportReport{DryRun: dryRun, Duplicates: []result.ImportedFile{}}
 	for _, name := range names {
 		f, fr := parsed(t, name, name == "corpus/shared-vpscomp-fio2210-5runs-randread.log")
 		rep.Files = append(rep.Files, fr)
@@ -54,10 +54,10 @@ func TestImportText(t *testing.T) {
 	stored.SameTwice = []string{"copy.txt has the same content as hdparm-dd-outputs.txt"}
 	stored.Duplicates = []result.ImportedFile{{SHA256: "4be9b23d2107ac05c44393189f8dda3efe8bc36bbd7d0d47a0fb2a0d977c1dd0",
 		RunID: "20261121-090000-0001", File: "old/smartctl.txt", Imported: imported}}
-	nothingNew := &ImportReport{Duplicates: stored.Duplicates}
+	nothingNew := &result.ImportReport{Duplicates: stored.Duplicates}
 	for _, tc := range []struct {
 		golden string
-		rep    *ImportReport
+		rep    *result.ImportReport
 	}{
 		{"import-stored.txt", stored},
 		{"import-dry-run.txt", importReport(t, true, "results.csv", "smartctl-seagate-failing.txt", "fio-status-interval.json")},

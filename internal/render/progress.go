@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/units"
 )
@@ -88,7 +87,7 @@ func (p *Progress) WorkloadStarted(s WorkloadStep) {
 	p.line(s, fmt.Sprintf("starting (%s)", plannedTime(s.Expected)))
 }
 
-func (p *Progress) WorkloadProgress(s WorkloadStep, pr fio.Progress) {
+func (p *Progress) WorkloadProgress(s WorkloadStep, pr result.Progress) {
 	if !p.live {
 		return
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 )
 
@@ -20,15 +19,15 @@ func playRun(p *Progress) {
 	p.Notice("", "skipping node n2: NotReady")
 	s := WorkloadStep{Workload: "rand-read", Index: 1, Count: 2, Repetition: 1, Repetitions: 1, Expected: 65 * time.Second}
 	p.WorkloadStarted(s)
-	p.WorkloadProgress(s, fio.Progress{Elapsed: 3 * time.Second, IOPS: 12345, BytesPerSec: 50.5e6})
-	p.WorkloadProgress(s, fio.Progress{Elapsed: 64 * time.Second, Remaining: 2 * time.Second, IOPS: 12000, BytesPerSec: 49e6})
+	p.WorkloadProgress(s, result.Progress{Elapsed: 3 * time.Second, IOPS: 12345, BytesPerSec: 50.5e6})
+	p.WorkloadProgress(s, result.Progress{Elapsed: 64 * time.Second, Remaining: 2 * time.Second, IOPS: 12000, BytesPerSec: 49e6})
 	p.Notice("/mnt/ssd", "page cache dropped")
 	p.WorkloadFinished(s, &result.Result{Workload: "rand-read", Status: result.StatusComplete,
 		Read: &result.Direction{IOPS: 12100.4, BytesPerSec: 49.6e6, TotalIOs: 726000, Completion: lat(80*time.Microsecond, 310*time.Microsecond, ms, 2*ms)}})
 	for rep := 1; rep <= 2; rep++ {
 		s := WorkloadStep{Workload: "etcd", Index: 2, Count: 2, Repetition: rep, Repetitions: 2}
 		p.WorkloadStarted(s)
-		p.WorkloadProgress(s, fio.Progress{Elapsed: 1500 * ms, IOPS: 410, BytesPerSec: 943e3})
+		p.WorkloadProgress(s, result.Progress{Elapsed: 1500 * ms, IOPS: 410, BytesPerSec: 943e3})
 		if rep == 1 {
 			sync := lat(900*time.Microsecond, 2100*time.Microsecond, 3*ms, 4*ms)
 			p.WorkloadFinished(s, &result.Result{Workload: "etcd", Status: result.StatusComplete,
@@ -75,7 +74,7 @@ func TestProgressConcurrentNotices(t *testing.T) {
 		}()
 	}
 	for range 200 {
-		p.WorkloadProgress(s, fio.Progress{Elapsed: time.Second, IOPS: 1, BytesPerSec: 1})
+		p.WorkloadProgress(s, result.Progress{Elapsed: time.Second, IOPS: 1, BytesPerSec: 1})
 	}
 	wg.Wait()
 	p.Finish()

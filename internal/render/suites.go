@@ -7,26 +7,17 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/units"
 )
 
-// SuiteDocument is a suite as storbench suites --output json prints it; a
-// shown suite also carries the fio job it generates.
-type SuiteDocument struct {
-	*spec.Suite
-	EstimatedSeconds float64  `json:"estimated_seconds"`
-	FioJob           string   `json:"fio_job,omitempty"`
-	FioArgs          []string `json:"fio_args,omitempty"`
-}
-
 // SuitesText writes a table of suites: workloads, largest file, estimated
 // time and the first sentence of each description.
-func SuitesText(w io.Writer, suites []SuiteDocument) error {
+func SuitesText(w io.Writer, suites []analysis.SuiteDocument) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SUITE\tWORKLOADS\tFILE\tTIME\tDESCRIPTION")
 	for _, s := range suites {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", s.Name, len(s.Workloads), units.Bytes(s.MaxFileSize()), estimate(s.Suite), firstSentence(s.Description))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", s.Name, len(s.Workloads), units.Bytes(s.LargestFileBytes), estimate(s), firstSentence(s.Description))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -37,7 +28,7 @@ func SuitesText(w io.Writer, suites []SuiteDocument) error {
 
 // SuiteText writes one suite: its description, a table of its workloads,
 // the estimated time and the fio job file it generates.
-func SuiteText(w io.Writer, s SuiteDocument) error {
+func SuiteText(w io.Writer, s analysis.SuiteDocument) error {
 	fmt.Fprintf(w, "Suite %s (%s): %s\n\n", s.Name, s.Source, strings.Join(strings.Fields(s.Description), " "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKLOAD\tRW\tBS\tQD\tJOBS\tSIZE\tTIME\tENGINE\tDIRECT\tDESCRIPTION")
@@ -55,7 +46,7 @@ func SuiteText(w io.Writer, s SuiteDocument) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nEstimated time per target: %s. Each workload runs as its own fio invocation, one after the other;\n", estimate(s.Suite))
+	fmt.Fprintf(w, "\nEstimated time per target: %s. Each workload runs as its own fio invocation, one after the other;\n", estimate(s))
 	fmt.Fprintln(w, "this job file is the same suite in one file (run it with: fio --output-format=json FILE).")
 	fmt.Fprintln(w, "storbench picks the file from --target and falls back from libaio to psync where fio lacks libaio.")
 	fmt.Fprintln(w)
@@ -63,17 +54,10 @@ func SuiteText(w io.Writer, s SuiteDocument) error {
 	return err
 }
 
-func estimate(s *spec.Suite) string {
-	d := s.Duration()
-	sized := 0
-	for _, w := range s.Workloads {
-		if w.Runtime == 0 {
-			sized++
-		}
-	}
-	out := d.String()
-	if sized > 0 {
-		out += fmt.Sprintf(" + %d size-based", sized)
+func estimate(s analysis.SuiteDocument) string {
+	out := s.Estimated().String()
+	if s.SizeBased > 0 {
+		out += fmt.Sprintf(" + %d size-based", s.SizeBased)
 	}
 	return out
 }

@@ -4,18 +4,19 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/spec"
 )
 
 func TestSuitesText(t *testing.T) {
-	var suites []SuiteDocument
+	var suites []analysis.SuiteDocument
 	for _, name := range spec.BuiltinNames {
 		s, err := spec.Builtin(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		suites = append(suites, SuiteDocument{Suite: s})
+		suites = append(suites, analysis.NewSuiteDocument(s))
 	}
 	var out bytes.Buffer
 	if err := Formatted(&out, "table", suites, SuitesText); err != nil {
@@ -29,8 +30,10 @@ func TestSuitesText(t *testing.T) {
 			t.Fatal(err)
 		}
 		job := fio.FromSuite(s, fio.File{Name: "TARGET/storbench-RUNID/storbench-test.dat"}, "")
+		doc := analysis.NewSuiteDocument(s)
+		doc.FioJob = job.String()
 		out.Reset()
-		if err := SuiteText(&out, SuiteDocument{Suite: s, FioJob: job.String()}); err != nil {
+		if err := SuiteText(&out, doc); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "suite-"+name+".txt", out.Bytes())

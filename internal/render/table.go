@@ -1,6 +1,9 @@
 // Package render turns runs and results into what people read: terminal
-// tables, and JSON for scripts. Renderers write to an io.Writer and return
-// errors; they never decide where output goes.
+// tables, Markdown, HTML and SVG, and JSON and CSV for scripts. It formats
+// internal/result types and internal/analysis views and computes nothing:
+// what a document shows (a comparison, a contention report, a suite's
+// estimate) is worked out before it gets here. Renderers write to an
+// io.Writer and return errors; they never decide where output goes.
 package render
 
 import (
@@ -12,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/units"
 )
@@ -43,7 +47,7 @@ func RunHeader(w io.Writer, run *result.Run) error {
 
 // RunDetail writes what show prints: the run's header, its results table
 // with their checks, and the contention round's comparison.
-func RunDetail(w io.Writer, run *result.Run, results []result.Result) error {
+func RunDetail(w io.Writer, run *result.Run, results []result.Result, contention []analysis.ContentionReport) error {
 	if err := RunHeader(w, run); err != nil {
 		return err
 	}
@@ -54,7 +58,7 @@ func RunDetail(w io.Writer, run *result.Run, results []result.Result) error {
 	if err := ResultsTable(w, results); err != nil {
 		return err
 	}
-	return ContentionSection(w, results)
+	return ContentionSection(w, contention)
 }
 
 // ResultsTable writes one row per result and direction: IOPS, MB/s and the

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/storbench/storbench/internal/contention"
+	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/units"
 )
@@ -57,10 +57,9 @@ func Bottlenecks(w io.Writer, results []result.Result) error {
 }
 
 // ContentionSection writes the contention round's comparison, probe alone
-// against probe under the bulk writer, and the verdicts; nothing when the
-// results hold no contention round.
-func ContentionSection(w io.Writer, results []result.Result) error {
-	reps := contention.Reports(results)
+// against probe under the bulk writer (internal/contention pairs them), and
+// the verdicts; nothing when there is no contention round.
+func ContentionSection(w io.Writer, reps []analysis.ContentionReport) error {
 	if len(reps) == 0 {
 		return nil
 	}
@@ -107,7 +106,7 @@ func ContentionSection(w io.Writer, results []result.Result) error {
 	return nil
 }
 
-func timeoutCell(r contention.Report) string {
+func timeoutCell(r analysis.ContentionReport) string {
 	switch r.TimeoutBound {
 	case "":
 		return "?"

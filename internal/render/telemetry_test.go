@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storbench/storbench/internal/contention"
 	"github.com/storbench/storbench/internal/result"
 )
 
@@ -40,14 +41,14 @@ func TestTelemetryAndContentionGolden(t *testing.T) {
 	if err := ResultsTable(&b, rs); err != nil {
 		t.Fatal(err)
 	}
-	if err := ContentionSection(&b, rs); err != nil {
+	if err := ContentionSection(&b, contention.Reports(rs)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "telemetry-contention.golden", b.Bytes())
 
 	// No contention round, no section.
 	b.Reset()
-	if err := ContentionSection(&b, rs[:1]); err != nil || b.Len() != 0 {
+	if err := ContentionSection(&b, contention.Reports(rs[:1])); err != nil || b.Len() != 0 {
 		t.Errorf("section without a loaded probe: %q %v", b.String(), err)
 	}
 }

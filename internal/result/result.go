@@ -1,6 +1,9 @@
 // Package result holds storbench's data model: plain values with explicit units.
 // Latencies are time.Duration (nanoseconds), throughput is bytes per second, and
-// rates are I/O operations per second. Nothing here prints or knows SQL.
+// rates are I/O operations per second. Besides runs, results and device
+// health it holds the plain answers of the other jobs (cleanup and import
+// reports, doctor checks, StorageClasses, fio's live progress). Nothing
+// here prints or knows SQL.
 package result
 
 import (
@@ -197,4 +200,14 @@ type NamedDirection struct {
 // 20261122-142305-3fa9. Users may type any unique prefix of it.
 func NewRunID(now time.Time, random uint16) string {
 	return fmt.Sprintf("%s-%04x", now.UTC().Format("20060102-150405"), random)
+}
+
+// Progress is fio's live status while a workload runs (its --status-interval
+// reports), passed to whoever watches a run.
+type Progress struct {
+	Elapsed time.Duration
+	// Remaining is fio's own estimate; zero when it does not know.
+	Remaining   time.Duration
+	IOPS        float64
+	BytesPerSec float64
 }

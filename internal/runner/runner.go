@@ -1,5 +1,6 @@
 // Package runner says where a suite runs. A Target is what the user named
-// (a directory, a device, later a Kubernetes class or a remote host);
+// (a directory or a device here, a Kubernetes StorageClass on a node, a
+// directory or device on a host reached over SSH);
 // preparing it yields a Prepared target: an execx.Cmder that reaches the place
 // fio runs, the file or device fio uses, whether that place is this host, a
 // Sampler of its host where the runner can offer one, and a cleanup that

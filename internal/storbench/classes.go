@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/analysis"
-	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/store"
@@ -24,7 +23,7 @@ type ClassesRequest struct {
 // (dynamic provisioning, failover, access modes, expansion, snapshots) and
 // the median figures of the results stored for it; never nil. A cluster
 // that cannot be reached with the configuration named is an *RequestError.
-func Classes(ctx context.Context, st store.Reader, req ClassesRequest) ([]render.Class, error) {
+func Classes(ctx context.Context, st store.Reader, req ClassesRequest) ([]analysis.Class, error) {
 	ctx, cancel := withTimeout(ctx, req.Timeout)
 	defer cancel()
 	c, err := kube.Connect(req.Cluster)
@@ -44,21 +43,11 @@ func Classes(ctx context.Context, st store.Reader, req ClassesRequest) ([]render
 
 // MeasuredClasses attaches to each class the medians of the complete,
 // isolated-round results stored with its storage_class label, or the
-// command that measures it when there are none.
-func MeasuredClasses(ctx context.Context, st store.Reader, infos []kube.ClassInfo) ([]render.Class, error) {
+// command that measures it when there are none (analysis.Classes).
+func MeasuredClasses(ctx context.Context, st store.Reader, classes []result.StorageClass) ([]analysis.Class, error) {
 	figs, err := st.Figures(ctx, store.ResultFilter{Status: result.StatusComplete})
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
-	measured := analysis.ClassFigures(figs)
-	out := []render.Class{}
-	for _, ci := range infos {
-		c := render.Class{ClassInfo: ci, Measured: measured[ci.Name]}
-		if len(c.Measured) == 0 {
-			c.Measured = []analysis.ClassFigure{}
-			c.Measure = "storbench run --suite quick --target k8s:" + ci.Name
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	return analysis.Classes(classes, figs), nil
 }

@@ -34,7 +34,7 @@ func TestMeasuredClassesFromStoredResults(t *testing.T) {
 	add(result.RoundIsolated, "fast", result.StatusComplete, 2000)
 	add(result.RoundIsolated, "fast", result.StatusFailed, 1)    // a failed result measures nothing
 	add(result.RoundParallel, "fast", result.StatusComplete, 10) // other rounds do not describe the class alone
-	classes, err := storbench.MeasuredClasses(ctx, st, []kube.ClassInfo{{Name: "fast"}, {Name: "slow"}})
+	classes, err := storbench.MeasuredClasses(ctx, st, []result.StorageClass{{Name: "fast"}, {Name: "slow"}})
 	if err != nil {
 		t.Fatal(err)
 	}

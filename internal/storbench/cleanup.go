@@ -9,9 +9,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/storbench/storbench/internal/abandon"
+	"github.com/storbench/storbench/internal/orphan"
 	"github.com/storbench/storbench/internal/proc"
-	"github.com/storbench/storbench/internal/render"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/store"
 )
@@ -32,24 +32,24 @@ type CleanupRequest struct {
 // A run that is not stored, or a read-only store with something to clean,
 // gives a nil report and the error. When removing or recording fails, the
 // report says what was done and the error says what failed.
-func CleanupLocal(ctx context.Context, st store.Store, req CleanupRequest) (*render.LocalCleanup, error) {
-	runs, err := abandon.Find(ctx, st, proc.Reader{}, req.RunID)
+func CleanupLocal(ctx context.Context, st store.Store, req CleanupRequest) (*result.LocalCleanup, error) {
+	runs, err := orphan.Find(ctx, st, proc.Reader{}, req.RunID)
 	if err != nil {
 		return nil, err
 	}
 	if runs == nil {
-		runs = []abandon.Run{}
+		runs = []result.OrphanedRun{}
 	}
 	if st.ReadOnly() && !req.DryRun && len(runs) > 0 {
 		// Files removed from a run the store cannot then mark would look
 		// like a run still holding them.
 		return nil, &store.ReadOnlyError{Path: st.Path()}
 	}
-	rep := &render.LocalCleanup{DryRun: req.DryRun, Runs: runs}
+	rep := &result.LocalCleanup{DryRun: req.DryRun, Runs: runs}
 	if req.DryRun {
 		return rep, nil
 	}
-	if err := abandon.Clean(context.WithoutCancel(ctx), st, runs); err != nil {
+	if err := orphan.Clean(context.WithoutCancel(ctx), st, runs); err != nil {
 		return rep, fmt.Errorf("cleanup: %w", err)
 	}
 	return rep, nil
@@ -80,7 +80,7 @@ type KubeCleanupRequest struct {
 // is cancelled: leftovers are what it exists to remove. Objects that could
 // not be deleted are in the report's Failed, not an error. A cluster that
 // cannot be reached with the configuration named is an *RequestError.
-func CleanupKube(ctx context.Context, req KubeCleanupRequest) (*render.KubeCleanup, error) {
+func CleanupKube(ctx context.Context, req KubeCleanupRequest) (*result.KubeCleanup, error) {
 	c, err := kube.Connect(req.Cluster)
 	if err != nil {
 		return nil, &RequestError{err}
@@ -89,8 +89,8 @@ func CleanupKube(ctx context.Context, req KubeCleanupRequest) (*render.KubeClean
 	defer cancel()
 
 	ns := req.Cluster.Namespace
-	rep := &render.KubeCleanup{DryRun: req.DryRun, Namespace: ns, Found: []kube.Object{}, Deleted: []kube.Object{},
-		Failed: []render.KubeFailure{}, Volumes: []kube.ReleasedVolume{}}
+	rep := &result.KubeCleanup{DryRun: req.DryRun, Namespace: ns, Found: []result.KubeObject{}, Deleted: []result.KubeObject{},
+		Failed: []result.KubeFailure{}, Volumes: []result.ReleasedVolume{}}
 	objs, err := kube.FindLeftovers(wctx, c.Client, ns, req.RunID)
 	if apierrors.IsForbidden(err) && ns == "" {
 		rep.Namespace = c.Namespace()
@@ -118,7 +118,7 @@ func CleanupKube(ctx context.Context, req KubeCleanupRequest) (*render.KubeClean
 		res := kube.DeleteObjects(wctx, c.Client, rep.Found, req.Timeout)
 		rep.Deleted = append(rep.Deleted, res.Deleted...)
 		for o, e := range res.Failed {
-			rep.Failed = append(rep.Failed, render.KubeFailure{Object: o, Error: e.Error()})
+			rep.Failed = append(rep.Failed, result.KubeFailure{KubeObject: o, Error: e.Error()})
 		}
 		sort.Slice(rep.Failed, func(i, j int) bool { return rep.Failed[i].String() < rep.Failed[j].String() })
 	}

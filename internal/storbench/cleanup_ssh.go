@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/storbench/storbench/internal/render"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner/ssh"
 )
 
@@ -28,7 +28,7 @@ type SSHCleanupRequest struct {
 // host that cannot be reached or listed is named in the report and the
 // others are cleaned all the same; the error then says how many failed.
 // Removing finishes even when ctx is cancelled.
-func CleanupSSH(ctx context.Context, req SSHCleanupRequest) (*render.SSHCleanup, error) {
+func CleanupSSH(ctx context.Context, req SSHCleanupRequest) (*result.SSHCleanup, error) {
 	for _, t := range req.Targets {
 		if !isSSHTarget(t) {
 			return nil, refusef("cleanup --ssh: %s is not an ssh:// target", t)
@@ -46,7 +46,7 @@ func CleanupSSH(ctx context.Context, req SSHCleanupRequest) (*render.SSHCleanup,
 	ctx = context.WithoutCancel(ctx)
 	clients, errs, closeAll := dialHosts(ctx, req.SSH.AcceptNewHostKeys, hosts)
 	defer closeAll()
-	rep := &render.SSHCleanup{DryRun: req.DryRun, Targets: make([]render.SSHCleanupDirs, len(hosts))}
+	rep := &result.SSHCleanup{DryRun: req.DryRun, Targets: make([]result.SSHCleanupTarget, len(hosts))}
 	fails := make([]int, len(hosts))
 	var wg sync.WaitGroup
 	for i, h := range hosts {
@@ -65,8 +65,8 @@ func CleanupSSH(ctx context.Context, req SSHCleanupRequest) (*render.SSHCleanup,
 
 // cleanHost cleans one target directory on one host, and counts what
 // failed.
-func cleanHost(ctx context.Context, req SSHCleanupRequest, h sshHost, c *ssh.Client, dialErr error) (render.SSHCleanupDirs, int) {
-	t := render.SSHCleanupDirs{Target: h.name, Dirs: []ssh.Leftover{}}
+func cleanHost(ctx context.Context, req SSHCleanupRequest, h sshHost, c *ssh.Client, dialErr error) (result.SSHCleanupTarget, int) {
+	t := result.SSHCleanupTarget{Target: h.name, Dirs: []result.LeftoverDir{}}
 	if dialErr != nil {
 		t.Error = hostError(h, dialErr).Error()
 		return t, 1

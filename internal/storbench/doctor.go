@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner/kube"
 )
 
@@ -32,7 +33,7 @@ type DoctorRequest struct {
 // Doctor checks fio and the results database, and with K8s the cluster:
 // API server, permissions, nodes, StorageClasses and provisioners' health.
 // Every problem is a check with a fix, never an error.
-func Doctor(ctx context.Context, req DoctorRequest) []kube.Check {
+func Doctor(ctx context.Context, req DoctorRequest) []result.Check {
 	ctx, cancel := withTimeout(ctx, req.Timeout)
 	defer cancel()
 	checks := localChecks(ctx, req)
@@ -44,17 +45,17 @@ func Doctor(ctx context.Context, req DoctorRequest) []kube.Check {
 	}
 	c, err := kube.Connect(req.Cluster)
 	if err != nil {
-		return append(checks, kube.Check{Area: "api", Name: "kubeconfig", Status: kube.StatusFail, Detail: err.Error(),
+		return append(checks, result.Check{Area: "api", Name: "kubeconfig", Status: result.CheckFail, Detail: err.Error(),
 			Fix: "pass --kubeconfig or --context, or set KUBECONFIG"})
 	}
 	return append(checks, kube.Doctor(ctx, c, kube.DoctorOptions{Image: req.Image})...)
 }
 
 // DoctorFailures counts the checks that failed.
-func DoctorFailures(checks []kube.Check) int {
+func DoctorFailures(checks []result.Check) int {
 	n := 0
 	for _, c := range checks {
-		if c.Status == kube.StatusFail {
+		if c.Status == result.CheckFail {
 			n++
 		}
 	}
@@ -70,25 +71,25 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 }
 
 // localChecks look at fio and the database.
-func localChecks(ctx context.Context, req DoctorRequest) []kube.Check {
-	var out []kube.Check
+func localChecks(ctx context.Context, req DoctorRequest) []result.Check {
+	var out []result.Check
 	v, err := req.Fio.Version(ctx)
 	if err != nil {
-		out = append(out, kube.Check{Area: "local", Name: "fio", Status: kube.StatusFail, Detail: err.Error(),
+		out = append(out, result.Check{Area: "local", Name: "fio", Status: result.CheckFail, Detail: err.Error(),
 			Fix: "install fio (Debian/Ubuntu: apt-get install fio); Kubernetes targets bring their own"})
 	} else {
-		out = append(out, kube.Check{Area: "local", Name: "fio", Status: kube.StatusOK, Detail: v})
+		out = append(out, result.Check{Area: "local", Name: "fio", Status: result.CheckOK, Detail: v})
 		if ok, err := req.Fio.HasEngine(ctx, "libaio"); err == nil && !ok {
-			out = append(out, kube.Check{Area: "local", Name: "fio libaio engine", Status: kube.StatusWarn,
+			out = append(out, result.Check{Area: "local", Name: "fio libaio engine", Status: result.CheckWarn,
 				Detail: "missing: suites fall back to psync and queue depths above 1 are not honoured",
 				Fix:    "install a fio built with libaio (Debian/Ubuntu's fio has it)"})
 		}
 	}
 	if err := writableDir(filepath.Dir(req.DB)); err != nil {
-		out = append(out, kube.Check{Area: "local", Name: "results database", Status: kube.StatusFail, Detail: err.Error(),
+		out = append(out, result.Check{Area: "local", Name: "results database", Status: result.CheckFail, Detail: err.Error(),
 			Fix: "pass --db PATH in a writable directory"})
 	} else {
-		out = append(out, kube.Check{Area: "local", Name: "results database", Status: kube.StatusOK, Detail: req.DB})
+		out = append(out, result.Check{Area: "local", Name: "results database", Status: result.CheckOK, Detail: req.DB})
 	}
 	return out
 }

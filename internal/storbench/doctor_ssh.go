@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
-	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/runner/ssh"
 )
 
@@ -33,30 +33,30 @@ const maxClockSkew = time.Second
 // or the safety verdict on a device), and the host's clock; fio versions
 // that differ across hosts are called out. Each problem is a check with a
 // fix, never an error; hosts are checked at once.
-func sshDoctorChecks(ctx context.Context, req DoctorRequest) []kube.Check {
+func sshDoctorChecks(ctx context.Context, req DoctorRequest) []result.Check {
 	for _, t := range req.SSHTargets {
 		if !isSSHTarget(t) {
-			return []kube.Check{{Area: "ssh", Name: "targets", Status: kube.StatusFail, Detail: t + " is not an ssh:// target",
+			return []result.Check{{Area: "ssh", Name: "targets", Status: result.CheckFail, Detail: t + " is not an ssh:// target",
 				Fix: "doctor checks this host's fio itself; --target names ssh://[user@]host[:port]/path"}}
 		}
 	}
 	hosts, err := sshHosts(&RunRequest{Targets: req.SSHTargets, SSH: req.SSH}, map[string]bool{})
 	if err != nil {
-		return []kube.Check{{Area: "ssh", Name: "targets", Status: kube.StatusFail, Detail: err.Error(),
+		return []result.Check{{Area: "ssh", Name: "targets", Status: result.CheckFail, Detail: err.Error(),
 			Fix: "name targets as ssh://[user@]host[:port]/path, or give --inventory FILE with --hosts and --path"}}
 	}
 	// Local inventory hosts are this one: the local checks cover them.
 	hosts = remoteHosts(hosts)
 	clients, errs, closeAll := dialHosts(ctx, req.SSH.AcceptNewHostKeys, hosts)
 	defer closeAll()
-	per := make([][]kube.Check, len(hosts))
+	per := make([][]result.Check, len(hosts))
 	versions := make([]string, len(hosts))
 	var wg sync.WaitGroup
 	for i, h := range hosts {
 		wg.Go(func() { per[i], versions[i] = hostChecks(ctx, h, clients[i], errs[i]) })
 	}
 	wg.Wait()
-	var out []kube.Check
+	var out []result.Check
 	for _, c := range per {
 		out = append(out, c...)
 	}
@@ -65,35 +65,35 @@ func sshDoctorChecks(ctx context.Context, req DoctorRequest) []kube.Check {
 
 // hostChecks checks one host and returns its fio version ("" when
 // unknown).
-func hostChecks(ctx context.Context, h sshHost, c *ssh.Client, dialErr error) ([]kube.Check, string) {
+func hostChecks(ctx context.Context, h sshHost, c *ssh.Client, dialErr error) ([]result.Check, string) {
 	area := "ssh " + h.name
-	check := func(name string, st kube.Status, detail, fix string) kube.Check {
-		return kube.Check{Area: area, Name: name, Status: st, Detail: detail, Fix: fix}
+	check := func(name string, st result.CheckStatus, detail, fix string) result.Check {
+		return result.Check{Area: area, Name: name, Status: st, Detail: detail, Fix: fix}
 	}
-	var out []kube.Check
+	var out []result.Check
 	var become *ssh.BecomeError
 	var unknown *ssh.UnknownHostError
 	var changed *ssh.ChangedHostKeyError
 	switch {
 	case errors.As(dialErr, &become):
-		return append(out, check("connection", kube.StatusOK, "authenticated as "+become.User, ""),
-			check("sudo", kube.StatusFail, become.Error(), "allow passwordless sudo for "+become.User+" ("+become.User+" ALL=("+become.As+") NOPASSWD: ALL in /etc/sudoers.d/storbench), or unset ansible_become")), ""
+		return append(out, check("connection", result.CheckOK, "authenticated as "+become.User, ""),
+			check("sudo", result.CheckFail, become.Error(), "allow passwordless sudo for "+become.User+" ("+become.User+" ALL=("+become.As+") NOPASSWD: ALL in /etc/sudoers.d/storbench), or unset ansible_become")), ""
 	case errors.As(dialErr, &unknown):
-		return append(out, check("connection", kube.StatusFail, dialErr.Error(), "check the fingerprint, then pass "+ssh.AcceptNewFlag+" (or ssh to the host once)")), ""
+		return append(out, check("connection", result.CheckFail, dialErr.Error(), "check the fingerprint, then pass "+ssh.AcceptNewFlag+" (or ssh to the host once)")), ""
 	case errors.As(dialErr, &changed):
-		return append(out, check("connection", kube.StatusFail, dialErr.Error(), "if the host was reinstalled: ssh-keygen -R the host, then accept the new key")), ""
+		return append(out, check("connection", result.CheckFail, dialErr.Error(), "if the host was reinstalled: ssh-keygen -R the host, then accept the new key")), ""
 	case dialErr != nil:
-		return append(out, check("connection", kube.StatusFail, dialErr.Error(), "check the address, that sshd runs there, the user and that your key is in its authorized_keys")), ""
+		return append(out, check("connection", result.CheckFail, dialErr.Error(), "check the address, that sshd runs there, the user and that your key is in its authorized_keys")), ""
 	}
-	out = append(out, check("connection", kube.StatusOK, fmt.Sprintf("%s@%s, host key known", c.User(), c.Addr()), ""))
+	out = append(out, check("connection", result.CheckOK, fmt.Sprintf("%s@%s, host key known", c.User(), c.Addr()), ""))
 	if as := c.Become(); as != "" {
-		out = append(out, check("sudo", kube.StatusOK, "commands run as "+as+" through sudo -n", ""))
+		out = append(out, check("sudo", result.CheckOK, "commands run as "+as+" through sudo -n", ""))
 	}
 	version, err := fio.Runner{Cmder: c}.Version(ctx)
 	if err != nil {
-		out = append(out, check("fio", kube.StatusFail, err.Error(), "install fio on the host (Debian/Raspberry Pi OS: apt-get install fio)"))
+		out = append(out, check("fio", result.CheckFail, err.Error(), "install fio on the host (Debian/Raspberry Pi OS: apt-get install fio)"))
 	} else {
-		out = append(out, check("fio", kube.StatusOK, version, ""))
+		out = append(out, check("fio", result.CheckOK, version, ""))
 		out = append(out, targetCheck(ctx, h, c, check))
 	}
 	out = append(out, clockCheck(ctx, c, check))
@@ -103,7 +103,7 @@ func hostChecks(ctx context.Context, h sshHost, c *ssh.Client, dialErr error) ([
 // targetCheck judges the target path as a run would: a directory's
 // free space and permissions; a device's data, as if --destructive named
 // it (the safety owner's verdict on what is on it).
-func targetCheck(ctx context.Context, h sshHost, c *ssh.Client, check func(string, kube.Status, string, string) kube.Check) kube.Check {
+func targetCheck(ctx context.Context, h sshHost, c *ssh.Client, check func(string, result.CheckStatus, string, string) result.Check) result.Check {
 	t := ssh.NewTarget(h.name, c, h.path, ssh.TargetOptions{Destructive: []string{h.name}})
 	need := runner.Need{RunID: "doctor", FileSize: doctorFileSize, Writers: []string{"doctor"}}
 	if err := t.Check(ctx, need); err != nil {
@@ -114,28 +114,28 @@ func targetCheck(ctx context.Context, h sshHost, c *ssh.Client, check func(strin
 		case strings.HasPrefix(h.path, "/dev/"):
 			fix = "storbench writes only to devices that hold no data: choose a blank device"
 		}
-		return check("target "+h.path, kube.StatusFail, err.Error(), fix)
+		return check("target "+h.path, result.CheckFail, err.Error(), fix)
 	}
 	if strings.HasPrefix(h.path, "/dev/") {
-		return check("target "+h.path, kube.StatusOK, "blank and unused: writable with --destructive "+h.name, "")
+		return check("target "+h.path, result.CheckOK, "blank and unused: writable with --destructive "+h.name, "")
 	}
-	return check("target "+h.path, kube.StatusOK, "writable, room for a 1 GiB test file", "")
+	return check("target "+h.path, result.CheckOK, "writable, room for a 1 GiB test file", "")
 }
 
 // clockCheck compares the host's clock with this one's: in one session
 // the host answers each line storbench sends with its time, and of five
 // exchanges the quickest is taken, its answer placed at the middle of its
 // round trip (as NTP does), so the session's setup does not count.
-func clockCheck(ctx context.Context, c *ssh.Client, check func(string, kube.Status, string, string) kube.Check) kube.Check {
+func clockCheck(ctx context.Context, c *ssh.Client, check func(string, result.CheckStatus, string, string) result.Check) result.Check {
 	skew, rtt, err := clockSkew(ctx, c)
 	if err != nil {
-		return check("clock", kube.StatusWarn, "reading the host's clock: "+err.Error(), "")
+		return check("clock", result.CheckWarn, "reading the host's clock: "+err.Error(), "")
 	}
 	detail := fmt.Sprintf("%+d ms from this machine's (round trip %.1f ms)", skew.Milliseconds(), float64(rtt)/1e6)
 	if math.Abs(float64(skew)) > float64(maxClockSkew) {
-		return check("clock", kube.StatusWarn, detail, "synchronise the clocks (systemd-timesyncd, chrony): results and telemetry carry both machines' times")
+		return check("clock", result.CheckWarn, detail, "synchronise the clocks (systemd-timesyncd, chrony): results and telemetry carry both machines' times")
 	}
-	return check("clock", kube.StatusOK, detail, "")
+	return check("clock", result.CheckOK, detail, "")
 }
 
 // clockSkew is the host's clock minus this one's, and the round trip of
@@ -179,7 +179,7 @@ func clockSkew(ctx context.Context, c *ssh.Client) (skew, rtt time.Duration, err
 
 // fioVersionsCheck calls out fio versions that differ across hosts:
 // results across fio versions can differ.
-func fioVersionsCheck(hosts []sshHost, versions []string) []kube.Check {
+func fioVersionsCheck(hosts []sshHost, versions []string) []result.Check {
 	by := map[string][]string{}
 	for i, v := range versions {
 		if v != "" {
@@ -194,6 +194,6 @@ func fioVersionsCheck(hosts []sshHost, versions []string) []kube.Check {
 		parts = append(parts, v+" on "+strings.Join(names, ", "))
 	}
 	sort.Strings(parts)
-	return []kube.Check{{Area: "ssh", Name: "fio versions", Status: kube.StatusWarn, Detail: strings.Join(parts, "; "),
+	return []result.Check{{Area: "ssh", Name: "fio versions", Status: result.CheckWarn, Detail: strings.Join(parts, "; "),
 		Fix: "install the same fio version on every host: results across fio versions can differ"}}
 }

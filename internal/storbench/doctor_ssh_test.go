@@ -10,7 +10,7 @@ import (
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/testenv"
 )
 
@@ -30,29 +30,29 @@ func TestDoctorSSH(t *testing.T) {
 		SSHTargets: []string{sshURL(t, servers[0], dir), sshURL(t, servers[0], blank), sshURL(t, servers[0], used), down},
 	}
 	checks := Doctor(context.Background(), req)
-	got := map[string]kube.Check{}
+	got := map[string]result.Check{}
 	for _, c := range checks {
 		got[c.Area+" | "+c.Name] = c
 		t.Logf("%s | %s: %s %s (fix: %s)", c.Area, c.Name, c.Status, c.Detail, c.Fix)
 	}
 	for _, w := range []struct {
 		key, detail string
-		status      kube.Status
+		status      result.CheckStatus
 	}{
-		{"ssh " + req.SSHTargets[0] + " | connection", "host key known", kube.StatusOK},
-		{"ssh " + req.SSHTargets[0] + " | fio", "fio-", kube.StatusOK},
-		{"ssh " + req.SSHTargets[0] + " | target " + dir, "writable", kube.StatusOK},
-		{"ssh " + req.SSHTargets[0] + " | clock", "ms from this machine's", kube.StatusOK},
-		{"ssh " + req.SSHTargets[1] + " | target " + blank, "blank and unused", kube.StatusOK},
-		{"ssh " + req.SSHTargets[2] + " | target " + used, "ext2/3/4 superblock", kube.StatusFail},
-		{"ssh " + down + " | connection", "connection refused", kube.StatusFail},
+		{"ssh " + req.SSHTargets[0] + " | connection", "host key known", result.CheckOK},
+		{"ssh " + req.SSHTargets[0] + " | fio", "fio-", result.CheckOK},
+		{"ssh " + req.SSHTargets[0] + " | target " + dir, "writable", result.CheckOK},
+		{"ssh " + req.SSHTargets[0] + " | clock", "ms from this machine's", result.CheckOK},
+		{"ssh " + req.SSHTargets[1] + " | target " + blank, "blank and unused", result.CheckOK},
+		{"ssh " + req.SSHTargets[2] + " | target " + used, "ext2/3/4 superblock", result.CheckFail},
+		{"ssh " + down + " | connection", "connection refused", result.CheckFail},
 	} {
 		c, ok := got[w.key]
 		if !ok {
 			t.Errorf("no check %q", w.key)
 			continue
 		}
-		if c.Status != w.status || !strings.Contains(c.Detail, w.detail) || (c.Status == kube.StatusFail && c.Fix == "") {
+		if c.Status != w.status || !strings.Contains(c.Detail, w.detail) || (c.Status == result.CheckFail && c.Fix == "") {
 			t.Errorf("%s: %s %q (fix %q), want %s saying %q", w.key, c.Status, c.Detail, c.Fix, w.status, w.detail)
 		}
 	}
@@ -75,7 +75,7 @@ func TestFioVersionsCheck(t *testing.T) {
 		t.Errorf("one version: %+v", c)
 	}
 	c := fioVersionsCheck(hosts, []string{"fio-3.33", "fio-3.28", "fio-3.33"})
-	if len(c) != 1 || c[0].Status != kube.StatusWarn || c[0].Detail != "fio-3.28 on ssh://pi02/srv; fio-3.33 on ssh://pi01/srv, ssh://pi03/srv" || c[0].Fix == "" {
+	if len(c) != 1 || c[0].Status != result.CheckWarn || c[0].Detail != "fio-3.28 on ssh://pi02/srv; fio-3.33 on ssh://pi01/srv, ssh://pi03/srv" || c[0].Fix == "" {
 		t.Errorf("two versions: %+v", c)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/testenv"
@@ -29,26 +30,26 @@ func TestDoctor(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		req    storbench.DoctorRequest
-		want   map[string]kube.Status // check name -> status
-		detail map[string]string      // check name -> part of its detail
+		want   map[string]result.CheckStatus // check name -> status
+		detail map[string]string             // check name -> part of its detail
 		failed int
 	}{
 		{"all well", storbench.DoctorRequest{Fio: local, DB: filepath.Join(dir, "new", "sub", "r.db")},
-			map[string]kube.Status{"fio": kube.StatusOK, "results database": kube.StatusOK},
+			map[string]result.CheckStatus{"fio": result.CheckOK, "results database": result.CheckOK},
 			map[string]string{"fio": "fio-", "results database": filepath.Join(dir, "new", "sub", "r.db")}, 0},
 		{"no fio", storbench.DoctorRequest{Fio: missing, DB: filepath.Join(dir, "r.db")},
-			map[string]kube.Status{"fio": kube.StatusFail, "results database": kube.StatusOK},
+			map[string]result.CheckStatus{"fio": result.CheckFail, "results database": result.CheckOK},
 			map[string]string{"fio": "not found"}, 1},
 		{"database under a file", storbench.DoctorRequest{Fio: local, DB: filepath.Join(notDir, "r.db")},
-			map[string]kube.Status{"fio": kube.StatusOK, "results database": kube.StatusFail},
+			map[string]result.CheckStatus{"fio": result.CheckOK, "results database": result.CheckFail},
 			map[string]string{"results database": "is not a directory"}, 1},
 		{"no cluster", storbench.DoctorRequest{Fio: local, DB: filepath.Join(dir, "r.db"), K8s: true, Timeout: 10 * time.Second,
 			Cluster: kube.ConnectOptions{Kubeconfig: filepath.Join(dir, "missing")}},
-			map[string]kube.Status{"fio": kube.StatusOK, "kubeconfig": kube.StatusFail}, nil, 1},
+			map[string]result.CheckStatus{"fio": result.CheckOK, "kubeconfig": result.CheckFail}, nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			checks := storbench.Doctor(ctx, tc.req)
-			got := map[string]kube.Check{}
+			got := map[string]result.Check{}
 			for _, c := range checks {
 				got[c.Name] = c
 			}
@@ -56,7 +57,7 @@ func TestDoctor(t *testing.T) {
 				if got[name].Status != status {
 					t.Errorf("%s: %+v, want %s", name, got[name], status)
 				}
-				if status == kube.StatusFail && got[name].Fix == "" {
+				if status == result.CheckFail && got[name].Fix == "" {
 					t.Errorf("%s failed without a fix", name)
 				}
 			}

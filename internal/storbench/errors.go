@@ -7,7 +7,7 @@ import "fmt"
 // no data for, an input that is missing, not a regular file, too large or
 // not in the format it is read as, a cluster that cannot be reached with
 // the configuration named. The caller fixes the request; nothing was
-// stored. A face shows it as bad usage; its message is the cause's.
+// stored. The command line shows it as bad usage (exit 2); its message is the cause's.
 // Messages about an option name it as the command line spells it (--for,
 // --status), the words the documentation uses.
 type RequestError struct{ Err error }

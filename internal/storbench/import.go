@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/importer"
-	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/units"
@@ -72,7 +71,7 @@ const (
 //
 // A cut file or an implausible result does not stop the import: what is
 // complete is stored and the report says where (see ImportIncomplete).
-func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.ImportReport, error) {
+func Import(ctx context.Context, st store.Store, req ImportRequest) (*result.ImportReport, error) {
 	if st != nil && req.DryRun {
 		if _, err := os.Stat(st.Path()); err != nil {
 			st = nil // nothing to look for duplicates in
@@ -85,7 +84,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 		req.MaxSize = defaultMaxSize
 	}
 	now := time.Now()
-	rep := &render.ImportReport{DryRun: req.DryRun, Duplicates: []store.ImportedFile{}, Health: []result.Health{}, Files: []render.ImportedFileReport{}}
+	rep := &result.ImportReport{DryRun: req.DryRun, Duplicates: []store.ImportedFile{}, Health: []result.Health{}, Files: []result.ImportedFileReport{}}
 	inputs, err := checkInputs(req, rep)
 	if err != nil {
 		return nil, err
@@ -124,7 +123,7 @@ func Import(ctx context.Context, st store.Store, req ImportRequest) (*render.Imp
 // checkInputs checks every input named (readable, within the size bound)
 // and hashes it; an input whose content another one has is reported and
 // left out.
-func checkInputs(req ImportRequest, rep *render.ImportReport) ([]*input, error) {
+func checkInputs(req ImportRequest, rep *result.ImportReport) ([]*input, error) {
 	var inputs []*input
 	seen := map[string]string{}
 	keep := int64(keepTotal)
@@ -145,7 +144,7 @@ func checkInputs(req ImportRequest, rep *render.ImportReport) ([]*input, error) 
 
 // notImported leaves out the inputs the database already holds, reporting
 // them as duplicates.
-func notImported(ctx context.Context, st store.Store, inputs []*input, rep *render.ImportReport) ([]*input, error) {
+func notImported(ctx context.Context, st store.Store, inputs []*input, rep *result.ImportReport) ([]*input, error) {
 	var sums []string
 	for _, in := range inputs {
 		sums = append(sums, in.sum)
@@ -161,7 +160,7 @@ func notImported(ctx context.Context, st store.Store, inputs []*input, rep *rend
 // beginImport opens the import's transaction, claiming the inputs' hashes;
 // nil and no error when another import claimed one meanwhile (reported as
 // a duplicate).
-func beginImport(ctx context.Context, st store.Store, b *builder, inputs []*input, now time.Time, rep *render.ImportReport) (*store.ImportWriter, error) {
+func beginImport(ctx context.Context, st store.Store, b *builder, inputs []*input, now time.Time, rep *result.ImportReport) (*store.ImportWriter, error) {
 	var provisional []store.ImportedFile
 	for _, in := range inputs {
 		provisional = append(provisional, store.ImportedFile{SHA256: in.sum, File: in.name, Imported: now})
@@ -182,7 +181,7 @@ func beginImport(ctx context.Context, st store.Store, b *builder, inputs []*inpu
 // readInputs reads every input, storing its results and health records
 // through w (or, in a dry run without w, keeping a preview), and reports
 // each file.
-func readInputs(ctx context.Context, b *builder, w *store.ImportWriter, inputs []*input, opt importer.Options, rep *render.ImportReport) ([]*importer.File, error) {
+func readInputs(ctx context.Context, b *builder, w *store.ImportWriter, inputs []*input, opt importer.Options, rep *result.ImportReport) ([]*importer.File, error) {
 	var files []*importer.File
 	for _, in := range inputs {
 		pf, err := b.read(ctx, in, opt, func(r *result.Result) error {
@@ -210,7 +209,7 @@ func readInputs(ctx context.Context, b *builder, w *store.ImportWriter, inputs [
 			rep.Health = append(rep.Health, pf.Health[i])
 		}
 		files = append(files, pf)
-		rep.Files = append(rep.Files, render.ImportedFileReport{File: pf.Name, SHA256: pf.SHA256, Formats: pf.Formats, Tool: pf.Tool,
+		rep.Files = append(rep.Files, result.ImportedFileReport{File: pf.Name, SHA256: pf.SHA256, Formats: importer.Names(pf.Formats), Tool: pf.Tool,
 			ToolVersion: pf.ToolVersion, Results: pf.ResultCount, Health: len(pf.Health), Rows: pf.Rows, Skipped: pf.Skipped,
 			Notes: pf.Notes, Problems: pf.Problems, Cut: pf.Cut(), Refused: pf.Refused()})
 	}
@@ -220,13 +219,13 @@ func readInputs(ctx context.Context, b *builder, w *store.ImportWriter, inputs [
 // commitImport records the files' provenance and commits; when another
 // import committed one of the files meanwhile, nothing is stored and the
 // report says so.
-func commitImport(ctx context.Context, w *store.ImportWriter, b *builder, files []store.ImportedFile, rep *render.ImportReport) (*render.ImportReport, error) {
+func commitImport(ctx context.Context, w *store.ImportWriter, b *builder, files []store.ImportedFile, rep *result.ImportReport) (*result.ImportReport, error) {
 	w.SetFiles(files)
 	if err := w.Commit(ctx); err != nil {
 		var dup *store.DuplicateError
 		if errors.As(err, &dup) {
 			rep.Duplicates = append(rep.Duplicates, dup.Files...)
-			rep.Files, rep.Results = []render.ImportedFileReport{}, 0
+			rep.Files, rep.Results = []result.ImportedFileReport{}, 0
 			return rep, nil
 		}
 		return nil, err
@@ -241,7 +240,7 @@ func commitImport(ctx context.Context, w *store.ImportWriter, b *builder, files 
 // ImportIncomplete names the files of a report that were cut or had
 // results refused as implausible (what was complete is stored), or
 // returns nil.
-func ImportIncomplete(rep *render.ImportReport) error {
+func ImportIncomplete(rep *result.ImportReport) error {
 	var bad []string
 	for _, fr := range rep.Files {
 		switch {

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/storbench/storbench/internal/importer"
-	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
@@ -29,7 +28,7 @@ func openDB(t *testing.T) store.Store {
 
 func sample(name string) string { return filepath.Join("testdata", name) }
 
-func importFiles(t *testing.T, st store.Store, req storbench.ImportRequest, files ...string) *render.ImportReport {
+func importFiles(t *testing.T, st store.Store, req storbench.ImportRequest, files ...string) *result.ImportReport {
 	t.Helper()
 	req.Files = files
 	rep, err := storbench.Import(context.Background(), st, req)
@@ -124,7 +123,7 @@ func TestImportDryRunStoresNothing(t *testing.T) {
 	st := openDB(t)
 	importFiles(t, st, storbench.ImportRequest{}, sample("results.csv"))
 	rep = importFiles(t, st, storbench.ImportRequest{DryRun: true}, sample("results.csv"), sample("iozone-nfs-hdd.txt"))
-	if len(rep.Duplicates) != 1 || len(rep.Files) != 1 || rep.Files[0].Formats[0] != importer.Iozone {
+	if len(rep.Duplicates) != 1 || len(rep.Files) != 1 || rep.Files[0].Formats[0] != string(importer.Iozone) {
 		t.Errorf("dry run with a database %+v", rep)
 	}
 	if runs, _ := st.Runs(ctx, store.RunFilter{}); len(runs) != 1 {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/local"
@@ -168,11 +167,11 @@ type Silent struct{}
 
 var _ engine.Observer = Silent{}
 
-func (Silent) RunStarted(*result.Run)                       {}
-func (Silent) Notice(string, string)                        {}
-func (Silent) WorkloadStarted(engine.Step)                  {}
-func (Silent) WorkloadProgress(engine.Step, fio.Progress)   {}
-func (Silent) WorkloadFinished(engine.Step, *result.Result) {}
+func (Silent) RunStarted(*result.Run)                        {}
+func (Silent) Notice(string, string)                         {}
+func (Silent) WorkloadStarted(engine.Step)                   {}
+func (Silent) WorkloadProgress(engine.Step, result.Progress) {}
+func (Silent) WorkloadFinished(engine.Step, *result.Result)  {}
 
 // deviceSizes finds each target's device size for block.db advice: the
 // size given, or the disk named in the target's labels when the results

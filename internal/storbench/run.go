@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/contention"
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/fio"
@@ -16,12 +17,17 @@ import (
 	"github.com/storbench/storbench/internal/store"
 )
 
-// RunRequest is what to run, where and how: the run command's flags as
+// RunRequest is what to run, where and how: the run command's options as
 // values. Start from DefaultRunRequest, which holds the command's defaults.
-// Errors name options by their flag names (--repeat, --target), so every
-// face reports a mistake in the words the documentation uses.
+// An option that may be left unset is a pointer or an empty value, so the
+// request itself says whether the caller chose it. Errors name options by
+// their flag names (--repeat, --target), so the command line, the dashboard
+// and the bench programs all report a mistake in the words the
+// documentation uses.
 type RunRequest struct {
-	// Suite is a built-in suite name or a suite YAML file.
+	// Suite is a built-in suite name or a suite YAML file; empty is the
+	// standard suite (DefaultSuite), and a suite named here is one the
+	// caller chose (it may not be combined with FioJob).
 	Suite string
 	// SuiteSpec, when set, is the suite itself, built by the caller, used
 	// instead of Suite (and never changed by the run); like a Suite the
@@ -59,47 +65,63 @@ type RunRequest struct {
 	// the observer's WorkloadProgress.
 	LiveProgress bool
 	Measure      MeasureRequest
-	Kube         KubeRequest
-	SSH          SSHRequest
-	// Given reports whether the caller chose an option explicitly, by its
-	// flag name ("precision", "nodes"): an option given without the one it
-	// belongs to is refused. Nil means none was.
-	Given func(option string) bool
+	// Kube holds the options of k8s: targets; nil is DefaultKubeRequest.
+	// A Kube without any k8s: target is refused.
+	Kube *KubeRequest
+	SSH  SSHRequest
 }
 
+// DefaultSuite is the suite a request without Suite, SuiteSpec or FioJob
+// runs.
+const DefaultSuite = "standard"
+
 // MeasureRequest asks for steady state, repeat-until-precise, cache
-// defeating and preconditioning (docs/measurement.md).
+// defeating and preconditioning (docs/measurement.md). A nil option takes
+// its default (DefaultStableMax and so on); one set without the option it
+// belongs to (StableMax without UntilStable, Precision without RepeatAuto)
+// is refused.
 type MeasureRequest struct {
 	UntilStable    bool
-	StableMax      time.Duration
-	StableInterval time.Duration
+	StableMax      *time.Duration
+	StableInterval *time.Duration
 	RepeatAuto     bool
 	// Precision is the 95% confidence interval of the mean IOPS to reach,
 	// in ± percent.
-	Precision    float64
-	RepeatMin    int
-	RepeatMax    int
+	Precision    *float64
+	RepeatMin    *int
+	RepeatMax    *int
 	DefeatCache  bool
 	Precondition bool
+}
+
+// DefaultStableMax is the longest a workload runs without settling under
+// UntilStable when StableMax is nil.
+var DefaultStableMax = time.Duration(spec.DefaultSteadyState.MaxRuntime)
+
+// The other measurement options' defaults.
+const (
+	DefaultStableInterval = time.Second
+	DefaultPrecision      = 5.0 // ± percent
+	DefaultRepeatMin      = 3
+	DefaultRepeatMax      = 10
+)
+
+// or is *p, or def when p is nil.
+func or[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
 }
 
 // DefaultRunRequest is the run command's defaults: the standard suite, once,
 // isolated, with telemetry, Kubernetes targets on all nodes.
 func DefaultRunRequest() RunRequest {
 	return RunRequest{
-		Suite:     "standard",
 		Repeat:    1,
 		Round:     result.RoundIsolated,
 		Rounds:    []string{result.RoundIsolated},
 		Telemetry: true,
-		Measure: MeasureRequest{
-			StableMax:      time.Duration(spec.DefaultSteadyState.MaxRuntime),
-			StableInterval: time.Second,
-			Precision:      5,
-			RepeatMin:      3,
-			RepeatMax:      10,
-		},
-		Kube: DefaultKubeRequest(),
 	}
 }
 
@@ -107,8 +129,14 @@ func DefaultRunRequest() RunRequest {
 // stored.
 func refuse(err error) error { return &RequestError{Err: err} }
 
-// given reports whether the caller chose the option explicitly.
-func (r *RunRequest) given(option string) bool { return r.Given != nil && r.Given(option) }
+// kube is the request's Kubernetes options, their defaults when none was
+// set.
+func (r *RunRequest) kube() KubeRequest {
+	if r.Kube == nil {
+		return DefaultKubeRequest()
+	}
+	return *r.Kube
+}
 
 // Run builds the plan from req, judges a raw fio job on every local target
 // before anything runs, connects to the cluster for k8s: targets, and runs
@@ -137,14 +165,12 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 			return nil, err
 		}
 	}
-	for _, name := range kubeOptionNames {
-		if len(p.classes) == 0 && req.given(name) {
-			return nil, refusef("--%s applies to Kubernetes targets: add --target k8s:STORAGECLASS", name)
-		}
+	if len(p.classes) == 0 && req.Kube != nil {
+		return nil, refusef("--nodes, --size and the other Kubernetes options apply to Kubernetes targets: add --target k8s:STORAGECLASS")
 	}
 	var mems []cacheMemory
 	if len(p.classes) > 0 {
-		set, err := KubeTargets(ctx, req.Kube, p.classes, obs.Notice)
+		set, err := KubeTargets(ctx, req.kube(), p.classes, obs.Notice)
 		if err != nil {
 			return nil, err
 		}
@@ -200,7 +226,7 @@ type RunOutcome struct {
 	Run     *result.Run     `json:"run"`
 	Results []result.Result `json:"results"`
 	// Contention pairs the probe alone and under load (--round contention).
-	Contention []contention.Report `json:"contention,omitempty"`
+	Contention []analysis.ContentionReport `json:"contention,omitempty"`
 }
 
 // LoadRunOutcome reads what st holds of run r.
@@ -216,30 +242,35 @@ func LoadRunOutcome(ctx context.Context, st store.Reader, r *result.Run) (*RunOu
 }
 
 // DryRun judges req's fio job on every local target and every SSH host
-// (judgeSSHTargets), running and storing nothing: what fio would run there, as fio reads it, the files and devices
-// it touches and the safety verdict. On an error, the targets judged before
-// it are returned with it.
-func DryRun(ctx context.Context, req RunRequest) ([]JudgedTarget, error) {
+// (judgeSSHTargets), running and storing nothing: what fio would run there,
+// as fio reads it, the files and devices it touches and the safety verdict.
+// On an error, the targets checked before it are returned with it.
+func DryRun(ctx context.Context, req RunRequest) ([]analysis.DryRun, error) {
 	p, err := buildRunPlan(&req, true)
 	if err != nil {
 		return nil, err
 	}
-	local, err := judgeLocalTargets(ctx, &req, p.plan)
-	if err != nil || len(p.hosts) == 0 {
-		return local, err
+	judged, err := judgeLocalTargets(ctx, &req, p.plan)
+	if err == nil && len(p.hosts) > 0 {
+		var remote []JudgedTarget
+		remote, err = judgeSSHTargets(ctx, &req, p.plan, p.hosts)
+		judged = append(judged, remote...)
 	}
-	remote, err := judgeSSHTargets(ctx, &req, p.plan, p.hosts)
-	return append(local, remote...), err
+	out := make([]analysis.DryRun, 0, len(judged))
+	for _, j := range judged {
+		out = append(out, j.view())
+	}
+	return out, err
 }
 
 // unheardRun is the observer of a caller that does not listen.
 type unheardRun struct{}
 
-func (unheardRun) RunStarted(*result.Run)                       {}
-func (unheardRun) Notice(string, string)                        {}
-func (unheardRun) WorkloadStarted(engine.Step)                  {}
-func (unheardRun) WorkloadProgress(engine.Step, fio.Progress)   {}
-func (unheardRun) WorkloadFinished(engine.Step, *result.Result) {}
+func (unheardRun) RunStarted(*result.Run)                        {}
+func (unheardRun) Notice(string, string)                         {}
+func (unheardRun) WorkloadStarted(engine.Step)                   {}
+func (unheardRun) WorkloadProgress(engine.Step, result.Progress) {}
+func (unheardRun) WorkloadFinished(engine.Step, *result.Result)  {}
 
 func wrap(req *RunRequest, t runner.Target) runner.Target {
 	if req.Wrap == nil {

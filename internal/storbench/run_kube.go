@@ -46,11 +46,6 @@ func DefaultKubeRequest() KubeRequest {
 		Image: kube.DefaultImage, PullPolicy: "IfNotPresent", Timeout: kube.DefaultTimeout}
 }
 
-// kubeOptionNames are the options that only mean something with k8s
-// targets, by flag name.
-var kubeOptionNames = []string{"nodes", "node-selector", "kubeconfig", "context", "namespace", "size", "volume-mode",
-	"access-mode", "image", "image-pull-policy", "pod-overrides", "timeout"}
-
 // KubeTargetSet is one target per StorageClass and chosen node.
 type KubeTargetSet struct {
 	Targets []runner.Target

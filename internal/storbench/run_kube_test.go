@@ -40,7 +40,7 @@ func TestKubeTargetsAndRounds(t *testing.T) {
 				if tt.round != "" {
 					r.Round, r.Probe = tt.round, "seq-read"
 				}
-			}, "suite")
+			})
 			p := planOrRefusal(t, r, tt.err)
 			if p == nil {
 				return
@@ -94,11 +94,14 @@ func TestKubeRequestErrors(t *testing.T) {
 
 // A Kubernetes option without a k8s target is refused before anything runs.
 func TestKubeOptionWithoutKubeTarget(t *testing.T) {
-	r := request(func(r *RunRequest) { r.Suite = "quick"; r.Targets = []string{t.TempDir()} }, "node-selector")
+	r := request(func(r *RunRequest) {
+		r.Suite, r.Targets = "quick", []string{t.TempDir()}
+		r.Kube = &KubeRequest{NodeSelector: "storage=nvme"}
+	})
 	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
 	defer st.Close()
 	_, err := Run(context.Background(), st, r, &recorder{})
-	wantRefused(t, err, "--node-selector applies to Kubernetes targets: add --target k8s:STORAGECLASS")
+	wantRefused(t, err, "Kubernetes options apply to Kubernetes targets: add --target k8s:STORAGECLASS")
 }
 
 func TestParsePVCSize(t *testing.T) {

@@ -1,6 +1,7 @@
 package storbench
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -58,7 +59,7 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 	if dryRun && req.FioJob == "" {
 		return nil, refusef("--dry-run applies to --fio-job")
 	}
-	suiteSet := req.given("suite") || req.SuiteSpec != nil
+	suiteSet := req.Suite != "" || req.SuiteSpec != nil
 	switch {
 	case req.FioJob != "" && suiteSet:
 		return nil, refusef("--suite and --fio-job are alternatives: pass one")
@@ -80,7 +81,7 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 		s.Workloads = slices.Clone(s.Workloads)
 		plan.Suite = &s
 	default:
-		s, err := spec.Resolve(req.Suite)
+		s, err := spec.Resolve(cmp.Or(req.Suite, DefaultSuite))
 		if err != nil {
 			return nil, refuse(err)
 		}
@@ -159,36 +160,41 @@ func applyMeasurement(p *runPlan, req *RunRequest) error {
 		return refusef("--defeat-cache applies to suite workloads; the contention round's probe is a sync write no cache answers")
 	}
 	if m.RepeatAuto {
-		if m.Precision <= 0 || m.Precision >= 100 {
-			return refusef("--precision %g: give a percentage between 0 and 100", m.Precision)
+		precision, lo, hi := or(m.Precision, DefaultPrecision), or(m.RepeatMin, DefaultRepeatMin), or(m.RepeatMax, DefaultRepeatMax)
+		if precision <= 0 || precision >= 100 {
+			return refusef("--precision %g: give a percentage between 0 and 100", precision)
 		}
-		if m.RepeatMin < 2 || m.RepeatMax < m.RepeatMin {
-			return refusef("--repeat-min %d, --repeat-max %d: a confidence interval needs at least 2 runs, and the most must not be below the fewest", m.RepeatMin, m.RepeatMax)
+		if lo < 2 || hi < lo {
+			return refusef("--repeat-min %d, --repeat-max %d: a confidence interval needs at least 2 runs, and the most must not be below the fewest", lo, hi)
 		}
-		plan.Measurement.RepeatAuto = &engine.RepeatAuto{Precision: m.Precision / 100, Min: m.RepeatMin, Max: m.RepeatMax}
+		plan.Measurement.RepeatAuto = &engine.RepeatAuto{Precision: precision / 100, Min: lo, Max: hi}
 	} else {
-		for _, n := range []string{"precision", "repeat-min", "repeat-max"} {
-			if req.given(n) {
-				return refusef("--%s belongs to --repeat auto", n)
+		for _, o := range []struct {
+			flag string
+			set  bool
+		}{{"precision", m.Precision != nil}, {"repeat-min", m.RepeatMin != nil}, {"repeat-max", m.RepeatMax != nil}} {
+			if o.set {
+				return refusef("--%s belongs to --repeat auto", o.flag)
 			}
 		}
 	}
-	if !m.UntilStable && (req.given("stable-max") || req.given("stable-interval")) {
+	if !m.UntilStable && (m.StableMax != nil || m.StableInterval != nil) {
 		return refusef("--stable-max and --stable-interval belong to --until-stable")
 	}
 	if plan.Suite == nil && (m.UntilStable || m.DefeatCache) {
 		return refusef("--until-stable and --defeat-cache shape suite workloads; a --fio-job runs as written")
 	}
 	if m.UntilStable {
-		if m.StableInterval <= 0 {
-			return refusef("--stable-interval %s: must be positive", m.StableInterval)
+		most, every := or(m.StableMax, DefaultStableMax), or(m.StableInterval, DefaultStableInterval)
+		if every <= 0 {
+			return refusef("--stable-interval %s: must be positive", every)
 		}
-		ss := spec.SteadyState{MaxRuntime: spec.Duration(m.StableMax), Interval: spec.Duration(m.StableInterval)}.WithDefaults()
-		if time.Duration(ss.Window)%m.StableInterval != 0 {
-			return refusef("--stable-interval %s: the %s window must be a whole number of intervals", m.StableInterval, ss.Window)
+		ss := spec.SteadyState{MaxRuntime: spec.Duration(most), Interval: spec.Duration(every)}.WithDefaults()
+		if time.Duration(ss.Window)%every != 0 {
+			return refusef("--stable-interval %s: the %s window must be a whole number of intervals", every, ss.Window)
 		}
-		if m.StableMax < time.Duration(ss.Window+ss.Ramp) {
-			return refusef("--stable-max %s: leaves no time for the %s ramp and %s window", m.StableMax, ss.Ramp, ss.Window)
+		if most < time.Duration(ss.Window+ss.Ramp) {
+			return refusef("--stable-max %s: leaves no time for the %s ramp and %s window", most, ss.Ramp, ss.Window)
 		}
 		plan.Suite.UntilStable(ss)
 	}

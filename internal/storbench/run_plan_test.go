@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,15 +13,13 @@ import (
 	"github.com/storbench/storbench/internal/result"
 )
 
-// request is the default request on /tmp, edited, with the options named
-// in given marked as chosen by the caller.
-func request(edit func(r *RunRequest), given ...string) RunRequest {
+// request is the default request on /tmp, edited.
+func request(edit func(r *RunRequest)) RunRequest {
 	r := DefaultRunRequest()
 	r.Targets = []string{"/tmp"}
 	if edit != nil {
 		edit(&r)
 	}
-	r.Given = func(o string) bool { return slices.Contains(given, o) }
 	return r
 }
 
@@ -81,7 +78,7 @@ func TestRunRequestBasics(t *testing.T) {
 		})
 	}
 	t.Run("suite and job", func(t *testing.T) {
-		_, err := buildRunPlan(new(request(func(r *RunRequest) { r.FioJob = "x.fio" }, "suite")), false)
+		_, err := buildRunPlan(new(request(func(r *RunRequest) { r.Suite, r.FioJob = "quick", "x.fio" })), false)
 		wantRefused(t, err, "--suite and --fio-job are alternatives: pass one")
 	})
 	t.Run("dry run of a suite", func(t *testing.T) {
@@ -120,24 +117,23 @@ func TestContentionRequest(t *testing.T) {
 	tests := []struct {
 		name  string
 		edit  func(r *RunRequest)
-		given []string
 		probe string // want, or "" for an error
 		err   string
 	}{
-		{"default probe", func(r *RunRequest) { r.Round = "contention" }, nil, "etcd-fdatasync", ""},
-		{"built-in workload", func(r *RunRequest) { r.Round, r.Probe = "contention", "rand-read-4k-qd1" }, nil, "rand-read-4k-qd1", ""},
-		{"suite of one", func(r *RunRequest) { r.Round, r.Probe = "contention", "etcd" }, nil, "etcd-fdatasync", ""},
-		{"workload of --suite", func(r *RunRequest) { r.Round, r.Suite, r.Probe = "contention", "quick", "seq-read" }, []string{"suite"}, "seq-read", ""},
-		{"unknown probe", func(r *RunRequest) { r.Round, r.Probe = "contention", "nope" }, nil, "", "--probe nope: no built-in workload"},
-		{"--suite with many workloads", func(r *RunRequest) { r.Round, r.Suite = "contention", "quick" }, []string{"suite"}, "", "choose the probe with --probe"},
-		{"probe without the round", func(r *RunRequest) { r.Probe = "etcd" }, nil, "", "add --round contention"},
-		{"unknown round", func(r *RunRequest) { r.Round = "chaos" }, nil, "", `--round "chaos"`},
-		{"noise target is a target", func(r *RunRequest) { r.Round, r.NoiseTarget = "contention", "/tmp" }, nil, "", "is also a --target"},
-		{"workloads instead of a probe", func(r *RunRequest) { r.Round, r.Workloads = "contention", []string{"seq-read"} }, nil, "", "choose it with --probe instead of --workloads"},
+		{"default probe", func(r *RunRequest) { r.Round = "contention" }, "etcd-fdatasync", ""},
+		{"built-in workload", func(r *RunRequest) { r.Round, r.Probe = "contention", "rand-read-4k-qd1" }, "rand-read-4k-qd1", ""},
+		{"suite of one", func(r *RunRequest) { r.Round, r.Probe = "contention", "etcd" }, "etcd-fdatasync", ""},
+		{"workload of --suite", func(r *RunRequest) { r.Round, r.Suite, r.Probe = "contention", "quick", "seq-read" }, "seq-read", ""},
+		{"unknown probe", func(r *RunRequest) { r.Round, r.Probe = "contention", "nope" }, "", "--probe nope: no built-in workload"},
+		{"--suite with many workloads", func(r *RunRequest) { r.Round, r.Suite = "contention", "quick" }, "", "choose the probe with --probe"},
+		{"probe without the round", func(r *RunRequest) { r.Probe = "etcd" }, "", "add --round contention"},
+		{"unknown round", func(r *RunRequest) { r.Round = "chaos" }, "", `--round "chaos"`},
+		{"noise target is a target", func(r *RunRequest) { r.Round, r.NoiseTarget = "contention", "/tmp" }, "", "is also a --target"},
+		{"workloads instead of a probe", func(r *RunRequest) { r.Round, r.Workloads = "contention", []string{"seq-read"} }, "", "choose it with --probe instead of --workloads"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := planOrRefusal(t, request(tt.edit, tt.given...), tt.err)
+			p := planOrRefusal(t, request(tt.edit), tt.err)
 			if p == nil {
 				return
 			}
@@ -169,26 +165,27 @@ func TestMeasurementRequest(t *testing.T) {
 	tests := []struct {
 		name  string
 		edit  func(r *RunRequest)
-		given []string
 		err   string
 		check func(t *testing.T, p *engine.Plan)
 	}{
-		{"repeat auto", func(r *RunRequest) { r.Measure.RepeatAuto, r.Measure.Precision, r.Measure.RepeatMax = true, 2.5, 20 }, nil, "", func(t *testing.T, p *engine.Plan) {
+		{"repeat auto", func(r *RunRequest) {
+			r.Measure.RepeatAuto, r.Measure.Precision, r.Measure.RepeatMax = true, new(2.5), new(20)
+		}, "", func(t *testing.T, p *engine.Plan) {
 			if a := p.Measurement.RepeatAuto; a == nil || a.Precision != 0.025 || a.Min != 3 || a.Max != 20 || p.Repeat != 1 {
 				t.Errorf("repeat auto %+v, repeat %d", a, p.Repeat)
 			}
 		}},
-		{"repeat count", func(r *RunRequest) { r.Repeat = 3 }, nil, "", func(t *testing.T, p *engine.Plan) {
+		{"repeat count", func(r *RunRequest) { r.Repeat = 3 }, "", func(t *testing.T, p *engine.Plan) {
 			if p.Repeat != 3 || p.Measurement.RepeatAuto != nil {
 				t.Errorf("repeat %d %+v", p.Repeat, p.Measurement.RepeatAuto)
 			}
 		}},
-		{"precision without auto", func(r *RunRequest) { r.Measure.Precision = 3 }, []string{"precision"}, "--precision belongs to --repeat auto", nil},
-		{"bad precision", func(r *RunRequest) { r.Measure.RepeatAuto, r.Measure.Precision = true, 0 }, nil, "between 0 and 100", nil},
-		{"bad counts", func(r *RunRequest) { r.Measure.RepeatAuto, r.Measure.RepeatMin = true, 1 }, nil, "at least 2 runs", nil},
+		{"precision without auto", func(r *RunRequest) { r.Measure.Precision = new(3.0) }, "--precision belongs to --repeat auto", nil},
+		{"bad precision", func(r *RunRequest) { r.Measure.RepeatAuto, r.Measure.Precision = true, new(0.0) }, "between 0 and 100", nil},
+		{"bad counts", func(r *RunRequest) { r.Measure.RepeatAuto, r.Measure.RepeatMin = true, new(1) }, "at least 2 runs", nil},
 		{"until stable", func(r *RunRequest) {
-			r.Measure.UntilStable, r.Measure.StableMax, r.Measure.StableInterval = true, 2*time.Minute, 2*time.Second
-		}, nil, "", func(t *testing.T, p *engine.Plan) {
+			r.Measure.UntilStable, r.Measure.StableMax, r.Measure.StableInterval = true, new(2*time.Minute), new(2*time.Second)
+		}, "", func(t *testing.T, p *engine.Plan) {
 			for _, w := range p.Suite.Workloads {
 				ss := w.SteadyState
 				if ss == nil || time.Duration(ss.MaxRuntime) != 2*time.Minute || time.Duration(ss.Interval) != 2*time.Second ||
@@ -197,12 +194,12 @@ func TestMeasurementRequest(t *testing.T) {
 				}
 			}
 		}},
-		{"stable flags alone", func(r *RunRequest) { r.Measure.StableMax = 2 * time.Minute }, []string{"stable-max"}, "belong to --until-stable", nil},
-		{"odd interval", func(r *RunRequest) { r.Measure.UntilStable, r.Measure.StableInterval = true, 700*time.Millisecond }, nil, "whole number of intervals", nil},
-		{"short max", func(r *RunRequest) { r.Measure.UntilStable, r.Measure.StableMax = true, 10*time.Second }, nil, "leaves no time", nil},
+		{"stable flags alone", func(r *RunRequest) { r.Measure.StableMax = new(2 * time.Minute) }, "belong to --until-stable", nil},
+		{"odd interval", func(r *RunRequest) { r.Measure.UntilStable, r.Measure.StableInterval = true, new(700*time.Millisecond) }, "whole number of intervals", nil},
+		{"short max", func(r *RunRequest) { r.Measure.UntilStable, r.Measure.StableMax = true, new(10*time.Second) }, "leaves no time", nil},
 		{"defeat cache", func(r *RunRequest) {
 			r.Measure.DefeatCache, r.Labels = true, map[string]string{string(result.LabelMemBytes): "1073741824"}
-		}, nil, "", func(t *testing.T, p *engine.Plan) {
+		}, "", func(t *testing.T, p *engine.Plan) {
 			if !p.Measurement.DropCaches {
 				t.Error("no page-cache drop")
 			}
@@ -219,28 +216,28 @@ func TestMeasurementRequest(t *testing.T) {
 		{"defeat cache in the parallel round", func(r *RunRequest) {
 			r.Measure.DefeatCache, r.Rounds = true, []string{"isolated", "parallel"}
 			r.Labels = map[string]string{string(result.LabelMemBytes): "1073741824"}
-		}, nil, "", func(t *testing.T, p *engine.Plan) {
+		}, "", func(t *testing.T, p *engine.Plan) {
 			if !p.Measurement.DropCaches || len(p.Rounds) != 2 {
 				t.Errorf("drop caches %v, rounds %v", p.Measurement.DropCaches, p.Rounds)
 			}
 		}},
 		{"defeat cache bad label", func(r *RunRequest) {
 			r.Measure.DefeatCache, r.Labels = true, map[string]string{string(result.LabelMemBytes): "lots"}
-		}, nil, "--label mem_bytes=lots: give the memory in bytes", nil},
-		{"precondition needs destructive", func(r *RunRequest) { r.Measure.Precondition = true }, nil, "needs --destructive", nil},
-		{"precondition", func(r *RunRequest) { r.Measure.Precondition, r.Destructive = true, []string{"/dev/loop9"} }, nil, "", func(t *testing.T, p *engine.Plan) {
+		}, "--label mem_bytes=lots: give the memory in bytes", nil},
+		{"precondition needs destructive", func(r *RunRequest) { r.Measure.Precondition = true }, "needs --destructive", nil},
+		{"precondition", func(r *RunRequest) { r.Measure.Precondition, r.Destructive = true, []string{"/dev/loop9"} }, "", func(t *testing.T, p *engine.Plan) {
 			if !p.Measurement.Precondition {
 				t.Error("precondition off")
 			}
 		}},
-		{"auto in the contention round", func(r *RunRequest) { r.Measure.RepeatAuto, r.Round = true, "contention" }, nil, "apply to the isolated round", nil},
-		{"auto in the parallel round", func(r *RunRequest) { r.Measure.RepeatAuto, r.Rounds = true, []string{"parallel"} }, nil, "apply to the isolated round", nil},
-		{"precondition in the parallel round", func(r *RunRequest) { r.Measure.Precondition, r.Rounds = true, []string{"isolated", "parallel"} }, nil, "apply to the isolated round", nil},
-		{"defeat-cache in the contention round", func(r *RunRequest) { r.Measure.DefeatCache, r.Round = true, "contention" }, nil, "no cache answers", nil},
+		{"auto in the contention round", func(r *RunRequest) { r.Measure.RepeatAuto, r.Round = true, "contention" }, "apply to the isolated round", nil},
+		{"auto in the parallel round", func(r *RunRequest) { r.Measure.RepeatAuto, r.Rounds = true, []string{"parallel"} }, "apply to the isolated round", nil},
+		{"precondition in the parallel round", func(r *RunRequest) { r.Measure.Precondition, r.Rounds = true, []string{"isolated", "parallel"} }, "apply to the isolated round", nil},
+		{"defeat-cache in the contention round", func(r *RunRequest) { r.Measure.DefeatCache, r.Round = true, "contention" }, "no cache answers", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := planOrRefusal(t, request(tt.edit, tt.given...), tt.err)
+			p := planOrRefusal(t, request(tt.edit), tt.err)
 			if p == nil {
 				return
 			}

@@ -10,13 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/runner/local"
 )
 
-// JudgedTarget is a raw fio job judged for one local target before the run:
+// JudgedTarget is a raw fio job checked for one local target before the run:
 // the file fio would run, fio's reading of it and the safety verdict.
 type JudgedTarget struct {
 	Path   string
@@ -29,8 +30,21 @@ type JudgedTarget struct {
 	UntilDone int
 }
 
+// view is what a dry run shows of j.
+func (j JudgedTarget) view() analysis.DryRun {
+	v := analysis.DryRun{Target: j.Path, Text: j.Text, Writers: j.Verdict.Writers, WorkDir: j.WorkDir,
+		TimeBased: j.TimeBased, UntilDone: j.UntilDone}
+	for _, job := range j.Reading.Jobs {
+		v.Jobs = append(v.Jobs, analysis.DryRunJob{Section: job.Section, Options: job.String()})
+	}
+	for _, t := range j.Verdict.Touches {
+		v.Touches = append(v.Touches, analysis.DryRunTouch{Job: t.Job, Path: t.Path, Writes: t.Writes, Own: t.Own, Kind: t.Kind.String()})
+	}
+	return v
+}
+
 // judgeLocalTargets judges the plan's raw job for every local directory and
-// device target, in order, returning those judged before an error too.
+// device target, in order, returning those checked before an error too.
 func judgeLocalTargets(ctx context.Context, req *RunRequest, plan *engine.Plan) ([]JudgedTarget, error) {
 	var out []JudgedTarget
 	for _, t := range req.Targets {

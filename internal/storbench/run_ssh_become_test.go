@@ -12,7 +12,6 @@ import (
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/runner/ssh"
 	"github.com/storbench/storbench/internal/runner/ssh/sshtest"
 	"github.com/storbench/storbench/internal/store"
@@ -75,13 +74,13 @@ func TestRunSSHBecomeDevice(t *testing.T) {
 		}
 		// doctor says the same, as a failed sudo check with its fix.
 		checks := Doctor(context.Background(), DoctorRequest{Fio: fio.Runner{Cmder: execx.Local{}}, DB: db, SSH: SSHRequest{Inventory: inv}})
-		var sudo *kube.Check
+		var sudo *result.Check
 		for i := range checks {
 			if checks[i].Name == "sudo" {
 				sudo = &checks[i]
 			}
 		}
-		if sudo == nil || sudo.Status != kube.StatusFail || !strings.Contains(sudo.Fix, user+" ALL=(root) NOPASSWD: ALL") {
+		if sudo == nil || sudo.Status != result.CheckFail || !strings.Contains(sudo.Fix, user+" ALL=(root) NOPASSWD: ALL") {
 			t.Errorf("doctor's sudo check: %+v", sudo)
 		}
 	})

@@ -26,7 +26,6 @@ func TestRunSSHContentionRound(t *testing.T) {
 	req := DefaultRunRequest()
 	req.Suite, req.Telemetry = "testdata/run-tiny.yaml", false
 	req.Round, req.Probe = result.RoundContention, "rr"
-	req.Given = func(o string) bool { return o == "suite" }
 	req.Targets = []string{sshURL(t, servers[0], dir)}
 	o := runStored(t, req)
 	if len(o.Contention) != 1 || o.Contention[0].Target != req.Targets[0] {
@@ -100,7 +99,7 @@ func TestDryRunSSH(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(judged) != 1 || judged[0].Path != req.Targets[0] || judged[0].Reading == nil || len(judged[0].Reading.Jobs) != 1 || judged[0].TimeBased != time.Second {
+	if len(judged) != 1 || judged[0].Target != req.Targets[0] || len(judged[0].Jobs) != 1 || judged[0].TimeBased != time.Second {
 		t.Fatalf("judged %+v", judged)
 	}
 	if !strings.HasPrefix(judged[0].WorkDir, dir+"/storbench-dry-run-") {
@@ -241,7 +240,6 @@ func TestRunSSHContentionNoiseTarget(t *testing.T) {
 	req := DefaultRunRequest()
 	req.Suite, req.Telemetry = "testdata/run-tiny.yaml", false
 	req.Round, req.Probe = result.RoundContention, "rr"
-	req.Given = func(o string) bool { return o == "suite" }
 	req.Targets = []string{sshURL(t, servers[0], dir)}
 	req.NoiseTarget = sshURL(t, servers[0], noise)
 	o := runStored(t, req)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/engine"
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/store"
@@ -38,8 +37,8 @@ func (r *recorder) Notice(target, msg string) {
 	defer r.mu.Unlock()
 	r.notices = append(r.notices, target+": "+msg)
 }
-func (r *recorder) WorkloadStarted(engine.Step)                {}
-func (r *recorder) WorkloadProgress(engine.Step, fio.Progress) {}
+func (r *recorder) WorkloadStarted(engine.Step)                   {}
+func (r *recorder) WorkloadProgress(engine.Step, result.Progress) {}
 func (r *recorder) WorkloadFinished(s engine.Step, res *result.Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -187,7 +186,7 @@ func TestRunRefusals(t *testing.T) {
 		{"fio lacks the engine", func(r *RunRequest, _ string) { r.FioJob = engineless }, `fio here has no I/O engine "storbench-none"`},
 		{"no such target", func(r *RunRequest, target string) { r.FioJob, r.Targets = bad, []string{filepath.Join(target, "none")} }, "no such file"},
 		{"bad option", func(r *RunRequest, _ string) { r.Repeat = 0 }, "--repeat 0: must be at least 1"},
-		{"k8s option alone", func(r *RunRequest, _ string) { r.Given = func(o string) bool { return o == "timeout" } }, "--timeout applies to Kubernetes targets"},
+		{"k8s option alone", func(r *RunRequest, _ string) { r.Kube = &KubeRequest{Timeout: time.Minute} }, "Kubernetes options apply to Kubernetes targets"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -256,12 +255,12 @@ func TestDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(judged) != 2 || judged[0].Path != one || judged[1].Path != two {
+	if len(judged) != 2 || judged[0].Target != one || judged[1].Target != two {
 		t.Fatalf("judged %+v", judged)
 	}
 	j := judged[0]
-	if j.Device || j.TimeBased.String() != "2.5s" || j.UntilDone != 1 || !slices.Equal(j.Verdict.Writers, []string{"b"}) {
-		t.Errorf("judged %+v: %s, %d, writers %v", j, j.TimeBased, j.UntilDone, j.Verdict.Writers)
+	if j.TimeBased.String() != "2.5s" || j.UntilDone != 1 || !slices.Equal(j.Writers, []string{"b"}) {
+		t.Errorf("judged %+v: %s, %d, writers %v", j, j.TimeBased, j.UntilDone, j.Writers)
 	}
 	if !strings.Contains(string(j.Text), "[b]") {
 		t.Errorf("job text %q", j.Text)

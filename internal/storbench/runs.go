@@ -20,13 +20,13 @@ type RunsRequest struct {
 	Target       string
 	Labels       map[string]string
 	Since, Until time.Time
-	// Status keeps runs of this status (judged now: see Runs); empty
+	// Status keeps runs of this status (as worked out now: see Runs); empty
 	// keeps all.
 	Status result.Status
 }
 
 // Runs lists stored runs, newest first. Whether a run stored as running
-// is abandoned (its storbench process is gone) is judged now, so both
+// is abandoned (its storbench process is gone) is found out now, so both
 // statuses are read from the running runs and filtered here. An unknown
 // status is a RequestError (its message names the option as the command
 // line does).
@@ -43,7 +43,7 @@ func Runs(ctx context.Context, st store.Reader, req RunsRequest) ([]result.Run, 
 		Target: req.Target, Labels: req.Labels, Since: req.Since, Until: req.Until}
 	judged := req.Status == result.StatusRunning || req.Status == result.StatusAbandoned
 	if judged {
-		// A run is judged abandoned here when its process is gone, or was
+		// A run counts as abandoned here when its process is gone, or was
 		// stored so by cleanup: only running ones can be running.
 		filter.Limit, filter.Offset, filter.Status = 0, 0, ""
 		if req.Status == result.StatusRunning {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/contention"
 	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
@@ -18,12 +19,12 @@ type ShowRequest struct {
 
 // RunDetail is one run with its results.
 type RunDetail struct {
-	// Run's status is judged now: a run stored as running whose
+	// Run's status is worked out now: a run stored as running whose
 	// storbench process is gone is abandoned.
 	Run     *result.Run     `json:"run"`
 	Results []result.Result `json:"results"`
 	// Contention pairs each probe alone and under load.
-	Contention []contention.Report `json:"contention,omitempty"`
+	Contention []analysis.ContentionReport `json:"contention,omitempty"`
 }
 
 // Show reads a run and its results. A run that is not stored (or an

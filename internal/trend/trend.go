@@ -25,6 +25,11 @@
 // to 200 runs of pure noise with a 10% coefficient of variation they raise
 // a regression or a warning in under 1% of histories (0.5% at 50 runs),
 // and they find a 25% step in 94% of 50-run histories.
+//
+// Unlike internal/analysis, which compares many results at one time
+// (targets against each other), trend compares one series with its own
+// past; internal/contention and internal/cliff look inside one round and
+// one result.
 package trend
 
 import (

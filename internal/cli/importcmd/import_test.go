@@ -66,7 +66,7 @@ func TestImportStoresOneRunWithProvenance(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var rep render.ImportReport
+	var rep result.ImportReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v in %s", err, out)
 	}
@@ -105,7 +105,7 @@ func TestImportStoresOneRunWithProvenance(t *testing.T) {
 		t.Fatalf("second import: exit %d\n%s", code, out)
 	}
 	out, _, code = invoke(t, db, "", "import", samples+"fio-text-pi4-usb-sata.txt", samples+"ceph-osd-bench-2osd.txt", "--output", "json")
-	var rep2 render.ImportReport
+	var rep2 result.ImportReport
 	if err := json.Unmarshal([]byte(out), &rep2); err != nil || code != 0 {
 		t.Fatalf("exit %d: %v", code, err)
 	}
@@ -172,7 +172,7 @@ func TestImportDryRunAndStdin(t *testing.T) {
 	}
 	csv, _ := os.ReadFile(samples + "results.csv")
 	out, errOut, code = invoke(t, db, string(csv), "import", "-", "--target", "pi4-9", "--output", "json")
-	var rep render.ImportReport
+	var rep result.ImportReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || rep.RunID == "" || rep.Results != 6 {
 		t.Fatalf("stdin import: exit %d %v %s %s", code, err, out, errOut)
 	}
@@ -285,7 +285,7 @@ func TestImportRefusedResultExitsOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := invoke(t, db, "", "import", path, "--output", "json")
-	var rep render.ImportReport
+	var rep result.ImportReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/storbench/storbench/internal/cli"
 	"github.com/storbench/storbench/internal/engine"
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/storbench"
@@ -24,7 +24,9 @@ import (
 // flags are the run request the flags fill, and what only the command
 // needs.
 type flags struct {
-	req    storbench.RunRequest
+	req storbench.RunRequest
+	// kube is the k8s options; req.Kube points to it once one is given.
+	kube   storbench.KubeRequest
 	labels []string
 	dryRun bool
 	output string
@@ -70,11 +72,11 @@ known_hosts); --inventory FILE adds the hosts of an Ansible inventory that
 	fl := cmd.Flags()
 	r, def := &f.req, storbench.DefaultRunRequest()
 	*r = def
-	fl.StringVar(&r.Suite, "suite", def.Suite, "built-in suite name or a suite YAML file (see: storbench suites)")
+	fl.StringVar(&r.Suite, "suite", "", "built-in suite name or a suite YAML file (default "+storbench.DefaultSuite+"; see: storbench suites)")
 	fl.StringVar(&r.FioJob, "fio-job", "", "run this fio job file as fio runs it (include, ${VAR}, inline comments), judged on fio's own reading, instead of a suite (docs/fio-jobs.md)")
 	fl.StringArrayVarP(&r.Targets, "target", "t", nil, "directory, block device, k8s:STORAGECLASS or ssh://[user@]host[:port]/path to benchmark (repeatable)")
 	fl.StringArrayVarP(&f.labels, "label", "l", nil, "label the run, key=value (repeatable), e.g. storage=usb-ssd")
-	addMeasureFlags(fl, r, def.Measure)
+	addMeasureFlags(fl, r)
 	fl.StringArrayVar(&r.Destructive, "destructive", nil, "allow write workloads on this block device, destroying its contents (repeatable)")
 	fl.BoolVar(&r.FailFast, "fail-fast", false, "stop at the first failed workload")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "with --fio-job: print the job fio would run, the files and devices it touches, the safety verdict and the estimated time; run and store nothing")
@@ -83,7 +85,8 @@ known_hosts); --inventory FILE adds the hosts of an Ansible inventory that
 	fl.StringVar(&r.Probe, "probe", "", "contention round: the latency probe workload (default etcd-fdatasync; any built-in workload name, or a workload of --suite)")
 	fl.StringVar(&r.NoiseTarget, "noise-target", "", "contention round: run the bulk writer on this directory or device (a local path or an ssh:// target) instead of the probe's target")
 	fl.BoolVar(&r.Telemetry, "telemetry", def.Telemetry, "sample CPU, disk, pressure, temperature and network once a second while each workload runs")
-	addKubeFlags(fl, r, def)
+	fl.StringSliceVar(&r.Rounds, "rounds", def.Rounds, "isolated (each target alone), parallel (each workload on all targets at once), or both in order: isolated,parallel")
+	kube := addKubeFlags(fl, &f.kube)
 	fl.BoolVar(&r.SSH.AcceptNewHostKeys, "ssh-accept-new-host-keys", false, "ssh targets: record the key of a host not yet in known_hosts instead of refusing it (a changed key is always refused)")
 	fl.BoolVar(&r.SSH.Become, "ssh-become", false, "ssh:// targets: run storbench's commands on the host through sudo -n as root (passwordless sudo; inventory hosts use ansible_become)")
 	fl.StringVar(&r.SSH.Inventory, "inventory", "", "Ansible inventory (INI or YAML) whose hosts become ssh targets")
@@ -95,41 +98,76 @@ known_hosts); --inventory FILE adds the hosts of an Ansible inventory that
 		if err := check(); err != nil {
 			return err
 		}
-		f.req.Given = cmd.Flags().Changed
+		kube.VisitAll(func(k *pflag.Flag) {
+			if k.Changed {
+				f.req.Kube = &f.kube
+			}
+		})
 		return run(cmd.Context(), d, f)
 	}
 	return cmd
 }
 
-func addMeasureFlags(fl *pflag.FlagSet, r *storbench.RunRequest, def storbench.MeasureRequest) {
+func addMeasureFlags(fl *pflag.FlagSet, r *storbench.RunRequest) {
 	m := &r.Measure
 	fl.Var(&repeatValue{n: &r.Repeat, auto: &m.RepeatAuto}, "repeat", "run the suite this many times on each target, or auto: repeat each workload until its IOPS are known to --precision")
 	fl.BoolVar(&m.UntilStable, "until-stable", false, "run each workload until fio sees its IOPS settle (steady state), up to --stable-max")
-	fl.DurationVar(&m.StableMax, "stable-max", def.StableMax, "--until-stable: the longest a workload may run without settling")
-	fl.DurationVar(&m.StableInterval, "stable-interval", def.StableInterval, "--until-stable: how often fio samples (longer for slow devices; other than 1s needs fio 3.34 or later)")
-	fl.Float64Var(&m.Precision, "precision", def.Precision, "--repeat auto: the 95% confidence interval of the mean IOPS to reach, in ± percent")
-	fl.IntVar(&m.RepeatMin, "repeat-min", def.RepeatMin, "--repeat auto: the fewest runs of each workload")
-	fl.IntVar(&m.RepeatMax, "repeat-max", def.RepeatMax, "--repeat auto: the most runs of each workload")
+	fl.Var(&optionalValue[time.Duration]{&m.StableMax, storbench.DefaultStableMax, time.ParseDuration, "duration"}, "stable-max", "--until-stable: the longest a workload may run without settling")
+	fl.Var(&optionalValue[time.Duration]{&m.StableInterval, storbench.DefaultStableInterval, time.ParseDuration, "duration"}, "stable-interval", "--until-stable: how often fio samples (longer for slow devices; other than 1s needs fio 3.34 or later)")
+	fl.Var(&optionalValue[float64]{&m.Precision, storbench.DefaultPrecision, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }, "float"}, "precision", "--repeat auto: the 95% confidence interval of the mean IOPS to reach, in ± percent")
+	fl.Var(&optionalValue[int]{&m.RepeatMin, storbench.DefaultRepeatMin, strconv.Atoi, "int"}, "repeat-min", "--repeat auto: the fewest runs of each workload")
+	fl.Var(&optionalValue[int]{&m.RepeatMax, storbench.DefaultRepeatMax, strconv.Atoi, "int"}, "repeat-max", "--repeat auto: the most runs of each workload")
 	fl.BoolVar(&m.DefeatCache, "defeat-cache", false, "size read and buffered workloads beyond the memory that can cache them (bounded by free space) and drop the page cache before each (as root)")
 	fl.BoolVar(&m.Precondition, "precondition", false, "write a --destructive device sequentially twice before its random-write workloads (SNIA PTS)")
 }
 
-func addKubeFlags(fl *pflag.FlagSet, r *storbench.RunRequest, def storbench.RunRequest) {
-	k, dk := &r.Kube, def.Kube
-	fl.StringSliceVar(&k.Nodes, "nodes", dk.Nodes, "k8s targets: all, or node names (comma-separated) to run on")
-	fl.StringVar(&k.NodeSelector, "node-selector", "", "k8s targets: only nodes with these labels, e.g. storage=nvme")
-	fl.StringSliceVar(&r.Rounds, "rounds", def.Rounds, "isolated (each target alone), parallel (each workload on all targets at once), or both in order: isolated,parallel")
-	fl.StringVar(&k.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, or the in-cluster service account)")
-	fl.StringVar(&k.Context, "context", "", "kubeconfig context to use")
-	fl.StringVarP(&k.Namespace, "namespace", "n", "", "namespace for storbench's PVCs and pods (default: storbench, created if allowed, else the context's)")
-	fl.StringVar(&k.Size, "size", "", "k8s targets: PVC size, e.g. 10Gi (default: the suite's largest file plus 25% and 64 MiB, in whole GiB)")
-	fl.StringVar(&k.VolumeMode, "volume-mode", dk.VolumeMode, "k8s targets: Filesystem, or Block to give fio the PVC's raw device")
-	fl.StringVar(&k.AccessMode, "access-mode", dk.AccessMode, "k8s targets: PVC access mode: ReadWriteOnce, ReadWriteOncePod, ReadWriteMany")
-	fl.StringVar(&k.Image, "image", dk.Image, "k8s targets: container image with sh and fio (the release's storbench-fio by default; alpine: Alpine, installing fio at start)")
-	fl.StringVar(&k.PullPolicy, "image-pull-policy", dk.PullPolicy, "k8s targets: Always, IfNotPresent or Never")
-	fl.StringVar(&k.PodOverrides, "pod-overrides", "", "k8s targets: YAML/JSON strategic-merge patch for the pod (tolerations, resources, securityContext...)")
-	fl.DurationVar(&k.Timeout, "timeout", dk.Timeout, "k8s targets: bound on each wait (binding, scheduling, start, deletion)")
+// addKubeFlags binds the k8s options to k and returns them as a set of
+// their own, to tell whether any was given.
+func addKubeFlags(fl *pflag.FlagSet, k *storbench.KubeRequest) *pflag.FlagSet {
+	*k = storbench.DefaultKubeRequest()
+	dk, kf := *k, pflag.NewFlagSet("kube", pflag.ContinueOnError)
+	kf.StringSliceVar(&k.Nodes, "nodes", dk.Nodes, "k8s targets: all, or node names (comma-separated) to run on")
+	kf.StringVar(&k.NodeSelector, "node-selector", "", "k8s targets: only nodes with these labels, e.g. storage=nvme")
+	kf.StringVar(&k.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, or the in-cluster service account)")
+	kf.StringVar(&k.Context, "context", "", "kubeconfig context to use")
+	kf.StringVarP(&k.Namespace, "namespace", "n", "", "namespace for storbench's PVCs and pods (default: storbench, created if allowed, else the context's)")
+	kf.StringVar(&k.Size, "size", "", "k8s targets: PVC size, e.g. 10Gi (default: the suite's largest file plus 25% and 64 MiB, in whole GiB)")
+	kf.StringVar(&k.VolumeMode, "volume-mode", dk.VolumeMode, "k8s targets: Filesystem, or Block to give fio the PVC's raw device")
+	kf.StringVar(&k.AccessMode, "access-mode", dk.AccessMode, "k8s targets: PVC access mode: ReadWriteOnce, ReadWriteOncePod, ReadWriteMany")
+	kf.StringVar(&k.Image, "image", dk.Image, "k8s targets: container image with sh and fio (the release's storbench-fio by default; alpine: Alpine, installing fio at start)")
+	kf.StringVar(&k.PullPolicy, "image-pull-policy", dk.PullPolicy, "k8s targets: Always, IfNotPresent or Never")
+	kf.StringVar(&k.PodOverrides, "pod-overrides", "", "k8s targets: YAML/JSON strategic-merge patch for the pod (tolerations, resources, securityContext...)")
+	kf.DurationVar(&k.Timeout, "timeout", dk.Timeout, "k8s targets: bound on each wait (binding, scheduling, start, deletion)")
+	fl.AddFlagSet(kf)
+	return kf
 }
+
+// optionalValue is a flag whose request field is a pointer: nil until the
+// flag is given, so the request says whether it was.
+type optionalValue[T any] struct {
+	p     **T
+	def   T
+	parse func(string) (T, error)
+	typ   string // the value's kind in --help
+}
+
+func (o *optionalValue[T]) Set(s string) error {
+	v, err := o.parse(s)
+	if err != nil {
+		return err
+	}
+	*o.p = &v
+	return nil
+}
+
+func (o *optionalValue[T]) String() string {
+	if *o.p != nil {
+		return fmt.Sprint(**o.p)
+	}
+	return fmt.Sprint(o.def)
+}
+
+func (o *optionalValue[T]) Type() string { return o.typ }
 
 // repeatValue is --repeat: a count or "auto".
 type repeatValue struct {
@@ -177,8 +215,7 @@ func run(ctx context.Context, d cli.Deps, f *flags) error {
 	if f.dryRun {
 		judged, err := storbench.DryRun(ctx, req)
 		for _, j := range judged {
-			render.DryRun(d.Out, render.DryRunView{Target: j.Path, Text: j.Text, Reading: j.Reading, Verdict: j.Verdict,
-				WorkDir: j.WorkDir, TimeBased: j.TimeBased, UntilDone: j.UntilDone})
+			render.DryRun(d.Out, j)
 		}
 		if err != nil {
 			return cli.FromLibrary(err)
@@ -219,7 +256,7 @@ type observer struct{ *render.Progress }
 var _ engine.Observer = observer{}
 
 func (o observer) WorkloadStarted(s engine.Step) { o.Progress.WorkloadStarted(workloadStep(s)) }
-func (o observer) WorkloadProgress(s engine.Step, p fio.Progress) {
+func (o observer) WorkloadProgress(s engine.Step, p result.Progress) {
 	o.Progress.WorkloadProgress(workloadStep(s), p)
 }
 func (o observer) WorkloadFinished(s engine.Step, r *result.Result) {
@@ -250,7 +287,7 @@ func report(ctx context.Context, d cli.Deps, st store.Store, r *result.Run, outp
 	if err := render.ResultsTable(d.Out, o.Results); err != nil {
 		return err
 	}
-	if err := render.ContentionSection(d.Out, o.Results); err != nil {
+	if err := render.ContentionSection(d.Out, o.Contention); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(d.Out, "\nStored in %s as run %s (storbench show %s).\n", dbPath(st), r.ID, r.ID)

@@ -45,7 +45,7 @@ func TestFlagsToRequest(t *testing.T) {
 		{"repeat zero", []string{"-t", dir, "--repeat", "0"}, "--repeat 0: must be at least 1"},
 		{"given option alone", []string{"-t", dir, "--precision", "3"}, "--precision belongs to --repeat auto"},
 		{"repeat auto reaches the request", []string{"-t", dir, "--repeat", "auto", "--precision", "100"}, "--precision 100: give a percentage between 0 and 100"},
-		{"k8s option alone", []string{"-t", dir, "--suite", "quick", "--nodes", "a", "--telemetry=false"}, "--nodes applies to Kubernetes targets: add --target k8s:STORAGECLASS"},
+		{"k8s option alone", []string{"-t", dir, "--suite", "quick", "--nodes", "a", "--telemetry=false"}, "--nodes, --size and the other Kubernetes options apply to Kubernetes targets: add --target k8s:STORAGECLASS"},
 		{"suite given with a job", []string{"-t", dir, "--suite", "standard", "--fio-job", "x.fio"}, "--suite and --fio-job are alternatives: pass one"},
 		{"dry run of a suite", []string{"-t", dir, "--dry-run"}, "--dry-run applies to --fio-job"},
 		{"rounds", []string{"-t", dir, "--rounds", "sideways"}, `--rounds "sideways": choose isolated, parallel, or isolated,parallel`},

@@ -29,7 +29,7 @@ func NewCommand(d cli.Deps) *cobra.Command {
 		if output == "json" {
 			return render.JSON(d.Out, detail)
 		}
-		return render.RunDetail(d.Out, detail.Run, detail.Results)
+		return render.RunDetail(d.Out, detail.Run, detail.Results, detail.Contention)
 	}
 	return cmd
 }

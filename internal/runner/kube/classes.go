@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/storbench/storbench/internal/result"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,31 +17,14 @@ import (
 // NoProvisioner is the provisioner of classes with static PVs only.
 const NoProvisioner = "kubernetes.io/no-provisioner"
 
-// ClassInfo is what a StorageClass gives, in the terms homelab users trade
-// off: dynamic provisioning, failover, and (from stored results) speed.
-type ClassInfo struct {
-	Name        string            `json:"name"`
-	Provisioner string            `json:"provisioner"`
-	Default     bool              `json:"default"`
-	Dynamic     bool              `json:"dynamic_provisioning"`
-	Failover    string            `json:"failover"` // "yes", "no" or "unknown"
-	FailoverWhy string            `json:"failover_reason"`
-	BindingMode string            `json:"binding_mode"`
-	Reclaim     string            `json:"reclaim_policy"`
-	Expansion   bool              `json:"volume_expansion"`
-	AccessModes []string          `json:"access_modes"`
-	Snapshots   string            `json:"snapshots"` // "yes: CLASS", "no" or "unknown"
-	Parameters  map[string]string `json:"parameters,omitempty"`
-}
-
 // Classes describes every StorageClass. snapshotDrivers maps a CSI driver to
 // its VolumeSnapshotClasses; nil means snapshot support is unknown.
-func Classes(ctx context.Context, client kubernetes.Interface, snapshotDrivers map[string][]string) ([]ClassInfo, error) {
+func Classes(ctx context.Context, client kubernetes.Interface, snapshotDrivers map[string][]string) ([]result.StorageClass, error) {
 	list, err := client.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing StorageClasses: %w", err)
 	}
-	var out []ClassInfo
+	var out []result.StorageClass
 	for _, sc := range list.Items {
 		out = append(out, describeClass(sc, snapshotDrivers))
 	}
@@ -48,8 +32,8 @@ func Classes(ctx context.Context, client kubernetes.Interface, snapshotDrivers m
 	return out, nil
 }
 
-func describeClass(sc storagev1.StorageClass, snapshotDrivers map[string][]string) ClassInfo {
-	ci := ClassInfo{
+func describeClass(sc storagev1.StorageClass, snapshotDrivers map[string][]string) result.StorageClass {
+	ci := result.StorageClass{
 		Name: sc.Name, Provisioner: sc.Provisioner, Parameters: sc.Parameters,
 		Default:     sc.Annotations["storageclass.kubernetes.io/is-default-class"] == "true",
 		Dynamic:     sc.Provisioner != NoProvisioner,

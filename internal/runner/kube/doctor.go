@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"github.com/storbench/storbench/internal/result"
 	"sort"
 	"strings"
 
@@ -10,25 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-// Status of one doctor check.
-type Status string
-
-const (
-	StatusOK   Status = "ok"
-	StatusWarn Status = "warn"
-	StatusFail Status = "fail"
-	StatusInfo Status = "info"
-)
-
-// Check is one line of doctor's checklist, with a fix for failures.
-type Check struct {
-	Area   string `json:"area"`
-	Name   string `json:"name"`
-	Status Status `json:"status"`
-	Detail string `json:"detail,omitempty"`
-	Fix    string `json:"fix,omitempty"`
-}
 
 // DoctorOptions say what doctor checks beyond the cluster itself.
 type DoctorOptions struct {
@@ -39,24 +21,24 @@ type DoctorOptions struct {
 // Doctor checks that storbench can run in the cluster and describes what is
 // there. It returns the checklist; it stops early only when the API server
 // cannot be reached.
-func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []Check {
-	var out []Check
-	add := func(ch Check) { out = append(out, ch) }
+func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []result.Check {
+	var out []result.Check
+	add := func(ch result.Check) { out = append(out, ch) }
 
 	v, err := c.Client.Discovery().ServerVersion()
 	if err != nil {
-		add(Check{Area: "api", Name: "API server " + c.Host, Status: StatusFail, Detail: err.Error(),
+		add(result.Check{Area: "api", Name: "API server " + c.Host, Status: result.CheckFail, Detail: err.Error(),
 			Fix: "check --kubeconfig/--context (kubectl cluster-info should work with the same settings)"})
 		return out
 	}
-	add(Check{Area: "api", Name: "API server " + c.Host, Status: StatusOK, Detail: "Kubernetes " + v.GitVersion})
+	add(result.Check{Area: "api", Name: "API server " + c.Host, Status: result.CheckOK, Detail: "Kubernetes " + v.GitVersion})
 
 	ns := c.Namespace()
 	_, nsErr := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 
 	access, err := CheckAccess(ctx, c.Client, ns, Permissions)
 	if err != nil {
-		add(Check{Area: "rbac", Name: "permissions", Status: StatusFail, Detail: err.Error()})
+		add(result.Check{Area: "rbac", Name: "permissions", Status: result.CheckFail, Detail: err.Error()})
 	}
 	canCreateNS := false
 	for _, a := range access {
@@ -71,11 +53,11 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []Check {
 			if a.Namespaced {
 				where = "in namespace " + ns
 			}
-			add(Check{Area: "rbac", Name: "may " + a.String(), Status: StatusFail,
+			add(result.Check{Area: "rbac", Name: "may " + a.String(), Status: result.CheckFail,
 				Detail: fmt.Sprintf("missing permission: %s %s (needed to %s)", a.String(), where, a.Why),
 				Fix:    "grant it: kubectl apply -f deploy/base/rbac.yaml (see docs/kubernetes.md), or add the verb to your Role/ClusterRole"})
 		default:
-			add(Check{Area: "rbac", Name: "may " + a.String(), Status: StatusInfo,
+			add(result.Check{Area: "rbac", Name: "may " + a.String(), Status: result.CheckInfo,
 				Detail: fmt.Sprintf("optional permission missing: %s (used to %s)", a.String(), a.Why)})
 		}
 	}
@@ -87,35 +69,35 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []Check {
 			}
 		}
 		if missing == 0 {
-			add(Check{Area: "rbac", Name: "permissions", Status: StatusOK, Detail: fmt.Sprintf("all %d required permissions granted in namespace %s", countRequired(), ns)})
+			add(result.Check{Area: "rbac", Name: "permissions", Status: result.CheckOK, Detail: fmt.Sprintf("all %d required permissions granted in namespace %s", countRequired(), ns)})
 		}
 	}
 	switch {
 	case nsErr == nil:
-		add(Check{Area: "namespace", Name: "namespace " + ns, Status: StatusOK, Detail: "exists"})
+		add(result.Check{Area: "namespace", Name: "namespace " + ns, Status: result.CheckOK, Detail: "exists"})
 	case apierrors.IsNotFound(nsErr) && canCreateNS:
-		add(Check{Area: "namespace", Name: "namespace " + ns, Status: StatusOK, Detail: "does not exist yet; storbench will create it"})
+		add(result.Check{Area: "namespace", Name: "namespace " + ns, Status: result.CheckOK, Detail: "does not exist yet; storbench will create it"})
 	case apierrors.IsNotFound(nsErr):
-		add(Check{Area: "namespace", Name: "namespace " + ns, Status: StatusWarn, Detail: "does not exist and may not be created; runs fall back to the context's namespace",
+		add(result.Check{Area: "namespace", Name: "namespace " + ns, Status: result.CheckWarn, Detail: "does not exist and may not be created; runs fall back to the context's namespace",
 			Fix: "kubectl create namespace " + ns + ", or pass -n NAMESPACE"})
 	case apierrors.IsForbidden(nsErr):
-		add(Check{Area: "namespace", Name: "namespace " + ns, Status: StatusInfo, Detail: "may not read namespaces; assuming it exists"})
+		add(result.Check{Area: "namespace", Name: "namespace " + ns, Status: result.CheckInfo, Detail: "may not read namespaces; assuming it exists"})
 	default:
-		add(Check{Area: "namespace", Name: "namespace " + ns, Status: StatusWarn, Detail: nsErr.Error()})
+		add(result.Check{Area: "namespace", Name: "namespace " + ns, Status: result.CheckWarn, Detail: nsErr.Error()})
 	}
 
 	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		add(Check{Area: "nodes", Name: "nodes", Status: StatusFail, Detail: err.Error(), Fix: "grant list nodes (deploy/base/rbac.yaml)"})
+		add(result.Check{Area: "nodes", Name: "nodes", Status: result.CheckFail, Detail: err.Error(), Fix: "grant list nodes (deploy/base/rbac.yaml)"})
 	} else {
 		out = append(out, nodeChecks(nodes.Items, ImageAlias(o.Image))...)
 	}
 
 	classes, err := Classes(ctx, c.Client, map[string][]string{})
 	if err != nil {
-		add(Check{Area: "storage", Name: "StorageClasses", Status: StatusFail, Detail: err.Error(), Fix: "grant list storageclasses (deploy/base/rbac.yaml)"})
+		add(result.Check{Area: "storage", Name: "StorageClasses", Status: result.CheckFail, Detail: err.Error(), Fix: "grant list storageclasses (deploy/base/rbac.yaml)"})
 	} else if len(classes) == 0 {
-		add(Check{Area: "storage", Name: "StorageClasses", Status: StatusWarn, Detail: "none: there is nothing to benchmark",
+		add(result.Check{Area: "storage", Name: "StorageClasses", Status: result.CheckWarn, Detail: "none: there is nothing to benchmark",
 			Fix: "install a provisioner (k3s ships local-path; Longhorn, NFS subdir, Rook-Ceph...)"})
 	}
 	provisioners := map[string]bool{}
@@ -125,14 +107,14 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []Check {
 		if ci.Default {
 			d = "default; " + d
 		}
-		st, fix := StatusOK, ""
+		st, fix := result.CheckOK, ""
 		if ci.Reclaim == "Retain" {
-			st, fix = StatusInfo, "storbench deletes its PVCs; Retain leaves their PVs Released: it prints the kubectl delete pv command for each"
+			st, fix = result.CheckInfo, "storbench deletes its PVCs; Retain leaves their PVs Released: it prints the kubectl delete pv command for each"
 		}
 		if !ci.Dynamic {
 			d += "; static PVs only: each target needs a free matching PV"
 		}
-		add(Check{Area: "storage", Name: "StorageClass " + ci.Name, Status: st, Detail: d, Fix: fix})
+		add(result.Check{Area: "storage", Name: "StorageClass " + ci.Name, Status: st, Detail: d, Fix: fix})
 	}
 	if provisioners["driver.longhorn.io"] {
 		out = append(out, longhornChecks(ctx, c, nodesOrNil(nodes))...)
@@ -170,11 +152,11 @@ func interestingLabels(l map[string]string) string {
 	return strings.Join(out, ",")
 }
 
-func nodeChecks(nodes []corev1.Node, image string) []Check {
-	var out []Check
+func nodeChecks(nodes []corev1.Node, image string) []result.Check {
+	var out []result.Check
 	ready := 0
 	for _, n := range nodes {
-		ch := Check{Area: "nodes", Name: "node " + n.Name, Status: StatusOK}
+		ch := result.Check{Area: "nodes", Name: "node " + n.Name, Status: result.CheckOK}
 		parts := []string{n.Status.NodeInfo.Architecture}
 		if l := interestingLabels(n.Labels); l != "" {
 			parts = append(parts, "labels "+l)
@@ -187,7 +169,7 @@ func nodeChecks(nodes []corev1.Node, image string) []Check {
 		}
 		if len(taints) > 0 {
 			parts = append(parts, "taints "+strings.Join(taints, ","))
-			ch.Status = StatusInfo
+			ch.Status = result.CheckInfo
 			ch.Fix = "skipped by --nodes all; to include it, add a toleration with --pod-overrides (docs/kubernetes.md)"
 		}
 		if hasImage(n, image) {
@@ -195,9 +177,9 @@ func nodeChecks(nodes []corev1.Node, image string) []Check {
 		}
 		switch {
 		case n.Spec.Unschedulable:
-			ch.Status, ch.Fix = StatusWarn, "cordoned: kubectl uncordon "+n.Name
+			ch.Status, ch.Fix = result.CheckWarn, "cordoned: kubectl uncordon "+n.Name
 		case !NodeReady(n):
-			ch.Status, ch.Fix = StatusWarn, "not Ready: kubectl describe node "+n.Name
+			ch.Status, ch.Fix = result.CheckWarn, "not Ready: kubectl describe node "+n.Name
 		default:
 			ready++
 		}
@@ -205,7 +187,7 @@ func nodeChecks(nodes []corev1.Node, image string) []Check {
 		out = append(out, ch)
 	}
 	if ready == 0 {
-		out = append(out, Check{Area: "nodes", Name: "Ready nodes", Status: StatusFail, Detail: "no node is Ready", Fix: "kubectl get nodes; kubectl describe node NAME"})
+		out = append(out, result.Check{Area: "nodes", Name: "Ready nodes", Status: result.CheckFail, Detail: "no node is Ready", Fix: "kubectl get nodes; kubectl describe node NAME"})
 	}
 	if image != "" {
 		seen := false
@@ -213,7 +195,7 @@ func nodeChecks(nodes []corev1.Node, image string) []Check {
 			seen = seen || hasImage(n, image)
 		}
 		if !seen {
-			out = append(out, Check{Area: "image", Name: "image " + image, Status: StatusInfo,
+			out = append(out, result.Check{Area: "image", Name: "image " + image, Status: result.CheckInfo,
 				Detail: "not yet on any node: the first pod pulls it (air-gapped clusters: push the release's storbench-fio image to your registry and pass --image, docs/install.md)"})
 		}
 	}
@@ -237,11 +219,11 @@ func hasImage(n corev1.Node, image string) bool {
 
 // longhornChecks looks for nodes without a running Longhorn manager and
 // for the iSCSI initiator errors Longhorn volumes hit on nodes lacking it.
-func longhornChecks(ctx context.Context, c *Cluster, nodes []corev1.Node) []Check {
+func longhornChecks(ctx context.Context, c *Cluster, nodes []corev1.Node) []result.Check {
 	const ns = "longhorn-system"
 	pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=longhorn-manager"})
 	if err != nil {
-		return []Check{{Area: "longhorn", Name: "Longhorn managers", Status: StatusInfo, Detail: "cannot list pods in " + ns + ": " + err.Error()}}
+		return []result.Check{{Area: "longhorn", Name: "Longhorn managers", Status: result.CheckInfo, Detail: "cannot list pods in " + ns + ": " + err.Error()}}
 	}
 	running := map[string]bool{}
 	for _, p := range pods.Items {
@@ -249,10 +231,10 @@ func longhornChecks(ctx context.Context, c *Cluster, nodes []corev1.Node) []Chec
 			running[p.Spec.NodeName] = true
 		}
 	}
-	var out []Check
+	var out []result.Check
 	for _, n := range nodes {
 		if !running[n.Name] && NodeReady(n) && !n.Spec.Unschedulable {
-			out = append(out, Check{Area: "longhorn", Name: "Longhorn manager on " + n.Name, Status: StatusWarn,
+			out = append(out, result.Check{Area: "longhorn", Name: "Longhorn manager on " + n.Name, Status: result.CheckWarn,
 				Detail: "no Running longhorn-manager pod: Longhorn volumes cannot attach there",
 				Fix:    "kubectl -n longhorn-system get pods -o wide; check the node's taints and the manager's logs"})
 		}
@@ -261,7 +243,7 @@ func longhornChecks(ctx context.Context, c *Cluster, nodes []corev1.Node) []Chec
 	if err == nil {
 		for _, e := range evs.Items {
 			if strings.Contains(e.Message, "iscsiadm") {
-				out = append(out, Check{Area: "longhorn", Name: "iSCSI initiator", Status: StatusFail,
+				out = append(out, result.Check{Area: "longhorn", Name: "iSCSI initiator", Status: result.CheckFail,
 					Detail: fmt.Sprintf("%s %s: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message),
 					Fix:    "install open-iscsi on every node and enable iscsid (Debian/Raspberry Pi OS: apt-get install open-iscsi; systemctl enable --now iscsid)"})
 				break
@@ -269,7 +251,7 @@ func longhornChecks(ctx context.Context, c *Cluster, nodes []corev1.Node) []Chec
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, Check{Area: "longhorn", Name: "Longhorn", Status: StatusOK, Detail: fmt.Sprintf("manager Running on %d node(s); no iSCSI errors in events", len(running))})
+		out = append(out, result.Check{Area: "longhorn", Name: "Longhorn", Status: result.CheckOK, Detail: fmt.Sprintf("manager Running on %d node(s); no iSCSI errors in events", len(running))})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"github.com/storbench/storbench/internal/result"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,9 @@ func TestDoctor(t *testing.T) {
 		return true, r, nil
 	})
 	checks := Doctor(context.Background(), f.cluster(), DoctorOptions{Image: DefaultImage})
-	text := func(c Check) string { return string(c.Status) + " " + c.Name + ": " + c.Detail + " fix: " + c.Fix }
+	text := func(c result.Check) string {
+		return string(c.Status) + " " + c.Name + ": " + c.Detail + " fix: " + c.Fix
+	}
 	want := map[string]bool{
 		"fail may delete persistentvolumeclaims: missing permission: delete persistentvolumeclaims in namespace bench": false,
 		"info may create namespaces":                                        false,
@@ -47,7 +50,7 @@ func TestDoctor(t *testing.T) {
 				want[w] = true
 			}
 		}
-		if c.Status == StatusFail && c.Fix == "" {
+		if c.Status == result.CheckFail && c.Fix == "" {
 			t.Errorf("failure without a fix: %s", text(c))
 		}
 	}

@@ -183,7 +183,7 @@ func (e *env) fakeNodes(t *testing.T) {
 }
 
 // labelled counts the pods and PVCs storbench left anywhere.
-func (e *env) labelled(t *testing.T) []kube.Object {
+func (e *env) labelled(t *testing.T) []result.KubeObject {
 	t.Helper()
 	objs, err := kube.FindLeftovers(context.Background(), e.client, "", "")
 	if err != nil {

@@ -420,8 +420,8 @@ func (o *cancelOnStart) WorkloadStarted(engine.Step) {
 		time.AfterFunc(1500*time.Millisecond, o.cancel)
 	}
 }
-func (o *cancelOnStart) WorkloadProgress(engine.Step, fio.Progress)   {}
-func (o *cancelOnStart) WorkloadFinished(engine.Step, *result.Result) {}
+func (o *cancelOnStart) WorkloadProgress(engine.Step, result.Progress) {}
+func (o *cancelOnStart) WorkloadFinished(engine.Step, *result.Result)  {}
 
 func TestFitSize(t *testing.T) {
 	for _, tc := range []struct{ file, want int64 }{{1 << 20, 1 << 30}, {1 << 30, 2 << 30}, {4 << 30, 6 << 30}} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/storbench/storbench/internal/result"
 	"regexp"
 	"sort"
 	"strings"
@@ -15,27 +16,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// Object is a namespaced object storbench created: a "pod" or a "pvc".
-type Object struct {
-	Kind      string    `json:"kind"`
-	Namespace string    `json:"namespace"`
-	Name      string    `json:"name"`
-	RunID     string    `json:"run_id,omitempty"`
-	Target    string    `json:"target,omitempty"`
-	Created   time.Time `json:"created,omitzero"`
-	// Volume is the PV a PVC is bound to.
-	Volume string `json:"volume,omitempty"`
-	skip   bool
-}
-
-func (o Object) String() string { return fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name) }
-
 // DeleteOutcome is what deleting a set of objects achieved.
 type DeleteOutcome struct {
-	Deleted []Object
+	Deleted []result.KubeObject
 	// Failed maps objects that could not be deleted, or did not go within
 	// the timeout, to why.
-	Failed map[Object]error
+	Failed map[result.KubeObject]error
 }
 
 // Err joins the failures, naming each object, or returns nil.
@@ -43,7 +29,7 @@ func (d DeleteOutcome) Err() error {
 	if len(d.Failed) == 0 {
 		return nil
 	}
-	var keys []Object
+	var keys []result.KubeObject
 	for o := range d.Failed {
 		keys = append(keys, o)
 	}
@@ -58,14 +44,14 @@ func (d DeleteOutcome) Err() error {
 // DeleteObjects deletes pods first (a PVC in use cannot go before its pod),
 // then PVCs, and waits up to timeout, or ctx's deadline, for all of them to
 // be gone.
-func DeleteObjects(ctx context.Context, client kubernetes.Interface, objs []Object, timeout time.Duration) DeleteOutcome {
-	out := DeleteOutcome{Failed: map[Object]error{}}
+func DeleteObjects(ctx context.Context, client kubernetes.Interface, objs []result.KubeObject, timeout time.Duration) DeleteOutcome {
+	out := DeleteOutcome{Failed: map[result.KubeObject]error{}}
 	grace := int64(5)
 	bg := metav1.DeletePropagationBackground
-	var pending []Object
+	var pending []result.KubeObject
 	for _, kind := range []string{"pod", "pvc"} {
 		for _, o := range objs {
-			if o.skip || o.Kind != kind {
+			if o.Kind != kind {
 				continue
 			}
 			var err error
@@ -92,7 +78,7 @@ func DeleteObjects(ctx context.Context, client kubernetes.Interface, objs []Obje
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for len(pending) > 0 {
-		var still []Object
+		var still []result.KubeObject
 		for _, o := range pending {
 			gone, err := isGone(wctx, client, o)
 			switch {
@@ -127,7 +113,7 @@ func timeoutWords(ctx context.Context, timeout time.Duration) string {
 	return fmt.Sprintf("%s", timeout)
 }
 
-func isGone(ctx context.Context, client kubernetes.Interface, o Object) (bool, error) {
+func isGone(ctx context.Context, client kubernetes.Interface, o result.KubeObject) (bool, error) {
 	var err error
 	switch o.Kind {
 	case "pod":
@@ -142,7 +128,7 @@ func isGone(ctx context.Context, client kubernetes.Interface, o Object) (bool, e
 }
 
 // stuckReason names the finalizers holding an object, for the report.
-func stuckReason(ctx context.Context, client kubernetes.Interface, o Object) string {
+func stuckReason(ctx context.Context, client kubernetes.Interface, o result.KubeObject) string {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var meta metav1.Object
@@ -173,15 +159,15 @@ func Selector(runID string) string {
 
 // FindLeftovers lists the pods and PVCs storbench created, in namespace ns
 // ("" for all namespaces), for one run or all.
-func FindLeftovers(ctx context.Context, client kubernetes.Interface, ns, runID string) ([]Object, error) {
+func FindLeftovers(ctx context.Context, client kubernetes.Interface, ns, runID string) ([]result.KubeObject, error) {
 	sel := metav1.ListOptions{LabelSelector: Selector(runID)}
-	var out []Object
+	var out []result.KubeObject
 	pods, err := client.CoreV1().Pods(ns).List(ctx, sel)
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
 	for _, p := range pods.Items {
-		out = append(out, Object{Kind: "pod", Namespace: p.Namespace, Name: p.Name, RunID: p.Labels[LabelRunID],
+		out = append(out, result.KubeObject{Kind: "pod", Namespace: p.Namespace, Name: p.Name, RunID: p.Labels[LabelRunID],
 			Target: p.Annotations[AnnotationTarget], Created: p.CreationTimestamp.Time})
 	}
 	pvcs, err := client.CoreV1().PersistentVolumeClaims(ns).List(ctx, sel)
@@ -189,19 +175,10 @@ func FindLeftovers(ctx context.Context, client kubernetes.Interface, ns, runID s
 		return nil, fmt.Errorf("listing PVCs: %w", err)
 	}
 	for _, p := range pvcs.Items {
-		out = append(out, Object{Kind: "pvc", Namespace: p.Namespace, Name: p.Name, RunID: p.Labels[LabelRunID],
+		out = append(out, result.KubeObject{Kind: "pvc", Namespace: p.Namespace, Name: p.Name, RunID: p.Labels[LabelRunID],
 			Target: p.Annotations[AnnotationTarget], Created: p.CreationTimestamp.Time, Volume: p.Spec.VolumeName})
 	}
 	return out, nil
-}
-
-// ReleasedVolume is a PV a Retain class kept after storbench's PVC went.
-type ReleasedVolume struct {
-	Name    string `json:"name"`
-	Class   string `json:"storage_class"`
-	Claim   string `json:"claim"`
-	Phase   string `json:"phase"`
-	Command string `json:"command"`
 }
 
 // objectNameRE matches objectName's output: storbench-RUNID-N.
@@ -209,12 +186,12 @@ var objectNameRE = regexp.MustCompile(`^storbench-\d{8}-\d{6}-[0-9a-f]{4}-\d+$`)
 
 // FindReleasedVolumes lists PVs whose claim was one of storbench's (by name)
 // and that their Retain policy keeps.
-func FindReleasedVolumes(ctx context.Context, client kubernetes.Interface) ([]ReleasedVolume, error) {
+func FindReleasedVolumes(ctx context.Context, client kubernetes.Interface) ([]result.ReleasedVolume, error) {
 	pvs, err := client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing PVs: %w", err)
 	}
-	var out []ReleasedVolume
+	var out []result.ReleasedVolume
 	for _, pv := range pvs.Items {
 		ref := pv.Spec.ClaimRef
 		if ref == nil || !objectNameRE.MatchString(ref.Name) {
@@ -223,7 +200,7 @@ func FindReleasedVolumes(ctx context.Context, client kubernetes.Interface) ([]Re
 		if pv.Status.Phase != corev1.VolumeReleased && pv.Status.Phase != corev1.VolumeFailed {
 			continue
 		}
-		out = append(out, ReleasedVolume{Name: pv.Name, Class: pv.Spec.StorageClassName, Claim: ref.Namespace + "/" + ref.Name,
+		out = append(out, result.ReleasedVolume{Name: pv.Name, Class: pv.Spec.StorageClassName, Claim: ref.Namespace + "/" + ref.Name,
 			Phase: string(pv.Status.Phase), Command: "kubectl delete pv " + pv.Name})
 	}
 	return out, nil

@@ -18,11 +18,11 @@ import (
 
 type quiet struct{}
 
-func (quiet) RunStarted(*result.Run)                       {}
-func (quiet) Notice(string, string)                        {}
-func (quiet) WorkloadStarted(engine.Step)                  {}
-func (quiet) WorkloadProgress(engine.Step, fio.Progress)   {}
-func (quiet) WorkloadFinished(engine.Step, *result.Result) {}
+func (quiet) RunStarted(*result.Run)                        {}
+func (quiet) Notice(string, string)                         {}
+func (quiet) WorkloadStarted(engine.Step)                   {}
+func (quiet) WorkloadProgress(engine.Step, result.Progress) {}
+func (quiet) WorkloadFinished(engine.Step, *result.Result)  {}
 
 // A user's job file reaches the pod as a file, written by a bounded command
 // (kwok's exec never closes stdin), and runs there as fio runs it: kbench's

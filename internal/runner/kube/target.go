@@ -663,10 +663,14 @@ func (o *objects) delete(ctx context.Context, wipe bool) error {
 			o.pvName = pvc.Spec.VolumeName
 		}
 	}
-	res := DeleteObjects(ctx, o.cluster.Client, []Object{
-		{Kind: "pod", Namespace: o.ns, Name: o.name, skip: !o.podCreated},
-		{Kind: "pvc", Namespace: o.ns, Name: o.name, skip: !o.pvcCreated},
-	}, o.timeout)
+	var made []result.KubeObject
+	if o.podCreated {
+		made = append(made, result.KubeObject{Kind: "pod", Namespace: o.ns, Name: o.name})
+	}
+	if o.pvcCreated {
+		made = append(made, result.KubeObject{Kind: "pvc", Namespace: o.ns, Name: o.name})
+	}
+	res := DeleteObjects(ctx, o.cluster.Client, made, o.timeout)
 	errs = append(errs, res.Err())
 	if o.pvName != "" && res.Err() == nil {
 		if msg := releasedVolume(ctx, o.cluster.Client, o.pvName); msg != "" && o.report != nil {

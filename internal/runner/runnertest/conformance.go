@@ -14,6 +14,7 @@ import (
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/spec"
 )
 
@@ -102,7 +103,7 @@ workloads:
 			t.Fatal(err)
 		}
 		var ticks int
-		out, err := fr.Run(context.Background(), fio.FromWorkload(s.Workloads[0], fio.File{Name: "conformance.dat"}, ""), func(fio.Progress) { ticks++ })
+		out, err := fr.Run(context.Background(), fio.FromWorkload(s.Workloads[0], fio.File{Name: "conformance.dat"}, ""), func(result.Progress) { ticks++ })
 		if err != nil {
 			t.Fatalf("fio run: %v", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/spec"
 )
@@ -127,7 +128,7 @@ func TargetConformance(t *testing.T, s TargetSuite) {
 		started := make(chan struct{})
 		done := make(chan error, 1)
 		go func() {
-			_, err := fio.Runner{Cmder: p.Cmder, Dir: p.Dir}.Run(ctx, job(t, p, "", "60s"), func(fio.Progress) {
+			_, err := fio.Runner{Cmder: p.Cmder, Dir: p.Dir}.Run(ctx, job(t, p, "", "60s"), func(result.Progress) {
 				select {
 				case <-started:
 				default:

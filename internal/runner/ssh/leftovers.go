@@ -34,39 +34,25 @@ type owner struct {
 	Process result.Process `json:"process"`
 }
 
-// Leftover is a work directory a run left on a host.
-type Leftover struct {
-	Host  string   `json:"host"`
-	Dir   string   `json:"dir"`
-	RunID string   `json:"run_id"`
-	Files []string `json:"files"`
-	// Why the run is judged over (its storbench process is gone).
-	Why string `json:"why,omitempty"`
-	// Kept says why the directory is left alone; empty when it is
-	// removed or would be.
-	Kept    string `json:"kept,omitempty"`
-	Removed bool   `json:"removed"`
-}
-
 // FindLeftovers lists the work directories under dir on the host
 // (dir/storbench-RUNID) and judges each: it may be removed only when it
 // holds storbench's ownership file for that run, the storbench process
 // named there is gone from this machine (killed, or the machine rebooted),
 // no process on the host works in it, and it holds only regular files
 // storbench makes. It changes nothing.
-func FindLeftovers(ctx context.Context, c *Client, dir string) ([]Leftover, error) {
+func FindLeftovers(ctx context.Context, c *Client, dir string) ([]result.LeftoverDir, error) {
 	out, err := execx.Output(c.Command(ctx, "sh", "-c", leftoversScript, "sh", dir))
 	if err != nil {
 		return nil, fmt.Errorf("%s: listing storbench's work directories in %s: %w", c.Name(), dir, err)
 	}
-	var all []Leftover
+	var all []result.LeftoverDir
 	var owners []string
 	var busy [][]string
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	for sc.Scan() {
 		k, v, _ := strings.Cut(sc.Text(), "=")
 		if k == "dir" {
-			all = append(all, Leftover{Host: c.Name(), Dir: path.Join(dir, v), RunID: strings.TrimPrefix(v, "storbench-"), Files: []string{}})
+			all = append(all, result.LeftoverDir{Host: c.Name(), Dir: path.Join(dir, v), RunID: strings.TrimPrefix(v, "storbench-"), Files: []string{}})
 			owners = append(owners, "")
 			busy = append(busy, nil)
 			continue
@@ -95,7 +81,7 @@ func FindLeftovers(ctx context.Context, c *Client, dir string) ([]Leftover, erro
 }
 
 // judge sets Why, or Kept when the directory must stay.
-func judge(l *Leftover, ownerLine string, busy []string) {
+func judge(l *result.LeftoverDir, ownerLine string, busy []string) {
 	var o owner
 	switch {
 	case ownerLine == "":
@@ -137,7 +123,7 @@ func foreign(kind, name string) string {
 // RemoveLeftover removes the files FindLeftovers listed, then the
 // directory; anything that appeared since makes it fail rather than be
 // removed.
-func RemoveLeftover(ctx context.Context, c *Client, l *Leftover) error {
+func RemoveLeftover(ctx context.Context, c *Client, l *result.LeftoverDir) error {
 	if l.Kept != "" {
 		return fmt.Errorf("%s: %s is kept: %s", c.Name(), l.Dir, l.Kept)
 	}

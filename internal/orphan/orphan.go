@@ -1,9 +1,10 @@
-// Package abandon finds what runs whose storbench process is gone (killed
-// with SIGKILL, lost with a rebooted host) left on local directory targets,
-// removes it, and records those runs as abandoned. It removes a work
+// Package orphan deals with orphaned runs: runs stored as running whose
+// storbench process is gone (killed with SIGKILL, lost with a rebooted
+// host). It finds what they left on local directory targets, removes it,
+// and records those runs as abandoned. It removes a work
 // directory only when its name is exactly that of an abandoned run's and it
 // holds nothing but files storbench or its fio jobs make there.
-package abandon
+package orphan
 
 import (
 	"context"
@@ -23,29 +24,9 @@ import (
 	"github.com/storbench/storbench/internal/store"
 )
 
-// Run is an abandoned run and the work directories it left.
-type Run struct {
-	ID string `json:"run_id"`
-	// Why its process is judged gone.
-	Why  string    `json:"why"`
-	Dirs []WorkDir `json:"work_dirs"`
-	// Marked is true once the store records the run as abandoned.
-	Marked bool `json:"marked"`
-}
-
-// WorkDir is one run's work directory on one local target.
-type WorkDir struct {
-	Path  string   `json:"path"`
-	Files []string `json:"files"`
-	// Kept says why the directory is left alone (something in it is not
-	// storbench's); empty when it is removed or would be.
-	Kept    string `json:"kept,omitempty"`
-	Removed bool   `json:"removed"`
-}
-
 // Find lists the abandoned runs (only runID's when it is not empty) and
 // the work directories they left. It changes nothing.
-func Find(ctx context.Context, st store.Store, rd proc.Reader, runID string) ([]Run, error) {
+func Find(ctx context.Context, st store.Store, rd proc.Reader, runID string) ([]result.OrphanedRun, error) {
 	var runs []result.Run
 	if runID != "" {
 		r, err := st.Run(ctx, runID)
@@ -59,12 +40,12 @@ func Find(ctx context.Context, st store.Store, rd proc.Reader, runID string) ([]
 			return nil, err
 		}
 	}
-	var out []Run
+	var out []result.OrphanedRun
 	for _, r := range runs {
 		if !rd.Abandon(&r) {
 			continue
 		}
-		a := Run{ID: r.ID, Why: strings.TrimPrefix(r.Note, "abandoned: "), Dirs: []WorkDir{}}
+		a := result.OrphanedRun{ID: r.ID, Why: strings.TrimPrefix(r.Note, "abandoned: "), Dirs: []result.OrphanedDir{}}
 		for _, t := range r.Targets {
 			d, ok := workDir(t, r)
 			if ok {
@@ -77,16 +58,16 @@ func Find(ctx context.Context, st store.Store, rd proc.Reader, runID string) ([]
 }
 
 // workDir looks for the run's work directory under a directory target.
-func workDir(target string, r result.Run) (WorkDir, bool) {
+func workDir(target string, r result.Run) (result.OrphanedDir, bool) {
 	if strings.Contains(target, ":") || strings.HasPrefix(target, "/dev/") {
-		return WorkDir{}, false // Kubernetes (cleanup --k8s) or a device: no work directory
+		return result.OrphanedDir{}, false // Kubernetes (cleanup --k8s) or a device: no work directory
 	}
 	dir := filepath.Join(target, "storbench-"+r.ID)
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return WorkDir{}, false
+		return result.OrphanedDir{}, false
 	}
-	d := WorkDir{Path: dir, Files: []string{}}
+	d := result.OrphanedDir{Path: dir, Files: []string{}}
 	if !fi.IsDir() {
 		d.Kept = "not a directory"
 		return d, true
@@ -142,7 +123,7 @@ func foreign(e os.DirEntry, r result.Run) string {
 // Clean removes the work directories that hold only storbench's files,
 // file by file, and records every run as abandoned with what was removed.
 // It goes on after a failure and returns all of them.
-func Clean(ctx context.Context, st store.Store, runs []Run) error {
+func Clean(ctx context.Context, st store.Store, runs []result.OrphanedRun) error {
 	var errs []error
 	for i := range runs {
 		a := &runs[i]
@@ -184,7 +165,7 @@ func Clean(ctx context.Context, st store.Store, runs []Run) error {
 // a directory swapped for a symbolic link since Find cannot redirect it,
 // and a file that appeared since makes the final rmdir fail rather than be
 // removed.
-func removeDir(d *WorkDir) error {
+func removeDir(d *result.OrphanedDir) error {
 	fd, err := unix.Open(d.Path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("removing %s: %w", d.Path, err)

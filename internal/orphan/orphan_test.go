@@ -1,4 +1,4 @@
-package abandon
+package orphan
 
 import (
 	"context"

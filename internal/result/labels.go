@@ -46,6 +46,28 @@ const (
 	LabelScheduler       LabelKey = "scheduler"
 )
 
+// The links and settings under a target, read from /sys by
+// internal/sysfacts on local, SSH and Kubernetes targets alike.
+const (
+	LabelBus            LabelKey = "bus"              // how the disk is attached: nvme, usb, sd, mmc, virtio, ata, scsi
+	LabelPCIeLink       LabelKey = "pcie_link"        // the nearest PCIe link above the disk now, "5 GT/s x1"
+	LabelPCIeLinkMax    LabelKey = "pcie_link_max"    // the most that link can do, "8 GT/s x4"
+	LabelUSBSpeed       LabelKey = "usb_speed_mbps"   // the USB device's signalling rate
+	LabelUSBDriver      LabelKey = "usb_driver"       // uas or usb-storage
+	LabelUSBBridge      LabelKey = "usb_bridge"       // vendor:product and chip, "152d:0578 JMicron JMS567/JMS578"
+	LabelUSBBridgeQuirk LabelKey = "usb_bridge_quirk" // what is known to go wrong with that chip
+	LabelCardType       LabelKey = "card_type"        // SD or MMC (eMMC)
+	LabelCardHost       LabelKey = "card_host"        // the MMC host controller's driver
+	LabelNIC            LabelKey = "nic"              // the interface of the default route
+	LabelNICSpeed       LabelKey = "nic_speed_mbps"
+	LabelNICDuplex      LabelKey = "nic_duplex"
+	LabelCPUGovernor    LabelKey = "cpu_governor"
+	// LabelLinkCeilingBPS is what the slowest link under the disk allows,
+	// in bytes per second; LabelLinkCeiling says it in words.
+	LabelLinkCeilingBPS LabelKey = "link_ceiling_bps"
+	LabelLinkCeiling    LabelKey = "link_ceiling"
+)
+
 // A Kubernetes target: its node, class and volume.
 const (
 	LabelNode           LabelKey = "node"

@@ -108,6 +108,15 @@ const (
 	LabelNoiseTarget LabelKey = "noise_target"
 )
 
+// Set on the results of the network round (internal/netround): each
+// result is one measurement from one node to another.
+const (
+	LabelNetFrom    LabelKey = "net_from"    // the node that sends
+	LabelNetTo      LabelKey = "net_to"      // the node that receives (and echoes, for round trips)
+	LabelNetAddress LabelKey = "net_address" // the address the sender connected to
+	LabelNetwork    LabelKey = "network"     // "host" (the nodes' own network) or "pod" (a CNI network)
+)
+
 // Set by the importer on what it reads.
 const (
 	LabelSource   LabelKey = "source"  // the tool whose output it was: fio, iozone, dd, csv...

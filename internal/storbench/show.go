@@ -3,6 +3,7 @@ package storbench
 import (
 	"context"
 	"fmt"
+	"github.com/storbench/storbench/internal/analysis"
 
 	"github.com/storbench/storbench/internal/contention"
 	"github.com/storbench/storbench/internal/proc"
@@ -24,6 +25,8 @@ type RunDetail struct {
 	Results []result.Result `json:"results"`
 	// Contention pairs each probe alone and under load.
 	Contention []contention.Report `json:"contention,omitempty"`
+	// Links lays out the network round node by node.
+	Links []analysis.LinkMatrix `json:"links,omitempty"`
 }
 
 // Show reads a run and its results. A run that is not stored (or an
@@ -41,5 +44,5 @@ func Show(ctx context.Context, st store.Reader, req ShowRequest) (*RunDetail, er
 	if results == nil {
 		results = []result.Result{}
 	}
-	return &RunDetail{Run: run, Results: results, Contention: contention.Reports(results)}, nil
+	return &RunDetail{Run: run, Results: results, Contention: contention.Reports(results), Links: analysis.LinkMatrices(results)}, nil
 }

@@ -118,7 +118,7 @@ func addKubeFlags(fl *pflag.FlagSet, r *storbench.RunRequest, def storbench.RunR
 	k, dk := &r.Kube, def.Kube
 	fl.StringSliceVar(&k.Nodes, "nodes", dk.Nodes, "k8s targets: all, or node names (comma-separated) to run on")
 	fl.StringVar(&k.NodeSelector, "node-selector", "", "k8s targets: only nodes with these labels, e.g. storage=nvme")
-	fl.StringSliceVar(&r.Rounds, "rounds", def.Rounds, "isolated (each target alone), parallel (each workload on all targets at once), or both in order: isolated,parallel")
+	fl.StringSliceVar(&r.Rounds, "rounds", def.Rounds, "isolated (each target alone), parallel (each workload on all targets at once), network (the links between the targets' nodes), in the order given: network,isolated,parallel")
 	fl.StringVar(&k.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, or the in-cluster service account)")
 	fl.StringVar(&k.Context, "context", "", "kubeconfig context to use")
 	fl.StringVarP(&k.Namespace, "namespace", "n", "", "namespace for storbench's PVCs and pods (default: storbench, created if allowed, else the context's)")

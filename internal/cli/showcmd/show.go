@@ -29,7 +29,10 @@ func NewCommand(d cli.Deps) *cobra.Command {
 		if output == "json" {
 			return render.JSON(d.Out, detail)
 		}
-		return render.RunDetail(d.Out, detail.Run, detail.Results)
+		if err := render.RunDetail(d.Out, detail.Run, detail.Results); err != nil {
+			return err
+		}
+		return render.LinkMatrices(d.Out, detail.Links)
 	}
 	return cmd
 }

@@ -258,6 +258,7 @@ func (t *Target) prepareDir(ctx context.Context, f hostFacts, need runner.Need) 
 		Labels:    labels,
 		Telemetry: sample,
 		Devices:   t.devices(),
+		Net:       t.netEndpoint(),
 		Cleanup: func(ctx context.Context) error {
 			serr := stopSampling()
 			if err := run(t.client.Command(ctx, "rm", "-rf", "--", work)); err != nil {
@@ -446,6 +447,7 @@ func (t *Target) prepareDevice(ctx context.Context, f hostFacts, need runner.Nee
 		Labels:    labels,
 		Telemetry: sample,
 		Devices:   t.devices(),
+		Net:       t.netEndpoint(),
 		Cleanup: func(context.Context) error {
 			return errors.Join(stopSampling(), release())
 		},

@@ -14,12 +14,10 @@ package netround
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/storbench/storbench/internal/execx"
@@ -98,9 +96,19 @@ func Pairs(eps []runner.NetEndpoint) []Pair {
 // fio's message, and the others still run.
 func Measure(ctx context.Context, p Pair, o Options) []result.Result {
 	var out []result.Result
-	send := func() (*result.Result, error) { return transfer(ctx, p, o.send(), 128<<10, false) }
-	idle := func() (*result.Result, error) { return transfer(ctx, p, o.rtt(), 64, true) }
-	busy := func() (*result.Result, error) { return busyRTT(ctx, p, o) }
+	send := func() (*result.Result, error) {
+		return transfer(ctx, p, flow{name: "bulk", bs: 128 << 10, ramp: time.Second, runtime: o.send()})
+	}
+	idle := func() (*result.Result, error) {
+		return transfer(ctx, p, flow{name: "ping", bs: 64, pingpong: true, runtime: o.rtt()})
+	}
+	// While busy: one fio runs both flows, so both are connected before
+	// either starts; the round trips begin two seconds into the transfer,
+	// once the sender's queue has filled, and end before it does.
+	busy := func() (*result.Result, error) {
+		return transfer(ctx, p, flow{name: "ping", bs: 64, pingpong: true, delay: 2 * time.Second, runtime: o.rtt()},
+			flow{name: "bulk", bs: 128 << 10, runtime: o.rtt() + 4*time.Second})
+	}
 	for i, m := range []func() (*result.Result, error){send, idle, busy} {
 		started := time.Now()
 		r, err := m()
@@ -127,77 +135,75 @@ func Measure(ctx context.Context, p Pair, o Options) []result.Result {
 	return out
 }
 
-// busyRTT measures round trips while a bulk transfer runs on the same
-// pair, starting them a second into it so the sender's queue has filled.
-func busyRTT(ctx context.Context, p Pair, o Options) (*result.Result, error) {
-	bulkCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	var wg sync.WaitGroup
-	var bulkErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_, bulkErr = transfer(bulkCtx, p, o.rtt()+3*time.Second, 128<<10, false)
-	}()
-	select {
-	case <-time.After(time.Second):
-	case <-ctx.Done():
-	}
-	r, err := transfer(ctx, p, o.rtt(), 64, true)
-	stop()
-	wg.Wait()
-	if err == nil && bulkErr != nil && !errors.Is(bulkErr, context.Canceled) && bulkCtx.Err() == nil {
-		err = fmt.Errorf("the bulk transfer that loads the link failed: %w", bulkErr)
-	}
-	return r, err
+// flow is one TCP connection of a measurement: a fio job on each side.
+type flow struct {
+	name string
+	bs   int
+	// pingpong has the receiver echo every block: the sender's completion
+	// latency is then the round trip.
+	pingpong bool
+	// ramp is left out of the figures; delay is waited before starting.
+	ramp, delay, runtime time.Duration
+	port                 int
 }
 
-// transfer runs a receiver on p.To and a sender on p.From for d and
-// returns the sender's figures: throughput, or with pingpong the round
-// trip of each block (completion latency).
-func transfer(ctx context.Context, p Pair, d time.Duration, bs int, pingpong bool) (*result.Result, error) {
-	port := 20000 + rand.IntN(20000)
-	pp := "--pingpong=0"
-	if pingpong {
-		pp = "--pingpong=1"
+// transfer runs the flows, each a job of one receiving fio on p.To and one
+// sending fio on p.From, and returns the sender's figures of the first
+// flow: throughput, or with pingpong the round trip of each block.
+func transfer(ctx context.Context, p Pair, flows ...flow) (*result.Result, error) {
+	base := 20000 + rand.IntN(20000)
+	var recvJobs []string
+	send := []string{"--ioengine=net", "--protocol=tcp", "--hostname=" + p.To.Address, "--rw=write", "--size=1000g",
+		"--time_based", "--output-format=json"}
+	var longest time.Duration
+	for i := range flows {
+		f := &flows[i]
+		f.port = base + i
+		pp := "--pingpong=0"
+		recvBS := 4096 // fio's reader miscounts short reads of larger blocks
+		if f.pingpong {
+			pp, recvBS = "--pingpong=1", f.bs // an echo must match the block it answers
+		}
+		longest = max(longest, f.ramp+f.delay+f.runtime)
+		recvJobs = append(recvJobs, "--name="+f.name, "--port="+strconv.Itoa(f.port), "--bs="+strconv.Itoa(recvBS), pp)
+		send = append(send, "--name="+f.name, "--port="+strconv.Itoa(f.port), "--bs="+strconv.Itoa(f.bs), pp,
+			"--runtime="+seconds(f.runtime), "--ramp_time="+seconds(f.ramp), "--startdelay="+seconds(f.delay))
 	}
-	recvBS := 4096
-	if pingpong {
-		recvBS = bs // an echo must match the block it answers
-	}
+	// Options before the first --name are global; the receiver gives up
+	// well after the sender would have finished.
+	recv := append([]string{"--ioengine=net", "--protocol=tcp", "--listen", "--rw=read", "--size=1000g", "--output-format=json",
+		"--runtime=" + seconds(longest+30*time.Second)}, recvJobs...)
+
 	recvCtx, stopRecv := context.WithCancel(ctx)
 	defer stopRecv()
 	recvDone := make(chan error, 1)
 	var recvErr bytes.Buffer
 	go func() {
-		recvDone <- p.To.Cmder.Command(recvCtx, "fio", "--name=recv", "--ioengine=net", "--protocol=tcp", "--listen",
-			"--port="+strconv.Itoa(port), "--rw=read", "--bs="+strconv.Itoa(recvBS), "--size=1000g", pp,
-			"--runtime="+seconds(d+30*time.Second), "--output-format=json").SetStdout(&bytes.Buffer{}).SetStderr(&recvErr).Run()
+		recvDone <- p.To.Cmder.Command(recvCtx, "fio", recv...).SetStdout(&bytes.Buffer{}).SetStderr(&recvErr).Run()
 	}()
 
-	args := []string{"--name=send", "--ioengine=net", "--protocol=tcp", "--hostname=" + p.To.Address,
-		"--port=" + strconv.Itoa(port), "--rw=write", "--bs=" + strconv.Itoa(bs), "--size=1000g", pp,
-		"--time_based", "--runtime=" + seconds(d), "--output-format=json"}
-	if !pingpong {
-		args = append(args, "--ramp_time=1")
+	// The sender starts once every port listens: a connection refused on
+	// one port would end the receiver's job on another.
+	if err := waitListening(ctx, p.To.Cmder, flows, recvDone); err != nil {
+		return nil, fmt.Errorf("fio receiving on %s: %w: %s", p.To.Node, err, lastLine(recvErr.String()))
 	}
 	var out []byte
 	var err error
-	// The receiver takes a moment to listen: a refused connection is
-	// tried again for a few seconds.
+	// A refused connection (a listener not yet accepting) is tried again
+	// for ten seconds.
 	for attempt := 0; ; attempt++ {
 		var stdout, stderr bytes.Buffer
-		err = p.From.Cmder.Command(ctx, "fio", args...).SetStdout(&stdout).SetStderr(&stderr).Run()
+		err = p.From.Cmder.Command(ctx, "fio", send...).SetStdout(&stdout).SetStderr(&stderr).Run()
 		out = stdout.Bytes()
 		if err == nil || ctx.Err() != nil || attempt == 40 || !refused(stdout.String()+stderr.String()) {
 			if err != nil {
-				err = fmt.Errorf("fio sending from %s to %s:%d: %w: %s", p.From.Node, p.To.Address, port, err, lastLine(stdout.String()+stderr.String()))
+				err = fmt.Errorf("fio sending from %s to %s:%d: %w: %s", p.From.Node, p.To.Address, base, err, lastLine(stdout.String()+stderr.String()))
 			}
 			break
 		}
 		select {
 		case <-recvDone:
-			return nil, fmt.Errorf("fio receiving on %s port %d stopped before the sender connected: %s", p.To.Node, port, lastLine(recvErr.String()))
+			return nil, fmt.Errorf("fio receiving on %s port %d stopped before the sender connected: %s", p.To.Node, base, lastLine(recvErr.String()))
 		case <-time.After(250 * time.Millisecond):
 		case <-ctx.Done():
 		}
@@ -214,13 +220,60 @@ func transfer(ctx context.Context, p Pair, d time.Duration, bs int, pingpong boo
 		return nil, err
 	}
 	docs, raws, _, perr := fio.ParseOutputs(bytes.NewReader(out))
-	if perr != nil || len(docs) == 0 || len(docs[len(docs)-1].AllJobs()) == 0 {
+	if perr != nil || len(docs) == 0 {
 		return nil, fmt.Errorf("fio sending from %s to %s: no JSON result: %v", p.From.Node, p.To.Address, perr)
 	}
-	r := fio.ToResult(docs[len(docs)-1].AllJobs()[0])
-	r.RawFioJSON = raws[len(raws)-1]
-	r.Read, r.Trim = nil, nil
-	return &r, nil
+	for _, j := range docs[len(docs)-1].AllJobs() {
+		if j.Name != flows[0].name {
+			continue
+		}
+		r := fio.ToResult(j)
+		r.RawFioJSON = raws[len(raws)-1]
+		r.Read, r.Trim = nil, nil
+		return &r, nil
+	}
+	return nil, fmt.Errorf("fio sending from %s to %s: no job %s in its result", p.From.Node, p.To.Address, flows[0].name)
+}
+
+// waitListening polls the receiver's /proc/net/tcp and tcp6 (there even
+// in a minimal container) until every flow's port is in LISTEN state.
+func waitListening(ctx context.Context, c execx.Cmder, flows []flow, recvDone <-chan error) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		out, _ := execx.Output(c.Command(ctx, "cat", "/proc/net/tcp", "/proc/net/tcp6"))
+		listening := 0
+		for _, f := range flows {
+			if listens(string(out), f.port) {
+				listening++
+			}
+		}
+		if listening == len(flows) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d ports listening after 15 s", listening, len(flows))
+		}
+		select {
+		case err := <-recvDone:
+			return fmt.Errorf("fio stopped before listening (%v)", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// listens reports whether /proc/net/tcp text has a socket in LISTEN state
+// (0A) on port.
+func listens(procNetTCP string, port int) bool {
+	want := fmt.Sprintf(":%04X", port)
+	for _, line := range strings.Split(procNetTCP, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 3 && strings.HasSuffix(f[1], want) && f[3] == "0A" {
+			return true
+		}
+	}
+	return false
 }
 
 func refused(s string) bool {

@@ -71,11 +71,11 @@ func TestNetworkRoundOfARun(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if err := render.LinkMatrices(&out, ms); err != nil {
+	if err := render.Explained(&out, ms, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("\n%s", out.String())
-	if !strings.Contains(out.String(), "FROM \\ TO") || !strings.Contains(out.String(), " MB/s") {
+	if !strings.Contains(out.String(), "from \\ to") || !strings.Contains(out.String(), " MB/s") {
 		t.Errorf("matrix table:\n%s", out.String())
 	}
 }

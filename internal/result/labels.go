@@ -117,6 +117,25 @@ const (
 	LabelNetwork    LabelKey = "network"     // "host" (the nodes' own network) or "pod" (a CNI network)
 )
 
+// What the breakdown of a network-backed or replicated result reads
+// (internal/analysis, docs/breakdown.md); users give them with --label
+// where the runner cannot read them.
+const (
+	// LabelReplicas is how many copies of each write the storage keeps
+	// (Longhorn's numberOfReplicas, a Ceph pool's size).
+	LabelReplicas LabelKey = "replicas"
+	// LabelReplicaNodes are the nodes holding the copies, or serving a
+	// network filesystem, comma separated.
+	LabelReplicaNodes LabelKey = "replica_nodes"
+	// LabelBaseline names the target whose results are the local disk
+	// under the storage (a local-path class, a host directory).
+	LabelBaseline LabelKey = "baseline"
+)
+
+// ClassParameter is the label a Kubernetes target carries for one of its
+// StorageClass's parameters ("class.numberOfReplicas").
+func ClassParameter(name string) LabelKey { return LabelKey("class." + name) }
+
 // Set by the importer on what it reads.
 const (
 	LabelSource   LabelKey = "source"  // the tool whose output it was: fio, iozone, dd, csv...

@@ -32,7 +32,7 @@ func NewCommand(d cli.Deps) *cobra.Command {
 		if err := render.RunDetail(d.Out, detail.Run, detail.Results); err != nil {
 			return err
 		}
-		return render.LinkMatrices(d.Out, detail.Links)
+		return render.Explained(d.Out, detail.Links, detail.Breakdowns)
 	}
 	return cmd
 }

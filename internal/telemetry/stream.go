@@ -141,4 +141,3 @@ func (s *Stream) Stop() error {
 	})
 	return err
 }
-

@@ -102,8 +102,17 @@ func Breakdowns(results []result.Result, links []LinkMatrix) []Breakdown {
 		}
 	}
 	var out []Breakdown
+	baselines := map[string]bool{}
 	for _, r := range results {
-		if r.Round == result.RoundNetwork || r.Status != result.StatusComplete {
+		if b := result.LabelBaseline.Of(r.Labels); b != "" {
+			baselines[b] = true
+		}
+	}
+	for _, r := range results {
+		// A baseline is the local disk itself, even where labels given to
+		// a whole run say it is replicated.
+		if r.Round == result.RoundNetwork || r.Status != result.StatusComplete || baselines[r.Target] ||
+			(result.LabelBaseline.Of(r.Labels) == "" && result.LabelStorageClass.Of(r.Labels) == "local-path") {
 			continue
 		}
 		if b, ok := breakdown(r, results, m); ok {

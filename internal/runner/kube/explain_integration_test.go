@@ -1,0 +1,124 @@
+package kube_test
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/storbench/storbench/internal/analysis"
+	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/store"
+)
+
+// labelled adds labels to what a target prepares: the replication facts
+// a user gives with --label, for one target only.
+type labelled struct {
+	runner.Target
+	labels map[string]string
+}
+
+func (l labelled) Prepare(ctx context.Context, need runner.Need) (*runner.Prepared, error) {
+	p, err := l.Target.Prepare(ctx, need)
+	if err == nil {
+		maps.Copy(p.Labels, l.labels)
+	}
+	return p, err
+}
+
+type silent struct{}
+
+func (silent) RunStarted(*result.Run)                       {}
+func (silent) Notice(string, string)                        {}
+func (silent) WorkloadStarted(engine.Step)                  {}
+func (silent) WorkloadProgress(engine.Step, fio.Progress)   {}
+func (silent) WorkloadFinished(engine.Step, *result.Result) {}
+
+const netfsSuite = `name: netfs-write
+workloads:
+  - {name: seq-write, rw: write, bs: 1MiB, size: 2GiB, runtime: 8s, time_based: true, ioengine: psync, direct: false, end_fsync: true}
+`
+
+// TestNetfsBreakdownOnShapedLinks runs the network round and a large
+// sequential write on the test cluster's real nodes (scripts/cluster.sh):
+// local-path on kreal-node-2 and -3, and netfs on kreal-node-2, served by
+// kreal-node-3 across 1 Gbit/s tbf ports. The network round reads about
+// the shaped rate between the two nodes; the netfs write is attributed to
+// the network with the measured link; its results carry node telemetry
+// read through the pod, node network counters included.
+func TestNetfsBreakdownOnShapedLinks(t *testing.T) {
+	e := integration(t)
+	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
+	targets := []runner.Target{
+		kube.NewTarget(c, "local-path", "kreal-node-2", 1, opts),
+		kube.NewTarget(c, "local-path", "kreal-node-3", 2, opts),
+		labelled{kube.NewTarget(c, "netfs", "kreal-node-2", 3, opts), map[string]string{
+			string(result.LabelReplicas): "1", string(result.LabelReplicaNodes): "kreal-node-3"}},
+	}
+	suite, err := spec.Parse([]byte(netfsSuite), "netfs-write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "db.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	run, err := (&engine.Engine{Store: st, Observer: silent{}}).Run(ctx, engine.Plan{Suite: suite, Targets: targets, Repeat: 1,
+		Rounds: []string{result.RoundNetwork, result.RoundIsolated}, Telemetry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{run.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := analysis.LinkMatrices(rs)
+	if len(links) != 1 {
+		t.Fatalf("link matrices %+v", links)
+	}
+	l := links[0].Link("kreal-node-2", "kreal-node-3")
+	if l == nil || l.SendBytesPerSec < 0.8*125e6 || l.SendBytesPerSec > 1.02*125e6 {
+		t.Errorf("kreal-node-2 -> kreal-node-3: %+v, want about 125 MB/s (1 Gbit/s)", l)
+	}
+	for _, r := range rs {
+		if r.Round != result.RoundIsolated {
+			continue
+		}
+		t.Logf("%s %s: %.1f MB/s; %v; telemetry missing %v", r.Target, r.Workload, r.Write.BytesPerSec/1e6, r.Bottleneck, telemetryMissing(r))
+		if r.Telemetry == nil {
+			t.Errorf("%s: no telemetry", r.Target)
+		} else if _, ok := r.Telemetry.Stat(result.SeriesNetTxBPS); !ok {
+			t.Errorf("%s: no node network counters (missing: %v)", r.Target, r.Telemetry.Missing)
+		}
+	}
+	bs := analysis.Breakdowns(rs, links)
+	if len(bs) != 1 {
+		t.Fatalf("%d breakdowns, want the netfs result's: %+v", len(bs), bs)
+	}
+	b := bs[0]
+	t.Logf("breakdown: %s", b.Summary)
+	if b.LimitedBy != analysis.BoundNetwork {
+		t.Errorf("netfs seq-write limited by %q, want network: %s", b.LimitedBy, b.Summary)
+	}
+}
+
+func telemetryMissing(r result.Result) []string {
+	if r.Telemetry == nil {
+		return nil
+	}
+	return r.Telemetry.Missing
+}

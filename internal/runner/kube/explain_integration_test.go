@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
@@ -20,6 +21,7 @@ import (
 	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/telemetry"
 )
 
 // labelled adds labels to what a target prepares: the replication facts
@@ -179,4 +181,68 @@ func telemetryMissing(r result.Result) []string {
 		return nil
 	}
 	return r.Telemetry.Missing
+}
+
+const cpuSuite = `name: cpu-neighbour
+workloads:
+  - {name: randread, rw: randread, bs: 4KiB, size: 64MiB, runtime: 6s, time_based: true, ioengine: psync, direct: false}
+`
+
+// TestNeighbourCPUSeenThroughThePod: a CPU-bound pod beside fio on the same
+// node (two busy loops, one per core) shows in the node telemetry read
+// through fio's pod, and the result is attributed to the CPU.
+func TestNeighbourCPUSeenThroughThePod(t *testing.T) {
+	e := integration(t)
+	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ns := c.Namespace()
+	if _, err := c.EnsureNamespace(ctx); err != nil {
+		t.Fatal(err)
+	}
+	burner := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: unique("cpu-neighbour"), Namespace: ns},
+		Spec: corev1.PodSpec{NodeName: "kreal-node-2", RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "burn", Image: realImage, ImagePullPolicy: corev1.PullNever,
+				Command: []string{"/bin/sh", "-c", "for i in 1 2; do (while :; do :; done) & done; wait"}}}},
+	}
+	if _, err := e.client.CoreV1().Pods(ns).Create(ctx, burner, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		zero := int64(0)
+		if err := e.client.CoreV1().Pods(ns).Delete(context.Background(), burner.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Error(err)
+		}
+	})
+	suite, err := spec.Parse([]byte(cpuSuite), "cpu-neighbour")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "db.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
+	run, err := (&engine.Engine{Store: st, Observer: silent{}}).Run(ctx, engine.Plan{Suite: suite, Repeat: 1, Telemetry: true,
+		Targets: []runner.Target{kube.NewTarget(c, "local-path", "kreal-node-2", 1, opts)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{run.ID}})
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("results %v, %v", rs, err)
+	}
+	r := rs[0]
+	busy, ok := r.Telemetry.Stat(result.SeriesCPUBusy)
+	t.Logf("cpu busy mean %.0f%% (host %s); limited by %+v", busy.Mean, r.Telemetry.Host, r.Bottleneck)
+	if !ok || busy.Mean < 85 {
+		t.Errorf("node CPU %.0f%% busy with a CPU-bound neighbour, want at least 85%%", busy.Mean)
+	}
+	if r.Bottleneck == nil || r.Bottleneck.LimitedBy != telemetry.LimitedByCPU {
+		t.Errorf("limited by %+v, want cpu", r.Bottleneck)
+	}
 }

@@ -125,12 +125,11 @@ func clusterEnv(t *testing.T) map[string]string {
 	return env
 }
 
-// measureNetfs runs the network round and the write on the targets and
-// returns the netfs result's breakdown, checking the link matrix and the
-// telemetry on the way.
-func measureNetfs(t *testing.T, ctx context.Context, targets []runner.Target) (analysis.Breakdown, *analysis.Link) {
+// runSuite runs a suite's YAML on the targets in the given rounds, with
+// telemetry, and returns the results the run stored.
+func runSuite(t *testing.T, ctx context.Context, yaml string, targets []runner.Target, rounds ...string) []result.Result {
 	t.Helper()
-	suite, err := spec.Parse([]byte(netfsSuite), "netfs-write")
+	suite, err := spec.Parse([]byte(yaml), "suite")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +139,7 @@ func measureNetfs(t *testing.T, ctx context.Context, targets []runner.Target) (a
 	}
 	defer st.Close()
 	run, err := (&engine.Engine{Store: st, Observer: silent{}}).Run(ctx, engine.Plan{Suite: suite, Targets: targets, Repeat: 1,
-		Rounds: []string{result.RoundNetwork, result.RoundIsolated}, Telemetry: true})
+		Rounds: rounds, Telemetry: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +147,15 @@ func measureNetfs(t *testing.T, ctx context.Context, targets []runner.Target) (a
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rs
+}
+
+// measureNetfs runs the network round and the write on the targets and
+// returns the netfs result's breakdown, checking the link matrix and the
+// telemetry on the way.
+func measureNetfs(t *testing.T, ctx context.Context, targets []runner.Target) (analysis.Breakdown, *analysis.Link) {
+	t.Helper()
+	rs := runSuite(t, ctx, netfsSuite, targets, result.RoundNetwork, result.RoundIsolated)
 	links := analysis.LinkMatrices(rs)
 	if len(links) != 1 {
 		t.Fatalf("link matrices %+v", links)
@@ -227,24 +235,10 @@ func TestNeighbourCPUSeenThroughThePod(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	suite, err := spec.Parse([]byte(cpuSuite), "cpu-neighbour")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "db.sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
-	run, err := (&engine.Engine{Store: st, Observer: silent{}}).Run(ctx, engine.Plan{Suite: suite, Repeat: 1, Telemetry: true,
-		Targets: []runner.Target{kube.NewTarget(c, "local-path", "kreal-node-2", 1, opts)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{run.ID}})
-	if err != nil || len(rs) != 1 {
-		t.Fatalf("results %v, %v", rs, err)
+	rs := runSuite(t, ctx, cpuSuite, []runner.Target{kube.NewTarget(c, "local-path", "kreal-node-2", 1, opts)})
+	if len(rs) != 1 {
+		t.Fatalf("results %v", rs)
 	}
 	r := rs[0]
 	busy, ok := r.Telemetry.Stat(result.SeriesCPUBusy)

@@ -41,9 +41,10 @@ type Stream struct {
 }
 
 // StartStream starts the command through c and returns once the first
-// frame is copied.
-func StartStream(c execx.Cmder) (*Stream, error) {
-	mirror, err := os.MkdirTemp("", "storbench-ssh-telemetry-")
+// frame is copied. kind names the copy's temporary directory
+// ("storbench-KIND-telemetry-*"), so each runner finds its own leftovers.
+func StartStream(c execx.Cmder, kind string) (*Stream, error) {
+	mirror, err := os.MkdirTemp("", "storbench-"+kind+"-telemetry-")
 	if err != nil {
 		return nil, err
 	}

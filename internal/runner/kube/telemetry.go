@@ -53,7 +53,7 @@ func (t *Target) podTelemetry(cmder *PodCmder, node string, labels map[string]st
 	var mu sync.Mutex
 	var stops []func() error
 	start := func() (runner.Sampler, error) {
-		s, err := telemetry.StartStream(cmder)
+		s, err := telemetry.StartStream(cmder, "kube")
 		if err != nil {
 			return nil, fmt.Errorf("streaming the counters of node %s from pod %s: %w", node, cmder.Pod, err)
 		}

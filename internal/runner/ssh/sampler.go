@@ -17,7 +17,7 @@ func samplerFor(client *Client, labels map[string]string) (func() (runner.Sample
 	var mu sync.Mutex
 	var streams []*telemetry.Stream
 	start := func() (runner.Sampler, error) {
-		s, err := telemetry.StartStream(client)
+		s, err := telemetry.StartStream(client, "ssh")
 		if err != nil {
 			return nil, fmt.Errorf("streaming the counters of %s: %w", client.Name(), err)
 		}

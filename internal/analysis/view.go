@@ -42,6 +42,11 @@ type View struct {
 	// Nodes are the per-node charts of Kubernetes runs: present when the
 	// targets ran on two nodes or more.
 	Nodes []NodeChart
+	// Links are the network round's matrices and Breakdowns explain each
+	// network-backed or replicated result (breakdown.go); the library
+	// fills them where the results hold a network round or replicas.
+	Links      []LinkMatrix
+	Breakdowns []Breakdown
 }
 
 // TableMetrics are the figures a workload table may show, in column order.

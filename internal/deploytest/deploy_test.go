@@ -30,6 +30,7 @@ var baseObjects = []string{
 	"Namespace/storbench", "ServiceAccount/storbench", "Role/storbench", "RoleBinding/storbench",
 	"ClusterRole/storbench-read", "ClusterRoleBinding/storbench-read",
 	"PersistentVolumeClaim/storbench-results", "CronJob/storbench", "Deployment/storbench-serve", "Service/storbench-serve",
+	"ClusterRole/storbench-telemetry", "ClusterRoleBinding/storbench-telemetry", // optional: node network counters (issue 24)
 }
 
 func kindNames(objs rendered) []string {

@@ -376,6 +376,9 @@ func mergeJob(base result.Result, j fio.JobResult, raw []byte) result.Result {
 	r.RawFioJSON = raw
 	r.Telemetry = base.Telemetry
 	r.Bottleneck = telemetry.Attribute(&r, r.Telemetry)
+	if link := telemetry.LinkCap(&r); link != nil {
+		r.Bottleneck = link
+	}
 	return r
 }
 

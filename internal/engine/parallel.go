@@ -15,11 +15,11 @@ import (
 	"github.com/storbench/storbench/internal/store"
 )
 
-// parallel reports whether the plan asks for a parallel round, which needs
-// every target prepared at once.
+// parallel reports whether the plan asks for a parallel or a network
+// round, which need every target prepared at once.
 func (p Plan) parallel() bool {
 	for _, r := range p.Rounds {
-		if r == result.RoundParallel {
+		if r == result.RoundParallel || r == result.RoundNetwork {
 			return true
 		}
 	}
@@ -32,6 +32,7 @@ func (p Plan) parallel() bool {
 //	isolated  each target alone, one after the other
 //	parallel  each workload on all targets at the same moment; the next
 //	          workload starts when all have finished
+//	network   the links between the targets' nodes (network.go)
 func (e *Engine) runRounds(ctx context.Context, run *result.Run, plan Plan) (failures []error) {
 	// Targets prepare, report and measure concurrently; observers are
 	// promised calls in order from one goroutine at a time.
@@ -84,6 +85,8 @@ func (e *Engine) runRounds(ctx context.Context, run *result.Run, plan Plan) (fai
 		switch round {
 		case result.RoundParallel:
 			errs = e.parallelRound(ctx, run, rp, targets)
+		case result.RoundNetwork:
+			errs = e.networkRound(ctx, run, rp, targets) // network.go
 		default:
 			errs = e.isolatedRound(ctx, run, rp, targets)
 		}

@@ -54,6 +54,28 @@ const (
 	LabelScheduler       LabelKey = "scheduler"
 )
 
+// The links and settings under a target, read from /sys by
+// internal/sysfacts on local, SSH and Kubernetes targets alike.
+const (
+	LabelBus            LabelKey = "bus"              // how the disk is attached: nvme, usb, sd, mmc, virtio, ata, scsi
+	LabelPCIeLink       LabelKey = "pcie_link"        // the nearest PCIe link above the disk now, "5 GT/s x1"
+	LabelPCIeLinkMax    LabelKey = "pcie_link_max"    // the most that link can do, "8 GT/s x4"
+	LabelUSBSpeed       LabelKey = "usb_speed_mbps"   // the USB device's signalling rate
+	LabelUSBDriver      LabelKey = "usb_driver"       // uas or usb-storage
+	LabelUSBBridge      LabelKey = "usb_bridge"       // vendor:product and chip, "152d:0578 JMicron JMS567/JMS578"
+	LabelUSBBridgeQuirk LabelKey = "usb_bridge_quirk" // what is known to go wrong with that chip
+	LabelCardType       LabelKey = "card_type"        // SD or MMC (eMMC)
+	LabelCardHost       LabelKey = "card_host"        // the MMC host controller's driver
+	LabelNIC            LabelKey = "nic"              // the interface of the default route
+	LabelNICSpeed       LabelKey = "nic_speed_mbps"
+	LabelNICDuplex      LabelKey = "nic_duplex"
+	LabelCPUGovernor    LabelKey = "cpu_governor"
+	// LabelLinkCeilingBPS is what the slowest link under the disk allows,
+	// in bytes per second; LabelLinkCeiling says it in words.
+	LabelLinkCeilingBPS LabelKey = "link_ceiling_bps"
+	LabelLinkCeiling    LabelKey = "link_ceiling"
+)
+
 // A Kubernetes target: its node, class and volume.
 const (
 	LabelNode           LabelKey = "node"
@@ -93,6 +115,34 @@ const (
 	// LabelNoiseTarget names where the bulk writer of a contention round ran.
 	LabelNoiseTarget LabelKey = "noise_target"
 )
+
+// Set on the results of the network round (internal/netround): each
+// result is one measurement from one node to another.
+const (
+	LabelNetFrom    LabelKey = "net_from"    // the node that sends
+	LabelNetTo      LabelKey = "net_to"      // the node that receives (and echoes, for round trips)
+	LabelNetAddress LabelKey = "net_address" // the address the sender connected to
+	LabelNetwork    LabelKey = "network"     // "host" (the nodes' own network) or "pod" (a CNI network)
+)
+
+// What the breakdown of a network-backed or replicated result reads
+// (internal/analysis, docs/breakdown.md); users give them with --label
+// where the runner cannot read them.
+const (
+	// LabelReplicas is how many copies of each write the storage keeps
+	// (Longhorn's numberOfReplicas, a Ceph pool's size).
+	LabelReplicas LabelKey = "replicas"
+	// LabelReplicaNodes are the nodes holding the copies, or serving a
+	// network filesystem, comma separated.
+	LabelReplicaNodes LabelKey = "replica_nodes"
+	// LabelBaseline names the target whose results are the local disk
+	// under the storage (a local-path class, a host directory).
+	LabelBaseline LabelKey = "baseline"
+)
+
+// ClassParameter is the label a Kubernetes target carries for one of its
+// StorageClass's parameters ("class.numberOfReplicas").
+func ClassParameter(name string) LabelKey { return LabelKey("class." + name) }
 
 // Set by the importer on what it reads.
 const (

@@ -30,6 +30,18 @@ const (
 	RoundIsolated   = "isolated"
 	RoundParallel   = "parallel"
 	RoundContention = "contention"
+	// RoundNetwork measures the links between the nodes of a run
+	// (internal/netround); its results' targets name a pair, "a -> b".
+	RoundNetwork = "network"
+)
+
+// The network round's workloads: TCP throughput from one node to another,
+// and the round trip of 64-byte blocks with the link idle and while a
+// transfer keeps it busy.
+const (
+	WorkloadTCPSend    = "tcp-send"
+	WorkloadTCPRTTIdle = "tcp-rtt-idle"
+	WorkloadTCPRTTBusy = "tcp-rtt-busy"
 )
 
 // Run is one invocation of storbench run (or one import): a suite executed on

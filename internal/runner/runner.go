@@ -74,6 +74,10 @@ type Prepared struct {
 	// host itself) or where devices cannot be read; a job may then write
 	// no device but one the runner made for the run.
 	Devices *RemoteDevices
+	// Net is where this target's fio can be reached by the others' for
+	// the network round (internal/netround); nil where the runner offers
+	// no such endpoint (a local target: there is no other node).
+	Net *NetEndpoint
 	// Cleanup removes what Prepare and fio created. It must be safe to call
 	// with a fresh context after the run's context is cancelled.
 	Cleanup func(ctx context.Context) error
@@ -106,4 +110,16 @@ type Recording interface {
 	// Stop takes a last reading, ends the recording and returns what it
 	// saw; calling it again returns the same.
 	Stop() *result.Telemetry
+}
+
+// NetEndpoint is one node of the network round: fio runs there through
+// Cmder, and the other nodes' fio connect to Address.
+type NetEndpoint struct {
+	// Node names the machine: a row and a column of the link matrix.
+	Node string
+	// Address is an IP address or host name the other nodes reach it by.
+	Address string
+	// Network is "host" (the node's own network) or "pod" (a CNI network).
+	Network string
+	Cmder   execx.Cmder
 }

@@ -404,25 +404,25 @@ func suiteWorkloadNames(s *spec.Suite) []string {
 	return n
 }
 
-// applyRounds checks the isolated and parallel rounds into the plan.
+// applyRounds checks the network, isolated and parallel rounds into the plan.
 func applyRounds(plan *engine.Plan, rounds []string) error {
 	seen := map[string]bool{}
 	for _, r := range rounds {
 		switch r {
-		case result.RoundIsolated, result.RoundParallel:
+		case result.RoundIsolated, result.RoundParallel, result.RoundNetwork:
 		default:
-			return refusef("--rounds %q: choose isolated, parallel, or isolated,parallel", r)
+			return refusef("--rounds %q: choose from network, isolated and parallel, in the order to run them (network,isolated,parallel)", r)
 		}
 		if seen[r] {
 			return refusef("--rounds names %s twice", r)
 		}
 		seen[r] = true
 	}
-	if !seen[result.RoundParallel] {
+	if !seen[result.RoundParallel] && !seen[result.RoundNetwork] {
 		return nil
 	}
 	if plan.Contention != nil {
-		return refusef("--rounds parallel and --round contention are separate experiments: run them one at a time")
+		return refusef("--rounds %s and --round contention are separate experiments: run them one at a time", strings.Join(rounds, ","))
 	}
 	plan.Rounds = rounds
 	return nil

@@ -25,6 +25,10 @@ type RunDetail struct {
 	Results []result.Result `json:"results"`
 	// Contention pairs each probe alone and under load.
 	Contention []analysis.ContentionReport `json:"contention,omitempty"`
+	// Links lays out the network round node by node; Breakdowns explain
+	// each network-backed or replicated result.
+	Links      []analysis.LinkMatrix `json:"links,omitempty"`
+	Breakdowns []analysis.Breakdown  `json:"breakdowns,omitempty"`
 }
 
 // Show reads a run and its results. A run that is not stored (or an
@@ -42,5 +46,7 @@ func Show(ctx context.Context, st store.Reader, req ShowRequest) (*RunDetail, er
 	if results == nil {
 		results = []result.Result{}
 	}
-	return &RunDetail{Run: run, Results: results, Contention: contention.Reports(results)}, nil
+	links := analysis.LinkMatrices(results)
+	return &RunDetail{Run: run, Results: results, Contention: contention.Reports(results), Links: links,
+		Breakdowns: analysis.Breakdowns(results, links)}, nil
 }

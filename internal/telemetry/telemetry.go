@@ -40,6 +40,9 @@ type Config struct {
 	Interface string
 	// Interval between samples; 0 means DefaultInterval.
 	Interval time.Duration
+	// Missing are sources the runner knows it cannot offer, each as
+	// "source: reason", listed with those New finds missing.
+	Missing []string
 }
 
 // Sampler knows which sources this host has. It is safe to Start many
@@ -69,7 +72,7 @@ func New(cfg Config) *Sampler {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
 	}
-	s := &Sampler{cfg: cfg}
+	s := &Sampler{cfg: cfg, missing: append([]string(nil), cfg.Missing...)}
 	root := cfg.Root
 	path := func(p string) string { return filepath.Join(root, p) }
 	buf := make([]byte, 0, 16<<10)

@@ -48,7 +48,7 @@ func TestFlagsToRequest(t *testing.T) {
 		{"k8s option alone", []string{"-t", dir, "--suite", "quick", "--nodes", "a", "--telemetry=false"}, "--nodes, --size and the other Kubernetes options apply to Kubernetes targets: add --target k8s:STORAGECLASS"},
 		{"suite given with a job", []string{"-t", dir, "--suite", "standard", "--fio-job", "x.fio"}, "--suite and --fio-job are alternatives: pass one"},
 		{"dry run of a suite", []string{"-t", dir, "--dry-run"}, "--dry-run applies to --fio-job"},
-		{"rounds", []string{"-t", dir, "--rounds", "sideways"}, `--rounds "sideways": choose isolated, parallel, or isolated,parallel`},
+		{"rounds", []string{"-t", dir, "--rounds", "sideways"}, `--rounds "sideways": choose from network, isolated and parallel, in the order to run them (network,isolated,parallel)`},
 		{"accept-new alone", []string{"-t", dir, "--ssh-accept-new-host-keys"}, "--ssh-accept-new-host-keys applies to ssh:// targets and --inventory hosts"},
 		{"become without an ssh target", []string{"-t", dir, "--ssh-become"}, "--ssh-become applies to ssh:// targets (inventory hosts use ansible_become)"},
 		{"hosts without inventory", []string{"-t", dir, "--hosts", "pis"}, "--hosts and --path choose hosts of an inventory: add --inventory FILE"},

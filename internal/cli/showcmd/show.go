@@ -2,6 +2,7 @@
 package showcmd
 
 import (
+	"errors"
 	"github.com/spf13/cobra"
 
 	"github.com/storbench/storbench/internal/cli"
@@ -29,7 +30,7 @@ func NewCommand(d cli.Deps) *cobra.Command {
 		if output == "json" {
 			return render.JSON(d.Out, detail)
 		}
-		return render.RunDetail(d.Out, detail.Run, detail.Results, detail.Contention)
+		return errors.Join(render.RunDetail(d.Out, detail.Run, detail.Results, detail.Contention), render.Explained(d.Out, detail.Links, detail.Breakdowns))
 	}
 	return cmd
 }

@@ -119,6 +119,7 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []result.Check {
 	if provisioners["driver.longhorn.io"] {
 		out = append(out, longhornChecks(ctx, c, nodesOrNil(nodes))...)
 	}
+	out = append(out, telemetryChecks(ctx, c)...) // doctor_telemetry.go
 	return out
 }
 

@@ -63,9 +63,9 @@ func TestPrepareCreatesLabelledObjectsAndCleansUp(t *testing.T) {
 	if p.File.Name != TestFileName {
 		t.Errorf("fio file %q, want the relative %q", p.File.Name, TestFileName)
 	}
-	// fio runs in a pod on another node: its paths are not this host's, and
-	// nothing here samples that node.
-	if p.Local || p.Telemetry != nil {
+	// fio runs in a pod on another node: its paths are not this host's;
+	// that node is sampled through the pod (telemetry.go).
+	if p.Local || p.Telemetry == nil {
 		t.Errorf("a pod's target says Local %v, offers telemetry %v", p.Local, p.Telemetry != nil)
 	}
 	if f.labelled() != 2 {

@@ -173,29 +173,12 @@ func (t *Target) labels(runID string) map[string]string {
 // Prepare implements runner.Target: it creates the PVC and the pod, waits
 // for the pod to run, and returns a Cmder that execs into it.
 func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepared, err error) {
-	ns, err := t.cluster.EnsureNamespace(ctx)
+	env, err := t.lookUp(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
+		return nil, err
 	}
-	var notices []string
-	if n := t.cluster.NamespaceNotice(); n != "" {
-		notices = append(notices, n)
-	}
-	sc, err := t.cluster.Client.StorageV1().StorageClasses().Get(ctx, t.class, metav1.GetOptions{})
-	if err != nil && !apierrors.IsForbidden(err) {
-		return nil, fmt.Errorf("target %s: StorageClass: %w", t.Name(), err)
-	}
-	node, err := t.cluster.Client.CoreV1().Nodes().Get(ctx, t.node, metav1.GetOptions{})
-	if err != nil && !apierrors.IsForbidden(err) {
-		return nil, fmt.Errorf("target %s: node: %w", t.Name(), err)
-	}
-	hostSel := map[string]string{"kubernetes.io/hostname": t.node}
-	if node != nil && node.Labels["kubernetes.io/hostname"] != "" {
-		hostSel["kubernetes.io/hostname"] = node.Labels["kubernetes.io/hostname"]
-	}
-
 	name := objectName(need.RunID, t.index)
-	o := &objects{cluster: t.cluster, ns: ns, name: name, target: t.Name(), report: t.opts.Report, timeout: t.opts.Timeout}
+	o := &objects{cluster: t.cluster, ns: env.ns, name: name, target: t.Name(), report: t.opts.Report, timeout: t.opts.Timeout}
 	defer func() {
 		if err != nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.opts.Timeout)
@@ -205,60 +188,69 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 			}
 		}
 	}()
-
-	pod, err := t.podSpec(name, ns, need.RunID, hostSel)
+	size, err := t.create(ctx, o, env, need)
 	if err != nil {
 		return nil, err
 	}
-	size := t.pvcSize(need)
-	if _, err := t.cluster.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, t.pvcSpec(name, ns, need.RunID, size), metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("target %s: creating PVC %s/%s: %w", t.Name(), ns, name, err)
-	}
-	o.pvcCreated = true
-	if _, err := t.cluster.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("target %s: creating pod %s/%s: %w", t.Name(), ns, name, err)
-	}
-	o.podCreated = true
-
 	running, err := o.waitRunning(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
 	}
-
-	labels := t.preparedLabels(ns, name, size, running.Spec.NodeName, node, sc)
+	labels := t.podLabels(env, running, size)
 	if err := o.volumeLabels(ctx, labels); err != nil {
-		notices = append(notices, err.Error())
+		env.notices = append(env.notices, err.Error())
 	}
-
-	cmder := &PodCmder{Exec: t.cluster.Exec, Namespace: ns, Pod: name, Container: ContainerName}
-	p := &runner.Prepared{
-		Name:    t.Name(),
-		Kind:    "kubernetes",
-		Cmder:   cmder,
-		Labels:  labels,
-		Notices: notices,
-		File:    fio.File{Name: TestFileName},
-		// Not sampled: fio runs in a pod on a node this process does not
-		// read, and the pod's own /proc is not yet read through its exec.
-		Telemetry: nil,
-	}
-	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
-		p.File = fio.File{Name: BlockDevicePath}
-		if err := checkBlockVolume(ctx, cmder, need); err != nil {
-			return nil, fmt.Errorf("target %s: %w", t.Name(), err)
-		}
-	}
-	p.Cleanup = func(ctx context.Context) error {
-		return o.delete(ctx, true)
-	}
-	return p, nil
+	return t.prepared(ctx, o, running, labels, env.notices, need)
 }
 
-// pvcSpec is the PVC a target's pod mounts: size bytes of the target's
-// class, labelled with the run.
-func (t *Target) pvcSpec(name, ns, runID string, size int64) *corev1.PersistentVolumeClaim {
-	return &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: t.labels(runID),
+// targetEnv is what Prepare reads before creating anything: the namespace,
+// the class and the node (each nil where RBAC forbids reading it).
+type targetEnv struct {
+	ns      string
+	notices []string
+	sc      *storagev1.StorageClass
+	node    *corev1.Node
+	hostSel map[string]string
+}
+
+func (t *Target) lookUp(ctx context.Context) (*targetEnv, error) {
+	ns, err := t.cluster.EnsureNamespace(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
+	}
+	env := &targetEnv{ns: ns}
+	if n := t.cluster.NamespaceNotice(); n != "" {
+		env.notices = append(env.notices, n)
+	}
+	env.sc, err = t.cluster.Client.StorageV1().StorageClasses().Get(ctx, t.class, metav1.GetOptions{})
+	if apierrors.IsForbidden(err) {
+		env.sc = nil
+	} else if err != nil {
+		return nil, fmt.Errorf("target %s: StorageClass: %w", t.Name(), err)
+	}
+	env.node, err = t.cluster.Client.CoreV1().Nodes().Get(ctx, t.node, metav1.GetOptions{})
+	if apierrors.IsForbidden(err) {
+		env.node = nil
+	} else if err != nil {
+		return nil, fmt.Errorf("target %s: node: %w", t.Name(), err)
+	}
+	env.hostSel = map[string]string{"kubernetes.io/hostname": t.node}
+	if env.node != nil && env.node.Labels["kubernetes.io/hostname"] != "" {
+		env.hostSel["kubernetes.io/hostname"] = env.node.Labels["kubernetes.io/hostname"]
+	}
+	return env, nil
+}
+
+// create creates the PVC and the pod pinned to the node, and returns the
+// PVC's size.
+func (t *Target) create(ctx context.Context, o *objects, env *targetEnv, need runner.Need) (int64, error) {
+	pod, err := t.podSpec(o.name, env.ns, need.RunID, env.hostSel)
+	if err != nil {
+		return 0, err
+	}
+	size := t.pvcSize(need)
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: o.name, Namespace: env.ns, Labels: t.labels(need.RunID),
 			Annotations: map[string]string{AnnotationTarget: t.Name()}},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			StorageClassName: &t.class,
@@ -268,22 +260,30 @@ func (t *Target) pvcSpec(name, ns, runID string, size int64) *corev1.PersistentV
 				corev1.ResourceStorage: *resource.NewQuantity(size, resource.BinarySI)}},
 		},
 	}
+	if _, err := t.cluster.Client.CoreV1().PersistentVolumeClaims(env.ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		return 0, fmt.Errorf("target %s: creating PVC %s/%s: %w", t.Name(), env.ns, o.name, err)
+	}
+	o.pvcCreated = true
+	if _, err := t.cluster.Client.CoreV1().Pods(env.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return 0, fmt.Errorf("target %s: creating pod %s/%s: %w", t.Name(), env.ns, o.name, err)
+	}
+	o.podCreated = true
+	return size, nil
 }
 
-// preparedLabels are a prepared target's labels: its objects and volume,
-// the node the pod runs on (with the node's own labels; node is nil when
-// storbench may not read it) and its StorageClass (sc nil likewise).
-func (t *Target) preparedLabels(ns, name string, size int64, nodeName string, node *corev1.Node, sc *storagev1.StorageClass) map[string]string {
+// podLabels describe the pod, its volume's class and the node it runs on.
+func (t *Target) podLabels(env *targetEnv, running *corev1.Pod, size int64) map[string]string {
 	labels := map[string]string{}
 	for k, v := range map[result.LabelKey]string{
-		result.LabelK8sNamespace: ns, result.LabelK8sPod: name, result.LabelK8sPVC: name,
+		result.LabelK8sNamespace: env.ns, result.LabelK8sPod: running.Name, result.LabelK8sPVC: running.Name,
 		result.LabelStorageClass: t.class, result.LabelVolumeMode: string(t.opts.VolumeMode), result.LabelAccessMode: string(t.opts.AccessMode),
 		result.LabelPVCSize: quantity(size), result.LabelImage: t.opts.Image,
 	} {
 		k.Set(labels, v)
 	}
+	nodeName := running.Spec.NodeName
 	result.LabelNode.Set(labels, nodeName)
-	if node != nil {
+	if node := env.node; node != nil {
 		for k, v := range node.Labels {
 			labels[k] = v
 		}
@@ -302,16 +302,46 @@ func (t *Target) preparedLabels(ns, name string, size int64, nodeName string, no
 			result.LabelMemBytes.Set(labels, fmt.Sprint(m.Value()))
 		}
 	}
-	if sc != nil {
+	if sc := env.sc; sc != nil {
 		result.LabelProvisioner.Set(labels, sc.Provisioner)
 		for k, v := range sc.Parameters {
-			labels["class."+k] = v
+			result.ClassParameter(k).Set(labels, v)
 		}
 		if sc.ReclaimPolicy != nil {
 			result.LabelReclaimPolicy.Set(labels, string(*sc.ReclaimPolicy))
 		}
 	}
 	return labels
+}
+
+// prepared is the running pod as a prepared target: its exec, the links
+// under its volume, its node's telemetry and its network endpoint.
+func (t *Target) prepared(ctx context.Context, o *objects, running *corev1.Pod, labels map[string]string, notices []string, need runner.Need) (*runner.Prepared, error) {
+	cmder := &PodCmder{Exec: t.cluster.Exec, Namespace: o.ns, Pod: o.name, Container: ContainerName}
+	linkFacts(ctx, cmder, labels) // telemetry.go
+	sample, stopSampling := t.podTelemetry(cmder, running.Spec.NodeName, labels)
+	p := &runner.Prepared{
+		Name:      t.Name(),
+		Kind:      "kubernetes",
+		Cmder:     cmder,
+		Labels:    labels,
+		Notices:   notices,
+		File:      fio.File{Name: TestFileName},
+		Telemetry: sample,
+	}
+	if ip := running.Status.PodIP; ip != "" {
+		p.Net = &runner.NetEndpoint{Node: running.Spec.NodeName, Address: ip, Network: "pod", Cmder: cmder}
+	}
+	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
+		p.File = fio.File{Name: BlockDevicePath}
+		if err := checkBlockVolume(ctx, cmder, need); err != nil {
+			return nil, errors.Join(fmt.Errorf("target %s: %w", t.Name(), err), stopSampling())
+		}
+	}
+	p.Cleanup = func(ctx context.Context) error {
+		return errors.Join(stopSampling(), o.delete(ctx, true))
+	}
+	return p, nil
 }
 
 // containerScript keeps the container alive for exec, installing fio first

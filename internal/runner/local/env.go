@@ -3,6 +3,7 @@ package local
 import (
 	"bufio"
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/safety"
+	"github.com/storbench/storbench/internal/sysfacts"
 )
 
 // HostLabels describes this host: hostname, kernel, arch, CPU model.
@@ -85,6 +87,11 @@ func (t *Target) environment(dir, devName string) map[string]string {
 			result.LabelScheduler.Set(l, v)
 		}
 	}
+	disk := result.LabelDisk.Of(l)
+	if disk == "" {
+		disk = devName
+	}
+	maps.Copy(l, sysfacts.Read(sysfacts.Dir(root), disk, sysfacts.DefaultInterface(root)).Labels())
 	return l
 }
 

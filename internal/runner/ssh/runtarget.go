@@ -250,6 +250,7 @@ func (t *Target) prepareDir(ctx context.Context, f hostFacts, need runner.Need) 
 		return nil, errors.Join(err, run(t.client.Command(context.WithoutCancel(ctx), "rm", "-rf", "--", work)))
 	}
 	labels := t.labels(f)
+	t.addLinkFacts(ctx, labels)
 	sample, stopSampling := samplerFor(t.client, labels)
 	p := &runner.Prepared{
 		Name: t.name, Kind: "directory", Cmder: t.client, Dir: work,
@@ -257,6 +258,7 @@ func (t *Target) prepareDir(ctx context.Context, f hostFacts, need runner.Need) 
 		Labels:    labels,
 		Telemetry: sample,
 		Devices:   t.devices(),
+		Net:       t.netEndpoint(),
 		Cleanup: func(ctx context.Context) error {
 			serr := stopSampling()
 			if err := run(t.client.Command(ctx, "rm", "-rf", "--", work)); err != nil {
@@ -437,6 +439,7 @@ func (t *Target) prepareDevice(ctx context.Context, f hostFacts, need runner.Nee
 		size = dev.SizeBytes
 	}
 	labels := t.labels(f)
+	t.addLinkFacts(ctx, labels)
 	sample, stopSampling := samplerFor(t.client, labels)
 	return &runner.Prepared{
 		Name: t.name, Kind: "device", Cmder: t.client,
@@ -444,6 +447,7 @@ func (t *Target) prepareDevice(ctx context.Context, f hostFacts, need runner.Nee
 		Labels:    labels,
 		Telemetry: sample,
 		Devices:   t.devices(),
+		Net:       t.netEndpoint(),
 		Cleanup: func(context.Context) error {
 			return errors.Join(stopSampling(), release())
 		},

@@ -82,6 +82,18 @@ func Start(t testing.TB, extra ...string) *Server {
 // New starts an sshd with its files in dir (for programs other than
 // tests, such as bench/ssh); Stop ends it.
 func New(dir string, extra ...string) (*Server, error) {
+	return newServer(dir, listen{host: "127.0.0.1"}, extra...)
+}
+
+// listen is where a server listens: 127.0.0.1 on a free port, or (netns.go)
+// a fixed port on an address in a network namespace.
+type listen struct {
+	host  string
+	port  int      // 0: a free port of this host
+	netns []string // a command prefix entering the namespace
+}
+
+func newServer(dir string, at listen, extra ...string) (*Server, error) {
 	sshd, err := exec.LookPath("sshd")
 	if err != nil {
 		sshd = "/usr/sbin/sshd" // not on a user's PATH on Debian
@@ -100,19 +112,21 @@ func New(dir string, extra ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Host: "127.0.0.1", HostKey: strings.TrimSpace(string(pub)), AuthorizedKeys: filepath.Join(dir, "authorized_keys"), dir: dir}
+	s := &Server{Host: at.host, HostKey: strings.TrimSpace(string(pub)), AuthorizedKeys: filepath.Join(dir, "authorized_keys"), dir: dir}
 	if err := os.WriteFile(s.AuthorizedKeys, nil, 0o600); err != nil {
 		return nil, err
 	}
 	// A free port can be taken between probing and sshd's bind: retry.
 	for attempt := 0; ; attempt++ {
-		if s.Port, err = freePort(); err != nil {
-			return nil, err
+		if s.Port = at.port; s.Port == 0 {
+			if s.Port, err = freePort(); err != nil {
+				return nil, err
+			}
 		}
 		cfg := filepath.Join(dir, "sshd_config")
 		conf := strings.Join(append(append([]string(nil), extra...),
 			"Port "+strconv.Itoa(s.Port),
-			"ListenAddress 127.0.0.1",
+			"ListenAddress "+at.host,
 			"HostKey "+hostKey,
 			"AuthorizedKeysFile "+s.AuthorizedKeys,
 			"StrictModes no",
@@ -132,7 +146,8 @@ func New(dir string, extra ...string) (*Server, error) {
 			return nil, err
 		}
 		s.log = &testenv.Buffer{}
-		s.cmd = exec.Command(sshd, "-D", "-e", "-f", cfg)
+		argv := append(append([]string(nil), at.netns...), sshd, "-D", "-e", "-f", cfg)
+		s.cmd = exec.Command(argv[0], argv[1:]...)
 		s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 		if err := s.cmd.Start(); err != nil {
 			return nil, fmt.Errorf("starting sshd: %w", err)

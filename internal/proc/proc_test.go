@@ -1,9 +1,12 @@
 package proc
 
 import (
+	"bufio"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/storbench/storbench/internal/result"
 )
@@ -71,5 +74,52 @@ func TestCheck(t *testing.T) {
 	}
 	if self.PID != os.Getpid() || self.BootID == "" {
 		t.Errorf("Self = %+v", self)
+	}
+}
+
+// A process whose working directory was removed under it is still found
+// working there, and stopped; what it forked is found by its command.
+func TestStopWorkingInRemovedDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "storbench-20261125-010203-abcd")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// sh forks a copy of itself (same command line, same directory) that
+	// ignores SIGTERM, as a fio job does once its main process is gone.
+	cmd := exec.Command("sh", "-c", `(trap "" TERM; while :; do sleep 1; done) & echo started; wait`)
+	cmd.Dir = dir
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	r := Reader{}
+	main, err := r.Stat(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forks, err := r.Forks(Command{Stat: main, Args: cmd.Args, Dir: dir})
+	if err != nil || len(forks) != 1 || forks[0].PPID != main.PID {
+		t.Fatalf("forks of %d: %v %v", main.PID, forks, err)
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	found, err := r.WorkingIn(dir)
+	if err != nil || len(found) < 2 {
+		t.Fatalf("working in the removed %s: %v %v", dir, found, err)
+	}
+	stopped, err := r.StopWorkingIn(dir, 5*time.Second)
+	if err != nil || len(stopped) != len(found) {
+		t.Fatalf("stopped %v: %v", stopped, err)
+	}
+	if left, _ := r.WorkingIn(dir); len(left) > 0 {
+		t.Errorf("left: %v", left)
 	}
 }

@@ -7,9 +7,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/storbench/storbench/internal/abandon"
 	"github.com/storbench/storbench/internal/contention"
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/spec"
@@ -184,6 +186,7 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 	if note != "" {
 		obs.Notice("", note)
 	}
+	stopLeftovers(ctx, st, obs)
 	r, err := (&engine.Engine{Store: st, Observer: obs}).Run(ctx, *p.plan)
 	var refused *engine.RefusedError
 	if errors.As(err, &refused) {
@@ -191,6 +194,25 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 		return r, judgeErr(err)
 	}
 	return r, err
+}
+
+// stopLeftovers kills what runs whose storbench was killed outright left
+// working in their work directories (fio's orphaned jobs), before a new
+// run measures beside them; their files stay for cleanup. Said, not fatal.
+func stopLeftovers(ctx context.Context, st store.Store, obs engine.Observer) {
+	rd := proc.Reader{}
+	runs, err := abandon.Find(ctx, st, rd, "")
+	if err == nil {
+		err = abandon.Stop(rd, runs)
+	}
+	for _, r := range runs {
+		if len(r.Stopped) > 0 {
+			obs.Notice("", fmt.Sprintf("stopped %d processes abandoned run %s left working", len(r.Stopped), r.ID))
+		}
+	}
+	if err != nil {
+		obs.Notice("", "stopping what abandoned runs left: "+err.Error())
+	}
 }
 
 // RunOutcome is a finished run as stored: its results in the order they

@@ -27,7 +27,14 @@ func newAccumulator(s *Sampler) *accumulator {
 // add records a snapshot. Counters are differenced against the previous
 // snapshot that had the same source, so a failed read widens one interval
 // instead of inventing a zero.
-func (a *accumulator) add(sn snapshot) {
+func (a *accumulator) add(sn snapshot) { a.record(sn, true) }
+
+// addToTotals records a snapshot in the totals only, not as a row of the
+// series: the last sliver of a recording, too short to be a sample, still
+// holds I/O and CPU time the totals must count.
+func (a *accumulator) addToTotals(sn snapshot) { a.record(sn, false) }
+
+func (a *accumulator) record(sn snapshot, row bool) {
 	a.n++
 	if a.n == 1 {
 		a.first, a.last = sn, sn
@@ -57,7 +64,9 @@ func (a *accumulator) add(sn snapshot) {
 	if sn.hasNet && prev.hasNet {
 		a.addNet(vals, prev, sn, dt.Seconds())
 	}
-	a.appendRow(sn.at.Sub(a.first.at), vals)
+	if row {
+		a.appendRow(sn.at.Sub(a.first.at), vals)
+	}
 	a.totals.Elapsed = sn.at.Sub(a.first.at)
 	a.last = keepNewest(prev, sn)
 }

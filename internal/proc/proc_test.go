@@ -85,9 +85,17 @@ func TestStopWorkingInRemovedDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	// sh forks a copy of itself (same command line, same directory) that
-	// ignores SIGTERM, as a fio job does once its main process is gone.
-	cmd := exec.Command("sh", "-c", `(trap "" TERM; while :; do sleep 1; done) & echo started; wait`)
+	// ignores SIGTERM, as a fio job does once its main process is gone. The
+	// copy waits on a stdin never written (through fd 3: sh gives a
+	// background command /dev/null), forking nothing: a fork made to
+	// run a command would share the command line until it executes.
+	cmd := exec.Command("sh", "-c", `exec 3<&0; (trap "" TERM; read -r _ <&3) & echo started; wait`)
 	cmd.Dir = dir
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close() })
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -101,8 +101,9 @@ func workPlace(target string, r result.Run) (string, bool) {
 // SIGKILL.
 const StopWait = 5 * time.Second
 
-// Stop kills the processes still working in the runs' work directories
-// (there or removed) and waits for them to go, recording them in Stopped.
+// Stop kills the fio processes still working in the runs' work
+// directories (there or removed) and waits for them to go, recording them
+// in Stopped.
 // A run's storbench killed outright can leave fio's job processes behind;
 // Clean stops them before it removes anything, and a new run stops those
 // of every abandoned run before it starts.
@@ -110,7 +111,7 @@ func Stop(rd proc.Reader, runs []Run) error {
 	var errs []error
 	for i := range runs {
 		for _, place := range runs[i].places {
-			ps, err := rd.StopWorkingIn(place, StopWait)
+			ps, err := rd.StopWorkingIn(place, "fio", StopWait)
 			for _, p := range ps {
 				runs[i].Stopped = append(runs[i].Stopped, p.PID)
 			}

@@ -339,7 +339,7 @@ func killWithFio(t *testing.T, db, target string) (string, []proc.Stat) {
 		t.Fatal(err)
 	}
 	p.cmd.Wait()
-	t.Cleanup(func() { proc.Reader{}.StopWorkingIn(target, 5*time.Second) })
+	t.Cleanup(func() { proc.Reader{}.StopWorkingIn(target, "", 5*time.Second) })
 	time.Sleep(500 * time.Millisecond)
 	orphans := working(target)
 	if len(orphans) != 2 {

@@ -96,7 +96,7 @@ func TestFioDiesWithKilledParent(t *testing.T) {
 func TestFioJobsGoWithKilledMain(t *testing.T) {
 	testenv.Fio(t)
 	dir := t.TempDir()
-	t.Cleanup(func() { proc.Reader{}.StopWorkingIn(dir, 5*time.Second) })
+	t.Cleanup(func() { proc.Reader{}.StopWorkingIn(dir, "", 5*time.Second) })
 	done := make(chan error, 1)
 	go func() {
 		done <- execx.Local{}.Command(context.Background(), "fio", longFio...).SetDir(dir).SetStdout(&strings.Builder{}).Run()

@@ -46,6 +46,8 @@ type Stat struct {
 	StartTicks uint64
 	// State is the one-letter state; "Z" is a zombie, dead but not reaped.
 	State string
+	// Comm is the program's name as the kernel keeps it (15 bytes at most).
+	Comm string
 }
 
 // ErrNoProcess says no process has this pid.
@@ -87,7 +89,7 @@ func parseStat(b []byte) (Stat, error) {
 	if err != nil {
 		return Stat{}, fmt.Errorf("malformed start time in /proc stat line %q: %w", b, err)
 	}
-	return Stat{PID: pid, PPID: ppid, StartTicks: start, State: f[0]}, nil
+	return Stat{PID: pid, PPID: ppid, StartTicks: start, State: f[0], Comm: string(b[open+1 : end])}, nil
 }
 
 // BootID is this boot's random ID (/proc/sys/kernel/random/boot_id).
@@ -315,13 +317,14 @@ func (r Reader) same(p Stat) bool {
 }
 
 // StopWorkingIn kills every process but the caller working in dir (see
-// WorkingIn) and waits up to wait for them to go; it returns those it
-// found.
-func (r Reader) StopWorkingIn(dir string, wait time.Duration) ([]Stat, error) {
+// WorkingIn) whose program is named comm (every one when comm is "") and
+// waits up to wait for them to go; it returns those it found. Naming the
+// program spares what else may be there: a user's shell in the directory.
+func (r Reader) StopWorkingIn(dir, comm string, wait time.Duration) ([]Stat, error) {
 	all, err := r.WorkingIn(dir)
 	if err != nil {
 		return nil, err
 	}
-	ps := slices.DeleteFunc(all, func(p Stat) bool { return p.PID == os.Getpid() })
+	ps := slices.DeleteFunc(all, func(p Stat) bool { return p.PID == os.Getpid() || comm != "" && p.Comm != comm })
 	return ps, r.Kill(ps, wait)
 }

@@ -18,9 +18,9 @@ func TestParseStat(t *testing.T) {
 		wantErr    bool
 	}{
 		{"plain", "123 (fio) S 45 123 123 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 98765 1000 10 18446744073709551615",
-			Stat{PID: 123, PPID: 45, StartTicks: 98765, State: "S"}, false},
+			Stat{PID: 123, PPID: 45, StartTicks: 98765, State: "S", Comm: "fio"}, false},
 		{"comm with spaces and parens", "7 (a (b) c) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 42 0 0",
-			Stat{PID: 7, PPID: 1, StartTicks: 42, State: "R"}, false},
+			Stat{PID: 7, PPID: 1, StartTicks: 42, State: "R", Comm: "a (b) c"}, false},
 		{"truncated", "7 (x) R 1 7", Stat{}, true},
 		{"no comm", "garbage", Stat{}, true},
 	}
@@ -123,7 +123,10 @@ func TestStopWorkingInRemovedDir(t *testing.T) {
 	if err != nil || len(found) < 2 {
 		t.Fatalf("working in the removed %s: %v %v", dir, found, err)
 	}
-	stopped, err := r.StopWorkingIn(dir, 5*time.Second)
+	if spared, err := r.StopWorkingIn(dir, "fio", 5*time.Second); err != nil || len(spared) != 0 {
+		t.Fatalf("stopped %v (%v) of no fio", spared, err)
+	}
+	stopped, err := r.StopWorkingIn(dir, "", 5*time.Second)
 	if err != nil || len(stopped) != len(found) {
 		t.Fatalf("stopped %v: %v", stopped, err)
 	}

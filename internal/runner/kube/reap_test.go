@@ -21,7 +21,7 @@ func TestPodCmderKillsOrphanedJobs(t *testing.T) {
 	testenv.Fio(t)
 	le := &localExec{root: t.TempDir()}
 	dir := filepath.Join(le.root, "ns", "pod")
-	t.Cleanup(func() { proc.Reader{}.StopWorkingIn(dir, 5*time.Second) })
+	t.Cleanup(func() { proc.Reader{}.StopWorkingIn(dir, "", 5*time.Second) })
 	c := &PodCmder{Exec: le, Namespace: "ns", Pod: "pod", Container: ContainerName}
 	done := make(chan error, 1)
 	go func() {

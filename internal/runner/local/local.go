@@ -135,9 +135,9 @@ func (t *Target) prepareDir(need runner.Need) (*runner.Prepared, error) {
 	p.Dir = work
 	p.File = fio.File{Name: TestFileName, Size: size}
 	p.Cleanup = func(context.Context) error {
-		// Whatever still works there (a job of a fio that died) would hold
+		// A fio still working there (a job of a fio that died) would hold
 		// the removed directory forever: stopped first.
-		_, stopErr := proc.Reader{}.StopWorkingIn(work, StopWait)
+		_, stopErr := proc.Reader{}.StopWorkingIn(work, "fio", StopWait)
 		if err := os.RemoveAll(work); err != nil {
 			return errors.Join(stopErr, fmt.Errorf("removing %s: %w", work, err))
 		}

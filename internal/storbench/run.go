@@ -186,14 +186,27 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 	if note != "" {
 		obs.Notice("", note)
 	}
-	stopLeftovers(ctx, st, obs)
-	r, err := (&engine.Engine{Store: st, Observer: obs}).Run(ctx, *p.plan)
+	r, err := (&engine.Engine{Store: st, Observer: leftoverStopper{Observer: obs, ctx: ctx, st: st}}).Run(ctx, *p.plan)
 	var refused *engine.RefusedError
 	if errors.As(err, &refused) {
 		// fio missing on a host is the host's fault, as locally.
 		return r, judgeErr(err)
 	}
 	return r, err
+}
+
+// leftoverStopper stops what abandoned runs left working (stopLeftovers)
+// once the run has started: after every refusal, so a refused run touches
+// nothing, and before fio starts.
+type leftoverStopper struct {
+	engine.Observer
+	ctx context.Context
+	st  store.Store
+}
+
+func (l leftoverStopper) RunStarted(r *result.Run) {
+	l.Observer.RunStarted(r)
+	stopLeftovers(l.ctx, l.st, l.Observer)
 }
 
 // stopLeftovers kills what runs whose storbench was killed outright left

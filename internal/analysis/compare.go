@@ -198,7 +198,10 @@ type cellKey struct{ who, round, workload, metric string }
 type seriesKey struct{ target, round, workload string }
 
 // Compare analyses figures. Results that did not complete are counted in
-// Skipped and otherwise ignored.
+// Skipped and otherwise ignored. It gathers the figures into one series per
+// target, round and workload, summarizes each into target cells, then
+// judges them: groups, efficiency against the baseline, changes between
+// rounds, the best, outliers, marks, sanity and what cannot be told apart.
 func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 	baseKey, baseValue, baseIsLabel := strings.Cut(opts.Baseline, "=")
 	if baseIsLabel && strings.TrimSpace(baseKey) == "" {
@@ -209,21 +212,65 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 	}
 	c := &Comparison{GroupBy: opts.GroupBy, Baseline: opts.Baseline, targetGroup: map[string]string{},
 		cellIndex: map[cellKey]int{}, groupIndex: map[cellKey]int{}, effIndex: map[cellKey]int{}}
-
-	keys := targetKeys(figs)
-	type series struct {
-		group  string
-		values [][]float64 // per metric
-		bottle *result.Attribution
+	g := newGathering()
+	if err := g.gather(c, figs, opts); err != nil {
+		return nil, err
 	}
-	all := map[seriesKey]*series{}
-	var order []seriesKey
-	rounds, workloads, targets, groups := newOrdered(), newOrdered(), newOrdered(), newOrdered()
-	metricSeen := make([]bool, len(result.Metrics))
-	envs := map[string]*Environment{}
-	skipped := map[[3]string]int{}
-	methods := methodSet{}
-	var marks markSet
+	c.Skipped = g.skippedResults()
+	c.Methods = g.methods.notes()
+	if len(g.order) == 0 {
+		if opts.Round != "" {
+			return nil, fmt.Errorf("%w in round %q", ErrNoResults, opts.Round)
+		}
+		return nil, ErrNoResults
+	}
+	c.describe(g)
+	c.targetCells(g)
+	c.groupCells()
+	c.primaryMetrics()
+	if err := c.efficiency(baseKey, baseValue, baseIsLabel); err != nil {
+		return nil, err
+	}
+	c.roundChanges()
+	c.best()
+	c.outliers()
+	c.marks(&g.marks)
+	c.sanity()
+	c.indistinct()
+	return c, nil
+}
+
+// series is one target's figures on one workload in one round.
+type series struct {
+	group  string
+	values [][]float64 // per metric
+	bottle *result.Attribution
+}
+
+// gathering is what Compare collects from the figures before it judges.
+type gathering struct {
+	all map[seriesKey]*series
+	// order lists the series as first met; targetCells sorts it.
+	order                              []seriesKey
+	rounds, workloads, targets, groups *ordered
+	metricSeen                         []bool
+	envs                               map[string]*Environment
+	skipped                            map[[3]string]int // target, workload, status
+	methods                            methodSet
+	marks                              markSet
+}
+
+func newGathering() *gathering {
+	return &gathering{all: map[seriesKey]*series{}, rounds: newOrdered(), workloads: newOrdered(), targets: newOrdered(),
+		groups: newOrdered(), metricSeen: make([]bool, len(result.Metrics)), envs: map[string]*Environment{},
+		skipped: map[[3]string]int{}, methods: methodSet{}}
+}
+
+// gather sorts the figures of opts.Round (every round when empty) into
+// series, counts the incomplete ones, and records each target's group
+// (c.targetGroup), refusing a target that carries two.
+func (g *gathering) gather(c *Comparison, figs []result.Figures, opts Options) error {
+	keys := targetKeys(figs)
 	for i := range figs {
 		f := &figs[i]
 		round := roundOf(f)
@@ -232,7 +279,7 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 		}
 		t := keys[i]
 		if f.Status != result.StatusComplete {
-			skipped[[3]string{t, f.Workload, string(f.Status)}]++
+			g.skipped[[3]string{t, f.Workload, string(f.Status)}]++
 			continue
 		}
 		group := t
@@ -242,68 +289,84 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 				group = NoGroup
 			}
 		}
-		if g, seen := c.targetGroup[t]; seen && g != group {
-			return nil, fmt.Errorf("target %s carries %s=%s in one result and %s=%s in another: label it consistently or compare the runs separately",
-				t, opts.GroupBy, g, opts.GroupBy, group)
+		if was, seen := c.targetGroup[t]; seen && was != group {
+			return fmt.Errorf("target %s carries %s=%s in one result and %s=%s in another: label it consistently or compare the runs separately",
+				t, opts.GroupBy, was, opts.GroupBy, group)
 		}
 		c.targetGroup[t] = group
-		rounds.add(round)
-		workloads.add(f.Workload)
-		targets.add(t)
-		groups.add(group)
-		e := envs[t]
-		if e == nil {
-			e = &Environment{Target: t, Name: f.Target, Group: group, Labels: targetLabels(f.Labels)}
-			envs[t] = e
-		}
-		if !slices.Contains(e.Runs, f.RunID) {
-			e.Runs = append(e.Runs, f.RunID)
-		}
-		methods.add(round, f.Workload, t, f.Method)
-		k := seriesKey{t, round, f.Workload}
-		marks.add(k, f)
-		s := all[k]
-		if s == nil {
-			s = &series{group: group, values: make([][]float64, len(result.Metrics))}
-			all[k] = s
-			order = append(order, k)
-		}
-		for m, v := range f.Values {
-			if m < len(result.Metrics) && !math.IsNaN(v) {
-				s.values[m] = append(s.values[m], v)
-				metricSeen[m] = true
-			}
-		}
-		if f.Bottleneck != nil {
-			s.bottle = f.Bottleneck
+		g.add(f, t, round, group)
+	}
+	return nil
+}
+
+// add records one complete result of target t.
+func (g *gathering) add(f *result.Figures, t, round, group string) {
+	g.rounds.add(round)
+	g.workloads.add(f.Workload)
+	g.targets.add(t)
+	g.groups.add(group)
+	e := g.envs[t]
+	if e == nil {
+		e = &Environment{Target: t, Name: f.Target, Group: group, Labels: targetLabels(f.Labels)}
+		g.envs[t] = e
+	}
+	if !slices.Contains(e.Runs, f.RunID) {
+		e.Runs = append(e.Runs, f.RunID)
+	}
+	g.methods.add(round, f.Workload, t, f.Method)
+	k := seriesKey{t, round, f.Workload}
+	g.marks.add(k, f)
+	s := g.all[k]
+	if s == nil {
+		s = &series{group: group, values: make([][]float64, len(result.Metrics))}
+		g.all[k] = s
+		g.order = append(g.order, k)
+	}
+	for m, v := range f.Values {
+		if m < len(result.Metrics) && !math.IsNaN(v) {
+			s.values[m] = append(s.values[m], v)
+			g.metricSeen[m] = true
 		}
 	}
-	for k, n := range skipped {
-		c.Skipped = append(c.Skipped, SkippedResult{Target: k[0], Workload: k[1], Status: k[2], Count: n})
+	if f.Bottleneck != nil {
+		s.bottle = f.Bottleneck
 	}
-	c.Methods = methods.notes()
-	sort.Slice(c.Skipped, func(i, j int) bool {
-		a, b := c.Skipped[i], c.Skipped[j]
+}
+
+// skippedResults lists the incomplete results counted, by target and
+// workload.
+func (g *gathering) skippedResults() []SkippedResult {
+	var out []SkippedResult
+	for k, n := range g.skipped {
+		out = append(out, SkippedResult{Target: k[0], Workload: k[1], Status: k[2], Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
 		return a.Target+"\x00"+a.Workload < b.Target+"\x00"+b.Workload
 	})
-	if len(order) == 0 {
-		if opts.Round != "" {
-			return nil, fmt.Errorf("%w in round %q", ErrNoResults, opts.Round)
-		}
-		return nil, ErrNoResults
-	}
-	c.Rounds = sortRounds(rounds.list)
-	c.Workloads, c.Targets, c.Groups = workloads.list, targets.list, groups.list
-	for m, seen := range metricSeen {
+	return out
+}
+
+// describe says what was compared: rounds, workloads, targets, groups,
+// the metrics measured, and each target's environment.
+func (c *Comparison) describe(g *gathering) {
+	c.Rounds = sortRounds(g.rounds.list)
+	c.Workloads, c.Targets, c.Groups = g.workloads.list, g.targets.list, g.groups.list
+	for m, seen := range g.metricSeen {
 		if seen {
 			c.Metrics = append(c.Metrics, result.Metrics[m])
 		}
 	}
 	for _, t := range c.Targets {
-		c.Environments = append(c.Environments, *envs[t])
+		c.Environments = append(c.Environments, *g.envs[t])
 	}
+}
 
-	// Target cells in display order: round, workload, target, metric.
+// targetCells summarizes each series into one cell per metric, in display
+// order (round, workload, target, metric), noting the unstable ones and
+// what limited each target.
+func (c *Comparison) targetCells(g *gathering) {
+	order := g.order
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := order[i], order[j]
 		if a.round != b.round {
@@ -315,7 +378,7 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 		return slices.Index(c.Targets, a.target) < slices.Index(c.Targets, b.target)
 	})
 	for _, k := range order {
-		s := all[k]
+		s := g.all[k]
 		for m, vals := range s.values {
 			if len(vals) == 0 {
 				continue
@@ -335,18 +398,6 @@ func Compare(figs []result.Figures, opts Options) (*Comparison, error) {
 				LimitedBy: s.bottle.LimitedBy, Evidence: s.bottle.Evidence})
 		}
 	}
-	c.groupCells()
-	c.primaryMetrics()
-	if err := c.efficiency(baseKey, baseValue, baseIsLabel); err != nil {
-		return nil, err
-	}
-	c.roundChanges()
-	c.best()
-	c.outliers()
-	c.marks(&marks)
-	c.sanity()
-	c.indistinct()
-	return c, nil
 }
 
 // groupCells aggregates target cells into group cells: the mean of the

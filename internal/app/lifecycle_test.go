@@ -311,3 +311,93 @@ func TestLiveRunIsNotAbandoned(t *testing.T) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	p.exitCode(t)
 }
+
+// killWithFio kills storbench and fio's main process outright at the same
+// moment (as an OOM kill or a host agent might): nothing is left to stop
+// fio's job processes, which run on, orphaned, in the run's directory. It
+// returns the run's ID and the orphans.
+func killWithFio(t *testing.T, db, target string) (string, []proc.Stat) {
+	t.Helper()
+	p := startLong(t, db, target)
+	var main []proc.Stat
+	for _, s := range working(target) {
+		if s.PPID == p.cmd.Process.Pid {
+			main = append(main, s)
+		}
+	}
+	if len(main) != 1 {
+		t.Fatalf("fio's main process: %v among %v", main, working(target))
+	}
+	// Stopped first, so storbench cannot see fio die and stop its jobs.
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(main[0].PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Wait()
+	t.Cleanup(func() { proc.Reader{}.StopWorkingIn(target, "", 5*time.Second) })
+	time.Sleep(500 * time.Millisecond)
+	orphans := working(target)
+	if len(orphans) != 2 {
+		t.Fatalf("want fio's two jobs orphaned, working in %s: %v", target, orphans)
+	}
+	runs := runsJSON(t, db)
+	if len(runs) != 1 {
+		t.Fatalf("runs: %+v", runs)
+	}
+	return runs[0].ID, orphans
+}
+
+// storbench and fio's main process killed together leave fio's jobs
+// running: cleanup kills them, then removes the run's directory.
+func TestCleanupStopsOrphanedJobs(t *testing.T) {
+	needFio(t)
+	db := filepath.Join(t.TempDir(), "r.db")
+	target := t.TempDir()
+	id, orphans := killWithFio(t, db, target)
+	inv := storbench(t, db, "cleanup")
+	if inv.code != 0 {
+		t.Fatalf("cleanup: %d %s %s", inv.code, inv.stdout, inv.stderr)
+	}
+	if left := working(target); len(left) > 0 {
+		t.Errorf("processes left working in %s after cleanup (orphans were %v): %v", target, orphans, left)
+	}
+	assertEmptyDir(t, target)
+	inv = storbench(t, db, "runs", "--status", "abandoned", "--output", "json")
+	var stored []result.Run
+	if err := json.Unmarshal([]byte(inv.stdout), &stored); err != nil || len(stored) != 1 || stored[0].ID != id ||
+		!strings.Contains(stored[0].Note, "killed 2 processes") {
+		t.Errorf("after cleanup: %v %+v", err, stored)
+	}
+}
+
+// The next run stops what an abandoned run left working before it
+// measures beside it; the files stay for cleanup.
+func TestNextRunStopsOrphanedJobs(t *testing.T) {
+	needFio(t)
+	db := filepath.Join(t.TempDir(), "r.db")
+	target := t.TempDir()
+	id, _ := killWithFio(t, db, target)
+	suite := writeFile(t, t.TempDir(), "tiny.yaml", `name: tiny
+defaults: {size: 1MiB}
+workloads:
+  - {name: r, rw: read, bs: 4KiB, runtime: 200ms}
+`)
+	inv := storbench(t, db, "run", "--suite", suite, "--target", t.TempDir())
+	if inv.code != 0 {
+		t.Fatalf("run: %d %s %s", inv.code, inv.stdout, inv.stderr)
+	}
+	if left := working(target); len(left) > 0 {
+		t.Errorf("processes left working in %s after the next run: %v", target, left)
+	}
+	if !strings.Contains(inv.stdout+inv.stderr, "stopped 2 processes abandoned run "+id+" left working") {
+		t.Errorf("the run did not say what it stopped:\n%s\n%s", inv.stdout, inv.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(target, "storbench-"+id)); err != nil {
+		t.Errorf("the next run removed the abandoned run's files: %v", err)
+	}
+}

@@ -175,9 +175,9 @@ type noisePlace struct {
 
 // runContention runs the round on one prepared target: per repetition the
 // probe alone, then the writer with the probe beside it.
-func (e *Engine) runContention(ctx context.Context, run *result.Run, plan Plan, pt *prepared) (failures []error) {
-	c, p, engine := plan.Contention, pt.p, pt.engine
-	place, cleanup, err := e.placeNoise(ctx, run, c, p, pt.fr)
+func (e *Engine) runContention(ctx context.Context, run *result.Run, plan Plan, rt *readyTarget) (failures []error) {
+	c, p, ioEngine := plan.Contention, rt.prepared, rt.ioEngine
+	place, cleanup, err := e.placeNoise(ctx, run, c, p, rt.fr)
 	if err != nil {
 		e.recordTargetFailure(ctx, run, plan, p.Name, err)
 		return []error{err}
@@ -191,8 +191,8 @@ func (e *Engine) runContention(ctx context.Context, run *result.Run, plan Plan, 
 	loaded := probe
 	loaded.Name = probe.Name + LoadedSuffix
 	noise := c.noise()
-	noiseEngine := engine
-	if c.NoiseTarget != nil && engine == "" {
+	noiseEngine := ioEngine
+	if c.NoiseTarget != nil && ioEngine == "" {
 		// The probe's suite did not need libaio, the writer does.
 		if ok, err := place.fr.HasEngine(ctx, "libaio"); err == nil && !ok {
 			e.Observer.Notice(place.name, "fio here has no libaio engine: the bulk writer falls back to psync, at queue depth 1")
@@ -213,7 +213,7 @@ func (e *Engine) runContention(ctx context.Context, run *result.Run, plan Plan, 
 		if place.name != p.Name {
 			result.LabelNoiseTarget.Set(l, place.name) // part of the conditions
 		}
-		for k, v := range pt.labels {
+		for k, v := range rt.labels {
 			l[k] = v
 		}
 		return l
@@ -221,7 +221,7 @@ func (e *Engine) runContention(ctx context.Context, run *result.Run, plan Plan, 
 
 	// The probe gets the checks a workload alone gets (measure.go): its
 	// latency may measure the CPU or a cache as much as the storage.
-	m := e.newMeasurer(ctx, plan, pt)
+	m := e.newMeasurer(ctx, plan, rt)
 	for rep := 1; rep <= plan.Repeat; rep++ {
 		step := func(i int, name string) Step {
 			s := Step{RunID: run.ID, Target: p.Name, Workload: name, Index: i, Count: 3,
@@ -231,7 +231,7 @@ func (e *Engine) runContention(ctx context.Context, run *result.Run, plan Plan, 
 			}
 			return s
 		}
-		alone := pt.invoke(step(1, probe.Name), fio.FromWorkload(probe, p.File, engine))
+		alone := rt.invoke(step(1, probe.Name), fio.FromWorkload(probe, p.File, ioEngine))
 		alone.labels = with(contention.RoleAlone)
 		_, err := e.runStep(ctx, run, plan, alone)
 		if ctx.Err() != nil {
@@ -243,7 +243,7 @@ func (e *Engine) runContention(ctx context.Context, run *result.Run, plan Plan, 
 				return failures
 			}
 		}
-		under := pt.invoke(step(2, loaded.Name), fio.FromWorkload(loaded, p.File, engine))
+		under := rt.invoke(step(2, loaded.Name), fio.FromWorkload(loaded, p.File, ioEngine))
 		under.labels = with(contention.RoleLoaded)
 		errs := e.underLoad(ctx, run, plan, under, step(3, NoiseName), place, fio.FromWorkload(noise, place.file, noiseEngine), with(contention.RoleNoise))
 		failures = append(failures, errs...)

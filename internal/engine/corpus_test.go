@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,16 @@ var refusedExamples = map[string]string{
 var hangingExamples = map[string]string{
 	"fixed-rate-submission.fio":   "io_submit_mode=offload",
 	"poisson-rate-submission.fio": "io_submit_mode=offload",
+}
+
+// racingExamples are fio examples whose jobs end one another (exitall,
+// exit_what): which directions a job's group report shows I/O in depends
+// on how far the other jobs got when they were ended, which differs from
+// run to run on a loaded machine (exitwhat.fio reported slow2's group as
+// write only under storbench, read+write under fio, once in five runs).
+// Their reports, options and groups are compared, not their directions.
+var racingExamples = map[string]string{
+	"exitwhat.fio": "exitall=1 and exit_what end jobs mid-run",
 }
 
 // rawDeadline bounds one example's run under storbench: every example is
@@ -173,7 +184,11 @@ func TestFioExamplesRunAsFioRunsThem(t *testing.T) {
 			if err != nil {
 				t.Fatalf("fio runs it, storbench fails: %v", err)
 			}
-			if d := fio.Differences(own, got); len(d) > 0 {
+			d := fio.Differences(own, got)
+			if _, racing := racingExamples[name]; racing {
+				d = slices.DeleteFunc(d, func(s string) bool { return strings.Contains(s, ": I/O in ") })
+			}
+			if len(d) > 0 {
 				t.Fatalf("differs from fio's own run:\n%s", strings.Join(d, "\n"))
 			}
 			identical++

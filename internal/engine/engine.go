@@ -118,19 +118,54 @@ func (e *Engine) Run(ctx context.Context, plan Plan) (*result.Run, error) {
 	if now == nil {
 		now = time.Now
 	}
-	if plan.Repeat < 1 {
-		plan.Repeat = 1
+	plan = plan.withDefaults()
+	run := newRun(plan, now())
+	// Refusals (unsafe device, no space) come before anything is stored.
+	if err := e.check(ctx, plan, run.ID); err != nil {
+		return nil, err
 	}
-	if plan.Round == "" {
-		plan.Round = result.RoundIsolated
+	if err := e.Store.CreateRun(ctx, run); err != nil {
+		return nil, err
 	}
-	if plan.Contention != nil {
-		plan.Suite, plan.Round = plan.Contention.suite(), result.RoundContention
+	e.Observer.RunStarted(run)
+
+	var failures []error
+	targets := plan.Targets
+	if plan.parallel() {
+		failures, targets = e.runRounds(ctx, run, plan), nil // parallel.go
 	}
+	for _, t := range targets {
+		errs := e.runTarget(ctx, run, plan, t)
+		failures = append(failures, errs...)
+		if ctx.Err() != nil || (plan.FailFast && len(failures) > 0) {
+			break
+		}
+	}
+	return run, e.finish(ctx, run, now(), failures)
+}
+
+// withDefaults fills what the plan leaves unset: one repetition, the
+// isolated round, and the contention round's own suite.
+func (p Plan) withDefaults() Plan {
+	if p.Repeat < 1 {
+		p.Repeat = 1
+	}
+	if p.Round == "" {
+		p.Round = result.RoundIsolated
+	}
+	if p.Contention != nil {
+		p.Suite, p.Round = p.Contention.suite(), result.RoundContention
+	}
+	return p
+}
+
+// newRun is the run the plan makes, started at start: its labels, suite,
+// workloads and targets, and the process running it.
+func newRun(plan Plan, start time.Time) *result.Run {
 	run := &result.Run{
-		ID:      result.NewRunID(now(), uint16(rand.UintN(1<<16))),
+		ID:      result.NewRunID(start, uint16(rand.UintN(1<<16))),
 		Status:  result.StatusRunning,
-		Started: now(),
+		Started: start,
 		Source:  "storbench",
 		Labels:  map[string]string{string(result.LabelStorbenchVersion): version.Version},
 	}
@@ -159,40 +194,29 @@ func (e *Engine) Run(ctx context.Context, plan Plan) (*result.Run, error) {
 	for _, t := range plan.Targets {
 		run.Targets = append(run.Targets, t.Name())
 	}
-	// Refusals (unsafe device, no space) come before anything is stored.
-	need := e.need(plan, run.ID)
+	return run
+}
+
+// check has every target that can refuse the plan (runner.Checker) and
+// the contention round judge it before anything is stored.
+func (e *Engine) check(ctx context.Context, plan Plan, runID string) error {
+	need := e.need(plan, runID)
 	for _, t := range plan.Targets {
 		if c, ok := t.(runner.Checker); ok {
 			if err := c.Check(ctx, need); err != nil {
-				return nil, &RefusedError{Target: t.Name(), Err: err}
+				return &RefusedError{Target: t.Name(), Err: err}
 			}
 		}
 	}
-	if err := plan.Contention.check(ctx, run.ID); err != nil {
-		return nil, err
-	}
-	if err := e.Store.CreateRun(ctx, run); err != nil {
-		return nil, err
-	}
-	e.Observer.RunStarted(run)
+	return plan.Contention.check(ctx, runID)
+}
 
-	var failures []error
-	targets := plan.Targets
-	if plan.parallel() {
-		failures, targets = e.runRounds(ctx, run, plan), nil // parallel.go
-	}
-	for _, t := range targets {
-		errs := e.runTarget(ctx, run, plan, t)
-		failures = append(failures, errs...)
-		if ctx.Err() != nil || (plan.FailFast && len(failures) > 0) {
-			break
-		}
-	}
-
-	// Final bookkeeping must happen even after Ctrl-C.
+// finish records how the run ended, at end, even after Ctrl-C, and returns
+// the run's error: ErrInterrupted, or ErrWorkloadFailed with the failures.
+func (e *Engine) finish(ctx context.Context, run *result.Run, end time.Time, failures []error) error {
 	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	run.Finished = now()
+	run.Finished = end
 	switch {
 	case ctx.Err() != nil:
 		run.Status = result.StatusInterrupted
@@ -203,38 +227,38 @@ func (e *Engine) Run(ctx context.Context, plan Plan) (*result.Run, error) {
 		run.Status = result.StatusComplete
 	}
 	if err := e.Store.UpdateRun(fin, run); err != nil {
-		return run, fmt.Errorf("recording the end of run %s: %w", run.ID, err)
+		return fmt.Errorf("recording the end of run %s: %w", run.ID, err)
 	}
 	switch {
 	case ctx.Err() != nil:
-		return run, ErrInterrupted
+		return ErrInterrupted
 	case len(failures) > 0:
-		return run, fmt.Errorf("%w: %w", ErrWorkloadFailed, errors.Join(failures...))
+		return fmt.Errorf("%w: %w", ErrWorkloadFailed, errors.Join(failures...))
 	}
-	return run, nil
+	return nil
 }
 
 // runTarget prepares one target, runs everything on it and cleans it up.
 func (e *Engine) runTarget(ctx context.Context, run *result.Run, plan Plan, t runner.Target) (failures []error) {
-	pt, err := e.prepare(ctx, plan, e.need(plan, run.ID), t)
-	if pt != nil {
-		adoptHostLabels(run, pt.labels)
-		defer func() { failures = append(failures, e.cleanUp(ctx, plan, pt)...) }()
+	rt, err := e.prepare(ctx, plan, e.need(plan, run.ID), t)
+	if rt != nil {
+		adoptHostLabels(run, rt.labels)
+		defer func() { failures = append(failures, e.cleanUp(ctx, plan, rt)...) }()
 	}
 	if err != nil {
 		e.recordTargetFailure(ctx, run, plan, t.Name(), err)
 		return []error{err}
 	}
 	if plan.Contention != nil {
-		return e.runContention(ctx, run, plan, pt)
+		return e.runContention(ctx, run, plan, rt)
 	}
-	return e.runSteps(ctx, run, plan, pt) // measure.go
+	return e.runSteps(ctx, run, plan, rt) // measure.go
 }
 
 type step struct {
 	name     string
 	expected time.Duration
-	job      func(engine string) fio.Job
+	job      func(ioEngine string) fio.Job
 }
 
 func rawName(r *RawJob) string {

@@ -70,7 +70,7 @@ type measuredStep struct {
 
 // measurer does the checks for one prepared target.
 type measurer struct {
-	*prepared
+	*readyTarget
 	e     *Engine
 	plan  Plan
 	cache int64 // bytes of memory that can cache the target; 0 unknown
@@ -83,9 +83,9 @@ type measurer struct {
 	preFailed    bool
 }
 
-func (e *Engine) newMeasurer(ctx context.Context, plan Plan, pt *prepared) *measurer {
-	p, labels := pt.p, pt.labels
-	m := &measurer{prepared: pt, e: e, plan: plan, remote: remoteFS[result.LabelFSType.Of(labels)]}
+func (e *Engine) newMeasurer(ctx context.Context, plan Plan, rt *readyTarget) *measurer {
+	p, labels := rt.prepared, rt.labels
+	m := &measurer{readyTarget: rt, e: e, plan: plan, remote: remoteFS[result.LabelFSType.Of(labels)]}
 	// A runner (or the user) that knows better names the memory in front
 	// of the storage: a node's, a remote host's, a NAS server's.
 	if v := result.LabelMemBytes.Of(labels); v != "" {
@@ -132,8 +132,8 @@ func MemTotal(meminfo []byte) int64 {
 // span is the bytes a workload touches on this target.
 func (m *measurer) span(w *spec.Workload) int64 {
 	s := int64(w.FileSize)
-	if m.p.File.Size > 0 && m.p.File.Size < s {
-		s = m.p.File.Size
+	if m.prepared.File.Size > 0 && m.prepared.File.Size < s {
+		s = m.prepared.File.Size
 	}
 	return s
 }
@@ -158,34 +158,34 @@ func (m *measurer) dropCache(ctx context.Context, w *spec.Workload) (dropped boo
 	}
 	if m.remote && !m.remoteTold {
 		m.remoteTold = true
-		m.e.Observer.Notice(m.p.Name, "network storage: the server's cache cannot be dropped from here, so reads may still be answered from its memory")
+		m.e.Observer.Notice(m.prepared.Name, "network storage: the server's cache cannot be dropped from here, so reads may still be answered from its memory")
 	}
 	if m.dropFailed {
 		return false
 	}
-	cmd := m.p.Cmder.Command(ctx, "sh", "-c", "sync && echo 1 > /proc/sys/vm/drop_caches")
+	cmd := m.prepared.Cmder.Command(ctx, "sh", "-c", "sync && echo 1 > /proc/sys/vm/drop_caches")
 	if _, err := execx.Output(cmd); err != nil {
 		m.dropFailed = true
-		m.e.Observer.Notice(m.p.Name, "cannot drop the page cache here (needs root): "+err.Error())
+		m.e.Observer.Notice(m.prepared.Name, "cannot drop the page cache here (needs root): "+err.Error())
 		return false
 	}
 	return true
 }
 
 func (m *measurer) preconditionDevice(ctx context.Context) {
-	if m.p.Kind != "device" {
+	if m.prepared.Kind != "device" {
 		m.preFailed = true
-		m.e.Observer.Notice(m.p.Name, "--precondition applies to block devices: skipped for this "+m.p.Kind)
+		m.e.Observer.Notice(m.prepared.Name, "--precondition applies to block devices: skipped for this "+m.prepared.Kind)
 		return
 	}
-	size := m.p.File.Size
-	m.e.Observer.Notice(m.p.Name, fmt.Sprintf("preconditioning: writing the device sequentially twice (%s each)", units.Bytes(size)))
-	ioengine := m.engine
+	size := m.prepared.File.Size
+	m.e.Observer.Notice(m.prepared.Name, fmt.Sprintf("preconditioning: writing the device sequentially twice (%s each)", units.Bytes(size)))
+	ioengine := m.ioEngine
 	if ioengine == "" {
 		ioengine = "libaio"
 	}
 	job := fio.Job{
-		Global: []fio.Option{{Key: "filename", Value: m.p.File.Name}, {Key: "randrepeat", Value: "0"}, {Key: "refill_buffers", Value: "1"}},
+		Global: []fio.Option{{Key: "filename", Value: m.prepared.File.Name}, {Key: "randrepeat", Value: "0"}, {Key: "refill_buffers", Value: "1"}},
 		Sections: []fio.Section{{Name: "precondition", Options: []fio.Option{
 			{Key: "rw", Value: "write"}, {Key: "bs", Value: "1048576"}, {Key: "iodepth", Value: "16"},
 			{Key: "ioengine", Value: ioengine}, {Key: "direct", Value: "1"},
@@ -195,7 +195,7 @@ func (m *measurer) preconditionDevice(ctx context.Context) {
 	start := time.Now()
 	if _, err := m.fr.Run(ctx, job, nil); err != nil {
 		m.preFailed = true
-		m.e.Observer.Notice(m.p.Name, "preconditioning failed, results are from a device in its current state: "+err.Error())
+		m.e.Observer.Notice(m.prepared.Name, "preconditioning failed, results are from a device in its current state: "+err.Error())
 		return
 	}
 	m.precondition = &result.Precondition{Passes: 2, Bytes: size, Duration: time.Since(start)}
@@ -230,7 +230,7 @@ func (m *measurer) annotate(ctx context.Context, w *spec.Workload, dropped bool,
 	}
 	if w.BandwidthLog > 0 && w.Writes() {
 		if err := m.findCliff(ctx, w, logDir, r); err != nil {
-			m.e.Observer.Notice(m.p.Name, fmt.Sprintf("workload %s: write cliff not analysed: %v", w.Name, err))
+			m.e.Observer.Notice(m.prepared.Name, fmt.Sprintf("workload %s: write cliff not analysed: %v", w.Name, err))
 		}
 	}
 }
@@ -254,7 +254,7 @@ func (m *measurer) findCliff(ctx context.Context, w *spec.Workload, dir string, 
 		if dir != "" {
 			path = strings.TrimSuffix(dir, "/") + "/" + path
 		}
-		out, err := execx.Output(m.p.Cmder.Command(ctx, "cat", path))
+		out, err := execx.Output(m.prepared.Cmder.Command(ctx, "cat", path))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("reading %s: %w", path, err))
 			continue
@@ -265,7 +265,7 @@ func (m *measurer) findCliff(ctx context.Context, w *spec.Workload, dir string, 
 			continue
 		}
 		logs = append(logs, s)
-		if _, err := execx.Output(m.p.Cmder.Command(ctx, "rm", "-f", path)); err != nil {
+		if _, err := execx.Output(m.prepared.Cmder.Command(ctx, "rm", "-f", path)); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -292,14 +292,14 @@ func (m *measurer) logDir(ctx context.Context, w *spec.Workload) (dir string, cl
 	if w == nil || w.BandwidthLog == 0 || m.fr.Dir != "" {
 		return m.fr.Dir, func() {}, nil
 	}
-	out, err := execx.Output(m.p.Cmder.Command(ctx, "mktemp", "-d", "/tmp/storbench-log.XXXXXX"))
+	out, err := execx.Output(m.prepared.Cmder.Command(ctx, "mktemp", "-d", "/tmp/storbench-log.XXXXXX"))
 	if err != nil {
 		return "", nil, fmt.Errorf("creating a directory for fio's bandwidth log: %w", err)
 	}
 	dir = strings.TrimSpace(string(out))
 	return dir, func() {
-		if _, err := execx.Output(m.p.Cmder.Command(context.WithoutCancel(ctx), "rm", "-rf", dir)); err != nil {
-			m.e.Observer.Notice(m.p.Name, "removing "+dir+": "+err.Error())
+		if _, err := execx.Output(m.prepared.Cmder.Command(context.WithoutCancel(ctx), "rm", "-rf", dir)); err != nil {
+			m.e.Observer.Notice(m.prepared.Name, "removing "+dir+": "+err.Error())
 		}
 	}, nil
 }
@@ -318,7 +318,7 @@ func measuredSteps(plan Plan, p *runner.Prepared) []measuredStep {
 			out[i].step = step{name: w.Name, job: func(string) fio.Job { return fio.Job{Path: jobWorkloadFile(i)} }}
 		} else {
 			out[i].step = step{name: w.Name, expected: time.Duration(w.Ramp) + time.Duration(w.Runtime),
-				job: func(engine string) fio.Job { return fio.FromWorkload(*w, p.File, engine) }}
+				job: func(ioEngine string) fio.Job { return fio.FromWorkload(*w, p.File, ioEngine) }}
 		}
 		if w.SteadyState != nil { // at most: fio may stop it sooner
 			out[i].expected = time.Duration(w.Ramp) + time.Duration(w.SteadyState.MaxRuntime)
@@ -330,9 +330,9 @@ func measuredSteps(plan Plan, p *runner.Prepared) []measuredStep {
 // runSteps runs every workload Plan.Repeat times, suite by suite, or under
 // RepeatAuto until each is precise enough; repetitions stay interleaved so
 // slow drifts (heat, background work) spread over every workload alike.
-func (e *Engine) runSteps(ctx context.Context, run *result.Run, plan Plan, pt *prepared) (failures []error) {
-	m := e.newMeasurer(ctx, plan, pt)
-	p, steps := pt.p, pt.steps
+func (e *Engine) runSteps(ctx context.Context, run *result.Run, plan Plan, rt *readyTarget) (failures []error) {
+	m := e.newMeasurer(ctx, plan, rt)
+	p, steps := rt.prepared, rt.steps
 	auto := plan.Measurement.RepeatAuto
 	reps := plan.Repeat
 	if auto != nil {
@@ -354,7 +354,7 @@ func (e *Engine) runSteps(ctx context.Context, run *result.Run, plan Plan, pt *p
 				continue
 			}
 			dropped := m.before(ctx, st.w)
-			step := pt.stepAt(run.ID, i, rep, reps)
+			step := rt.stepAt(run.ID, i, rep, reps)
 			step.annotate = func(r *result.Result) {
 				m.annotate(ctx, st.w, dropped, dir, r)
 				if auto == nil {
@@ -367,7 +367,7 @@ func (e *Engine) runSteps(ctx context.Context, run *result.Run, plan Plan, pt *p
 					result.LabelRepeatPrecision.Set(r.Labels, strconv.FormatFloat(pr*100, 'f', 1, 64))
 				}
 			}
-			inv := pt.invoke(step, st.job(pt.engine))
+			inv := rt.invoke(step, st.job(rt.ioEngine))
 			inv.fr.Dir = dir
 			_, err = e.runStep(ctx, run, plan, inv)
 			cleanup()

@@ -15,14 +15,14 @@ import (
 // offers a network endpoint, each measurement stored as a result of round
 // "network" whose target names the pair. Targets without an endpoint are
 // said and left out; fewer than two nodes is a notice, not a failure.
-func (e *Engine) networkRound(ctx context.Context, run *result.Run, plan Plan, targets []*prepared) (failures []error) {
+func (e *Engine) networkRound(ctx context.Context, run *result.Run, plan Plan, targets []*readyTarget) (failures []error) {
 	var eps []runner.NetEndpoint
 	for _, pt := range targets {
-		if pt.p.Net == nil {
-			e.Observer.Notice(pt.p.Name, "no network endpoint for the network round ("+pt.p.Kind+" target)")
+		if pt.prepared.Net == nil {
+			e.Observer.Notice(pt.prepared.Name, "no network endpoint for the network round ("+pt.prepared.Kind+" target)")
 			continue
 		}
-		eps = append(eps, *pt.p.Net)
+		eps = append(eps, *pt.prepared.Net)
 	}
 	pairs := netround.Pairs(eps)
 	if len(pairs) == 0 {

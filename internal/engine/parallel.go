@@ -40,7 +40,7 @@ func (e *Engine) runRounds(ctx context.Context, run *result.Run, plan Plan) (fai
 	need := e.need(plan, run.ID)
 
 	var wg sync.WaitGroup
-	all := make([]*prepared, len(plan.Targets))
+	all := make([]*readyTarget, len(plan.Targets))
 	errs := make([]error, len(plan.Targets))
 	for i, t := range plan.Targets {
 		wg.Add(1)
@@ -55,10 +55,10 @@ func (e *Engine) runRounds(ctx context.Context, run *result.Run, plan Plan) (fai
 		failures = append(failures, e.cleanUpAll(ctx, plan, all)...)
 	}()
 
-	var targets []*prepared
-	for i, pt := range all {
-		if pt != nil {
-			adoptHostLabels(run, pt.labels)
+	var targets []*readyTarget
+	for i, rt := range all {
+		if rt != nil {
+			adoptHostLabels(run, rt.labels)
 		}
 		if errs[i] != nil {
 			if ctx.Err() != nil {
@@ -72,7 +72,7 @@ func (e *Engine) runRounds(ctx context.Context, run *result.Run, plan Plan) (fai
 			}
 			continue
 		}
-		targets = append(targets, pt)
+		targets = append(targets, rt)
 	}
 	if len(targets) == 0 {
 		return failures
@@ -100,9 +100,9 @@ func (e *Engine) runRounds(ctx context.Context, run *result.Run, plan Plan) (fai
 
 // isolatedRound runs each target alone, one after the other, as a run
 // without a parallel round does (measure.go).
-func (e *Engine) isolatedRound(ctx context.Context, run *result.Run, plan Plan, targets []*prepared) (failures []error) {
-	for _, pt := range targets {
-		failures = append(failures, e.runSteps(ctx, run, plan, pt)...)
+func (e *Engine) isolatedRound(ctx context.Context, run *result.Run, plan Plan, targets []*readyTarget) (failures []error) {
+	for _, rt := range targets {
+		failures = append(failures, e.runSteps(ctx, run, plan, rt)...)
 		if ctx.Err() != nil || (plan.FailFast && len(failures) > 0) {
 			return failures
 		}
@@ -114,13 +114,13 @@ func (e *Engine) isolatedRound(ctx context.Context, run *result.Run, plan Plan, 
 // goroutines wait at a barrier that opens for them together; the results of
 // a workload are held until every target has finished it, so that each can
 // carry the start skew.
-func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, targets []*prepared) (failures []error) {
+func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, targets []*readyTarget) (failures []error) {
 	count := len(targets[0].steps)
 	// The same checks as a target alone (measure.go): steady state, CPU
 	// idle, cache risk, the write cliff, each against its own target.
 	ms := make([]*measurer, len(targets))
-	for ti, pt := range targets {
-		ms[ti] = e.newMeasurer(ctx, plan, pt)
+	for ti, rt := range targets {
+		ms[ti] = e.newMeasurer(ctx, plan, rt)
 	}
 	for rep := 1; rep <= plan.Repeat; rep++ {
 		for i := range count {
@@ -131,18 +131,18 @@ func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, 
 			errs := make([]error, len(targets))
 			ended := make(chan struct{}, len(targets))
 			var cleanups []func()
-			for ti, pt := range targets {
-				st, m := pt.steps[i], ms[ti]
+			for ti, rt := range targets {
+				st, m := rt.steps[i], ms[ti]
 				dir, cleanup, err := m.logDir(ctx, st.w)
 				if err != nil {
-					e.Observer.Notice(pt.p.Name, err.Error())
+					e.Observer.Notice(rt.prepared.Name, err.Error())
 					dir, cleanup = m.fr.Dir, func() {}
 				}
 				cleanups = append(cleanups, cleanup)
 				dropped := m.dropCache(ctx, st.w)
-				step := pt.stepAt(run.ID, i, rep, plan.Repeat)
+				step := rt.stepAt(run.ID, i, rep, plan.Repeat)
 				step.annotate = func(r *result.Result) { m.annotate(ctx, st.w, dropped, dir, r) }
-				inv := pt.invoke(step, st.job(pt.engine))
+				inv := rt.invoke(step, st.job(rt.ioEngine))
 				inv.fr.Dir = dir
 				inv.fr.Cmder = line.cmder(inv.fr.Cmder)
 				wg.Add(1)

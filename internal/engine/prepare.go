@@ -12,18 +12,21 @@ import (
 	"github.com/storbench/storbench/internal/runner"
 )
 
-// prepared is one target ready for fio, made once by prepare: everything
-// the isolated, parallel and contention rounds run on it.
-type prepared struct {
-	p *runner.Prepared
+// readyTarget is one target ready for fio, made once by prepare:
+// everything the isolated, parallel and contention rounds run on it.
+type readyTarget struct {
+	// prepared is what the runner made of the target: where fio runs, its
+	// file or device, its labels, its cleanup.
+	prepared *runner.Prepared
 	// fr runs fio on the target, in its judged work directory.
 	fr fio.Runner
 	// labels are fio's version, the target's kind and labels, and the
 	// plan's: what every result on the target carries.
 	labels map[string]string
-	// engine replaces libaio where fio lacks it; "" keeps each workload's.
-	engine string
-	steps  []measuredStep
+	// ioEngine is the fio ioengine that replaces libaio where fio lacks
+	// it; "" keeps each workload's.
+	ioEngine string
+	steps    []measuredStep
 	// sampler records the host fio runs on; nil when it is not sampled.
 	sampler runner.Sampler
 	// dropJobs removes the judged job files and releases the devices they
@@ -38,22 +41,22 @@ type prepared struct {
 // any runs (rawjob.go). When the runner prepared the target but a later
 // step failed, the returned value comes with the error: cleanUp still
 // removes what the runner made.
-func (e *Engine) prepare(ctx context.Context, plan Plan, need runner.Need, t runner.Target) (*prepared, error) {
+func (e *Engine) prepare(ctx context.Context, plan Plan, need runner.Need, t runner.Target) (*readyTarget, error) {
 	p, err := t.Prepare(ctx, need)
 	if err != nil {
 		return nil, err
 	}
-	pt := &prepared{p: p, fr: fio.Runner{Cmder: p.Cmder, Dir: p.Dir}}
+	rt := &readyTarget{prepared: p, fr: fio.Runner{Cmder: p.Cmder, Dir: p.Dir}}
 	for _, n := range p.Notices {
 		e.Observer.Notice(p.Name, n)
 	}
-	version, err := pt.fr.Version(ctx)
+	version, err := rt.fr.Version(ctx)
 	if err != nil {
-		return pt, err
+		return rt, err
 	}
-	pt.labels = targetLabels(plan, p, version)
-	if pt.engine, err = e.engineFor(ctx, pt.fr, plan, p.Name); err != nil {
-		return pt, err
+	rt.labels = targetLabels(plan, p, version)
+	if rt.ioEngine, err = e.engineFor(ctx, rt.fr, plan, p.Name); err != nil {
+		return rt, err
 	}
 	if plan.Telemetry && p.Telemetry != nil {
 		s, err := p.Telemetry()
@@ -61,15 +64,15 @@ func (e *Engine) prepare(ctx context.Context, plan Plan, need runner.Need, t run
 			// Said, not fatal: the figures stand without it.
 			e.Observer.Notice(p.Name, fmt.Sprintf("no telemetry: %v; its results carry none, so what limited them cannot be judged", err))
 		}
-		pt.sampler = s
+		rt.sampler = s
 	}
-	pt.steps = measuredSteps(plan, p)
+	rt.steps = measuredSteps(plan, p)
 	if plan.Contention == nil {
-		if pt.fr, pt.dropJobs, err = e.judgeOn(ctx, plan, p, pt.fr, pt.engine); err != nil {
-			return pt, err
+		if rt.fr, rt.dropJobs, err = e.judgeOn(ctx, plan, p, rt.fr, rt.ioEngine); err != nil {
+			return rt, err
 		}
 	}
-	return pt, nil
+	return rt, nil
 }
 
 // targetLabels merges what results on a target carry; the plan's labels
@@ -94,28 +97,28 @@ func adoptHostLabels(run *result.Run, labels map[string]string) {
 }
 
 // stepAt is the i-th step as observers see it in repetition rep of reps.
-func (pt *prepared) stepAt(runID string, i, rep, reps int) Step {
-	st := pt.steps[i]
-	return Step{RunID: runID, Target: pt.p.Name, Workload: st.name, Index: i + 1, Count: len(pt.steps),
+func (rt *readyTarget) stepAt(runID string, i, rep, reps int) Step {
+	st := rt.steps[i]
+	return Step{RunID: runID, Target: rt.prepared.Name, Workload: st.name, Index: i + 1, Count: len(rt.steps),
 		Repetition: rep, Repetitions: reps, Expected: st.expected}
 }
 
 // invoke runs job on the target as step, in its work directory, with its
 // labels and sampler; callers change what their round runs differently.
-func (pt *prepared) invoke(step Step, job fio.Job) invocation {
-	return invocation{step: step, fr: pt.fr, job: job, labels: pt.labels, sampler: pt.sampler}
+func (rt *readyTarget) invoke(step Step, job fio.Job) invocation {
+	return invocation{step: step, fr: rt.fr, job: job, labels: rt.labels, sampler: rt.sampler}
 }
 
 // cleanUp removes the judged job files, then everything the runner made,
 // with a fresh context: it also runs after the run was interrupted.
-func (e *Engine) cleanUp(ctx context.Context, plan Plan, pt *prepared) []error {
+func (e *Engine) cleanUp(ctx context.Context, plan Plan, rt *readyTarget) []error {
 	var failures []error
-	if pt.dropJobs != nil {
+	if rt.dropJobs != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		err := pt.dropJobs(cctx)
+		err := rt.dropJobs(cctx)
 		cancel()
 		if err != nil {
-			failures = append(failures, fmt.Errorf("target %s: cleanup: %w", pt.p.Name, err))
+			failures = append(failures, fmt.Errorf("target %s: cleanup: %w", rt.prepared.Name, err))
 		}
 	}
 	timeout := plan.CleanupTimeout
@@ -124,25 +127,25 @@ func (e *Engine) cleanUp(ctx context.Context, plan Plan, pt *prepared) []error {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
-	if err := pt.p.Cleanup(cctx); err != nil {
-		e.Observer.Notice(pt.p.Name, "cleanup failed: "+err.Error())
-		failures = append(failures, fmt.Errorf("target %s: cleanup: %w", pt.p.Name, err))
+	if err := rt.prepared.Cleanup(cctx); err != nil {
+		e.Observer.Notice(rt.prepared.Name, "cleanup failed: "+err.Error())
+		failures = append(failures, fmt.Errorf("target %s: cleanup: %w", rt.prepared.Name, err))
 	}
 	return failures
 }
 
 // cleanUpAll cleans every prepared target at once.
-func (e *Engine) cleanUpAll(ctx context.Context, plan Plan, all []*prepared) []error {
+func (e *Engine) cleanUpAll(ctx context.Context, plan Plan, all []*readyTarget) []error {
 	var wg sync.WaitGroup
 	errs := make([][]error, len(all))
-	for i, pt := range all {
-		if pt == nil {
+	for i, rt := range all {
+		if rt == nil {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = e.cleanUp(ctx, plan, pt)
+			errs[i] = e.cleanUp(ctx, plan, rt)
 		}()
 	}
 	wg.Wait()

@@ -296,8 +296,8 @@ func workDir(ctx context.Context, p *runner.Prepared) (string, func(context.Cont
 // a runner's own volume elsewhere is storbench's). It returns the runner to
 // use (working in the judged work directory) and the cleanup of what it
 // made, nil when there was nothing to judge.
-func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr fio.Runner, engine string) (fio.Runner, func(context.Context) error, error) {
-	files := jobFilesFor(plan, p, engine)
+func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr fio.Runner, ioEngine string) (fio.Runner, func(context.Context) error, error) {
+	files := jobFilesFor(plan, p, ioEngine)
 	if len(files) == 0 {
 		return fr, nil, nil
 	}
@@ -392,12 +392,12 @@ type namedJobFile struct {
 
 // jobFilesFor lists the job files a plan runs on a prepared target, by
 // their names in the work directory.
-func jobFilesFor(plan Plan, p *runner.Prepared, engine string) []namedJobFile {
+func jobFilesFor(plan Plan, p *runner.Prepared, ioEngine string) []namedJobFile {
 	if plan.RawJob != nil {
 		return []namedJobFile{{JobFileName, func() (*fio.JobFile, error) { return plan.RawJob.File, nil }, false}}
 	}
 	var out []namedJobFile
-	gen := fio.FromSuite(plan.Suite, p.File, engine)
+	gen := fio.FromSuite(plan.Suite, p.File, ioEngine)
 	if p.Local && len(gen.Sections) > 0 {
 		out = append(out, namedJobFile{SuiteJobFileName, func() (*fio.JobFile, error) {
 			return fio.ParseJobText([]byte(gen.String()), "suite "+plan.Suite.Name, fio.ReadOptions{Getenv: func(string) (string, bool) { return "", false }})

@@ -34,6 +34,10 @@ import (
 // that line is taken out of the stream before it is parsed. Every clone of
 // a numjobs job passes the gate, each with a line of its own. A failing
 // prerun (no "go": the run was interrupted) ends the job before any I/O.
+// The clones read their lines from one pipe at once, and sh's read takes a
+// byte at a time, so their bytes interleave ("go\ngo\n" may reach one
+// clone as "gg" and the other as "oo"): a clone tests only that it read a
+// whole line, of which each gets exactly one, never what the line says.
 //
 // A job file (--fio-job, a suite's job) is gated by sh before fio starts.
 const (
@@ -42,7 +46,7 @@ const (
 	gateScript = `printf '%s\n' "` + gateMarker + `" >&2; read -r _ || exit 125; exec "$@"`
 
 	gateEnv       = "STORBENCH_GATE"
-	gateBody      = `echo ` + gateMarker + ` >&2; read -r g; test "$g" = ` + gateGo
+	gateBody      = `echo ` + gateMarker + ` >&2; read -r _`
 	fioGateScript = gateEnv + `='` + gateBody + `'; export ` + gateEnv + `; exec "$@"`
 	fioGatePrerun = `--exec_prerun=eval $` + gateEnv + ` #`
 

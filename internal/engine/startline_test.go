@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -158,6 +159,25 @@ func TestFioGateHoldsJobsUntilReleased(t *testing.T) {
 			if e.Name() != "f" {
 				t.Errorf("left %s where fio ran", e.Name())
 			}
+		}
+	}
+}
+
+// A clone passes the in-fio gate on any whole line, and fails at end of
+// input: the clones of a job read one pipe a byte at a time, so under load
+// one may read "gg" and another "oo" of "go\ngo\n" (seen as a parallel
+// workload's jobs ending with 0 bytes written and no error, once in
+// five runs of the engine's tests on a loaded machine).
+func TestFioGateTakesAnyWholeLine(t *testing.T) {
+	for _, tc := range []struct {
+		stdin string
+		pass  bool
+	}{{"go\n", true}, {"oo\n", true}, {"g\n", true}, {"go", false}, {"", false}} {
+		cmd := exec.Command("sh", "-c", gateBody)
+		cmd.Stdin = strings.NewReader(tc.stdin)
+		err := cmd.Run()
+		if (err == nil) != tc.pass {
+			t.Errorf("stdin %q: %v, want passing %v", tc.stdin, err, tc.pass)
 		}
 	}
 }

@@ -90,6 +90,43 @@ func TestFioDiesWithKilledParent(t *testing.T) {
 	t.Logf("fio gone %s after the parent's SIGKILL", took)
 }
 
+// fio's main process killed (or crashed) leaves its job processes
+// orphaned, each in a session of its own; Run kills them and returns only
+// once they are gone.
+func TestFioJobsGoWithKilledMain(t *testing.T) {
+	testenv.Fio(t)
+	dir := t.TempDir()
+	t.Cleanup(func() { proc.Reader{}.StopWorkingIn(dir, "", 5*time.Second) })
+	done := make(chan error, 1)
+	go func() {
+		done <- execx.Local{}.Command(context.Background(), "fio", longFio...).SetDir(dir).SetStdout(&strings.Builder{}).Run()
+	}()
+	waitFor(t, "fio running with its two jobs", 20*time.Second, func() bool { return len(workingIn(dir)) >= 3 })
+	var main []proc.Stat
+	for _, p := range workingIn(dir) {
+		if p.PPID == os.Getpid() {
+			main = append(main, p)
+		}
+	}
+	if len(main) != 1 {
+		t.Fatalf("fio's main process: %v among %v", main, workingIn(dir))
+	}
+	if err := syscall.Kill(main[0].PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a killed fio reported success")
+		}
+	case <-time.After(execx.OrphanWait + 10*time.Second):
+		t.Fatal("Run did not return after fio's main process was killed")
+	}
+	if left := workingIn(dir); len(left) > 0 {
+		t.Errorf("processes left working in %s once Run returned: %v", dir, left)
+	}
+}
+
 // A command that ignores SIGTERM and leaves a child in a session of its own
 // is killed, child and all, StopGrace after cancellation.
 func TestCancelKillsTreeThatIgnoresTerm(t *testing.T) {

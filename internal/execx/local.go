@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -73,6 +74,9 @@ type localCmd struct {
 	mu     sync.Mutex
 	exited bool
 	kill   *time.Timer
+	// started identifies the process once it runs, to find what it
+	// forked once it is gone.
+	started proc.Command
 }
 
 func (c *localCmd) SetDir(dir string) Cmd     { c.cmd.Dir = dir; return c }
@@ -117,7 +121,40 @@ func (c *localCmd) start() error {
 	// thread lives as long as storbench does.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	return c.cmd.Start()
+	if err := c.cmd.Start(); err != nil {
+		return err
+	}
+	c.started = proc.Command{Stat: proc.Stat{PID: c.cmd.Process.Pid}, Args: c.cmd.Args, Dir: c.cmd.Dir}
+	if c.started.Dir == "" {
+		c.started.Dir, _ = os.Getwd()
+	}
+	// Read once exec has happened (Start returns after it): a process that
+	// has exited already forked nothing that outlives it unseen, or
+	// started after this moment if it did.
+	if st, err := (proc.Reader{}).Stat(c.cmd.Process.Pid); err == nil {
+		c.started.Stat = st
+	}
+	return nil
+}
+
+// OrphanWait bounds waiting for a failed command's orphans to go after
+// SIGKILL.
+const OrphanWait = 5 * time.Second
+
+// killOrphans kills what a command that ended in failure (killed, crashed,
+// stopped) forked and left running: fio's job processes, each in a session
+// of its own, outlive a main process killed with SIGKILL and would sleep
+// forever, ignoring SIGTERM, in a work directory removed under them.
+func (c *localCmd) killOrphans() error {
+	rd := proc.Reader{}
+	left, err := rd.Forks(c.started)
+	if err != nil || len(left) == 0 {
+		return err
+	}
+	if err := rd.Kill(left, OrphanWait); err != nil {
+		return fmt.Errorf("%s left processes behind: %w", c.name, err)
+	}
+	return nil
 }
 
 func (c *localCmd) Run() error {
@@ -139,6 +176,11 @@ func (c *localCmd) Run() error {
 	}
 	if err == nil {
 		return nil
+	}
+	if c.started.PID != 0 {
+		if kerr := c.killOrphans(); kerr != nil {
+			err = errors.Join(err, kerr)
+		}
 	}
 	var pe *fs.PathError
 	if errors.Is(err, exec.ErrNotFound) || (errors.As(err, &pe) && errors.Is(pe.Err, fs.ErrNotExist) && pe.Path == c.cmd.Path) {

@@ -1,8 +1,8 @@
 package fio
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -139,11 +139,16 @@ func RunBare(ctx context.Context, dir, path string) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fio %s: %w", path, err)
 	}
-	var out Output
-	if err := json.Unmarshal(raw, &out); err != nil {
+	// Read as storbench reads it: some engines print text before the
+	// JSON (cpuio says each job's load).
+	docs, _, _, err := ParseOutputs(bytes.NewReader(raw))
+	if err == nil && len(docs) != 1 {
+		err = fmt.Errorf("%d JSON documents in its output", len(docs))
+	}
+	if err != nil {
 		return nil, fmt.Errorf("fio %s: %w", path, err)
 	}
-	return &out, nil
+	return &docs[0], nil
 }
 
 // killFioIn kills the fio processes whose working directory is dir.

@@ -378,7 +378,8 @@ func (f *JobFile) Render() []byte {
 // (no filename, filename_format or opendir, with [global] applied) the
 // runner's file, and its size when the job sets none, as kbench's runner
 // does. On a directory target (device false) a job that sets its own size
-// keeps fio's own file naming in the work directory.
+// keeps fio's own file naming in the work directory. A job whose engine
+// does no I/O (cpuio, exec) touches no file and is left as fio runs it.
 func (f *JobFile) FillRunnerDefaults(file File, device bool) {
 	for i := range f.Sections {
 		s := &f.Sections[i]
@@ -386,6 +387,9 @@ func (f *JobFile) FillRunnerDefaults(file File, device bool) {
 			continue
 		}
 		m := f.Resolved(i)
+		if noIOEngines[m["ioengine"]] {
+			continue
+		}
 		_, hasName := m["filename"]
 		_, hasFormat := m["filename_format"]
 		_, hasDir := m["opendir"]
@@ -410,6 +414,10 @@ func (f *JobFile) FillRunnerDefaults(file File, device bool) {
 		}
 	}
 }
+
+// noIOEngines are fio's engines flagged FIO_NOIO: they burn CPU or run a
+// program, open no file, and fio runs their jobs without a size.
+var noIOEngines = map[string]bool{"cpuio": true, "exec": true}
 
 // escapeFilename escapes ':' the way fio's filename lists expect.
 func escapeFilename(s string) string { return strings.ReplaceAll(s, ":", `\:`) }

@@ -102,13 +102,15 @@ func TestReadJobFileErrors(t *testing.T) {
 }
 
 func TestFillRunnerDefaults(t *testing.T) {
-	text := "[global]\nrw=read\n[bare]\n[sized]\nsize=4m\n[named]\nfilename=x\n"
+	// A job whose engine does no I/O gets neither file nor size: fio runs
+	// it without.
+	text := "[global]\nrw=read\n[bare]\n[sized]\nsize=4m\n[named]\nfilename=x\n[cpu]\nioengine=cpuio\ncpuload=50\n"
 	for _, c := range []struct {
 		device bool
 		want   []string
 	}{
-		{false, []string{"[global] rw=read", "[bare] filename=t.dat | size=1048576", "[sized] size=4m", "[named] filename=x"}},
-		{true, []string{"[global] rw=read", "[bare] filename=/dev/sdz | size=1048576", "[sized] size=4m | filename=/dev/sdz", "[named] filename=x"}},
+		{false, []string{"[global] rw=read", "[bare] filename=t.dat | size=1048576", "[sized] size=4m", "[named] filename=x", "[cpu] ioengine=cpuio | cpuload=50"}},
+		{true, []string{"[global] rw=read", "[bare] filename=/dev/sdz | size=1048576", "[sized] size=4m | filename=/dev/sdz", "[named] filename=x", "[cpu] ioengine=cpuio | cpuload=50"}},
 	} {
 		f, err := ParseJobText([]byte(text), "j.fio", ReadOptions{})
 		if err != nil {

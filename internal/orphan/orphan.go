@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -47,6 +48,9 @@ func Find(ctx context.Context, st store.Store, rd proc.Reader, runID string) ([]
 		}
 		a := result.OrphanedRun{ID: r.ID, Why: strings.TrimPrefix(r.Note, "abandoned: "), Dirs: []result.OrphanedDir{}}
 		for _, t := range r.Targets {
+			if place, ok := workPlace(t, r); ok {
+				a.Places = append(a.Places, place)
+			}
 			d, ok := workDir(t, r)
 			if ok {
 				a.Dirs = append(a.Dirs, d)
@@ -57,12 +61,47 @@ func Find(ctx context.Context, st store.Store, rd proc.Reader, runID string) ([]
 	return out, nil
 }
 
+// workPlace is where the run's work directory is or was under a directory
+// target.
+func workPlace(target string, r result.Run) (string, bool) {
+	if strings.Contains(target, ":") || strings.HasPrefix(target, "/dev/") {
+		return "", false // Kubernetes (cleanup --k8s) or a device: no work directory
+	}
+	return filepath.Join(target, "storbench-"+r.ID), true
+}
+
+// StopWait bounds waiting for a run's leftover processes to go after
+// SIGKILL.
+const StopWait = 5 * time.Second
+
+// Stop kills the fio processes still working in the runs' work
+// directories (there or removed) and waits for them to go, recording them
+// in Stopped.
+// A run's storbench killed outright can leave fio's job processes behind;
+// Clean stops them before it removes anything, and a new run stops those
+// of every abandoned run before it starts.
+func Stop(rd proc.Reader, runs []result.OrphanedRun) error {
+	var errs []error
+	for i := range runs {
+		for _, place := range runs[i].Places {
+			ps, err := rd.StopWorkingIn(place, "fio", StopWait)
+			for _, p := range ps {
+				runs[i].Stopped = append(runs[i].Stopped, p.PID)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("run %s: stopping what works in %s: %w", runs[i].ID, place, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // workDir looks for the run's work directory under a directory target.
 func workDir(target string, r result.Run) (result.OrphanedDir, bool) {
-	if strings.Contains(target, ":") || strings.HasPrefix(target, "/dev/") {
-		return result.OrphanedDir{}, false // Kubernetes (cleanup --k8s) or a device: no work directory
+	dir, ok := workPlace(target, r)
+	if !ok {
+		return result.OrphanedDir{}, false
 	}
-	dir := filepath.Join(target, "storbench-"+r.ID)
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return result.OrphanedDir{}, false
@@ -120,11 +159,15 @@ func foreign(e os.DirEntry, r result.Run) string {
 	return fmt.Sprintf("%s is not a file storbench makes", e.Name())
 }
 
-// Clean removes the work directories that hold only storbench's files,
-// file by file, and records every run as abandoned with what was removed.
-// It goes on after a failure and returns all of them.
+// Clean stops what still works in the runs' work directories (Stop),
+// removes the directories that hold only storbench's files, file by file,
+// and records every run as abandoned with what was removed. It goes on
+// after a failure and returns all of them.
 func Clean(ctx context.Context, st store.Store, runs []result.OrphanedRun) error {
 	var errs []error
+	if err := Stop(proc.Reader{}, runs); err != nil {
+		errs = append(errs, err)
+	}
 	for i := range runs {
 		a := &runs[i]
 		var removed []string
@@ -150,6 +193,9 @@ func Clean(ctx context.Context, st store.Store, runs []result.OrphanedRun) error
 		r.Note = "abandoned: " + a.Why
 		if len(removed) > 0 {
 			r.Note += "; storbench cleanup removed " + strings.Join(removed, ", ")
+		}
+		if len(a.Stopped) > 0 {
+			r.Note += fmt.Sprintf("; storbench cleanup killed %d processes left working there", len(a.Stopped))
 		}
 		if err := st.UpdateRun(ctx, r); err != nil {
 			errs = append(errs, err)

@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/storbench/storbench/internal/result"
 )
@@ -44,6 +46,8 @@ type Stat struct {
 	StartTicks uint64
 	// State is the one-letter state; "Z" is a zombie, dead but not reaped.
 	State string
+	// Comm is the program's name as the kernel keeps it (15 bytes at most).
+	Comm string
 }
 
 // ErrNoProcess says no process has this pid.
@@ -85,7 +89,7 @@ func parseStat(b []byte) (Stat, error) {
 	if err != nil {
 		return Stat{}, fmt.Errorf("malformed start time in /proc stat line %q: %w", b, err)
 	}
-	return Stat{PID: pid, PPID: ppid, StartTicks: start, State: f[0]}, nil
+	return Stat{PID: pid, PPID: ppid, StartTicks: start, State: f[0], Comm: string(b[open+1 : end])}, nil
 }
 
 // BootID is this boot's random ID (/proc/sys/kernel/random/boot_id).
@@ -215,9 +219,21 @@ func (r Reader) Abandon(run *result.Run) bool {
 }
 
 // WorkingIn lists the processes working in dir: their working directory is
-// dir or below it, or their command line names it. fio runs in storbench's
-// work directory, so this finds every fio process of a run, orphans too.
+// dir or below it (removed since, too), or their command line names it. fio
+// runs in storbench's work directory, so this finds every fio process of a
+// run, orphans too, even once the directory is gone.
 func (r Reader) WorkingIn(dir string) ([]Stat, error) {
+	return r.find(func(cwd string, cmdline []byte) bool {
+		return cwd == dir || strings.HasPrefix(cwd, dir+"/") || bytes.Contains(cmdline, []byte(dir))
+	})
+}
+
+// deleted is what the kernel appends to a working directory removed since.
+const deleted = " (deleted)"
+
+// find lists the live processes (zombies left out) whose working directory
+// and command line (NUL-separated arguments) match.
+func (r Reader) find(match func(cwd string, cmdline []byte) bool) ([]Stat, error) {
 	entries, err := os.ReadDir(r.root())
 	if err != nil {
 		return nil, err
@@ -231,11 +247,84 @@ func (r Reader) WorkingIn(dir string) ([]Stat, error) {
 		base := filepath.Join(r.root(), e.Name())
 		cwd, _ := os.Readlink(filepath.Join(base, "cwd"))
 		cmdline, _ := os.ReadFile(filepath.Join(base, "cmdline"))
-		if cwd == dir || strings.HasPrefix(cwd, dir+"/") || bytes.Contains(cmdline, []byte(dir)) {
+		if match(strings.TrimSuffix(cwd, deleted), cmdline) {
 			if st, err := r.Stat(pid); err == nil && st.State != "Z" {
 				out = append(out, st)
 			}
 		}
 	}
 	return out, nil
+}
+
+// Command is what identifies the processes a command forks without
+// executing anything new (fio's job processes): they share its command
+// line and working directory and start no earlier.
+type Command struct {
+	Stat
+	Args []string
+	Dir  string
+}
+
+// Forks lists the live processes other than c itself with c's command line
+// and working directory that started no earlier than c: the processes c
+// forked, still there after c died (fio's jobs, each in a session of its
+// own, are orphaned rather than killed with their parent).
+func (r Reader) Forks(c Command) ([]Stat, error) {
+	want := []byte(strings.Join(c.Args, "\x00") + "\x00")
+	all, err := r.find(func(cwd string, cmdline []byte) bool { return cwd == c.Dir && bytes.Equal(cmdline, want) })
+	var out []Stat
+	for _, st := range all {
+		if st.PID != c.PID && st.StartTicks >= c.StartTicks {
+			out = append(out, st)
+		}
+	}
+	return out, err
+}
+
+// Kill sends SIGKILL to each process (unless its pid now names another
+// one) and waits up to wait for all to be gone; the error names those
+// still there. SIGKILL because a fio job whose main process died no longer
+// heeds SIGTERM: it sleeps on a futex its parent was to wake.
+func (r Reader) Kill(ps []Stat, wait time.Duration) error {
+	for _, p := range ps {
+		if r.same(p) {
+			_ = syscall.Kill(p.PID, syscall.SIGKILL) // gone meanwhile is fine
+		}
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		var left []string
+		for _, p := range ps {
+			if r.same(p) {
+				left = append(left, strconv.Itoa(p.PID))
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("processes %s still there %s after SIGKILL", strings.Join(left, ", "), wait)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// same reports whether p still runs as the very process it was (a zombie
+// has ended: only its parent's wait is missing).
+func (r Reader) same(p Stat) bool {
+	st, err := r.Stat(p.PID)
+	return err == nil && st.StartTicks == p.StartTicks && st.State != "Z"
+}
+
+// StopWorkingIn kills every process but the caller working in dir (see
+// WorkingIn) whose program is named comm (every one when comm is "") and
+// waits up to wait for them to go; it returns those it found. Naming the
+// program spares what else may be there: a user's shell in the directory.
+func (r Reader) StopWorkingIn(dir, comm string, wait time.Duration) ([]Stat, error) {
+	all, err := r.WorkingIn(dir)
+	if err != nil {
+		return nil, err
+	}
+	ps := slices.DeleteFunc(all, func(p Stat) bool { return p.PID == os.Getpid() || comm != "" && p.Comm != comm })
+	return ps, r.Kill(ps, wait)
 }

@@ -20,6 +20,13 @@ type OrphanedRun struct {
 	Dirs []OrphanedDir `json:"work_dirs"`
 	// Marked is true once the store records the run as abandoned.
 	Marked bool `json:"marked"`
+	// Stopped lists the processes (fio jobs orphaned with the run's
+	// storbench) found working in its work directories and killed.
+	Stopped []int `json:"stopped_pids,omitempty"`
+	// Places are the run's work directories on local directory targets,
+	// there or removed already: an orphaned fio keeps a removed one as its
+	// working directory.
+	Places []string `json:"-"`
 }
 
 // OrphanedDir is one orphaned run's work directory on one local target.

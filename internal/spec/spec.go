@@ -178,12 +178,23 @@ var builtinDefaults = Options{
 
 func ptr[T any](v T) *T { return &v }
 
+// clone copies what p points to: a default shared by pointer between
+// workloads (and the built-in defaults) would change for all of them when
+// one is changed (a test setting one workload's Direct made every suite
+// parsed after it buffered).
+func clone[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	return ptr(*p)
+}
+
 func merge(o, d Options) Options {
 	if o.RW == "" {
 		o.RW = d.RW
 	}
 	if o.RWMixRead == nil {
-		o.RWMixRead = d.RWMixRead
+		o.RWMixRead = clone(d.RWMixRead)
 	}
 	if o.BlockSize == 0 {
 		o.BlockSize = d.BlockSize
@@ -192,10 +203,10 @@ func merge(o, d Options) Options {
 		o.FileSize = d.FileSize
 	}
 	if o.IODepth == nil {
-		o.IODepth = d.IODepth
+		o.IODepth = clone(d.IODepth)
 	}
 	if o.NumJobs == nil {
-		o.NumJobs = d.NumJobs
+		o.NumJobs = clone(d.NumJobs)
 	}
 	if o.Runtime == 0 {
 		o.Runtime = d.Runtime
@@ -207,19 +218,19 @@ func merge(o, d Options) Options {
 		o.IOEngine = d.IOEngine
 	}
 	if o.Direct == nil {
-		o.Direct = d.Direct
+		o.Direct = clone(d.Direct)
 	}
 	if o.Fdatasync == nil {
-		o.Fdatasync = d.Fdatasync
+		o.Fdatasync = clone(d.Fdatasync)
 	}
 	if o.Fsync == nil {
-		o.Fsync = d.Fsync
+		o.Fsync = clone(d.Fsync)
 	}
 	if o.Sync == nil {
-		o.Sync = d.Sync
+		o.Sync = clone(d.Sync)
 	}
 	if o.EndFsync == nil {
-		o.EndFsync = d.EndFsync
+		o.EndFsync = clone(d.EndFsync)
 	}
 	if o.SteadyState == nil && d.SteadyState != nil {
 		o.SteadyState = ptr(*d.SteadyState)
@@ -228,7 +239,7 @@ func merge(o, d Options) Options {
 		o.SteadyState = ptr(o.SteadyState.WithDefaults())
 	}
 	if o.TimeBased == nil {
-		o.TimeBased = d.TimeBased
+		o.TimeBased = clone(d.TimeBased)
 	}
 	if o.BandwidthLog == 0 {
 		o.BandwidthLog = d.BandwidthLog

@@ -11,6 +11,8 @@ import (
 	"github.com/storbench/storbench/internal/contention"
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/orphan"
+	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/spec"
@@ -210,13 +212,46 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 	if note != "" {
 		obs.Notice("", note)
 	}
-	r, err := (&engine.Engine{Store: st, Observer: obs}).Run(ctx, *p.plan)
+	r, err := (&engine.Engine{Store: st, Observer: leftoverStopper{Observer: obs, ctx: ctx, st: st}}).Run(ctx, *p.plan)
 	var refused *engine.RefusedError
 	if errors.As(err, &refused) {
 		// fio missing on a host is the host's fault, as locally.
 		return r, judgeErr(err)
 	}
 	return r, err
+}
+
+// leftoverStopper stops what abandoned runs left working (stopLeftovers)
+// once the run has started: after every refusal, so a refused run touches
+// nothing, and before fio starts.
+type leftoverStopper struct {
+	engine.Observer
+	ctx context.Context
+	st  store.Store
+}
+
+func (l leftoverStopper) RunStarted(r *result.Run) {
+	l.Observer.RunStarted(r)
+	stopLeftovers(l.ctx, l.st, l.Observer)
+}
+
+// stopLeftovers kills what runs whose storbench was killed outright left
+// working in their work directories (fio's orphaned jobs), before a new
+// run measures beside them; their files stay for cleanup. Said, not fatal.
+func stopLeftovers(ctx context.Context, st store.Store, obs engine.Observer) {
+	rd := proc.Reader{}
+	runs, err := orphan.Find(ctx, st, rd, "")
+	if err == nil {
+		err = orphan.Stop(rd, runs)
+	}
+	for _, r := range runs {
+		if len(r.Stopped) > 0 {
+			obs.Notice("", fmt.Sprintf("stopped %d processes abandoned run %s left working", len(r.Stopped), r.ID))
+		}
+	}
+	if err != nil {
+		obs.Notice("", "stopping what abandoned runs left: "+err.Error())
+	}
 }
 
 // RunOutcome is a finished run as stored: its results in the order they

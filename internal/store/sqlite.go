@@ -330,26 +330,45 @@ func inspect(ctx context.Context, path string) (access, error) {
 	// Read through SQLite itself, never through a file descriptor of our
 	// own: closing any descriptor of a file drops every POSIX lock this
 	// process holds on it, also those of SQLite connections already open.
-	// immutable=1 reads with no locks and no journal or WAL files at all.
-	db, err := sql.Open("sqlite", fileURI(path)+"?mode=ro&immutable=1")
+	// immutable=1 reads with no locks and no journal or WAL files at all,
+	// so a file refused is left as it was. But a file another storbench is
+	// writing right now (upgrading it) can be caught half checkpointed and
+	// look malformed that way: one that may be written is then read again
+	// as a reader, under SQLite's locks.
+	v, tables, err := readSchema(ctx, path, "?mode=ro&immutable=1")
+	if err != nil && mode == accessReadWrite {
+		v, tables, err = readSchema(ctx, path, "?mode=ro&_pragma=busy_timeout(10000)")
+	}
 	if err != nil {
 		return 0, err
 	}
-	defer db.Close()
-	var v, tables int
-	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return 0, fmt.Errorf("not a SQLite database (%w): choose another --db", err)
-	}
 	if v > len(migrations) {
 		return 0, newerError(v)
-	}
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type='table'").Scan(&tables); err != nil {
-		return 0, fmt.Errorf("reading the schema: %w", err)
 	}
 	if v == 0 && tables > 0 {
 		return 0, errForeign
 	}
 	return mode, nil
+}
+
+// readSchema reads a database's schema version and its number of tables,
+// opening it with the URI parameters q.
+func readSchema(ctx context.Context, path, q string) (version, tables int, err error) {
+	db, err := sql.Open("sqlite", fileURI(path)+q)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return 0, 0, fmt.Errorf("not a SQLite database (%w): choose another --db", err)
+	}
+	if version > len(migrations) {
+		return version, 0, nil
+	}
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type='table'").Scan(&tables); err != nil {
+		return 0, 0, fmt.Errorf("reading the schema: %w", err)
+	}
+	return version, tables, nil
 }
 
 // writable says how a database file may be opened. A file whose mode

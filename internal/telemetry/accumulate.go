@@ -27,7 +27,14 @@ func newAccumulator(s *Sampler) *accumulator {
 // add records a snapshot. Counters are differenced against the previous
 // snapshot that had the same source, so a failed read widens one interval
 // instead of inventing a zero.
-func (a *accumulator) add(sn snapshot) {
+func (a *accumulator) add(sn snapshot) { a.record(sn, true) }
+
+// addToTotals records a snapshot in the totals only, not as a row of the
+// series: the last sliver of a recording, too short to be a sample, still
+// holds I/O and CPU time the totals must count.
+func (a *accumulator) addToTotals(sn snapshot) { a.record(sn, false) }
+
+func (a *accumulator) record(sn snapshot, row bool) {
 	a.n++
 	if a.n == 1 {
 		a.first, a.last = sn, sn
@@ -41,59 +48,79 @@ func (a *accumulator) add(sn snapshot) {
 	if dt <= 0 {
 		return
 	}
-	secs := dt.Seconds()
 	vals := map[string]float64{}
-
 	if sn.hasCPU && prev.hasCPU {
-		d := diff(prev.cpu, sn.cpu)
-		if tot := float64(d.total()); tot > 0 {
-			vals[result.SeriesCPUBusy] = 100 * float64(d.busy()) / tot
-			vals[result.SeriesCPUUser] = 100 * float64(d.user+d.nice) / tot
-			vals[result.SeriesCPUSystem] = 100 * float64(d.system+d.irq+d.softirq) / tot
-			vals[result.SeriesCPUIOWait] = 100 * float64(d.iowait) / tot
-			vals[result.SeriesCPUSteal] = 100 * float64(d.steal) / tot
-		}
-		var peak float64
-		for i := 0; i < len(sn.cores) && i < len(prev.cores); i++ {
-			c := diff(prev.cores[i], sn.cores[i])
-			if tot := float64(c.total()); tot > 0 {
-				peak = max(peak, 100*float64(c.busy())/tot)
-			}
-		}
-		if len(sn.cores) > 0 {
-			vals[result.SeriesCPUCoreMaxBusy] = peak
-		}
-		a.totals.CPUBusy += ticks(d.busy())
-		a.totals.CPUUser += ticks(d.user + d.nice)
-		a.totals.CPUSystem += ticks(d.system + d.irq + d.softirq)
+		a.addCPU(vals, prev, sn)
 	}
-
 	if sn.hasDisk && prev.hasDisk {
-		d := sn.disk
-		p := prev.disk
-		ms := float64(dt.Milliseconds())
-		if ms > 0 {
-			vals[result.SeriesDiskUtil] = min(100, 100*float64(sub(d.ioTicksMS, p.ioTicksMS))/ms)
-			vals[result.SeriesDiskQueue] = float64(sub(d.weightedMS, p.weightedMS)) / ms
-		}
-		rb, wb := 512*sub(d.readSectors, p.readSectors), 512*sub(d.writeSectors, p.writeSectors)
-		ri, wi := sub(d.reads, p.reads), sub(d.writes, p.writes)
-		vals[result.SeriesDiskReadBPS] = float64(rb) / secs
-		vals[result.SeriesDiskWriteBPS] = float64(wb) / secs
-		vals[result.SeriesDiskReadIOPS] = float64(ri) / secs
-		vals[result.SeriesDiskWriteIOPS] = float64(wi) / secs
-		a.totals.DiskReadBytes += int64(rb)
-		a.totals.DiskWriteBytes += int64(wb)
-		a.totals.DiskReadIOs += int64(ri)
-		a.totals.DiskWriteIOs += int64(wi)
+		a.addDisk(vals, prev, sn, dt)
 	}
-
 	if sn.hasPSI && prev.hasPSI {
 		us := float64(dt.Microseconds())
 		vals[result.SeriesIOPressureSome] = min(100, 100*float64(sub(sn.psiSome, prev.psiSome))/us)
 		vals[result.SeriesIOPressureFull] = min(100, 100*float64(sub(sn.psiFull, prev.psiFull))/us)
 	}
+	a.addGauges(vals, sn)
+	if sn.hasNet && prev.hasNet {
+		a.addNet(vals, prev, sn, dt.Seconds())
+	}
+	if row {
+		a.appendRow(sn.at.Sub(a.first.at), vals)
+	}
+	a.totals.Elapsed = sn.at.Sub(a.first.at)
+	a.last = keepNewest(prev, sn)
+}
 
+// addCPU adds the interval's CPU shares (whole host and busiest core) and
+// the busy, user and system time to the totals.
+func (a *accumulator) addCPU(vals map[string]float64, prev, sn snapshot) {
+	d := diff(prev.cpu, sn.cpu)
+	if tot := float64(d.total()); tot > 0 {
+		vals[result.SeriesCPUBusy] = 100 * float64(d.busy()) / tot
+		vals[result.SeriesCPUUser] = 100 * float64(d.user+d.nice) / tot
+		vals[result.SeriesCPUSystem] = 100 * float64(d.system+d.irq+d.softirq) / tot
+		vals[result.SeriesCPUIOWait] = 100 * float64(d.iowait) / tot
+		vals[result.SeriesCPUSteal] = 100 * float64(d.steal) / tot
+	}
+	var peak float64
+	for i := 0; i < len(sn.cores) && i < len(prev.cores); i++ {
+		c := diff(prev.cores[i], sn.cores[i])
+		if tot := float64(c.total()); tot > 0 {
+			peak = max(peak, 100*float64(c.busy())/tot)
+		}
+	}
+	if len(sn.cores) > 0 {
+		vals[result.SeriesCPUCoreMaxBusy] = peak
+	}
+	a.totals.CPUBusy += ticks(d.busy())
+	a.totals.CPUUser += ticks(d.user + d.nice)
+	a.totals.CPUSystem += ticks(d.system + d.irq + d.softirq)
+}
+
+// addDisk adds the device's utilisation, queue, bytes and I/Os per second
+// over dt, and its bytes and I/Os to the totals.
+func (a *accumulator) addDisk(vals map[string]float64, prev, sn snapshot, dt time.Duration) {
+	d, p := sn.disk, prev.disk
+	secs := dt.Seconds()
+	if ms := float64(dt.Milliseconds()); ms > 0 {
+		vals[result.SeriesDiskUtil] = min(100, 100*float64(sub(d.ioTicksMS, p.ioTicksMS))/ms)
+		vals[result.SeriesDiskQueue] = float64(sub(d.weightedMS, p.weightedMS)) / ms
+	}
+	rb, wb := 512*sub(d.readSectors, p.readSectors), 512*sub(d.writeSectors, p.writeSectors)
+	ri, wi := sub(d.reads, p.reads), sub(d.writes, p.writes)
+	vals[result.SeriesDiskReadBPS] = float64(rb) / secs
+	vals[result.SeriesDiskWriteBPS] = float64(wb) / secs
+	vals[result.SeriesDiskReadIOPS] = float64(ri) / secs
+	vals[result.SeriesDiskWriteIOPS] = float64(wi) / secs
+	a.totals.DiskReadBytes += int64(rb)
+	a.totals.DiskWriteBytes += int64(wb)
+	a.totals.DiskReadIOs += int64(ri)
+	a.totals.DiskWriteIOs += int64(wi)
+}
+
+// addGauges adds what is read as it stands, not differenced: temperature,
+// frequency and throttling.
+func (a *accumulator) addGauges(vals map[string]float64, sn snapshot) {
 	if sn.hasTemp {
 		vals[result.SeriesCPUTemp] = sn.tempC
 	}
@@ -107,20 +134,26 @@ func (a *accumulator) add(sn snapshot) {
 		vals[result.SeriesThrottled] = float64(now)
 		a.throt |= now
 	}
+}
 
-	if sn.hasNet && prev.hasNet {
-		rx, tx := sub(sn.rx, prev.rx), sub(sn.tx, prev.tx)
-		vals[result.SeriesNetRxBPS] = float64(rx) / secs
-		vals[result.SeriesNetTxBPS] = float64(tx) / secs
-		if a.s.linkBPS > 0 {
-			vals[result.SeriesNetLinkUtil] = 100 * float64(max(rx, tx)) / secs / a.s.linkBPS
-		}
-		a.totals.NetRxBytes += int64(rx)
-		a.totals.NetTxBytes += int64(tx)
+// addNet adds the interface's bytes per second each way and the link's
+// use, and the bytes to the totals.
+func (a *accumulator) addNet(vals map[string]float64, prev, sn snapshot, secs float64) {
+	rx, tx := sub(sn.rx, prev.rx), sub(sn.tx, prev.tx)
+	vals[result.SeriesNetRxBPS] = float64(rx) / secs
+	vals[result.SeriesNetTxBPS] = float64(tx) / secs
+	if a.s.linkBPS > 0 {
+		vals[result.SeriesNetLinkUtil] = 100 * float64(max(rx, tx)) / secs / a.s.linkBPS
 	}
+	a.totals.NetRxBytes += int64(rx)
+	a.totals.NetTxBytes += int64(tx)
+}
 
+// appendRow adds one interval's values at offset, keeping every column as
+// long as the offsets.
+func (a *accumulator) appendRow(offset time.Duration, vals map[string]float64) {
 	i := len(a.offsets)
-	a.offsets = append(a.offsets, sn.at.Sub(a.first.at).Milliseconds())
+	a.offsets = append(a.offsets, offset.Milliseconds())
 	for name, v := range vals {
 		col := a.values[name]
 		// A series that starts late (its source failed at first) is padded
@@ -135,8 +168,12 @@ func (a *accumulator) add(sn snapshot) {
 			a.values[name] = append(col, col[len(col)-1]) // a failed read repeats the previous value
 		}
 	}
-	a.totals.Elapsed = sn.at.Sub(a.first.at)
-	// Keep, per source, the newest snapshot that had it.
+}
+
+// keepNewest is sn with, per source it failed to read, prev's reading:
+// the newest snapshot that had each source, to difference the next
+// against.
+func keepNewest(prev, sn snapshot) snapshot {
 	keep := sn
 	if !sn.hasCPU {
 		keep.cpu, keep.cores, keep.hasCPU = prev.cpu, prev.cores, prev.hasCPU
@@ -150,7 +187,7 @@ func (a *accumulator) add(sn snapshot) {
 	if !sn.hasNet {
 		keep.rx, keep.tx, keep.hasNet = prev.rx, prev.tx, prev.hasNet
 	}
-	a.last = keep
+	return keep
 }
 
 // telemetry condenses what was recorded.

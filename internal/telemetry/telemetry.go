@@ -260,10 +260,13 @@ func (r *Recording) Stop() *result.Telemetry {
 		close(r.stop)
 		<-r.done
 		// The last partial interval counts too, so short workloads get a
-		// sample; slivers under a tenth of the interval are noise.
+		// sample; slivers under a tenth of the interval are noise as a
+		// sample, but what happened in them counts in the totals.
 		now := r.clock()
 		if now.Sub(r.acc.last.at) >= r.s.cfg.Interval/10 || len(r.acc.offsets) == 0 {
 			r.acc.add(r.s.read(now, r.buf))
+		} else {
+			r.acc.addToTotals(r.s.read(now, r.buf))
 		}
 		r.tel = r.acc.telemetry()
 	})

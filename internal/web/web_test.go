@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,18 @@ func get(t *testing.T, c *http.Client, u string, header ...string) (int, string)
 	return resp.StatusCode, string(b)
 }
 
+// uniquePrefix is the shortest prefix of id that none of others starts
+// with. Run IDs made in the same second share all but their four random
+// hex digits, so a fixed cut of an ID is not unique by chance alone.
+func uniquePrefix(id string, others ...string) string {
+	for n := 1; n < len(id); n++ {
+		if !slices.ContainsFunc(others, func(o string) bool { return strings.HasPrefix(o, id[:n]) }) {
+			return id[:n]
+		}
+	}
+	return id
+}
+
 var runRow = regexp.MustCompile(`<tr data-run="([^"]+)">`)
 
 // fingerprint is the database file's bytes, hashed, and the size of its
@@ -120,6 +133,7 @@ func fingerprint(t *testing.T, db string) string {
 }
 
 func TestPages(t *testing.T) {
+	today := time.Now().Format("2006-01-02") // before the runs, which may be made past midnight
 	f := newFixture(t, false)
 	before := fingerprint(t, f.db)
 	defer func() {
@@ -142,13 +156,14 @@ func TestPages(t *testing.T) {
 		{"by target", "/?target=nas%2C+bay+2", 200, []string{nfs}, nil},
 		{"by suite", "/?suite=import", 200, []string{nfs, pi, nvme}, nil},
 		{"by status", "/?status=failed", 200, nil, []string{"No runs match"}},
-		{"since today", "/?since=" + time.Now().Format("2006-01-02"), 200, []string{nfs, pi, nvme}, nil},
+		{"since today", "/?since=" + today, 200, []string{nfs, pi, nvme}, nil},
 		{"until long ago", "/?until=2001-01-01", 200, nil, nil},
 		{"a bad label", "/?label=storage", 400, nil, []string{"write it as key=value"}},
 		{"a bad date", "/?since=yesterday", 400, nil, []string{"give a date"}},
 		{"a bad status", "/?status=happy", 400, nil, []string{"choose complete"}},
 		{"a run", "/runs/" + nvme, 200, nil, []string{"Run " + nvme, "rand-read", `data-chart="bars"`, `data-chart="latency"`, "Latency percentiles"}},
-		{"a run by prefix", "/runs/" + nvme[:len(nvme)-2], 200, nil, []string{"Run " + nvme}},
+		{"a run by prefix", "/runs/" + uniquePrefix(nvme, pi, nfs), 200, nil, []string{"Run " + nvme}},
+		{"an ambiguous prefix", "/runs/20", 404, nil, []string{"matches 3 runs"}},
 		{"an unknown run", "/runs/19990101", 404, nil, []string{"not found"}},
 		{"compare, empty", "/compare", 200, nil, []string{"Pick runs"}},
 		{"compare", "/compare?run=" + nvme + "&run=" + pi + "&group_by=storage&baseline=storage%3Dnvme", 200, nil,

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"time"
 
@@ -116,15 +117,33 @@ func (c *podCmd) SetStderr(w io.Writer) execx.Cmd { c.stderr = w; return c }
 // wrapper runs "$@" in the background so its PID can be recorded, then
 // waits for it and passes its exit status on. Its stdin goes through fd 3:
 // sh gives a background command /dev/null otherwise. $1 is the command's ID, $2 the
-// directory to run in ("" for the container's working directory).
-const wrapper = `f="$PWD/.storbench-exec-$1.pid"; d=$2; shift 2
+// directory to run in ("" for the container's working directory), $3 the
+// program's name as the kernel shows it (its comm).
+//
+// A command that fails may leave processes it forked behind: fio's jobs,
+// each in a session of its own, outlive a main process that was killed or
+// crashed, orphaned to the container's init, and sleep there forever. The
+// wrapper then kills the orphans (parent 1) with the program's name that
+// work in its directory, and waits for them to go.
+const wrapper = `f="$PWD/.storbench-exec-$1.pid"; d=$2; n=$3; shift 3
 if [ -n "$d" ]; then cd "$d" || exit 126; fi
+reap() { k=""; for s in /proc/[0-9]*; do
+    read -r c m _ pp _ < "$s/stat" 2>/dev/null || continue
+    [ "$pp" = 1 ] && [ "$m" = "($n)" ] || continue
+    case "$(readlink "$s/cwd" 2>/dev/null)" in
+      "$PWD"|"$PWD (deleted)") kill -KILL "$c" 2>/dev/null && k="$k $c";;
+    esac
+  done
+  i=0; for c in $k; do
+    while [ "$i" -lt 50 ] && read -r _ _ st _ < "/proc/$c/stat" 2>/dev/null && [ "$st" != Z ]; do sleep 0.1; i=$((i+1)); done
+  done; }
 exec 3<&0
 "$@" <&3 3<&- &
 p=$!
 echo "$p" > "$f"
 wait "$p"; rc=$?
 rm -f "$f"
+if [ "$rc" -ne 0 ]; then reap; fi
 exit "$rc"`
 
 // signalTree is a sh function: signal a process and its children (fio runs
@@ -151,13 +170,23 @@ rm -f "$f"
 exit 0`
 
 func (c *podCmd) argv(id string) []string {
-	argv := []string{"sh", "-c", wrapper, "storbench-exec", id, c.dir}
+	argv := []string{"sh", "-c", wrapper, "storbench-exec", id, c.dir, comm(c.name)}
 	if len(c.env) > 0 {
 		argv = append(argv, "env")
 		argv = append(argv, c.env...)
 	}
 	argv = append(argv, c.name)
 	return append(argv, c.args...)
+}
+
+// comm is the name the kernel gives a process running program: its base
+// name, cut to 15 bytes (TASK_COMM_LEN).
+func comm(program string) string {
+	name := path.Base(program)
+	if len(name) > 15 {
+		name = name[:15]
+	}
+	return name
 }
 
 // Run implements execx.Cmd.

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/safety"
@@ -23,6 +25,10 @@ const TestFileName = "storbench-test.dat"
 
 // MinFileSize is the smallest test file storbench reduces to when space is short.
 const MinFileSize = runner.MinFileSize
+
+// StopWait bounds waiting for the processes left working in a work
+// directory to go after SIGKILL, at cleanup.
+const StopWait = 5 * time.Second
 
 // MaxFill is how full storbench may make a filesystem.
 const MaxFill = runner.MaxFill
@@ -129,10 +135,13 @@ func (t *Target) prepareDir(need runner.Need) (*runner.Prepared, error) {
 	p.Dir = work
 	p.File = fio.File{Name: TestFileName, Size: size}
 	p.Cleanup = func(context.Context) error {
+		// A fio still working there (a job of a fio that died) would hold
+		// the removed directory forever: stopped first.
+		_, stopErr := proc.Reader{}.StopWorkingIn(work, "fio", StopWait)
 		if err := os.RemoveAll(work); err != nil {
-			return fmt.Errorf("removing %s: %w", work, err)
+			return errors.Join(stopErr, fmt.Errorf("removing %s: %w", work, err))
 		}
-		return nil
+		return stopErr
 	}
 	if need.Direct {
 		if err := checkDirectIO(work); err != nil {

@@ -78,7 +78,7 @@ up() {
   mkdir -p "$RUN/logs" "$RUN/pids" "$STATE"
   objects
   start controller "$CSIBIN/testcsi" --role=controller --endpoint="$CTRL_SOCK" --state-dir="$STATE" --capacity-bytes="$CAPACITY"
-  waitfor "the controller's socket" test -S "$CTRL_SOCK"
+  waitfor "the controller's socket" test -S "$CTRL_SOCK" || { tail -n 20 "$RUN/logs/controller.log" >&2; return 1; }
   local common=(--csi-address="$CTRL_SOCK" --kubeconfig="$KUBECONFIG" --leader-election=false --v=2)
   supervise csi-provisioner "$CSIBIN/csi-provisioner" "${common[@]}" --feature-gates=Topology=true \
     --extra-create-metadata --default-fstype=xfs --timeout=60s
@@ -90,13 +90,17 @@ up() {
   for n in $NODES; do
     ns=$(nodevar "$n" NETNS) root=$(nodevar "$n" KUBELET_ROOT)
     [ -n "$root" ] || { log "cluster.env has no KUBELET_ROOT for $n"; return 1; }
-    local cmd=("$CSIBIN/testcsi" --role=node --node-id="$n" --endpoint="$root/plugins/$DRIVER/csi.sock"
-      --registration-dir="$root/plugins_registry" --state-dir="$STATE" --max-volumes="$MAX_VOLUMES")
+    # A unix socket's path holds at most 107 bytes: short names under the kubelet's root.
+    local sock=$root/plugins/testcsi/csi.sock reg=$root/plugins_registry/testcsi-reg.sock
+    [ ${#reg} -le 107 ] && [ ${#sock} -le 107 ] || { log "socket path $reg or $sock is longer than 107 bytes: choose a shorter KAPI_ROOT"; return 1; }
+    local cmd=("$CSIBIN/testcsi" --role=node --node-id="$n" --endpoint="$sock" --registration-socket="$reg"
+      --state-dir="$STATE" --max-volumes="$MAX_VOLUMES")
     if [ -n "$ns" ]; then cmd=(nsenter --net="/run/netns/$ns" "${cmd[@]}"); fi
     start "node-$n" "${cmd[@]}"
   done
   for n in $NODES; do
-    waitfor "$DRIVER registered on $n" sh -c "\"$BIN/kubectl\" get csinode $n -o jsonpath='{.spec.drivers[*].name}' | grep -qw $DRIVER"
+    waitfor "$DRIVER registered on $n" sh -c "\"$BIN/kubectl\" get csinode $n -o jsonpath='{.spec.drivers[*].name}' | grep -qw $DRIVER" ||
+      { tail -n 20 "$RUN/logs/node-$n.log" "$RUN/logs/controller.log" >&2; return 1; }
   done
   log "up: classes $(for m in $MODES; do printf 'testcsi-%s ' "$m"; done)on $NODES"
 }

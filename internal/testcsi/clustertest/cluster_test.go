@@ -330,7 +330,8 @@ func TestVolumeMovesBetweenNodesOnlyWhenShared(t *testing.T) {
 	}
 
 	e.pod(t, podSpec{name: "read-local", node: b, claim: "local", script: readData})
-	reason := regexp.MustCompile(`volume node affinity conflict`)
+	// The scheduler's reason; older releases said "volume node affinity conflict".
+	reason := regexp.MustCompile(`didn't match PersistentVolume's node affinity|volume node affinity conflict`)
 	err := wait.PollUntilContextTimeout(context.Background(), time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
 		return reason.MatchString(e.events(t, "Pod", "read-local")), nil
 	})

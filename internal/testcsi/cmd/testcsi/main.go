@@ -30,7 +30,7 @@ func run() error {
 	var role, mode, endpoint, registry string
 	flag.StringVar(&role, "role", "", "controller or node")
 	flag.StringVar(&endpoint, "endpoint", "", "path of the CSI unix socket to serve")
-	flag.StringVar(&registry, "registration-dir", "", "node: the kubelet's plugins_registry directory to register in")
+	flag.StringVar(&registry, "registration-socket", "", "node: the socket to serve in the kubelet's plugins_registry directory")
 	flag.StringVar(&cfg.Name, "driver-name", testcsi.DefaultName, "driver name")
 	flag.StringVar(&cfg.Version, "driver-version", "0.1.0", "driver version reported to sidecars and the kubelet")
 	flag.StringVar(&cfg.NodeID, "node-id", "", "node: the Kubernetes node this plugin serves")
@@ -61,7 +61,7 @@ func run() error {
 	}
 	go func() { cancel(d.Serve(ctx, csiListener)) }()
 	if registry != "" {
-		reg := filepath.Join(registry, cfg.Name+"-reg.sock")
+		reg := registry
 		regListener, err := listen(reg)
 		if err != nil {
 			return err
@@ -81,6 +81,9 @@ func run() error {
 }
 
 func listen(path string) (net.Listener, error) {
+	if len(path) > 107 {
+		return nil, fmt.Errorf("socket path %s is %d bytes, more than a unix socket's 107", path, len(path))
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, err
 	}

@@ -51,9 +51,15 @@ func MeasuredClasses(ctx context.Context, st store.Reader, infos []kube.ClassInf
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
 	measured := analysis.ClassFigures(figs)
+	classRes, err := st.Results(ctx, store.ResultFilter{Round: result.RoundClass})
+	if err != nil {
+		return nil, fmt.Errorf("reading class qualifications: %w", err)
+	}
+	quals := analysis.ClassQualifications(classRes)
 	out := []render.Class{}
 	for _, ci := range infos {
-		c := render.Class{ClassInfo: ci, Measured: measured[ci.Name]}
+		c := render.Class{ClassInfo: ci, Measured: measured[ci.Name], Qualification: quals[ci.Name]}
+		c.PickTwo = analysis.PickTwo(c.Qualification, c.Measured)
 		if len(c.Measured) == 0 {
 			c.Measured = []analysis.ClassFigure{}
 			c.Measure = "storbench run --suite quick --target k8s:" + ci.Name

@@ -33,5 +33,5 @@ export KUBECONFIG=$KAPI_ROOT/run/kubeconfig STORBENCH_K8S_INTEGRATION=1
 cd "$HERE"
 status=0
 # One package at a time: both use the one cluster.
-go test -count=1 -p 1 -timeout 20m "$@" ./internal/runner/kube/ ./internal/deploytest/ || status=$?
+go test -count=1 -p 1 -timeout 20m "$@" ./internal/runner/kube/ ./internal/deploytest/ ./internal/classcheck/ || status=$?
 exit $status

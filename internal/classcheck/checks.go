@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/storbench/storbench/internal/runner/kube"
 )
 
 // persistence writes, deletes the pod, starts another on the claim and
@@ -235,8 +237,8 @@ func (r *run) block(ctx context.Context) Check {
 	if err != nil {
 		return failed(start, err)
 	}
-	dev := "/dev/storbench-volume"
-	if _, err := r.exec(ctx, v.pod, p.data, "dd", "of="+dev, "bs=65536", "conv=fsync"); err != nil {
+	dev := kube.BlockDevicePath
+	if err := r.writeTo(ctx, v.pod, dev, p); err != nil {
 		return failed(start, err)
 	}
 	out, err := r.exec(ctx, v.pod, nil, "sh", "-c", "dd if="+dev+" bs=65536 count=16 2>/dev/null | sha256sum")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,7 +30,12 @@ func ReadDeclared(ctx context.Context, client kubernetes.Interface, class string
 	if sc.ReclaimPolicy != nil {
 		d.Reclaim = string(*sc.ReclaimPolicy)
 	}
-	drv, err := client.StorageV1().CSIDrivers().Get(ctx, sc.Provisioner, metav1.GetOptions{})
+	// A CSI driver's name has no '/' (in-tree and external provisioners such
+	// as kubernetes.io/no-provisioner or rancher.io/local-path do).
+	drv, err := &storagev1.CSIDriver{}, apierrors.NewNotFound(storagev1.Resource("csidrivers"), sc.Provisioner)
+	if !strings.Contains(sc.Provisioner, "/") {
+		drv, err = client.StorageV1().CSIDrivers().Get(ctx, sc.Provisioner, metav1.GetOptions{})
+	}
 	switch {
 	case err == nil:
 		f := &DriverFacts{AttachRequired: true, FSGroupPolicy: string(storagev1.ReadWriteOnceWithFSTypeFSGroupPolicy)}

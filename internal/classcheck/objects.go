@@ -232,10 +232,17 @@ func newPayload(size int) (payload, error) {
 	return payload{data: b, sum: hex.EncodeToString(s[:])}, nil
 }
 
-// writeFile writes p to a file on the pod's volume, fsynced, and returns
-// when dd reported the fsync done.
+// writeFile writes p to a file on the pod's volume, fsynced (sync FILE),
+// and returns when the fsync returned. (dd reading exec's stdin was seen
+// to stop short of the data on a v1.33 kubelet; cat does not.)
 func (r *run) writeFile(ctx context.Context, pod, file string, p payload) error {
-	_, err := r.exec(ctx, pod, p.data, "dd", "of="+MountPath+"/"+file, "bs=65536", "conv=fsync")
+	return r.writeTo(ctx, pod, MountPath+"/"+file, p)
+}
+
+// writeTo writes p to a path in the pod (a file or a block device) and
+// fsyncs it.
+func (r *run) writeTo(ctx context.Context, pod, path string, p payload) error {
+	_, err := r.exec(ctx, pod, p.data, "sh", "-c", `cat > "$1" && sync "$1"`, "sh", path)
 	return err
 }
 

@@ -65,7 +65,9 @@ func staticClass(t *testing.T, client kubernetes.Interface, n int) string {
 			t.Fatal(err)
 		}
 		pvName := pv.Name
-		t.Cleanup(func() { client.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			client.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{})
+		})
 	}
 	return name
 }

@@ -30,6 +30,8 @@ var baseObjects = []string{
 	"Namespace/storbench", "ServiceAccount/storbench", "Role/storbench", "RoleBinding/storbench",
 	"ClusterRole/storbench-read", "ClusterRoleBinding/storbench-read",
 	"PersistentVolumeClaim/storbench-results", "CronJob/storbench", "Deployment/storbench-serve", "Service/storbench-serve",
+	// classes --measure (issue 25)
+	"Role/storbench-classes", "RoleBinding/storbench-classes", "ClusterRole/storbench-classes", "ClusterRoleBinding/storbench-classes",
 }
 
 func kindNames(objs rendered) []string {

@@ -137,6 +137,7 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []Check {
 	if provisioners["driver.longhorn.io"] {
 		out = append(out, longhornChecks(ctx, c, nodesOrNil(nodes))...)
 	}
+	out = append(out, classCheckDoctor(ctx, c)...)
 	return out
 }
 

@@ -20,8 +20,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/classcheck"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/runner/kube/kubetest"
+	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/storbench"
 )
 
 const (
@@ -191,4 +194,46 @@ func TestQualifyCancelledDuringProvisioning(t *testing.T) {
 		t.Errorf("cleanup: %+v", ch)
 	}
 	nothingLeft(t, client, runID)
+}
+
+// The library's entry point stores the qualification as a run that
+// `storbench classes` reads back with a pick-two line.
+func TestMeasureClassStoredAndShown(t *testing.T) {
+	_, client := connect(t)
+	_, kc := kubetest.Cluster(t)
+	class := staticClass(t, client, 8)
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "sb.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	req := storbench.MeasureClassRequest{Cluster: kube.ConnectOptions{Kubeconfig: kc}, Class: class, Image: realImage,
+		PullPolicy: string(corev1.PullNever), WaitTimeout: time.Minute}
+	m, err := storbench.MeasureClass(ctx, st, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := st.Run(ctx, m.Report.RunID)
+	if err != nil || run.Status != result.StatusComplete {
+		t.Fatalf("stored run %+v, %v", run, err)
+	}
+	classes, err := storbench.Classes(ctx, st, storbench.ClassesRequest{Cluster: kube.ConnectOptions{Kubeconfig: kc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range classes {
+		if c.Name != class {
+			continue
+		}
+		if c.Qualification == nil || c.Qualification.RunID != m.Report.RunID {
+			t.Fatalf("classes shows %+v, want run %s", c.Qualification, m.Report.RunID)
+		}
+		if !strings.Contains(c.PickTwo, "p50") || !(strings.Contains(c.PickTwo, "failover: skipped") || strings.Contains(c.PickTwo, "failover: node-pinned")) {
+			t.Errorf("pick two %q", c.PickTwo)
+		}
+		t.Logf("pick two: %s", c.PickTwo)
+		return
+	}
+	t.Fatalf("class %s not listed", class)
 }

@@ -23,8 +23,8 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/runner/kube/kubetest"
-	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/storbench"
+	"github.com/storbench/storbench/internal/store"
 )
 
 const (

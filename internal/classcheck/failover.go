@@ -106,6 +106,14 @@ func (r *run) failover(ctx context.Context) Check {
 	// count), delete the pod, start another.
 	t0 := time.Now()
 	r.cordoned = append(r.cordoned, from)
+	defer func() {
+		// Uncordoned as soon as the check ends; cleanup retries what fails.
+		if n := len(r.cordoned); n > 0 && r.cordoned[n-1] == from {
+			if err := r.setUnschedulable(context.WithoutCancel(ctx), from, false); err == nil {
+				r.cordoned = r.cordoned[:n-1]
+			}
+		}
+	}()
 	if err := r.setUnschedulable(ctx, from, true); err != nil {
 		stopWriter()
 		return failed(start, err)
@@ -150,9 +158,6 @@ func (r *run) failover(ctx context.Context) Check {
 	to := ""
 	if p := r.tl.latestPod(moved.pod); p != nil {
 		to = p.Spec.NodeName
-	}
-	if err := r.setUnschedulable(ctx, from, false); err == nil {
-		r.cordoned = r.cordoned[:len(r.cordoned)-1]
 	}
 	ch := Check{Outcome: Works, Took: readBack.Sub(t0),
 		Reason: fmt.Sprintf("graceful (cordon, delete) from %s to %s: %d acknowledged records intact", from, to, n)}

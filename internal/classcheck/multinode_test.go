@@ -186,3 +186,22 @@ func TestQualifyCancelled(t *testing.T) {
 		})
 	}
 }
+
+// The k3s default, local-path: provisions dynamically (its PVs go when
+// their claims do), declares no snapshots or expansion, and is node-pinned.
+func TestQualifyLocalPathQuick(t *testing.T) {
+	start := time.Now()
+	rep := qualify(t, "local-path", classcheck.Options{Claims: 3})
+	t.Logf("quick profile on local-path: %s wall", time.Since(start).Round(time.Second))
+	wantOutcomes(t, rep, map[string]classcheck.Outcome{
+		classcheck.CheckProvisioning: classcheck.Works, classcheck.CheckPersistence: classcheck.Works,
+		classcheck.CheckSnapshot: classcheck.NotSupportedDeclared, classcheck.CheckExpansionOnline: classcheck.NotSupportedDeclared,
+		classcheck.CheckFailover: classcheck.NotSupportedMeasured,
+	})
+	for _, c := range rep.Checks {
+		t.Logf("%-18s %-26s %8s %s", c.Name, c.Outcome, c.Took.Round(time.Millisecond), c.Reason)
+		for _, s := range c.Stages {
+			t.Logf("    %-18s %v", s.Name, s.Samples)
+		}
+	}
+}

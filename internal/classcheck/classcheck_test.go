@@ -147,3 +147,15 @@ func TestResultsRoundTrip(t *testing.T) {
 		t.Fatalf("pick two %q", line)
 	}
 }
+
+func TestPinnedEvent(t *testing.T) {
+	for e, want := range map[string]bool{
+		"FailedScheduling: 0/4 nodes are available: 1 node(s) were unschedulable, 3 node(s) didn't match PersistentVolume's node affinity.": true,
+		"FailedScheduling: 0/3 nodes are available: 3 node(s) had volume node affinity conflict.":                                           true,
+		"FailedScheduling: 0/3 nodes are available: 3 Insufficient cpu.":                                                                    false,
+	} {
+		if pinnedEvent(e) != want {
+			t.Errorf("pinnedEvent(%q) = %v", e, !want)
+		}
+	}
+}

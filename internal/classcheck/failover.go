@@ -62,6 +62,14 @@ func checkRecords(content string, acked int) (int, error) {
 	return acked, nil
 }
 
+// pinnedEvent is the scheduler refusing every node for the volume's node
+// affinity: "volume node affinity conflict" before v1.33, "didn't match
+// PersistentVolume's node affinity" from v1.33 on.
+func pinnedEvent(e string) bool {
+	return strings.HasPrefix(e, "FailedScheduling") &&
+		(strings.Contains(e, "volume node affinity conflict") || strings.Contains(e, "didn't match PersistentVolume's node affinity"))
+}
+
 // errPinned is the scheduler refusing the moved pod because the volume is
 // tied to the node it left.
 type errPinned struct{ event string }
@@ -132,7 +140,7 @@ func (r *run) failover(ctx context.Context) Check {
 	_, err = r.tl.wait(ctx, waitSpec{key: key("pod", moved.pod), milestone: msRunning, timeout: r.o.Timeout,
 		giveUp: func() error {
 			for _, e := range r.tl.eventsOf(moved.pod) {
-				if strings.HasPrefix(e, "FailedScheduling") && strings.Contains(e, "volume node affinity conflict") {
+				if pinnedEvent(e) {
 					return &errPinned{event: e}
 				}
 			}

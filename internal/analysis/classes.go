@@ -74,16 +74,22 @@ type Class struct {
 	Measured []ClassFigure `json:"measured"`
 	// Measure is the command to run when nothing is measured yet.
 	Measure string `json:"measure,omitempty"`
+	// Qualification is the newest measured qualification (nil: none) and
+	// PickTwo its trade-off line.
+	Qualification *ClassQualification `json:"qualification,omitempty"`
+	PickTwo       string              `json:"pick_two"`
 }
 
 // Classes attaches to each class the medians of its isolated-round
 // figures among figs (see ClassFigures), or the command that measures it
-// when there are none; never nil.
-func Classes(classes []result.StorageClass, figs []result.Figures) []Class {
+// when there are none, and its newest qualification among quals (see
+// ClassQualifications) with its pick-two line; never nil.
+func Classes(classes []result.StorageClass, figs []result.Figures, quals map[string]*ClassQualification) []Class {
 	measured := ClassFigures(figs)
 	out := []Class{}
 	for _, sc := range classes {
-		c := Class{StorageClass: sc, Measured: measured[sc.Name]}
+		c := Class{StorageClass: sc, Measured: measured[sc.Name], Qualification: quals[sc.Name]}
+		c.PickTwo = PickTwo(c.Qualification, c.Measured)
 		if len(c.Measured) == 0 {
 			c.Measured = []ClassFigure{}
 			c.Measure = "storbench run --suite quick --target k8s:" + sc.Name

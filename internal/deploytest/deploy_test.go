@@ -31,6 +31,8 @@ var baseObjects = []string{
 	"ClusterRole/storbench-read", "ClusterRoleBinding/storbench-read",
 	"PersistentVolumeClaim/storbench-results", "CronJob/storbench", "Deployment/storbench-serve", "Service/storbench-serve",
 	"ClusterRole/storbench-telemetry", "ClusterRoleBinding/storbench-telemetry", // optional: node network counters (issue 24)
+	// classes --measure (issue 25)
+	"Role/storbench-classes", "RoleBinding/storbench-classes", "ClusterRole/storbench-classes", "ClusterRoleBinding/storbench-classes",
 }
 
 func kindNames(objs rendered) []string {

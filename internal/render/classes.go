@@ -40,14 +40,23 @@ func ClassesText(w io.Writer, doc ClassesDocument) error {
 	}
 	fmt.Fprintln(w)
 	for _, c := range classes {
-		fmt.Fprintf(w, "%s: failover %s (%s)\n", c.Name, c.Failover, c.FailoverWhy)
+		if q := c.Qualification; q != nil {
+			fmt.Fprintf(w, "%s: measured %s (run %s)\n", c.Name, q.When.Format("2006-01-02 15:04"), q.RunID)
+			for _, ch := range q.Checks {
+				fmt.Fprintf(w, "  %-18s %s\n", ch.Name, ch.Answer())
+			}
+		} else {
+			fmt.Fprintf(w, "%s: failover %s (inferred: %s; measure with storbench classes --measure %s)\n", c.Name, c.Failover, c.FailoverWhy, c.Name)
+		}
 		if len(c.Measured) == 0 {
 			fmt.Fprintf(w, "  performance: not measured: run %s\n", c.Measure)
-			continue
 		}
 		for _, f := range c.Measured {
 			fmt.Fprintf(w, "  %-22s %s IOPS  %s  p99 %s  (median of %d, last run %s)\n", f.Workload,
 				units.IOPS(f.IOPS), units.MBps(f.BytesPerSec), units.Latency(f.LatencyP99), f.Results, f.LastRun)
+		}
+		if c.PickTwo != "" {
+			fmt.Fprintf(w, "  pick two: %s\n", c.PickTwo)
 		}
 	}
 	_, err := fmt.Fprintln(w, "\nMB/s = 10^6 bytes/s; medians of isolated-round results across nodes.")

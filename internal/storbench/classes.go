@@ -49,5 +49,9 @@ func MeasuredClasses(ctx context.Context, st store.Reader, classes []result.Stor
 	if err != nil {
 		return nil, fmt.Errorf("reading results: %w", err)
 	}
-	return analysis.Classes(classes, figs), nil
+	classRes, err := st.Results(ctx, store.ResultFilter{Round: result.RoundClass})
+	if err != nil {
+		return nil, fmt.Errorf("reading class qualifications: %w", err)
+	}
+	return analysis.Classes(classes, figs, analysis.ClassQualifications(classRes)), nil
 }

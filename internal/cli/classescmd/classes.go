@@ -3,6 +3,7 @@
 package classescmd
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,8 +14,9 @@ import (
 )
 
 type flags struct {
-	req    storbench.ClassesRequest
-	output string
+	req     storbench.ClassesRequest
+	measure storbench.MeasureClassRequest
+	output  string
 }
 
 // NewCommand returns the classes command.
@@ -35,15 +37,29 @@ choices trade off:
             or the command that measures it
 
 plus access modes, volume expansion and snapshot support (a
-VolumeSnapshotClass for the class's driver).`,
+VolumeSnapshotClass for the class's driver).
+
+With --measure CLASS it measures instead of inferring: provisioning timed from
+its own watches, persistence, snapshot and restore, clone, expansion and
+graceful failover, data checked by sha256 (docs/kubernetes.md); the run is
+stored (round "class") and what it made is removed, after Ctrl-C too.`,
 		Example: `  storbench classes
-  storbench classes --output json`,
+  storbench classes --output json
+  storbench classes --measure local-path
+  storbench classes --measure longhorn --profile full`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.req.Cluster.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, or in-cluster)")
 	fl.StringVar(&f.req.Cluster.Context, "context", "", "kubeconfig context")
 	fl.DurationVar(&f.req.Timeout, "timeout", 30*time.Second, "bound on talking to the cluster")
+	fl.StringVar(&f.measure.Class, "measure", "", "measure this StorageClass (provisioning, failover, snapshots, ...) and store the answers")
+	fl.StringVar(&f.measure.Profile, "profile", "quick", "with --measure: quick or full")
+	fl.IntVar(&f.measure.Claims, "claims", 0, "with --measure: claims provisioned at once (default 3 quick, 20 full)")
+	fl.StringVar(&f.measure.Image, "image", "", "with --measure: the check pods' image (needs sh, dd, sha256sum, df, sync)")
+	fl.StringVar(&f.measure.PullPolicy, "pull-policy", "", "with --measure: the check pods' imagePullPolicy")
+	fl.DurationVar(&f.measure.WaitTimeout, "wait-timeout", 2*time.Minute, "with --measure: bound on each wait (binding, a pod running, a snapshot ready)")
+	fl.StringVarP(&f.req.Cluster.Namespace, "namespace", "n", "", "with --measure: namespace for the check objects (default storbench)")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {
@@ -51,6 +67,15 @@ VolumeSnapshotClass for the class's driver).`,
 		}
 		st := d.LazyStore() // opened once the cluster answered
 		defer st.Close()
+		if f.measure.Class != "" {
+			f.measure.Cluster = f.req.Cluster
+			f.measure.Progress = func(m string) { fmt.Fprintln(d.ErrOut, m) }
+			m, err := storbench.MeasureClass(cmd.Context(), st, f.measure)
+			if err != nil {
+				return cli.FromLibrary(err)
+			}
+			return render.Formatted(d.Out, f.output, storbench.ClassMeasurementDocument(m), render.ClassQualificationText)
+		}
 		classes, err := storbench.Classes(cmd.Context(), st, f.req)
 		if err != nil {
 			return cli.FromLibrary(err)

@@ -120,6 +120,7 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []result.Check {
 		out = append(out, longhornChecks(ctx, c, nodesOrNil(nodes))...)
 	}
 	out = append(out, telemetryChecks(ctx, c)...) // doctor_telemetry.go
+	out = append(out, classCheckDoctor(ctx, c)...)
 	return out
 }
 

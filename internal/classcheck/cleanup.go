@@ -1,0 +1,134 @@
+package classcheck
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/storbench/storbench/internal/runner/kube"
+)
+
+// cleanup undoes everything the run did: nodes it cordoned are uncordoned,
+// its snapshots, pods and claims deleted; then it waits for their
+// snapshot contents, volumes and attachments to go. It returns what is
+// still there (leaks) and notes for the user.
+func (r *run) cleanup(ctx context.Context) (leaks, notes []string) {
+	for _, n := range r.cordoned {
+		if err := r.setUnschedulable(ctx, n, false); err != nil {
+			leaks = append(leaks, fmt.Sprintf("node %s still cordoned: %v (kubectl uncordon %s)", n, err, n))
+		}
+	}
+	r.cordoned = nil
+	if r.decl.SnapshotAPI {
+		err := r.c.Client.Discovery().RESTClient().Delete().AbsPath(snapshotAPI, "namespaces", r.ns, "volumesnapshots").
+			Param("labelSelector", kube.Selector(r.runID)).Do(ctx).Error()
+		if err != nil && !apierrors.IsNotFound(err) {
+			notes = append(notes, "deleting VolumeSnapshots: "+err.Error())
+		}
+	}
+	objs, err := kube.FindLeftovers(ctx, r.c.Client, r.ns, r.runID)
+	if err != nil {
+		notes = append(notes, err.Error())
+	}
+	if out := kube.DeleteObjects(ctx, r.c.Client, objs, 2*time.Minute); out.Err() != nil {
+		notes = append(notes, out.Err().Error())
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		leaks = r.remaining(ctx, &notes)
+		if len(leaks) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			return leaks, notes
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// remaining lists what the run created and is still there. Released
+// volumes of a Retain class are deleted here (the provisioner keeps their
+// storage, which the note says).
+func (r *run) remaining(ctx context.Context, notes *[]string) []string {
+	var left []string
+	if objs, err := kube.FindLeftovers(ctx, r.c.Client, r.ns, r.runID); err == nil {
+		for _, o := range objs {
+			left = append(left, o.String())
+		}
+	}
+	pvs, err := r.c.Client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return append(left, "cannot list PersistentVolumes: "+err.Error())
+	}
+	ours := map[string]bool{}
+	for _, pv := range pvs.Items {
+		ref := pv.Spec.ClaimRef
+		if ref == nil || ref.Namespace != r.ns || !strings.HasPrefix(ref.Name, r.prefix()) {
+			continue
+		}
+		ours[pv.Name] = true
+		if pv.Status.Phase == corev1.VolumeReleased && pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRetain && pv.DeletionTimestamp == nil {
+			if err := r.c.Client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{}); err == nil {
+				*notes = append(*notes, fmt.Sprintf("deleted the Released PV %s (reclaim policy Retain: its storage is kept by %s)", pv.Name, r.decl.Provisioner))
+			}
+		}
+		left = append(left, fmt.Sprintf("PersistentVolume %s (%s)", pv.Name, pv.Status.Phase))
+	}
+	if vas, err := r.c.Client.StorageV1().VolumeAttachments().List(ctx, metav1.ListOptions{}); err == nil {
+		for _, va := range vas.Items {
+			if s := va.Spec.Source.PersistentVolumeName; s != nil && ours[*s] {
+				left = append(left, fmt.Sprintf("VolumeAttachment %s (%s on %s)", va.Name, *s, va.Spec.NodeName))
+			}
+		}
+	}
+	if r.decl.SnapshotAPI {
+		left = append(left, r.remainingSnapshots(ctx)...)
+	}
+	sort.Strings(left)
+	return left
+}
+
+func (r *run) remainingSnapshots(ctx context.Context) []string {
+	var left []string
+	rc := r.c.Client.Discovery().RESTClient()
+	raw, err := rc.Get().AbsPath(snapshotAPI, "namespaces", r.ns, "volumesnapshots").Param("labelSelector", kube.Selector(r.runID)).DoRaw(ctx)
+	var list struct {
+		Items []struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+			Spec     struct {
+				VolumeSnapshotRef corev1.ObjectReference `json:"volumeSnapshotRef"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	if err == nil && json.Unmarshal(raw, &list) == nil {
+		for _, s := range list.Items {
+			left = append(left, "VolumeSnapshot "+r.ns+"/"+s.Metadata.Name)
+		}
+	}
+	list.Items = nil
+	raw, err = rc.Get().AbsPath(snapshotAPI, "volumesnapshotcontents").DoRaw(ctx)
+	if err == nil && json.Unmarshal(raw, &list) == nil {
+		for _, c := range list.Items {
+			ref := c.Spec.VolumeSnapshotRef
+			if ref.Namespace == r.ns && strings.HasPrefix(ref.Name, r.prefix()) {
+				left = append(left, "VolumeSnapshotContent "+c.Metadata.Name)
+			}
+		}
+	}
+	return left
+}
+
+// setUnschedulable cordons or uncordons a node.
+func (r *run) setUnschedulable(ctx context.Context, node string, on bool) error {
+	patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on)
+	_, err := r.c.Client.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("cordon %s=%t: %w", node, on, err)
+	}
+	return nil
+}

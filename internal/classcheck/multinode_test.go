@@ -1,0 +1,207 @@
+package classcheck_test
+
+// Integration tests on the project's multi-node test cluster
+// (scripts/cluster.sh: three real nodes, local-path, and the test CSI driver
+// of scripts/cluster/csi.sh with its classes, one per mode, some of them
+// deliberately broken).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/storbench/storbench/internal/classcheck"
+)
+
+// needClass skips when the cluster has no such class: the single-node
+// cluster has neither local-path nor the test driver.
+func needClass(t *testing.T, client kubernetes.Interface, class string) {
+	t.Helper()
+	if _, err := client.StorageV1().StorageClasses().Get(context.Background(), class, metav1.GetOptions{}); err != nil {
+		t.Skipf("needs StorageClass %s (scripts/cluster.sh with scripts/cluster/csi.sh): %v", class, err)
+	}
+}
+
+func qualify(t *testing.T, class string, o classcheck.Options) *classcheck.Report {
+	t.Helper()
+	c, client := connect(t)
+	needClass(t, client, class)
+	o.Class, o.Image, o.PullPolicy = class, realImage, corev1.PullNever
+	if o.Timeout == 0 {
+		o.Timeout = 90 * time.Second
+	}
+	o.RunID = fmt.Sprintf("%s%06x", strings.ReplaceAll(class, "-", "")[:4], time.Now().UnixNano()&0xffffff)
+	o.Progress = func(m string) { t.Log(m) }
+	rep, err := classcheck.Qualify(context.Background(), c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nothingLeft(t, client, o.RunID)
+	noSnapshotsLeft(t, client, o.RunID)
+	if ch := rep.Check(classcheck.CheckCleanup); ch == nil || ch.Outcome != classcheck.Works || len(rep.Leaks) > 0 {
+		t.Errorf("cleanup %+v, leaks %v", ch, rep.Leaks)
+	}
+	return rep
+}
+
+func noSnapshotsLeft(t *testing.T, client kubernetes.Interface, runID string) {
+	t.Helper()
+	raw, err := client.Discovery().RESTClient().Get().AbsPath("/apis/snapshot.storage.k8s.io/v1/volumesnapshotcontents").DoRaw(context.Background())
+	if err != nil {
+		return // no snapshot API
+	}
+	var list struct {
+		Items []struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+			Spec     struct {
+				VolumeSnapshotRef corev1.ObjectReference `json:"volumeSnapshotRef"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list.Items {
+		if strings.HasPrefix(c.Spec.VolumeSnapshotRef.Name, "sbq-"+strings.ToLower(runID[:8])) {
+			t.Errorf("left behind: VolumeSnapshotContent %s", c.Metadata.Name)
+		}
+	}
+}
+
+func wantOutcomes(t *testing.T, rep *classcheck.Report, want map[string]classcheck.Outcome) {
+	t.Helper()
+	for name, outcome := range want {
+		if ch := rep.Check(name); ch == nil || ch.Outcome != outcome {
+			t.Errorf("%s: %+v, want %s", name, ch, outcome)
+		}
+	}
+}
+
+// The capable driver: every quick check works, failover between real nodes
+// with every acknowledged record read back.
+func TestQualifyCapableCSIQuick(t *testing.T) {
+	start := time.Now()
+	rep := qualify(t, "testcsi-shared", classcheck.Options{Claims: 3})
+	t.Logf("quick profile on testcsi-shared: %s wall", time.Since(start).Round(time.Second))
+	wantOutcomes(t, rep, map[string]classcheck.Outcome{
+		classcheck.CheckProvisioning: classcheck.Works, classcheck.CheckPersistence: classcheck.Works,
+		classcheck.CheckSnapshot: classcheck.Works, classcheck.CheckClone: classcheck.Works,
+		classcheck.CheckExpansionOnline: classcheck.Works, classcheck.CheckFailover: classcheck.Works,
+	})
+	prov := rep.Check(classcheck.CheckProvisioning)
+	names := map[string]int{}
+	for _, s := range prov.Stages {
+		names[s.Name] = len(s.Samples)
+	}
+	for _, s := range []string{classcheck.StageBound, classcheck.StageAttached, classcheck.StageMounted, classcheck.StageRunning, classcheck.StageWritten, classcheck.StagePVGone} {
+		if names[s] != 3 {
+			t.Errorf("provisioning stage %s: %d samples, want 3 (%v)", s, names[s], names)
+		}
+	}
+	if f := rep.Check(classcheck.CheckFailover); f != nil && !strings.Contains(f.Reason, "records intact") {
+		t.Errorf("failover: %+v", f)
+	}
+	for _, c := range rep.Checks {
+		t.Logf("%-18s %-26s %8s %s", c.Name, c.Outcome, c.Took.Round(time.Millisecond), c.Reason)
+		for _, s := range c.Stages {
+			t.Logf("    %-18s %v", s.Name, s.Samples)
+		}
+	}
+}
+
+// A driver mode that lies fails the check of what it declares.
+func TestQualifyBrokenModes(t *testing.T) {
+	for _, c := range []struct{ class, check string }{
+		{"testcsi-bad-snapshot", classcheck.CheckSnapshot},
+		{"testcsi-stuck-expand", classcheck.CheckExpansionOnline},
+		{"testcsi-root-only", classcheck.CheckNonRoot},
+	} {
+		t.Run(c.class, func(t *testing.T) {
+			rep := qualify(t, c.class, classcheck.Options{Only: []string{c.check}, Timeout: 45 * time.Second})
+			ch := rep.Check(c.check)
+			if ch == nil || ch.Outcome != classcheck.Failed {
+				t.Fatalf("%s on %s: %+v, want failed", c.check, c.class, ch)
+			}
+			t.Logf("%s: %s (%s)", c.check, ch.Reason, ch.Took)
+		})
+	}
+}
+
+// Node-local classes are node-pinned, measured from the scheduler's event.
+func TestQualifyNodePinned(t *testing.T) {
+	for _, class := range []string{"local-path", "testcsi-local"} {
+		t.Run(class, func(t *testing.T) {
+			rep := qualify(t, class, classcheck.Options{Only: []string{classcheck.CheckFailover}})
+			ch := rep.Check(classcheck.CheckFailover)
+			if ch == nil || ch.Outcome != classcheck.NotSupportedMeasured || !strings.HasPrefix(ch.Reason, "node-pinned") {
+				t.Fatalf("failover on %s: %+v, want node-pinned", class, ch)
+			}
+		})
+	}
+}
+
+// Ctrl-C in the middle of a snapshot, an expansion and a failover leaves
+// no claim, volume, snapshot or cordoned node behind.
+func TestQualifyCancelled(t *testing.T) {
+	for _, c := range []struct {
+		check string
+		after time.Duration
+	}{
+		{classcheck.CheckSnapshot, 6 * time.Second},
+		{classcheck.CheckExpansionOnline, 6 * time.Second},
+		{classcheck.CheckFailover, 8 * time.Second},
+	} {
+		t.Run(c.check, func(t *testing.T) {
+			cl, client := connect(t)
+			needClass(t, client, "testcsi-shared")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			runID := fmt.Sprintf("cc%06x", time.Now().UnixNano()&0xffffff)
+			rep, err := classcheck.Qualify(ctx, cl, classcheck.Options{Class: "testcsi-shared", Image: realImage, PullPolicy: corev1.PullNever,
+				Timeout: time.Minute, RunID: runID, Only: []string{c.check},
+				Progress: func(m string) {
+					t.Log(m)
+					if strings.HasSuffix(m, c.check+" ...") {
+						time.AfterFunc(c.after, cancel)
+					}
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ch := rep.Check(c.check); ch == nil || ch.Outcome == classcheck.Failed {
+				t.Errorf("%s after Ctrl-C: %+v", c.check, ch)
+			}
+			nothingLeft(t, client, runID)
+			noSnapshotsLeft(t, client, runID)
+			if len(rep.Leaks) > 0 {
+				t.Errorf("leaks %v", rep.Leaks)
+			}
+		})
+	}
+}
+
+// The k3s default, local-path: provisions dynamically (its PVs go when
+// their claims do), declares no snapshots or expansion, and is node-pinned.
+func TestQualifyLocalPathQuick(t *testing.T) {
+	start := time.Now()
+	rep := qualify(t, "local-path", classcheck.Options{Claims: 3})
+	t.Logf("quick profile on local-path: %s wall", time.Since(start).Round(time.Second))
+	wantOutcomes(t, rep, map[string]classcheck.Outcome{
+		classcheck.CheckProvisioning: classcheck.Works, classcheck.CheckPersistence: classcheck.Works,
+		classcheck.CheckSnapshot: classcheck.NotSupportedDeclared, classcheck.CheckExpansionOnline: classcheck.NotSupportedDeclared,
+		classcheck.CheckFailover: classcheck.NotSupportedMeasured,
+	})
+	for _, c := range rep.Checks {
+		t.Logf("%-18s %-26s %8s %s", c.Name, c.Outcome, c.Took.Round(time.Millisecond), c.Reason)
+		for _, s := range c.Stages {
+			t.Logf("    %-18s %v", s.Name, s.Samples)
+		}
+	}
+}

@@ -1,0 +1,327 @@
+package classcheck
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/storbench/storbench/internal/runner/kube"
+)
+
+// MountPath is where a filesystem volume appears in a check's pod.
+const MountPath = "/data"
+
+// claimSpec is one claim a check asks for.
+type claimSpec struct {
+	name   string
+	size   int64
+	mode   corev1.PersistentVolumeAccessMode
+	block  bool
+	source *corev1.TypedLocalObjectReference // a clone's PVC or a restore's VolumeSnapshot
+}
+
+// podSpec is one pod a check starts on a claim.
+type podSpec struct {
+	name, claim string
+	// node pins the pod (by the hostname label, so the scheduler still
+	// checks the volume's node affinity); "" lets the scheduler choose.
+	node    string
+	block   bool
+	nonRoot bool
+}
+
+func (r *run) labels() map[string]string {
+	return map[string]string{kube.LabelManagedBy: kube.ManagedBy, kube.LabelRunID: r.runID, kube.LabelName: "storbench-classcheck"}
+}
+
+// createClaim creates a claim and returns when the API server accepted it.
+func (r *run) createClaim(ctx context.Context, s claimSpec) (time.Time, error) {
+	mode := s.mode
+	if mode == "" {
+		mode = corev1.ReadWriteOnce
+	}
+	vm := corev1.PersistentVolumeFilesystem
+	if s.block {
+		vm = corev1.PersistentVolumeBlock
+	}
+	class := r.o.Class
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: r.ns, Labels: r.labels(),
+			Annotations: map[string]string{kube.AnnotationTarget: "k8s:" + r.o.Class}},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: &class,
+			AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
+			VolumeMode:       &vm,
+			DataSource:       s.source,
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceStorage: *resource.NewQuantity(s.size, resource.BinarySI)}},
+		},
+	}
+	start := time.Now()
+	_, err := r.c.Client.CoreV1().PersistentVolumeClaims(r.ns).Create(ctx, pvc, metav1.CreateOptions{})
+	if err != nil {
+		return start, fmt.Errorf("creating claim %s: %w", s.name, err)
+	}
+	return start, nil
+}
+
+// createPod starts a pod that only sleeps, with the claim mounted at
+// MountPath (or its device at kube.BlockDevicePath).
+func (r *run) createPod(ctx context.Context, s podSpec) (time.Time, error) {
+	grace := int64(1)
+	no := false
+	c := corev1.Container{
+		Name: kube.ContainerName, Image: r.o.Image, ImagePullPolicy: r.o.PullPolicy,
+		Command: []string{"sh", "-c", "trap 'exit 0' TERM; sleep 2147483647 & wait"},
+	}
+	if s.block {
+		c.VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: kube.BlockDevicePath}}
+	} else {
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: MountPath}}
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: r.ns, Labels: r.labels(),
+			Annotations: map[string]string{kube.AnnotationTarget: "k8s:" + r.o.Class}},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			TerminationGracePeriodSeconds: &grace,
+			AutomountServiceAccountToken:  &no,
+			EnableServiceLinks:            &no,
+			Containers:                    []corev1.Container{c},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.claim}}}},
+			// A check's pod must not be stopped by the node failing under it
+			// before storbench says so: it tolerates nothing extra.
+		},
+	}
+	if s.node != "" {
+		pod.Spec.NodeSelector = map[string]string{corev1.LabelHostname: r.hostname(s.node)}
+	}
+	if s.nonRoot {
+		uid, gid := int64(1000), int64(1000)
+		pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &uid, RunAsGroup: &gid, FSGroup: &gid, RunAsNonRoot: &[]bool{true}[0]}
+	}
+	start := time.Now()
+	if _, err := r.c.Client.CoreV1().Pods(r.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return start, fmt.Errorf("creating pod %s: %w", s.name, err)
+	}
+	return start, nil
+}
+
+// hostname is a node's kubernetes.io/hostname label (its name when absent).
+func (r *run) hostname(node string) string {
+	if h, ok := r.hostnames[node]; ok {
+		return h
+	}
+	return node
+}
+
+// podRunning waits until the pod runs; a pod that stopped, a container
+// that cannot start, or a refusal in the claim's events ends the wait.
+func (r *run) podRunning(ctx context.Context, pod, claim string) (time.Time, error) {
+	return r.tl.wait(ctx, waitSpec{key: key("pod", pod), milestone: msRunning, timeout: r.o.Timeout,
+		giveUp: func() error { return r.stuck(pod, claim) }})
+}
+
+// stuck says why a pod will not run by itself: it stopped, its image cannot
+// be had, or the claim's provisioning was refused as unsupported.
+func (r *run) stuck(pod, claim string) error {
+	if p := r.tl.latestPod(pod); p != nil {
+		if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+			return fmt.Errorf("pod %s stopped (%s %s)", pod, p.Status.Reason, p.Status.Message)
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil {
+				switch w.Reason {
+				case "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError", "ErrImagePull", "ImagePullBackOff":
+					return fmt.Errorf("pod %s: container cannot start: %s: %s", pod, w.Reason, w.Message)
+				}
+			}
+		}
+	}
+	if claim != "" {
+		if e := refused(r.tl.eventsOf(claim)); e != "" {
+			return &refusal{what: "claim " + claim, reason: e}
+		}
+	}
+	return nil
+}
+
+// refusal is a provisioner or controller saying an operation is not
+// supported, as opposed to failing at it.
+type refusal struct{ what, reason string }
+
+func (e *refusal) Error() string { return e.what + ": " + e.reason }
+
+// refused returns the first event that says the operation is refused for
+// good: the provisioner or resizer does not support it.
+func refused(events []string) string {
+	for _, e := range events {
+		l := strings.ToLower(e)
+		if (strings.HasPrefix(e, "ProvisioningFailed") || strings.HasPrefix(e, "VolumeResizeFailed") || strings.HasPrefix(e, "ExternalExpanding")) &&
+			(strings.Contains(l, "not supported") || strings.Contains(l, "unimplemented") || strings.Contains(l, "does not support") ||
+				strings.Contains(l, "unsupported") || strings.Contains(l, "only support") || strings.Contains(l, "invalidargument")) {
+			return e
+		}
+	}
+	return ""
+}
+
+// explain adds the events seen for the objects to an error.
+func (r *run) explain(err error, names ...string) error {
+	var ev []string
+	for _, n := range names {
+		for _, e := range r.tl.eventsOf(n) {
+			ev = append(ev, n+": "+e)
+		}
+	}
+	if len(ev) == 0 {
+		return err
+	}
+	if len(ev) > 4 {
+		ev = ev[len(ev)-4:]
+	}
+	return fmt.Errorf("%w; events: %s", err, strings.Join(ev, "; "))
+}
+
+// exec runs a command in a check's pod and returns its standard output.
+func (r *run) exec(ctx context.Context, pod string, stdin []byte, argv ...string) (string, error) {
+	var out, errb bytes.Buffer
+	req := kube.ExecRequest{Namespace: r.ns, Pod: pod, Container: kube.ContainerName, Command: argv, Stdout: &out, Stderr: &errb}
+	if stdin != nil {
+		req.Stdin = bytes.NewReader(stdin)
+	}
+	if err := r.c.Exec.Exec(ctx, req); err != nil {
+		return out.String(), fmt.Errorf("%s in pod %s: %w: %s", strings.Join(argv, " "), pod, err, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
+
+// execStream runs a command in a check's pod with its standard output
+// going to w as it comes.
+func (r *run) execStream(ctx context.Context, pod string, w io.Writer, argv ...string) (string, error) {
+	var errb bytes.Buffer
+	err := r.c.Exec.Exec(ctx, kube.ExecRequest{Namespace: r.ns, Pod: pod, Container: kube.ContainerName, Command: argv, Stdout: w, Stderr: &errb})
+	return errb.String(), err
+}
+
+// payload is data of known checksum to write.
+type payload struct {
+	data []byte
+	sum  string
+}
+
+func newPayload(size int) (payload, error) {
+	b := make([]byte, size)
+	if _, err := rand.Read(b); err != nil {
+		return payload{}, err
+	}
+	s := sha256.Sum256(b)
+	return payload{data: b, sum: hex.EncodeToString(s[:])}, nil
+}
+
+// writeFile writes p to a file on the pod's volume, fsynced (sync FILE),
+// and returns when the fsync returned. (dd reading exec's stdin was seen
+// to stop short of the data on a v1.33 kubelet; cat does not.)
+func (r *run) writeFile(ctx context.Context, pod, file string, p payload) error {
+	return r.writeTo(ctx, pod, MountPath+"/"+file, p)
+}
+
+// writeTo writes p to a path in the pod (a file or a block device) and
+// fsyncs it.
+func (r *run) writeTo(ctx context.Context, pod, path string, p payload) error {
+	_, err := r.exec(ctx, pod, p.data, "sh", "-c", `cat > "$1" && sync "$1"`, "sh", path)
+	return err
+}
+
+// fileSum returns the sha256 of a file on the pod's volume, "" when the
+// file does not exist.
+func (r *run) fileSum(ctx context.Context, pod, file string) (string, error) {
+	out, err := r.exec(ctx, pod, nil, "sh", "-c", "if [ -e "+MountPath+"/"+file+" ]; then sha256sum "+MountPath+"/"+file+"; fi")
+	if err != nil {
+		return "", err
+	}
+	f := strings.Fields(out)
+	if len(f) == 0 {
+		return "", nil
+	}
+	return f[0], nil
+}
+
+// verify checks that a file holds p.
+func (r *run) verify(ctx context.Context, pod, file string, p payload) error {
+	got, err := r.fileSum(ctx, pod, file)
+	if err != nil {
+		return err
+	}
+	switch got {
+	case p.sum:
+		return nil
+	case "":
+		return fmt.Errorf("%s is missing on pod %s's volume", file, pod)
+	}
+	return fmt.Errorf("%s on pod %s's volume has sha256 %s, written %s", file, pod, got[:12], p.sum[:12])
+}
+
+// filesystemBytes returns the size df reports for the pod's volume.
+func (r *run) filesystemBytes(ctx context.Context, pod string) (int64, error) {
+	out, err := r.exec(ctx, pod, nil, "df", "-k", MountPath)
+	if err != nil {
+		return 0, err
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	f := strings.Fields(lines[len(lines)-1])
+	if len(f) < 2 {
+		return 0, fmt.Errorf("df: cannot read %q", out)
+	}
+	kb, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("df: cannot read %q", out)
+	}
+	return kb * 1024, nil
+}
+
+// deletePod deletes a pod and waits until it is gone.
+func (r *run) deletePod(ctx context.Context, name string) (time.Time, error) {
+	start := time.Now()
+	err := r.c.Client.CoreV1().Pods(r.ns).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return start, fmt.Errorf("deleting pod %s: %w", name, err)
+	}
+	_, err = r.tl.wait(ctx, waitSpec{key: key("pod", name), milestone: msGone, timeout: r.o.Timeout})
+	return start, err
+}
+
+// deleteClaim deletes a claim and waits until it, and with a Delete
+// reclaim policy its PV, are gone.
+func (r *run) deleteClaim(ctx context.Context, name string) (start, pvGone time.Time, err error) {
+	start = time.Now()
+	pv := r.tl.volumeOf(name)
+	err = r.c.Client.CoreV1().PersistentVolumeClaims(r.ns).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return start, pvGone, fmt.Errorf("deleting claim %s: %w", name, err)
+	}
+	if _, err := r.tl.wait(ctx, waitSpec{key: key("pvc", name), milestone: msGone, timeout: r.o.Timeout}); err != nil {
+		return start, pvGone, err
+	}
+	if pv == "" || r.decl.Reclaim != string(corev1.PersistentVolumeReclaimDelete) {
+		return start, pvGone, nil
+	}
+	pvGone, err = r.tl.wait(ctx, waitSpec{key: key("pv", pv), milestone: msGone, timeout: r.o.Timeout})
+	if err != nil {
+		err = r.explain(err, pv)
+	}
+	return start, pvGone, err
+}

@@ -1,0 +1,163 @@
+package classcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Provisioning stage names: each is the time from the claim's creation
+// (sent to the API server) until the milestone was first seen; pv-gone is
+// from the claim's deletion until its PV was.
+const (
+	StageBound    = "bound"
+	StageAttached = "attached"
+	StageMounted  = "mounted"
+	StageRunning  = "running"
+	StageWritten  = "first-write"
+	StagePVGone   = "pv-gone"
+)
+
+// volume is a claim with a pod using it.
+type volume struct {
+	claim, pod string
+	created    time.Time // the claim's creation was sent
+	running    time.Time
+	written    time.Time
+	data       payload
+}
+
+// startVolume creates a claim and a pod on it, waits for the pod to run and
+// writes a file of known checksum, fsynced.
+func (r *run) startVolume(ctx context.Context, c claimSpec, p podSpec) (*volume, error) {
+	if c.name == "" {
+		c.name = r.name("pvc")
+	}
+	if c.size == 0 {
+		c.size = r.o.Size
+	}
+	p.claim, p.block = c.name, c.block
+	if p.name == "" {
+		p.name = r.name("pod")
+	}
+	v := &volume{claim: c.name, pod: p.name}
+	var err error
+	if v.created, err = r.createClaim(ctx, c); err != nil {
+		return nil, err
+	}
+	if _, err = r.createPod(ctx, p); err != nil {
+		return v, err
+	}
+	if v.running, err = r.podRunning(ctx, v.pod, v.claim); err != nil {
+		return v, r.explain(err, v.claim, v.pod)
+	}
+	if c.block {
+		return v, nil
+	}
+	if v.data, err = newPayload(1 << 20); err != nil {
+		return v, err
+	}
+	if err = r.writeFile(ctx, v.pod, "first", v.data); err != nil {
+		return v, err
+	}
+	v.written = time.Now()
+	return v, nil
+}
+
+// provisioning creates the profile's claims at once, each with a pod, and
+// times every stage from storbench's own watches; then deletes them and
+// times until their PVs are gone.
+func (r *run) provisioning(ctx context.Context) Check {
+	start := time.Now()
+	n := r.o.Claims
+	vols := make([]*volume, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		c, p := claimSpec{name: r.name("prov")}, podSpec{name: r.name("prov")}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			vols[i], errs[i] = r.startVolume(ctx, c, p)
+		}(i)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		r.deleteVolumes(ctx, vols)
+		return failed(start, err)
+	}
+	ch := Check{Outcome: Works}
+	stages := map[string][]time.Duration{}
+	for _, v := range vols {
+		if err := r.verify(ctx, v.pod, "first", v.data); err != nil {
+			r.deleteVolumes(ctx, vols)
+			return failed(start, err)
+		}
+		pv := r.tl.volumeOf(v.claim)
+		add := func(stage, k, ms string) {
+			if ts, ok := r.tl.at(k, ms); ok {
+				stages[stage] = append(stages[stage], ts.Sub(v.created))
+			}
+		}
+		add(StageBound, key("pvc", v.claim), msBound)
+		if r.decl.CSIDriver != nil && r.decl.CSIDriver.AttachRequired {
+			add(StageAttached, key("pv", pv), msAttached)
+		}
+		add(StageMounted, key("pod", v.pod), msMounted)
+		stages[StageRunning] = append(stages[StageRunning], v.running.Sub(v.created))
+		stages[StageWritten] = append(stages[StageWritten], v.written.Sub(v.created))
+	}
+	gone, err := r.deleteVolumes(ctx, vols)
+	if err != nil {
+		return failed(start, err)
+	}
+	stages[StagePVGone] = gone
+	for _, s := range []string{StageBound, StageAttached, StageMounted, StageRunning, StageWritten, StagePVGone} {
+		if len(stages[s]) > 0 {
+			ch.Stages = append(ch.Stages, Stage{Name: s, Samples: stages[s]})
+		}
+	}
+	if r.decl.CSIDriver != nil && r.decl.CSIDriver.AttachRequired && len(stages[StageAttached]) < n {
+		ch.Reason = fmt.Sprintf("the driver requires attachment but %d of %d VolumeAttachments were seen attached", len(stages[StageAttached]), n)
+	}
+	ch.Took = percentile(stages[StageWritten], 0.5)
+	return ch
+}
+
+// deleteVolumes deletes the pods, then the claims, all at once, and returns
+// each claim's time from deletion until its PV was gone (Delete reclaim
+// policy only).
+func (r *run) deleteVolumes(ctx context.Context, vols []*volume) ([]time.Duration, error) {
+	var mu sync.Mutex
+	var gone []time.Duration
+	var errs []error
+	var wg sync.WaitGroup
+	for _, v := range vols {
+		if v == nil {
+			continue
+		}
+		wg.Add(1)
+		go func(v *volume) {
+			defer wg.Done()
+			_, err := r.deletePod(ctx, v.pod)
+			if err == nil {
+				var s, g time.Time
+				s, g, err = r.deleteClaim(ctx, v.claim)
+				if err == nil && !g.IsZero() {
+					mu.Lock()
+					gone = append(gone, g.Sub(s))
+					mu.Unlock()
+				}
+			}
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}(v)
+	}
+	wg.Wait()
+	return gone, errors.Join(errs...)
+}

@@ -1,0 +1,251 @@
+package classcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/storbench/storbench/internal/runner/kube"
+)
+
+// Options say what to qualify and how much.
+type Options struct {
+	Class   string
+	Profile Profile
+	// Claims is how many claims provisioning creates at once; 0 means 3
+	// for the quick profile and 20 for the full one.
+	Claims int
+	// Size is each claim's size in bytes; 0 means 64 MiB.
+	Size       int64
+	Image      string
+	PullPolicy corev1.PullPolicy
+	// Timeout bounds each wait (a claim binding, a pod running, a snapshot
+	// becoming ready); 0 means 2 minutes.
+	Timeout time.Duration
+	// RunID labels every object; required.
+	RunID string
+	// Only, when set, runs just these checks (and cleanup); the others are
+	// skipped.
+	Only []string
+	// Progress hears each check as it starts and ends. May be nil.
+	Progress func(message string)
+}
+
+// MinClaimsForP95 is the fewest samples a p95 is given for.
+const MinClaimsForP95 = 20
+
+func (o *Options) defaults() {
+	if o.Profile == "" {
+		o.Profile = Quick
+	}
+	if o.Claims <= 0 {
+		o.Claims = 3
+		if o.Profile == Full {
+			o.Claims = MinClaimsForP95
+		}
+	}
+	if o.Size <= 0 {
+		o.Size = 64 << 20
+	}
+	if o.Image == "" {
+		o.Image = kube.DefaultImage
+	}
+	if o.PullPolicy == "" {
+		o.PullPolicy = corev1.PullIfNotPresent
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+}
+
+// run is one qualification in progress.
+type run struct {
+	c         *kube.Cluster
+	ns        string
+	runID     string
+	o         Options
+	decl      Declared
+	tl        *timeline
+	hostnames map[string]string
+	// nodes are the schedulable, Ready nodes, sorted.
+	nodes []string
+	// cordoned are nodes this run cordoned; cleanup uncordons them.
+	cordoned []string
+	mu       sync.Mutex
+	seq      int
+}
+
+// prefix starts the name of every object this run creates.
+func (r *run) prefix() string {
+	id := r.runID
+	if len(id) > 8 {
+		id = id[:8]
+	}
+	return "sbq-" + strings.ToLower(id) + "-"
+}
+
+// name returns a fresh object name for this run; safe for concurrent use.
+func (r *run) name(what string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	return fmt.Sprintf("%s%s-%d", r.prefix(), what, r.seq)
+}
+
+func (r *run) progress(format string, a ...any) {
+	if r.o.Progress != nil {
+		r.o.Progress(fmt.Sprintf(format, a...))
+	}
+}
+
+// Qualify measures the class. It always cleans up, with a context of its
+// own when ctx was cancelled, and reports what it could not remove in
+// Report.Leaks. The error is for a qualification that could not start (no
+// such class, no namespace); checks that fail are in the report.
+func Qualify(ctx context.Context, c *kube.Cluster, o Options) (*Report, error) {
+	o.defaults()
+	if o.RunID == "" {
+		return nil, errors.New("classcheck: a run ID is required")
+	}
+	rep := &Report{RunID: o.RunID, Class: o.Class, Profile: o.Profile, Started: time.Now()}
+	decl, err := ReadDeclared(ctx, c.Client, o.Class)
+	if err != nil {
+		return nil, err
+	}
+	rep.Declared = decl
+	ns, err := c.EnsureNamespace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{c: c, ns: ns, runID: o.RunID, o: o, decl: decl}
+	if err := r.readNodes(ctx); err != nil {
+		return nil, err
+	}
+	tl, err := startTimeline(ctx, c.Client, ns, o.RunID)
+	if err != nil {
+		return nil, err
+	}
+	r.tl = tl
+	defer tl.stop()
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
+		defer cancel()
+		start := time.Now()
+		leaks, notes := r.cleanup(cctx)
+		rep.Leaks, rep.Notes = leaks, append(rep.Notes, notes...)
+		ch := Check{Name: CheckCleanup, Outcome: Works, Took: time.Since(start)}
+		if len(leaks) > 0 {
+			ch.Outcome, ch.Reason = Failed, fmt.Sprintf("%d objects left behind", len(leaks))
+		}
+		rep.Checks = append(rep.Checks, ch)
+		rep.Finished = time.Now()
+	}()
+
+	checks := []struct {
+		name string
+		full bool
+		fn   func(context.Context) Check
+	}{
+		{CheckProvisioning, false, r.provisioning},
+		{CheckPersistence, false, r.persistence},
+		{CheckSnapshot, false, r.snapshot},
+		{CheckClone, false, r.clone},
+		{CheckExpansionOnline, false, func(ctx context.Context) Check { return r.expansion(ctx, true) }},
+		{CheckExpansionOffline, true, func(ctx context.Context) Check { return r.expansion(ctx, false) }},
+		{CheckBlock, true, r.block},
+		{CheckNonRoot, true, r.nonRoot},
+		{CheckEveryNode, true, r.everyNode},
+		{CheckFailover, false, r.failover},
+		{CheckReadWriteMany, true, r.readWriteMany},
+	}
+	for _, ch := range checks {
+		if ctx.Err() != nil {
+			rep.Checks = append(rep.Checks, Check{Name: ch.name, Outcome: Skipped, Reason: "interrupted"})
+			continue
+		}
+		if len(o.Only) > 0 && !slices.Contains(o.Only, ch.name) {
+			rep.Checks = append(rep.Checks, Check{Name: ch.name, Outcome: Skipped, Reason: "not asked for"})
+			continue
+		}
+		if ch.full && o.Profile != Full && len(o.Only) == 0 {
+			rep.Checks = append(rep.Checks, Check{Name: ch.name, Outcome: Skipped, Reason: "full profile only"})
+			continue
+		}
+		r.progress("%s: %s ...", o.Class, ch.name)
+		res := ch.fn(ctx)
+		res.Name = ch.name
+		if ctx.Err() != nil && res.Outcome != Works {
+			res.Outcome, res.Reason = Skipped, "interrupted"
+		}
+		r.progress("%s: %s: %s after %s %s", o.Class, ch.name, res.Outcome, res.Took.Round(time.Millisecond), res.Reason)
+		rep.Checks = append(rep.Checks, res)
+	}
+	return rep, nil
+}
+
+// readNodes lists the nodes a check may use: Ready, schedulable, without
+// NoSchedule or NoExecute taints.
+func (r *run) readNodes(ctx context.Context) error {
+	list, err := r.c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing nodes: %w", err)
+	}
+	r.hostnames = map[string]string{}
+	for _, n := range list.Items {
+		if h := n.Labels[corev1.LabelHostname]; h != "" {
+			r.hostnames[n.Name] = h
+		}
+		if n.Spec.Unschedulable || !kube.NodeReady(n) || isFake(n) {
+			continue
+		}
+		tainted := false
+		for _, t := range n.Spec.Taints {
+			if t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute {
+				tainted = true
+			}
+		}
+		if !tainted {
+			r.nodes = append(r.nodes, n.Name)
+		}
+	}
+	return nil
+}
+
+// isFake is a kwok node: it runs no containers, so a check cannot exec
+// there.
+func isFake(n corev1.Node) bool {
+	_, ok := n.Annotations["kwok.x-k8s.io/node"]
+	return ok || n.Labels["type"] == "kwok"
+}
+
+// since returns each stamp's distance from start, in order.
+func since(start time.Time, stamps ...time.Time) []time.Duration {
+	out := make([]time.Duration, len(stamps))
+	for i, s := range stamps {
+		out[i] = s.Sub(start)
+	}
+	return out
+}
+
+// failed is a Failed check that took from start until now.
+func failed(start time.Time, err error) Check {
+	return Check{Outcome: Failed, Reason: err.Error(), Took: time.Since(start)}
+}
+
+// unsupportedOrFailed is the answer for an error of a capability: a
+// refusal of one the class does not declare is "not supported (measured)";
+// everything else fails.
+func unsupportedOrFailed(start time.Time, err error, declared bool) Check {
+	var ref *refusal
+	if !declared && errors.As(err, &ref) {
+		return Check{Outcome: NotSupportedMeasured, Reason: ref.reason, Took: time.Since(start)}
+	}
+	return failed(start, err)
+}

@@ -3,9 +3,11 @@ package ssh
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -256,6 +258,10 @@ func TestTargetTelemetry(t *testing.T) {
 	testenv.Fio(t)
 	h := newHost(t)
 	dir := t.TempDir()
+	// Mirrors other runs left (a run killed outright cannot remove its
+	// own) are not this test's.
+	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "storbench-ssh-telemetry-*"))
+	streams := func() int { return streamsBelow(t, h) }
 	sub := sshSubject(t, h, dir, writeNeed("tel"), false)
 	p, err := sub.Target.Prepare(context.Background(), sub.Need)
 	if err != nil {
@@ -288,18 +294,20 @@ func TestTargetTelemetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	mirrors, _ := filepath.Glob(filepath.Join(os.TempDir(), "storbench-ssh-telemetry-*"))
-	if len(mirrors) > 0 {
-		t.Errorf("telemetry copies left: %v", mirrors)
+	for _, m := range mirrors {
+		if !slices.Contains(before, m) {
+			t.Errorf("telemetry copy left: %s", m)
+		}
 	}
 	waitFor(t, "the streaming session to end", 10*time.Second, func() bool { return streams() == 0 })
 }
 
-// streams counts the processes running stream.sh on this machine.
-func streams() int {
+// streamsBelow counts the processes running stream.sh below h's sshd
+// (other tests' hosts may stream at the same time).
+func streamsBelow(t *testing.T, h host) int {
 	n := 0
-	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, c := range cmdlines {
-		if b, err := os.ReadFile(c); err == nil && strings.Contains(string(b), "stream.sh INTERVAL") {
+	for _, pid := range h.srv.Processes(t) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(string(b), "stream.sh INTERVAL") {
 			n++
 		}
 	}

@@ -210,6 +210,22 @@ func (s *Server) ConnectionProcesses(t testing.TB) []int {
 	return out
 }
 
+// Processes are every process below this server (its connections and
+// the commands they run), so a test counts only what its own server runs,
+// not what other tests' servers run beside it.
+func (s *Server) Processes(t testing.TB) []int {
+	t.Helper()
+	below, err := proc.Reader{}.Descendants(s.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int, 0, len(below))
+	for _, p := range below {
+		out = append(out, p.PID)
+	}
+	return out
+}
+
 // DropConnections kills (SIGKILL) every sshd process serving a
 // connection, as a crash or a lost host would end it; the listener stays.
 // It returns how many it killed.

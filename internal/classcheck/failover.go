@@ -95,19 +95,9 @@ func (r *run) failover(ctx context.Context) Check {
 	if p := r.tl.latestPod(v.pod); p != nil {
 		from = p.Spec.NodeName
 	}
-	acks := &ackCounter{}
-	wctx, stopWriter := context.WithCancel(ctx)
-	writerDone := make(chan error, 1)
-	go func() {
-		_, err := r.execStream(wctx, v.pod, acks, "sh", "-c", recordWriter)
-		writerDone <- err
-	}()
-	for t := time.Now(); acks.value() < 20 && time.Since(t) < 5*time.Second; {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if acks.value() == 0 {
-		stopWriter()
-		return failed(start, fmt.Errorf("the record writer acknowledged nothing: %v", <-writerDone))
+	acks, stopWriter, writerDone, err := r.startRecords(ctx, v.pod)
+	if err != nil {
+		return failed(start, err)
 	}
 
 	// The move: cordon the node, stop listening (later records do not
@@ -181,4 +171,24 @@ func (r *run) failover(ctx context.Context) Check {
 	}
 	ch.Stages = append(ch.Stages, Stage{Name: "read-back", Samples: []time.Duration{readBack.Sub(t0)}})
 	return ch
+}
+
+// startRecords starts the record writer in pod and waits until it has
+// acknowledged some records (at most 5 s); stop ends it, done gives its end.
+func (r *run) startRecords(ctx context.Context, pod string) (acks *ackCounter, stop context.CancelFunc, done chan error, err error) {
+	acks = &ackCounter{}
+	wctx, stop := context.WithCancel(ctx)
+	done = make(chan error, 1)
+	go func() {
+		_, err := r.execStream(wctx, pod, acks, "sh", "-c", recordWriter)
+		done <- err
+	}()
+	for t := time.Now(); acks.value() < 20 && time.Since(t) < 5*time.Second; {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if acks.value() == 0 {
+		stop()
+		return nil, nil, nil, fmt.Errorf("the record writer acknowledged nothing: %v", <-done)
+	}
+	return acks, stop, done, nil
 }

@@ -36,42 +36,8 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []result.Check {
 	ns := c.Namespace()
 	_, nsErr := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 
-	access, err := CheckAccess(ctx, c.Client, ns, Permissions)
-	if err != nil {
-		add(result.Check{Area: "rbac", Name: "permissions", Status: result.CheckFail, Detail: err.Error()})
-	}
-	canCreateNS := false
-	for _, a := range access {
-		if a.Verb == "create" && a.Resource == "namespaces" {
-			canCreateNS = a.Allowed
-		}
-		switch {
-		case a.Allowed:
-			continue
-		case a.Required:
-			where := "cluster-wide"
-			if a.Namespaced {
-				where = "in namespace " + ns
-			}
-			add(result.Check{Area: "rbac", Name: "may " + a.String(), Status: result.CheckFail,
-				Detail: fmt.Sprintf("missing permission: %s %s (needed to %s)", a.String(), where, a.Why),
-				Fix:    "grant it: kubectl apply -f deploy/base/rbac.yaml (see docs/kubernetes.md), or add the verb to your Role/ClusterRole"})
-		default:
-			add(result.Check{Area: "rbac", Name: "may " + a.String(), Status: result.CheckInfo,
-				Detail: fmt.Sprintf("optional permission missing: %s (used to %s)", a.String(), a.Why)})
-		}
-	}
-	if err == nil {
-		missing := 0
-		for _, a := range access {
-			if a.Required && !a.Allowed {
-				missing++
-			}
-		}
-		if missing == 0 {
-			add(result.Check{Area: "rbac", Name: "permissions", Status: result.CheckOK, Detail: fmt.Sprintf("all %d required permissions granted in namespace %s", countRequired(), ns)})
-		}
-	}
+	rbac, canCreateNS := rbacChecks(ctx, c, ns)
+	out = append(out, rbac...)
 	switch {
 	case nsErr == nil:
 		add(result.Check{Area: "namespace", Name: "namespace " + ns, Status: result.CheckOK, Detail: "exists"})
@@ -122,6 +88,50 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []result.Check {
 	out = append(out, telemetryChecks(ctx, c)...) // doctor_telemetry.go
 	out = append(out, classCheckDoctor(ctx, c)...)
 	return out
+}
+
+// rbacChecks lists the permissions storbench lacks in namespace ns (a
+// failure for a required one, information for an optional one), or says
+// all required ones are granted; canCreateNS says whether it may create
+// the namespace.
+func rbacChecks(ctx context.Context, c *Cluster, ns string) (out []result.Check, canCreateNS bool) {
+	add := func(ch result.Check) { out = append(out, ch) }
+	access, err := CheckAccess(ctx, c.Client, ns, Permissions)
+	if err != nil {
+		add(result.Check{Area: "rbac", Name: "permissions", Status: result.CheckFail, Detail: err.Error()})
+	}
+	for _, a := range access {
+		if a.Verb == "create" && a.Resource == "namespaces" {
+			canCreateNS = a.Allowed
+		}
+		switch {
+		case a.Allowed:
+			continue
+		case a.Required:
+			where := "cluster-wide"
+			if a.Namespaced {
+				where = "in namespace " + ns
+			}
+			add(result.Check{Area: "rbac", Name: "may " + a.String(), Status: result.CheckFail,
+				Detail: fmt.Sprintf("missing permission: %s %s (needed to %s)", a.String(), where, a.Why),
+				Fix:    "grant it: kubectl apply -f deploy/base/rbac.yaml (see docs/kubernetes.md), or add the verb to your Role/ClusterRole"})
+		default:
+			add(result.Check{Area: "rbac", Name: "may " + a.String(), Status: result.CheckInfo,
+				Detail: fmt.Sprintf("optional permission missing: %s (used to %s)", a.String(), a.Why)})
+		}
+	}
+	if err == nil {
+		missing := 0
+		for _, a := range access {
+			if a.Required && !a.Allowed {
+				missing++
+			}
+		}
+		if missing == 0 {
+			add(result.Check{Area: "rbac", Name: "permissions", Status: result.CheckOK, Detail: fmt.Sprintf("all %d required permissions granted in namespace %s", countRequired(), ns)})
+		}
+	}
+	return out, canCreateNS
 }
 
 func nodesOrNil(l *corev1.NodeList) []corev1.Node {

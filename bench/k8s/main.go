@@ -161,6 +161,18 @@ func run(n int, rounds string) error {
 	total := time.Since(start)
 
 	fmt.Printf("targets: %d kwok nodes, class %s, rounds %s, suite of %d workloads (1 s each)\n", n, class, rounds, len(s.Workloads))
+	printTimings(obs, targets, start)
+
+	if err := printSkew(ctx, st, r.ID); err != nil {
+		return err
+	}
+	fmt.Printf("whole run: %s\n", total.Round(time.Millisecond))
+	return nil
+}
+
+// printTimings prints, per target and as median and max, how long after the
+// run's start it was prepared and first loaded, and how long it took to go.
+func printTimings(obs *observer, targets []runner.Target, start time.Time) {
 	fmt.Printf("%-34s %14s %14s %14s\n", "TARGET", "RUN->PREPARED", "RUN->1ST LOAD", "END->GONE")
 	var toFirst, toGone []time.Duration
 	for _, t := range targets {
@@ -171,8 +183,12 @@ func run(n int, rounds string) error {
 	}
 	fmt.Printf("%-34s %14s %14s %14s\n", "median", "", ms(median(toFirst)), ms(median(toGone)))
 	fmt.Printf("%-34s %14s %14s %14s\n", "max", "", ms(maxOf(toFirst)), ms(maxOf(toGone)))
+}
 
-	res, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{r.ID}, Round: result.RoundParallel})
+// printSkew prints the parallel round's start skew across targets for each
+// workload and the worst of them against the 250 ms target.
+func printSkew(ctx context.Context, st *store.SQLite, runID string) error {
+	res, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{runID}, Round: result.RoundParallel})
 	if err != nil {
 		return err
 	}
@@ -185,20 +201,7 @@ func run(n int, rounds string) error {
 		skews[x.Workload] = result.LabelStartSkew.Of(x.Labels)
 	}
 	if os.Getenv("BENCH_DEBUG") != "" {
-		for _, x := range res {
-			raw, _ := st.RawFioJSON(ctx, x.ID)
-			var doc struct {
-				TS   int64 `json:"timestamp_ms"`
-				Jobs []struct {
-					RT int64 `json:"job_runtime"`
-					El int64 `json:"elapsed"`
-				} `json:"jobs"`
-			}
-			if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Jobs) == 0 {
-				continue
-			}
-			fmt.Printf("  %s %s started %s end %d rt %d el %d ioStart %s\n", x.Workload, x.Target, x.Started.Format("05.000"), doc.TS%100000, doc.Jobs[0].RT, doc.Jobs[0].El, time.UnixMilli(doc.TS-doc.Jobs[0].RT).Format("05.000"))
-		}
+		printFioTimes(ctx, st, res)
 	}
 	fmt.Println("parallel round start skew across targets (fio's clock):")
 	worst := 0.0
@@ -208,8 +211,26 @@ func run(n int, rounds string) error {
 		fmt.Printf("  %-20s %8s ms\n", w, skews[w])
 	}
 	fmt.Printf("  worst %.1f ms (target <= 250 ms): %s\n", worst, map[bool]string{true: "met", false: "NOT met"}[worst <= 250])
-	fmt.Printf("whole run: %s\n", total.Round(time.Millisecond))
 	return nil
+}
+
+// printFioTimes prints, for debugging, each result's start and fio's own end,
+// runtime and elapsed time from its raw JSON.
+func printFioTimes(ctx context.Context, st *store.SQLite, res []result.Result) {
+	for _, x := range res {
+		raw, _ := st.RawFioJSON(ctx, x.ID)
+		var doc struct {
+			TS   int64 `json:"timestamp_ms"`
+			Jobs []struct {
+				RT int64 `json:"job_runtime"`
+				El int64 `json:"elapsed"`
+			} `json:"jobs"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Jobs) == 0 {
+			continue
+		}
+		fmt.Printf("  %s %s started %s end %d rt %d el %d ioStart %s\n", x.Workload, x.Target, x.Started.Format("05.000"), doc.TS%100000, doc.Jobs[0].RT, doc.Jobs[0].El, time.UnixMilli(doc.TS-doc.Jobs[0].RT).Format("05.000"))
+	}
 }
 
 func splitComma(s string) []string {

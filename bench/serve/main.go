@@ -75,79 +75,22 @@ func run() error {
 		return fmt.Errorf("reading the runs back: %d runs, %v", len(runs), err)
 	}
 
-	cmd := exec.Command(*bin, "--db", *db, "serve", "--listen", "127.0.0.1:0")
-	stderr, err := cmd.StderrPipe()
+	cmd, base, err := startServe(*bin, *db)
 	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
 		return err
 	}
 	defer func() {
 		cmd.Process.Signal(os.Interrupt)
 		cmd.Wait()
 	}()
-	line, err := bufio.NewReader(stderr).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("serve said nothing: %w", err)
-	}
-	go io.Copy(io.Discard, stderr)
-	m := regexp.MustCompile(`http://([^/]+)/`).FindStringSubmatch(line)
-	if m == nil {
-		return fmt.Errorf("serve's start line names no address: %q", line)
-	}
-	base := "http://" + m[1]
 
-	mid := runs[len(runs)/2].ID
-	ten := make([]string, 0, 10)
-	for _, r := range runs[100:110] {
-		ten = append(ten, "run="+r.ID)
-	}
-	pages := []struct {
-		name, path string
-		limitMS    float64
-	}{
-		{"runs list", "/", 200},
-		{"runs list, page 10", "/?offset=450", 200},
-		{"runs by target", "/?target=" + url.QueryEscape(target(7)), 200},
-		{"runs by label", "/?label=storage%3Dsd-card", 200},
-		{"runs by rare label", "/?label=node%3Dnope", 200},
-		{"runs by suite+status", "/?suite=etcd&status=complete", 200},
-		{"runs by date", "/?since=2026-03-01&until=2026-03-31", 200},
-		{"run page", "/runs/" + mid, 200},
-		{"run status (live poll)", "/runs/" + mid + "/status.json", 200},
-		{"compare 3 runs", "/compare?run=" + runs[10].ID + "&run=" + runs[11].ID + "&run=" + runs[12].ID + "&group_by=storage", 200},
-		{"compare 10 runs", "/compare?" + strings.Join(ten, "&") + "&group_by=storage&baseline=storage%3Dnvme", 200},
-		{"trend, the targets", "/trend", 200},
-		{"trend, one target", "/trend?target=" + url.QueryEscape(target(7)), 200},
-		{"trend, target+workload", "/trend?target=" + url.QueryEscape(target(7)) + "&workload=rand-read-4k-qd32&round=isolated", 200},
-		{"/metrics", "/metrics", 100},
-	}
 	client := &http.Client{Timeout: time.Minute}
 	fmt.Printf("%-24s %8s %8s %8s %5s  %s\n", "page", "p50 ms", "p95 ms", "max ms", "runs", "target")
 	over := false
-	for _, p := range pages {
-		var took []float64
-		status, rows := 0, 0
-		for i := range *n + 2 {
-			t0 := time.Now()
-			resp, err := client.Get(base + p.path)
-			if err != nil {
-				return err
-			}
-			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil {
-				return err
-			}
-			rows = strings.Count(string(body), "<tr data-run=")
-			status = resp.StatusCode
-			if i >= 2 { // two warm-up requests
-				took = append(took, float64(time.Since(t0).Microseconds())/1000)
-			}
-			if status != http.StatusOK {
-				break
-			}
+	for _, p := range pages(runs) {
+		took, status, rows, err := timePage(client, base+p.path, *n)
+		if err != nil {
+			return err
 		}
 		if status != http.StatusOK {
 			fmt.Printf("%-24s answered %d: not measured\n", p.name, status)
@@ -174,6 +117,94 @@ func run() error {
 		return errors.New("a target was missed")
 	}
 	return nil
+}
+
+// startServe starts "storbench serve" on db at a free local port and returns
+// the process and the base URL it announced on its first stderr line.
+func startServe(bin, db string) (*exec.Cmd, string, error) {
+	cmd := exec.Command(bin, "--db", db, "serve", "--listen", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	stop := func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	}
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil {
+		stop()
+		return nil, "", fmt.Errorf("serve said nothing: %w", err)
+	}
+	go io.Copy(io.Discard, stderr)
+	m := regexp.MustCompile(`http://([^/]+)/`).FindStringSubmatch(line)
+	if m == nil {
+		stop()
+		return nil, "", fmt.Errorf("serve's start line names no address: %q", line)
+	}
+	return cmd, "http://" + m[1], nil
+}
+
+// page is one dashboard page to time, with its p95 target in milliseconds.
+type page struct {
+	name, path string
+	limitMS    float64
+}
+
+// pages lists the dashboard pages to time, built from the runs in the database.
+func pages(runs []result.Run) []page {
+	mid := runs[len(runs)/2].ID
+	ten := make([]string, 0, 10)
+	for _, r := range runs[100:110] {
+		ten = append(ten, "run="+r.ID)
+	}
+	return []page{
+		{"runs list", "/", 200},
+		{"runs list, page 10", "/?offset=450", 200},
+		{"runs by target", "/?target=" + url.QueryEscape(target(7)), 200},
+		{"runs by label", "/?label=storage%3Dsd-card", 200},
+		{"runs by rare label", "/?label=node%3Dnope", 200},
+		{"runs by suite+status", "/?suite=etcd&status=complete", 200},
+		{"runs by date", "/?since=2026-03-01&until=2026-03-31", 200},
+		{"run page", "/runs/" + mid, 200},
+		{"run status (live poll)", "/runs/" + mid + "/status.json", 200},
+		{"compare 3 runs", "/compare?run=" + runs[10].ID + "&run=" + runs[11].ID + "&run=" + runs[12].ID + "&group_by=storage", 200},
+		{"compare 10 runs", "/compare?" + strings.Join(ten, "&") + "&group_by=storage&baseline=storage%3Dnvme", 200},
+		{"trend, the targets", "/trend", 200},
+		{"trend, one target", "/trend?target=" + url.QueryEscape(target(7)), 200},
+		{"trend, target+workload", "/trend?target=" + url.QueryEscape(target(7)) + "&workload=rand-read-4k-qd32&round=isolated", 200},
+		{"/metrics", "/metrics", 100},
+	}
+}
+
+// timePage requests u n times after two warm-up requests and returns each
+// timed request's duration in milliseconds, the last status and the run rows
+// in the last body; it stops at the first answer that is not 200 OK.
+func timePage(client *http.Client, u string, n int) (took []float64, status, rows int, err error) {
+	for i := range n + 2 {
+		t0 := time.Now()
+		resp, err := client.Get(u)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		rows = strings.Count(string(body), "<tr data-run=")
+		status = resp.StatusCode
+		if i >= 2 { // two warm-up requests
+			took = append(took, float64(time.Since(t0).Microseconds())/1000)
+		}
+		if status != http.StatusOK {
+			break
+		}
+	}
+	return took, status, rows, nil
 }
 
 // memory reads a process's resident set now and at its peak, in MiB.

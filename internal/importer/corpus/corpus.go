@@ -324,72 +324,32 @@ func fioText(data []byte) *Expected {
 	if m := reTextVer.FindSubmatch(data); m != nil && string(m[1]) == "2" {
 		e.Kind = "fio text 2.x"
 	}
-	type dirFigs struct {
-		name               string
-		iops, iops2        float64 // printed, and I/O count over runtime
-		bw, dec, runtimeMS float64
-		p99                float64
-		hasP99             bool
-	}
-	var cur []*dirFigs
-	var last *dirFigs
+	var cur []*textDir
+	var last *textDir
 	pctUnit, pctOf := 0.0, ""
 	flush := func() {
 		if cur == nil {
 			return
 		}
-		var figs []Figure
-		for _, d := range cur {
-			iops := []float64{d.iops}
-			if d.iops2 > 0 {
-				iops = append(iops, d.iops2)
-			}
-			figs = append(figs, Figure{d.name + " iops", iops})
-			bw := []float64{d.bw}
-			if d.dec > 0 {
-				bw = append(bw, d.dec)
-			}
-			figs = append(figs, Figure{d.name + " bw", bw})
-			if d.hasP99 {
-				figs = append(figs, Figure{d.name + " p99", []float64{d.p99}})
-			}
-		}
-		e.Results = append(e.Results, figs)
+		e.Results = append(e.Results, textFigures(cur))
 		cur = nil
 	}
 	for _, line := range strings.Split(strings.ReplaceAll(string(data), "\r", ""), "\n") {
 		if reTextHeader.MatchString(line) {
 			flush()
-			cur, last = []*dirFigs{}, nil
+			cur, last = []*textDir{}, nil
 			continue
 		}
 		if cur == nil {
 			continue
 		}
 		if m := reTextV3.FindStringSubmatch(line); m != nil {
-			d := &dirFigs{name: m[1]}
-			d.iops, _ = strconv.ParseFloat(m[2], 64)
-			switch strings.ToLower(m[3]) {
-			case "k":
-				d.iops *= 1e3
-			case "m":
-				d.iops *= 1e6
-			}
-			v, _ := strconv.ParseFloat(m[4], 64)
-			d.bw = v * unitMult[m[5]]
-			v, _ = strconv.ParseFloat(m[6], 64)
-			d.dec = v * unitMult[strings.Replace(m[7], "k", "K", 1)]
-			d.runtimeMS, _ = strconv.ParseFloat(m[9], 64)
+			d := textDirV3(m)
 			cur, last = append(cur, d), d
 			continue
 		}
 		if m := reTextV2.FindStringSubmatch(line); m != nil {
-			d := &dirFigs{name: m[1]}
-			v, _ := strconv.ParseFloat(m[3], 64)
-			// fio 2.x: KB means KiB.
-			d.bw = v * map[string]float64{"B": 1, "KB": 1024, "MB": 1 << 20, "GB": 1 << 30}[m[4]]
-			d.iops, _ = strconv.ParseFloat(m[5], 64)
-			d.runtimeMS, _ = strconv.ParseFloat(m[6], 64)
+			d := textDirV2(m)
 			cur, last = append(cur, d), d
 			continue
 		}
@@ -410,14 +370,7 @@ func fioText(data []byte) *Expected {
 			m = reTextIss2.FindStringSubmatch(line)
 		}
 		if m != nil {
-			for _, d := range cur {
-				i := map[string]int{"read": 1, "write": 2, "trim": 3}[d.name]
-				n, _ := strconv.ParseFloat(m[i], 64)
-				if d.runtimeMS > 0 && n > 0 {
-					// The exact rate, besides the rounded one printed.
-					d.iops2 = n / (d.runtimeMS / 1000)
-				}
-			}
+			setExactIOPS(cur, m)
 		}
 		if strings.HasPrefix(strings.TrimSpace(line), "Run status group") {
 			flush()
@@ -425,6 +378,78 @@ func fioText(data []byte) *Expected {
 	}
 	flush()
 	return e
+}
+
+// textDir is one direction's figures in a fio text job block.
+type textDir struct {
+	name               string
+	iops, iops2        float64 // printed, and I/O count over runtime
+	bw, dec, runtimeMS float64
+	p99                float64
+	hasP99             bool
+}
+
+// textDirV3 reads a fio 3.x direction line ("read: IOPS=..., BW=...").
+func textDirV3(m []string) *textDir {
+	d := &textDir{name: m[1]}
+	d.iops, _ = strconv.ParseFloat(m[2], 64)
+	switch strings.ToLower(m[3]) {
+	case "k":
+		d.iops *= 1e3
+	case "m":
+		d.iops *= 1e6
+	}
+	v, _ := strconv.ParseFloat(m[4], 64)
+	d.bw = v * unitMult[m[5]]
+	v, _ = strconv.ParseFloat(m[6], 64)
+	d.dec = v * unitMult[strings.Replace(m[7], "k", "K", 1)]
+	d.runtimeMS, _ = strconv.ParseFloat(m[9], 64)
+	return d
+}
+
+// textDirV2 reads a fio 2.x direction line ("read : io=..., bw=..., iops=...").
+func textDirV2(m []string) *textDir {
+	d := &textDir{name: m[1]}
+	v, _ := strconv.ParseFloat(m[3], 64)
+	// fio 2.x: KB means KiB.
+	d.bw = v * map[string]float64{"B": 1, "KB": 1024, "MB": 1 << 20, "GB": 1 << 30}[m[4]]
+	d.iops, _ = strconv.ParseFloat(m[5], 64)
+	d.runtimeMS, _ = strconv.ParseFloat(m[6], 64)
+	return d
+}
+
+// setExactIOPS sets each direction's exact rate from the issued I/O counts
+// in m (read, write, trim) over its runtime.
+func setExactIOPS(dirs []*textDir, m []string) {
+	for _, d := range dirs {
+		i := map[string]int{"read": 1, "write": 2, "trim": 3}[d.name]
+		n, _ := strconv.ParseFloat(m[i], 64)
+		if d.runtimeMS > 0 && n > 0 {
+			// The exact rate, besides the rounded one printed.
+			d.iops2 = n / (d.runtimeMS / 1000)
+		}
+	}
+}
+
+// textFigures turns a job block's directions into one result's figures.
+func textFigures(dirs []*textDir) []Figure {
+	var figs []Figure
+	for _, d := range dirs {
+		iops := []float64{d.iops}
+		if d.iops2 > 0 {
+			iops = append(iops, d.iops2)
+		}
+		figs = append(figs, Figure{d.name + " iops", iops})
+		bw := []float64{d.bw}
+		if d.dec > 0 {
+			bw = append(bw, d.dec)
+		}
+		figs = append(figs, Figure{d.name + " bw", bw})
+		if d.hasP99 {
+			figs = append(figs, Figure{d.name + " p99", []float64{d.p99}})
+		}
+	}
+	return figs
 }
 
 // iozoneReport reads iozone -R blocks: every rate of every row, in kB/s.

@@ -57,41 +57,12 @@ type TargetSuite struct {
 // unsafe case and so does Prepare, leaving the target unchanged; Prepare
 // leaves nothing on error; Cleanup leaves nothing after fio succeeded,
 // failed or was cancelled mid-run; a target that offers telemetry records
-// the host while fio runs. It needs fio where the target runs.
+// the host while fio runs. It needs fio where the target runs. It is a list
+// of subtests; the longer ones live in the check helpers below.
 func TargetConformance(t *testing.T, s TargetSuite) {
 	for _, u := range s.Unsafe {
 		t.Run("refuses/"+u.Name, func(t *testing.T) {
-			sub := u.Make(t)
-			var before string
-			if sub.State != nil {
-				before = sub.State()
-			}
-			ctx := context.Background()
-			if c, ok := sub.Target.(runner.Checker); ok && !u.PrepareOnly {
-				err := c.Check(ctx, sub.Need)
-				if err == nil || !strings.Contains(err.Error(), u.Want) {
-					t.Errorf("Check: want a refusal saying %q, got %v", u.Want, err)
-				}
-			}
-			if u.CheckOnly {
-				return
-			}
-			p, err := sub.Target.Prepare(ctx, sub.Need)
-			if err == nil {
-				cerr := p.Cleanup(context.Background())
-				t.Fatalf("Prepare accepted it (cleanup: %v)", cerr)
-			}
-			if !strings.Contains(err.Error(), u.Want) {
-				t.Errorf("Prepare: refusal does not say %q: %v", u.Want, err)
-			}
-			if left := sub.Leftovers(); len(left) > 0 {
-				t.Errorf("a refused Prepare left %v", left)
-			}
-			if sub.State != nil {
-				if after := sub.State(); after != before {
-					t.Errorf("the refused target changed: %s -> %s", before, after)
-				}
-			}
+			checkRefusal(t, u)
 		})
 	}
 	t.Run("cleanup after success", func(t *testing.T) {
@@ -122,38 +93,7 @@ func TargetConformance(t *testing.T, s TargetSuite) {
 		cleanup(t, sub, p)
 	})
 	t.Run("cleanup after cancel", func(t *testing.T) {
-		sub := s.Safe(t)
-		p := prepare(t, sub)
-		ctx, cancel := context.WithCancel(context.Background())
-		started := make(chan struct{})
-		done := make(chan error, 1)
-		go func() {
-			_, err := fio.Runner{Cmder: p.Cmder, Dir: p.Dir}.Run(ctx, job(t, p, "", "60s"), func(result.Progress) {
-				select {
-				case <-started:
-				default:
-					close(started)
-				}
-			})
-			done <- err
-		}()
-		select {
-		case <-started:
-		case err := <-done:
-			t.Fatalf("fio ended before it was cancelled: %v", err)
-		case <-time.After(30 * time.Second):
-			t.Fatal("fio reported no progress in 30s")
-		}
-		cancel()
-		select {
-		case err := <-done:
-			if err == nil {
-				t.Error("cancelled fio reported success")
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("fio still running 30s after cancel")
-		}
-		cleanup(t, sub, p)
+		checkCleanupAfterCancel(t, s.Safe(t))
 	})
 	t.Run("prepare twice, clean up both", func(t *testing.T) {
 		sub := s.Safe(t)
@@ -168,6 +108,78 @@ func TargetConformance(t *testing.T, s TargetSuite) {
 		}
 		cleanup(t, sub, a)
 	})
+}
+
+// checkRefusal arranges one unsafe situation and checks that Check and
+// Prepare refuse it, saying why, leaving nothing behind and the target unchanged.
+func checkRefusal(t *testing.T, u Unsafe) {
+	sub := u.Make(t)
+	var before string
+	if sub.State != nil {
+		before = sub.State()
+	}
+	ctx := context.Background()
+	if c, ok := sub.Target.(runner.Checker); ok && !u.PrepareOnly {
+		err := c.Check(ctx, sub.Need)
+		if err == nil || !strings.Contains(err.Error(), u.Want) {
+			t.Errorf("Check: want a refusal saying %q, got %v", u.Want, err)
+		}
+	}
+	if u.CheckOnly {
+		return
+	}
+	p, err := sub.Target.Prepare(ctx, sub.Need)
+	if err == nil {
+		cerr := p.Cleanup(context.Background())
+		t.Fatalf("Prepare accepted it (cleanup: %v)", cerr)
+	}
+	if !strings.Contains(err.Error(), u.Want) {
+		t.Errorf("Prepare: refusal does not say %q: %v", u.Want, err)
+	}
+	if left := sub.Leftovers(); len(left) > 0 {
+		t.Errorf("a refused Prepare left %v", left)
+	}
+	if sub.State != nil {
+		if after := sub.State(); after != before {
+			t.Errorf("the refused target changed: %s -> %s", before, after)
+		}
+	}
+}
+
+// checkCleanupAfterCancel prepares sub, cancels fio once it reports
+// progress and checks that fio fails and Cleanup leaves nothing.
+func checkCleanupAfterCancel(t *testing.T, sub Subject) {
+	p := prepare(t, sub)
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := fio.Runner{Cmder: p.Cmder, Dir: p.Dir}.Run(ctx, job(t, p, "", "60s"), func(result.Progress) {
+			select {
+			case <-started:
+			default:
+				close(started)
+			}
+		})
+		done <- err
+	}()
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("fio ended before it was cancelled: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("fio reported no progress in 30s")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("cancelled fio reported success")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("fio still running 30s after cancel")
+	}
+	cleanup(t, sub, p)
 }
 
 // checkRecording stops a recording made while fio ran: it must say what

@@ -271,12 +271,9 @@ func (c controller) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeReque
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	v, err := d.state.volume(req.GetVolumeId())
-	if errors.Is(err, fs.ErrNotExist) {
-		return &csi.DeleteVolumeResponse{}, nil
-	}
-	if err != nil {
-		return nil, errStatus(err, "read volume")
+	v, ok, err := d.state.existingVolume(req.GetVolumeId())
+	if !ok || err != nil {
+		return &csi.DeleteVolumeResponse{}, err
 	}
 	devs, err := d.disk.loopDevices(ctx, d.state.volumeImage(v.ID))
 	if err != nil {
@@ -329,12 +326,9 @@ func (c controller) ControllerUnpublishVolume(ctx context.Context, req *csi.Cont
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	v, err := d.state.volume(req.GetVolumeId())
-	if errors.Is(err, fs.ErrNotExist) {
-		return &csi.ControllerUnpublishVolumeResponse{}, nil
-	}
-	if err != nil {
-		return nil, errStatus(err, "read volume")
+	v, ok, err := d.state.existingVolume(req.GetVolumeId())
+	if !ok || err != nil {
+		return &csi.ControllerUnpublishVolumeResponse{}, err
 	}
 	kept := slices.DeleteFunc(slices.Clone(v.Published), func(n string) bool {
 		return req.GetNodeId() == "" || n == req.GetNodeId()

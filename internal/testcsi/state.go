@@ -105,6 +105,20 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
+// existingVolume reads volume id for a call that succeeds on a volume
+// already gone (delete, detach are idempotent): ok is false when it is
+// gone, err a gRPC status when it cannot be read.
+func (s state) existingVolume(id string) (v volume, ok bool, err error) {
+	v, err = s.volume(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return v, false, nil
+	}
+	if err != nil {
+		return v, false, errStatus(err, "read volume")
+	}
+	return v, true, nil
+}
+
 func (s state) volume(id string) (volume, error) {
 	var v volume
 	if id == "" || idFor(id) != id {

@@ -284,6 +284,9 @@ func TestShapedLink(t *testing.T) {
 	for _, p := range []string{"iperf3-server", "fio-server", "iperf3-client", "fio-client"} {
 		h.wait(t, p, 2*time.Minute, running)
 	}
+	// The cluster's rate on both ports, whatever a test before this one left.
+	clusterSh(t, "node", "shape", node2, h.env["RATE"])
+	clusterSh(t, "node", "shape", node3, h.env["RATE"])
 	shaped := h.iperf3(t, "iperf3-client", ip3, 5)
 	fio := h.fioNet(t, "fio-client", ip3, 5)
 	t.Logf("link %s: iperf3 %.0f Mbit/s, fio net %.0f Mbit/s (fio/iperf3 %.3f)", h.env["RATE"], shaped/1e6, fio/1e6, fio/shaped)

@@ -83,6 +83,7 @@ func TestNetfsBreakdownOnShapedLinks(t *testing.T) {
 	// Unshaped, the link is far above the disk: the network no longer binds.
 	for _, n := range []string{"kreal-node-2", "kreal-node-3"} {
 		unshape(t, n)
+		t.Cleanup(func() { reshape(t, n) }) // later tests expect the cluster's rate
 	}
 	b, l = measureNetfs(t, ctx, targets)
 	if l.SendBytesPerSec < 1.5*125e6 {
@@ -104,6 +105,19 @@ func unshape(t *testing.T, node string) {
 		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
 			t.Fatalf("%v: %v: %s", args, err, out)
 		}
+	}
+}
+
+// reshape gives a real node's port the cluster's rate again
+// (scripts/cluster.sh node shape).
+func reshape(t *testing.T, node string) {
+	t.Helper()
+	rate := clusterEnv(t)["RATE"]
+	if rate == "" {
+		rate = "1gbit"
+	}
+	if out, err := exec.Command("bash", "../../../scripts/cluster.sh", "node", "shape", node, rate).CombinedOutput(); err != nil {
+		t.Errorf("reshaping %s to %s: %v: %s", node, rate, err, out)
 	}
 }
 

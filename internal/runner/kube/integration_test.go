@@ -604,7 +604,7 @@ func applyRBAC(t *testing.T, e *env) *rbacv1.Role {
 		if err := apply(ctx, e.client, obj); err != nil {
 			t.Fatal(err)
 		}
-		if r, ok := obj.(*rbacv1.Role); ok {
+		if r, ok := obj.(*rbacv1.Role); ok && r.Name == "storbench" { // not the optional blocks' Roles
 			role = r
 		}
 	}

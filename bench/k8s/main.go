@@ -187,7 +187,7 @@ func printTimings(obs *observer, targets []runner.Target, start time.Time) {
 
 // printSkew prints the parallel round's start skew across targets for each
 // workload and the worst of them against the 250 ms target.
-func printSkew(ctx context.Context, st *store.SQLite, runID string) error {
+func printSkew(ctx context.Context, st store.Reader, runID string) error {
 	res, err := st.Results(ctx, store.ResultFilter{RunIDs: []string{runID}, Round: result.RoundParallel})
 	if err != nil {
 		return err
@@ -216,7 +216,7 @@ func printSkew(ctx context.Context, st *store.SQLite, runID string) error {
 
 // printFioTimes prints, for debugging, each result's start and fio's own end,
 // runtime and elapsed time from its raw JSON.
-func printFioTimes(ctx context.Context, st *store.SQLite, res []result.Result) {
+func printFioTimes(ctx context.Context, st store.Reader, res []result.Result) {
 	for _, x := range res {
 		raw, _ := st.RawFioJSON(ctx, x.ID)
 		var doc struct {

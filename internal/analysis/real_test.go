@@ -21,14 +21,6 @@ import (
 	"github.com/storbench/storbench/internal/testenv"
 )
 
-type quiet struct{}
-
-func (quiet) RunStarted(*result.Run)                        {}
-func (quiet) Notice(string, string)                         {}
-func (quiet) WorkloadStarted(engine.Step)                   {}
-func (quiet) WorkloadProgress(engine.Step, result.Progress) {}
-func (quiet) WorkloadFinished(engine.Step, *result.Result)  {}
-
 // diskDir is a directory on a real disk (not tmpfs) next to the test.
 func diskDir(t *testing.T) string {
 	t.Helper()
@@ -68,7 +60,7 @@ func measure(t *testing.T, st *store.SQLite, dir, workloadYAML string, labels ma
 	}
 	plan := engine.Plan{Suite: s, Labels: labels, Targets: []runner.Target{local.NewTarget(dir, local.Options{})}}
 	plan.Telemetry = tel
-	run, err := (&engine.Engine{Store: st, Observer: quiet{}}).Run(context.Background(), plan)
+	run, err := (&engine.Engine{Store: st, Observer: engine.Silent{}}).Run(context.Background(), plan)
 	if err != nil {
 		t.Fatal(err)
 	}

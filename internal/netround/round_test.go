@@ -17,14 +17,6 @@ import (
 	"github.com/storbench/storbench/internal/store"
 )
 
-type quiet struct{}
-
-func (quiet) RunStarted(*result.Run)                        {}
-func (quiet) Notice(string, string)                         {}
-func (quiet) WorkloadStarted(engine.Step)                   {}
-func (quiet) WorkloadProgress(engine.Step, result.Progress) {}
-func (quiet) WorkloadFinished(engine.Step, *result.Result)  {}
-
 // TestNetworkRoundOfARun runs `--rounds network` on two SSH targets in
 // their own namespaces: every direction is stored as results of round
 // "network", and the matrix and its table read them back.
@@ -46,7 +38,7 @@ func TestNetworkRoundOfARun(t *testing.T) {
 		dir := t.TempDir()
 		targets = append(targets, ssh.NewTarget("ssh://"+ep.Node+dir, ep.Cmder.(*ssh.Client), dir, ssh.TargetOptions{}))
 	}
-	run, err := (&engine.Engine{Store: st, Observer: quiet{}}).Run(ctx, engine.Plan{Suite: suite, Targets: targets, Repeat: 1,
+	run, err := (&engine.Engine{Store: st, Observer: engine.Silent{}}).Run(ctx, engine.Plan{Suite: suite, Targets: targets, Repeat: 1,
 		Rounds: []string{result.RoundNetwork}})
 	if err != nil {
 		t.Fatal(err)

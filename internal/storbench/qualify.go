@@ -163,15 +163,7 @@ func measure(ctx context.Context, st store.Store, req QualifyRequest) (string, e
 
 // Silent is an engine.Observer that hears nothing: a request's default,
 // and what an observer interested in some events only embeds.
-type Silent struct{}
-
-var _ engine.Observer = Silent{}
-
-func (Silent) RunStarted(*result.Run)                        {}
-func (Silent) Notice(string, string)                         {}
-func (Silent) WorkloadStarted(engine.Step)                   {}
-func (Silent) WorkloadProgress(engine.Step, result.Progress) {}
-func (Silent) WorkloadFinished(engine.Step, *result.Result)  {}
+type Silent = engine.Silent
 
 // deviceSizes finds each target's device size for block.db advice: the
 // size given, or the disk named in the target's labels when the results

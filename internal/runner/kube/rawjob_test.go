@@ -10,19 +10,10 @@ import (
 
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/fio"
-	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/testenv"
 )
-
-type quiet struct{}
-
-func (quiet) RunStarted(*result.Run)                        {}
-func (quiet) Notice(string, string)                         {}
-func (quiet) WorkloadStarted(engine.Step)                   {}
-func (quiet) WorkloadProgress(engine.Step, result.Progress) {}
-func (quiet) WorkloadFinished(engine.Step, *result.Result)  {}
 
 // A user's job file reaches the pod as a file, written by a bounded command
 // (kwok's exec never closes stdin), and runs there as fio runs it: kbench's
@@ -45,7 +36,7 @@ func TestRawJobRunsInThePod(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	run, err := (&engine.Engine{Store: st, Observer: quiet{}}).Run(context.Background(), engine.Plan{
+	run, err := (&engine.Engine{Store: st, Observer: engine.Silent{}}).Run(context.Background(), engine.Plan{
 		RawJob: &engine.RawJob{Path: path, File: jf}, Targets: []runner.Target{tg},
 	})
 	if err != nil {

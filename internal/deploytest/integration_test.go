@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -322,7 +321,7 @@ func checkDashboard(t *testing.T, c kubernetes.Interface, ns, suffix, image, hos
 	if _, err := c.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	pod := &d.Spec.Template.Spec
 	pod.HostNetwork = true
 	ctr := &pod.Containers[0]
@@ -383,15 +382,4 @@ func checkDashboard(t *testing.T, c kubernetes.Interface, ns, suffix, image, hos
 	if code != http.StatusOK || !strings.Contains(body, "\n"+metrics.NameIOPS+"{") {
 		t.Errorf("/metrics with the token: %d, no %s series:\n%s", code, metrics.NameIOPS, body)
 	}
-}
-
-// freePort is a TCP port nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

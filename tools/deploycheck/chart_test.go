@@ -8,12 +8,12 @@ import (
 	"io"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/storbench/storbench/tools/internal/toolenv"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -24,17 +24,9 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// repo is the repository's top folder.
-func repo(t *testing.T) string {
-	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("no caller")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "..")
+func chartDir(t *testing.T) string {
+	return filepath.Join(toolenv.Repo(t), "deploy", "chart", "storbench")
 }
-
-func chartDir(t *testing.T) string { return filepath.Join(repo(t), "deploy", "chart", "storbench") }
 
 type object = map[string]any
 
@@ -213,7 +205,7 @@ func TestChartLints(t *testing.T) {
 // namespace storbench, makes the base's objects; with another release
 // name, the same objects under that name.
 func TestChartEqualsBase(t *testing.T) {
-	base := normalize(t, renderKustomization(t, filepath.Join(repo(t), "deploy", "base")), func(s string) string { return s })
+	base := normalize(t, renderKustomization(t, filepath.Join(toolenv.Repo(t), "deploy", "base")), func(s string) string { return s })
 	for _, release := range []string{"storbench", "lab"} {
 		t.Run(release, func(t *testing.T) {
 			prefix := release + "-storbench"
@@ -236,7 +228,7 @@ func TestChartEqualsBase(t *testing.T) {
 		}
 	})
 	t.Run("servicemonitor", func(t *testing.T) {
-		overlay := normalize(t, renderKustomization(t, filepath.Join(repo(t), "deploy", "overlays", "prometheus-operator")), func(s string) string { return s })
+		overlay := normalize(t, renderKustomization(t, filepath.Join(toolenv.Repo(t), "deploy", "overlays", "prometheus-operator")), func(s string) string { return s })
 		chart := normalize(t, renderChart(t, "storbench", "storbench", map[string]any{"createNamespace": true,
 			"serviceMonitor": map[string]any{"enabled": true}}), func(s string) string { return s })
 		same(t, "deploy/overlays/prometheus-operator", overlay, "chart", chart)
@@ -289,7 +281,7 @@ func TestRegistryInOnePlace(t *testing.T) {
 		!slices.Equal(fio, []string{"registry.example.com/lab/storbench-fio:v9.9.9"}) {
 		t.Errorf("chart with image.registry: images %v, --image %v", imgs, fio)
 	}
-	imgs, _ = images(renderKustomization(t, filepath.Join(repo(t), "deploy", "base")))
+	imgs, _ = images(renderKustomization(t, filepath.Join(toolenv.Repo(t), "deploy", "base")))
 	if want := []string{"ghcr.io/storbench/storbench:v0.1.0", "ghcr.io/storbench/storbench:v0.1.0"}; !slices.Equal(imgs, want) {
 		t.Errorf("base: images %v, want %v", imgs, want)
 	}

@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -24,15 +23,6 @@ import (
 	"github.com/storbench/storbench/tools/release"
 )
 
-func repo(t *testing.T) string {
-	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("no caller")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
 func cacheDir(t *testing.T) string {
 	d, err := os.UserCacheDir()
 	if err != nil {
@@ -41,12 +31,7 @@ func cacheDir(t *testing.T) string {
 	return filepath.Join(d, "storbench-release")
 }
 
-var (
-	once     sync.Once
-	built    *release.Result
-	builtDir string
-	buildErr error
-)
+var shared toolenv.Once[*release.Result]
 
 // build builds both images for every platform once for the package's
 // tests: Debian's packages come from the archive (cached between runs).
@@ -55,23 +40,15 @@ func build(t *testing.T) *release.Result {
 	for _, tool := range []string{"git", "apt-get", "apt-cache", "dpkg-deb"} {
 		toolenv.Need(t, tool)
 	}
-	once.Do(func() {
-		if builtDir, buildErr = os.MkdirTemp("", "storbench-images-test-"); buildErr != nil {
-			return
-		}
-		built, buildErr = release.Build(release.Options{Repo: repo(t), Out: builtDir, Images: true, Cache: cacheDir(t)})
+	res, _ := shared.Get(t, func(dir string) (*release.Result, error) {
+		return release.Build(release.Options{Repo: toolenv.Repo(t), Out: dir, Images: true, Cache: cacheDir(t)})
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return built
+	return res
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if builtDir != "" {
-		os.RemoveAll(builtDir)
-	}
+	shared.Remove()
 	os.Exit(code)
 }
 
@@ -86,8 +63,9 @@ func written(t *testing.T, res *release.Result, name string) *images.Written {
 	return nil
 }
 
-// platformImage reads one platform's image from the written layout.
-func platformImage(t *testing.T, w *images.Written, platform string) v1.Image {
+// platformImage reads one platform's image, and its config, from the
+// written layout.
+func platformImage(t *testing.T, w *images.Written, platform string) (v1.Image, *v1.ConfigFile) {
 	t.Helper()
 	lp, err := layout.FromPath(w.Layout)
 	if err != nil {
@@ -117,11 +95,15 @@ func platformImage(t *testing.T, w *images.Written, platform string) v1.Image {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return img
+			cf, err := img.ConfigFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return img, cf
 		}
 	}
 	t.Fatalf("%s: no %s among %v", w.Ref, platform, got)
-	return nil
+	return nil, nil
 }
 
 // unpack extracts an image's filesystem into a new folder.
@@ -142,7 +124,7 @@ func unpack(t *testing.T, img v1.Image) string {
 func TestImagesReproducible(t *testing.T) {
 	first := build(t)
 	dir := t.TempDir()
-	second, err := release.Build(release.Options{Repo: repo(t), Out: dir, Images: true, Cache: cacheDir(t)})
+	second, err := release.Build(release.Options{Repo: toolenv.Repo(t), Out: dir, Images: true, Cache: cacheDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,11 +157,7 @@ func TestFioImageComplete(t *testing.T) {
 	w := written(t, res, images.FioName)
 	for _, p := range images.Platforms {
 		t.Run(p.String(), func(t *testing.T) {
-			img := platformImage(t, w, p.String())
-			cf, err := img.ConfigFile()
-			if err != nil {
-				t.Fatal(err)
-			}
+			img, cf := platformImage(t, w, p.String())
 			if cf.Architecture != p.Arch || cf.Variant != p.Variant || cf.Config.Labels[images.LabelFioVersion] == "" ||
 				!slices.Equal(cf.Config.Cmd, images.FioCommand) || cf.Created.Time.Unix() != res.CommitDate.Unix() {
 				t.Errorf("config: %s/%s/%s, labels %v, cmd %v, created %v", cf.OS, cf.Architecture, cf.Variant, cf.Config.Labels, cf.Config.Cmd, cf.Created)
@@ -192,7 +170,7 @@ func TestFioImageComplete(t *testing.T) {
 				}
 			}
 			elfs := 0
-			err = filepath.WalkDir(root, func(p2 string, d os.DirEntry, err error) error {
+			err := filepath.WalkDir(root, func(p2 string, d os.DirEntry, err error) error {
 				if err != nil || !d.Type().IsRegular() {
 					return err
 				}
@@ -252,11 +230,7 @@ func TestFioImageRuns(t *testing.T) {
 		toolenv.Missing(t, "root on amd64", "the image is run with chroot")
 	}
 	res := build(t)
-	img := platformImage(t, written(t, res, images.FioName), "linux/amd64")
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, cf := platformImage(t, written(t, res, images.FioName), "linux/amd64")
 	root := unpack(t, img)
 	env := cf.Config.Env
 	out, err := chroot(t, root, 0, env, "/usr/bin/fio", "--version")
@@ -283,11 +257,7 @@ func TestStorbenchImage(t *testing.T) {
 	w := written(t, res, images.StorbenchName)
 	for _, p := range images.Platforms {
 		t.Run(p.String(), func(t *testing.T) {
-			img := platformImage(t, w, p.String())
-			cf, err := img.ConfigFile()
-			if err != nil {
-				t.Fatal(err)
-			}
+			img, cf := platformImage(t, w, p.String())
 			c := cf.Config
 			if c.User != "65532:65532" || !slices.Equal(c.Entrypoint, []string{"/usr/bin/storbench"}) ||
 				c.Labels["org.opencontainers.image.version"] != res.Version || c.Labels["org.opencontainers.image.revision"] != res.Commit {

@@ -20,7 +20,7 @@ func krewTools(t *testing.T) (krew, validate string) {
 	dir := t.TempDir()
 	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", dir+"/",
 		"sigs.k8s.io/krew/cmd/krew", "sigs.k8s.io/krew/cmd/validate-krew-manifest")
-	cmd.Dir = filepath.Join(repo(t), "tools", "krew")
+	cmd.Dir = filepath.Join(toolenv.Repo(t), "tools", "krew")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		toolenv.Missing(t, "krew", "building krew from tools/krew: "+err.Error()+"\n"+string(out))
 	}

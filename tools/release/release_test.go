@@ -13,51 +13,25 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/storbench/storbench/tools/internal/toolenv"
 )
 
-// repo is the storbench repository this module sits in.
-func repo(t *testing.T) string {
-	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("no caller")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-var (
-	buildOnce sync.Once
-	built     *Result
-	builtDir  string
-	buildErr  error
-)
+var shared toolenv.Once[*Result]
 
 // archives builds the release archives once for the package's tests.
 func archives(t *testing.T) (*Result, string) {
 	t.Helper()
 	toolenv.Need(t, "git")
-	buildOnce.Do(func() {
-		builtDir, buildErr = os.MkdirTemp("", "storbench-release-test-")
-		if buildErr != nil {
-			return
-		}
-		built, buildErr = Build(Options{Repo: repo(t), Out: builtDir, Archives: true})
+	return shared.Get(t, func(dir string) (*Result, error) {
+		return Build(Options{Repo: toolenv.Repo(t), Out: dir, Archives: true})
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return built, builtDir
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if builtDir != "" {
-		os.RemoveAll(builtDir)
-	}
+	shared.Remove()
 	os.Exit(code)
 }
 
@@ -107,7 +81,7 @@ func readArchive(t *testing.T, path string, mtime int64) map[string][]byte {
 func TestArchivesReproducible(t *testing.T) {
 	first, _ := archives(t)
 	dir := t.TempDir()
-	second, err := Build(Options{Repo: repo(t), Out: dir, Archives: true})
+	second, err := Build(Options{Repo: toolenv.Repo(t), Out: dir, Archives: true})
 	if err != nil {
 		t.Fatal(err)
 	}

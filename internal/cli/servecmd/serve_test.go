@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -316,12 +315,7 @@ func TestPrometheusScrapesServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startServe(t, nil, "--db", db, "--token-file", token)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	promAddr := l.Addr().String()
-	l.Close()
+	promAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	config := fmt.Sprintf(`global: {scrape_interval: 1s, scrape_timeout: 1s}
 scrape_configs:
   - job_name: with-token

@@ -1,14 +1,60 @@
-// Package toolenv skips a build-tooling test whose prerequisite is missing,
-// or fails it when STORBENCH_REQUIRE asks for every prerequisite (CI), as
-// the product's internal/testenv does.
+// Package toolenv is the build tooling's test support: it skips a test
+// whose prerequisite is missing, or fails it when STORBENCH_REQUIRE asks for
+// every prerequisite (CI), as the product's internal/testenv does; it names
+// the repository the tests build; and it makes one build for all of a test
+// binary's tests.
 package toolenv
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"testing"
 )
+
+// Repo is the storbench repository the tools module sits in.
+func Repo(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("toolenv: no caller, so no repository")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+}
+
+// Once holds one build (a release, its images) made in a temporary folder
+// the first time a test asks for it and shared by the test binary's other
+// tests. TestMain calls Remove when the tests are done.
+type Once[T any] struct {
+	once sync.Once
+	dir  string
+	val  T
+	err  error
+}
+
+// Get returns what build made in its folder, and the folder, building it
+// the first time; a failed build fails every test that asks.
+func (o *Once[T]) Get(t testing.TB, build func(dir string) (T, error)) (T, string) {
+	t.Helper()
+	o.once.Do(func() {
+		if o.dir, o.err = os.MkdirTemp("", "storbench-tools-test-"); o.err == nil {
+			o.val, o.err = build(o.dir)
+		}
+	})
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	return o.val, o.dir
+}
+
+// Remove deletes the build's folder, if a test made one.
+func (o *Once[T]) Remove() {
+	if o.dir != "" {
+		os.RemoveAll(o.dir)
+	}
+}
 
 // Missing skips the test, or fails it under STORBENCH_REQUIRE=all.
 func Missing(t testing.TB, what, why string) {

@@ -43,7 +43,7 @@ cached() {
   for s in "${SIDECARS[@]}"; do
     for c in ${s#* }; do [ -x "$OUT/$c" ] || return 1; done
   done
-  [ "$(cat "$OUT/.stamp" 2>/dev/null)" = "$(stamp)" ]
+  [ -f "$SRC/go.mod" ] && [ "$(cat "$OUT/.stamp" 2>/dev/null)" = "$(stamp)" ]
 }
 
 build_all() {

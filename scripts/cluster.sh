@@ -165,7 +165,9 @@ node() { # stop|start|cut|restore|shape|unshape NAME [RATE]
           bash "$C/storage.sh" netfs_serve "$N"
           local j; for j in $(seq 1 $((N - 1))); do bash "$C/storage.sh" netfs_mount_node "$N" "$j"; done
         else bash "$C/storage.sh" netfs_mount_node "$N" "$i"; fi
-      fi ;;
+      fi
+      # the test CSI driver's node plugin died with it too (it runs in the node's cgroup)
+      if [ -f "$C/csi.sh" ]; then bash "$C/csi.sh" node-up "$name"; fi ;;
     cut|restore) [ "$i" -ge 2 ] || { log "$name is the host's own node: it has no link"; return 1; }
       bash "$C/nodes.sh" "link_$op" "$i" ;;
     shape|unshape) [ "$i" -ge 2 ] || { log "$name is the host's own node: it has no link"; return 1; }

@@ -416,9 +416,61 @@ func cgroupProcs(t *testing.T, cgroup string) []string {
 	return procs
 }
 
+// nodeProcs lists the processes on this machine that belong to a real node
+// by their command line: any naming the node's state directory (its
+// containerd, shims, kubelet, the CSI node plugin's sockets under the
+// kubelet's root) or the node by name as kubelet and the CSI node plugin do.
+// It finds them wherever they run, in the node's cgroup or not.
+func nodeProcs(t *testing.T, env kubetest.ClusterEnv, name string) map[string]string {
+	t.Helper()
+	state := filepath.Dir(filepath.Dir(env.Node(name, "KUBELET_ROOT"))) // <state>/kubelet/root
+	if state == "." || state == "/" {
+		t.Fatalf("cluster.env has no KUBELET_ROOT for %s", name)
+	}
+	dirs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := map[string]string{}
+	for _, f := range dirs {
+		b, err := os.ReadFile(f)
+		if err != nil || len(b) == 0 { // gone meanwhile, or a zombie
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		for _, a := range args {
+			if strings.Contains(a, state+"/") || a == "--node-id="+name || a == "--hostname-override="+name {
+				procs[filepath.Base(filepath.Dir(f))] = strings.Join(args, " ")
+				break
+			}
+		}
+	}
+	return procs
+}
+
+// csiNodePlugin is the pid of the test CSI driver's node plugin of a node, or "".
+func csiNodePlugin(procs map[string]string, name string) string {
+	for pid, cmd := range procs {
+		if strings.Contains(cmd, "testcsi --role=node") && strings.Contains(cmd, "--node-id="+name+" ") {
+			return pid
+		}
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
 // A real node stopped as a dead machine goes NotReady within the
-// controller's short grace, nothing of it keeps running, and it comes
-// back Ready.
+// controller's short grace, nothing of it keeps running (kubelet,
+// containerd, its containers and its CSI node plugin, in its cgroup or
+// not), and it comes back Ready with its CSI node plugin serving again.
 func TestNodeStopStart(t *testing.T) {
 	h := setup(t)
 	grace, err := time.ParseDuration(h.env["NODE_GRACE"])
@@ -430,6 +482,13 @@ func TestNodeStopStart(t *testing.T) {
 	cg := h.env.Node(node2, "CGROUP")
 	if len(cgroupProcs(t, cg)) == 0 {
 		t.Fatalf("no process in %s's cgroup %s before the stop", node2, cg)
+	}
+	plugin := csiNodePlugin(nodeProcs(t, h.env, node2), node2)
+	if plugin == "" {
+		t.Fatalf("no CSI node plugin of %s before the stop", node2)
+	}
+	if !contains(cgroupProcs(t, cg), plugin) {
+		t.Errorf("the CSI node plugin of %s (pid %s) is not in the node's cgroup %s", node2, plugin, cg)
 	}
 	t.Cleanup(func() {
 		if !h.nodeReady(t, node2) {
@@ -444,6 +503,9 @@ func TestNodeStopStart(t *testing.T) {
 	sock := h.env.Node(node2, "CONTAINERD_SOCK")
 	if out, _ := exec.Command("pgrep", "-f", sock).Output(); len(out) > 0 {
 		t.Errorf("processes naming the stopped node's containerd socket: %s", out)
+	}
+	if left := nodeProcs(t, h.env, node2); len(left) > 0 {
+		t.Errorf("processes of the stopped node still alive (kubelet, containerd, shims, CSI node plugin): %v", left)
 	}
 	limit := grace + 15*time.Second // the monitor period and the last lease renewal
 	for !func() bool { return !h.nodeReady(t, node2) }() {
@@ -463,6 +525,20 @@ func TestNodeStopStart(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	t.Logf("%s Ready %.1f s after its start", node2, time.Since(back).Seconds())
+	plugin = csiNodePlugin(nodeProcs(t, h.env, node2), node2)
+	if plugin == "" || !contains(cgroupProcs(t, cg), plugin) {
+		t.Errorf("no CSI node plugin of %s in its cgroup after its start (pid %q)", node2, plugin)
+	}
+	// The plugin is registered with the new kubelet and serves it: a
+	// node-local volume of the test driver is made, staged and mounted there.
+	h.pvcSized(t, "after-start", "testcsi-local", "300Mi")
+	h.pod(t, podSpec{name: "mounter", node: node2, image: h.env["TOOLS_IMAGE"], pvc: "after-start", schedule: true,
+		cmd: []string{"sh", "-c", "echo written-after-start > /data/f && cat /data/f"}})
+	h.wait(t, "mounter", 3*time.Minute, succeeded)
+	if got := strings.TrimSpace(h.logs(t, "mounter")); got != "written-after-start" {
+		t.Errorf("the pod on the restarted node's CSI volume printed %q", got)
+	}
+	h.deletePod(t, "mounter")
 	if m := h.env.Node(node2, "NETFS"); m != "" {
 		if _, err := os.ReadDir(m); err != nil {
 			t.Errorf("the node's network filesystem mount after its start: %v", err)
@@ -487,12 +563,17 @@ func linkBytes(t *testing.T, link, dir string) int64 {
 
 func (h *harness) pvc(t *testing.T, name, class string) {
 	t.Helper()
+	h.pvcSized(t, name, class, "64Mi")
+}
+
+func (h *harness) pvcSized(t *testing.T, name, class, size string) {
+	t.Helper()
 	_, err := h.c.CoreV1().PersistentVolumeClaims(h.ns).Create(context.Background(), &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			StorageClassName: &class,
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}},
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}},
 		}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # csi.sh - storbench's test-only CSI driver (internal/testcsi) on the test cluster, with the
 # real sidecars (scripts/cluster/sidecars.sh): one controller beside external-provisioner,
-# attacher, snapshotter, resizer and snapshot-controller, and one node plugin per real node,
-# registered straight into that node kubelet's plugins_registry (node-driver-registrar cannot
+# attacher, snapshotter, resizer and snapshot-controller, and one node plugin per real node (in
+# that node's network namespace and cgroup, so it dies with `node stop`), registered straight
+# into that node kubelet's plugins_registry (node-driver-registrar cannot
 # be fetched here). docs/testcsi.md says what each StorageClass promises and breaks.
 #
 #   csi.sh build   the sidecars and CRDs (cached in $KAPI_ROOT/bin/csi) and the driver
 #   csi.sh up      CRDs, CSIDriver, StorageClasses testcsi-<mode>, VolumeSnapshotClass, processes
 #   csi.sh down    claims and snapshots of its classes, processes, mounts, loop devices, state
+#   csi.sh node-up NODE  the node plugin of NODE again, after `cluster.sh node start NODE`
 #   csi.sh status  processes, CSINodes, volumes and loop devices
 #   csi.sh usage [SECONDS]  CPU (% of one core) and resident memory of each process over SECONDS (60)
 #
@@ -52,9 +54,18 @@ build_driver() { # seconds when the Go build cache is warm
 }
 
 # start NAME CMD...: CMD in its own session (so down can end it and its children), logging to
-# $RUN/logs/NAME.log, its pid in $RUN/pids/NAME.
+# $RUN/logs/NAME.log, its pid in $RUN/pids/NAME. With CGROUP=sbnode<i> set, in that node's
+# cgroup <CGROUP>/system of every (v1) hierarchy, as scripts/cluster/nodes.sh's node_run does.
 start() { local n=$1; shift
-  setsid "$@" > "$RUN/logs/$n.log" 2>&1 < /dev/null &
+  (
+    local d
+    if [ -n "${CGROUP:-}" ]; then
+      for d in /sys/fs/cgroup/*/; do
+        [ "$d" = /sys/fs/cgroup/unified/ ] || echo "$BASHPID" > "$d$CGROUP/system/cgroup.procs"
+      done
+    fi
+    exec setsid "$@"
+  ) > "$RUN/logs/$n.log" 2>&1 < /dev/null &
   echo $! > "$RUN/pids/$n"
 }
 
@@ -86,23 +97,39 @@ up() {
   supervise csi-snapshotter "$CSIBIN/csi-snapshotter" "${common[@]}" --timeout=60s
   supervise csi-resizer "$CSIBIN/csi-resizer" "${common[@]}" --timeout=30s
   start snapshot-controller "$CSIBIN/snapshot-controller" --kubeconfig="$KUBECONFIG" --leader-election=false --v=2
-  local n ns root
-  for n in $NODES; do
-    ns=$(nodevar "$n" NETNS) root=$(nodevar "$n" KUBELET_ROOT)
-    [ -n "$root" ] || { log "cluster.env has no KUBELET_ROOT for $n"; return 1; }
-    # A unix socket's path holds at most 107 bytes: short names under the kubelet's root.
-    local sock=$root/plugins/testcsi/csi.sock reg=$root/plugins_registry/testcsi-reg.sock
-    [ ${#reg} -le 107 ] && [ ${#sock} -le 107 ] || { log "socket path $reg or $sock is longer than 107 bytes: choose a shorter KAPI_ROOT"; return 1; }
-    local cmd=("$CSIBIN/testcsi" --role=node --node-id="$n" --endpoint="$sock" --registration-socket="$reg"
-      --state-dir="$STATE" --max-volumes="$MAX_VOLUMES")
-    if [ -n "$ns" ]; then cmd=(nsenter --net="/run/netns/$ns" "${cmd[@]}"); fi
-    start "node-$n" "${cmd[@]}"
-  done
-  for n in $NODES; do
-    waitfor "$DRIVER registered on $n" sh -c "\"$BIN/kubectl\" get csinode $n -o jsonpath='{.spec.drivers[*].name}' | grep -qw $DRIVER" ||
-      { tail -n 20 "$RUN/logs/node-$n.log" "$RUN/logs/controller.log" >&2; return 1; }
-  done
+  local n
+  for n in $NODES; do start_node_plugin "$n"; done
+  for n in $NODES; do registered "$n"; done
   log "up: classes $(for m in $MODES; do printf 'testcsi-%s ' "$m"; done)on $NODES"
+}
+
+# start_node_plugin NODE: the node plugin in NODE's network namespace and in its cgroup
+# sbnode<i>/system (cluster.env's <node>_CGROUP), beside its kubelet and containerd: `node stop`
+# kills it with the rest of the node, as a dead machine's plugin would be gone.
+start_node_plugin() { local n=$1 ns root cg
+  ns=$(nodevar "$n" NETNS) root=$(nodevar "$n" KUBELET_ROOT) cg=$(nodevar "$n" CGROUP)
+  [ -n "$root" ] || { log "cluster.env has no KUBELET_ROOT for $n"; return 1; }
+  # A unix socket's path holds at most 107 bytes: short names under the kubelet's root.
+  local sock=$root/plugins/testcsi/csi.sock reg=$root/plugins_registry/testcsi-reg.sock
+  [ ${#reg} -le 107 ] && [ ${#sock} -le 107 ] || { log "socket path $reg or $sock is longer than 107 bytes: choose a shorter KAPI_ROOT"; return 1; }
+  local cmd=("$CSIBIN/testcsi" --role=node --node-id="$n" --endpoint="$sock" --registration-socket="$reg"
+    --state-dir="$STATE" --max-volumes="$MAX_VOLUMES")
+  if [ -n "$ns" ]; then cmd=(nsenter --net="/run/netns/$ns" "${cmd[@]}"); fi
+  CGROUP=$cg start "node-$n" "${cmd[@]}"
+}
+
+registered() { # NODE: the kubelet of NODE lists the driver in its CSINode
+  waitfor "$DRIVER registered on $1" sh -c "\"$BIN/kubectl\" get csinode $1 -o jsonpath='{.spec.drivers[*].name}' | grep -qw $DRIVER" ||
+    { tail -n 20 "$RUN/logs/node-$1.log" "$RUN/logs/controller.log" >&2; return 1; }
+}
+
+node_up() { # NODE: after `cluster.sh node start NODE` (its plugin died with it): the plugin again
+  load_env
+  [ -d "$RUN/pids" ] || return 0   # the driver is not up
+  local p=$RUN/pids/node-$1
+  if [ -f "$p" ] && kill -0 "$(cat "$p")" 2>/dev/null; then log "the node plugin of $1 is running"; return 0; fi
+  start_node_plugin "$1"
+  registered "$1"
 }
 
 objects() { # CRDs (snapshot-controller waits for all six), then the driver's objects
@@ -235,6 +262,7 @@ usage() { # CPU over an interval from /proc/PID/stat (utime+stime of the process
 
 case ${1:-} in
   build|up|down|status) "$1" ;;
+  node-up) node_up "$2" ;;
   usage) shift; usage "$@" ;;
-  *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -3,14 +3,18 @@
 # external-attacher, external-snapshotter's csi-snapshotter and snapshot-controller,
 # external-resizer) built from the Go module proxy, and the snapshot CRDs.
 # Usage: sidecars.sh build | path
-# Cached in ${KAPI_ROOT:-~/.cache/storbench-kapi}/bin/csi (a second build takes seconds);
-# sources are copied to $KAPI_ROOT/src/csi. The sidecars' go.mod files carry replace
-# directives, so `go install pkg@version` fails: each module is downloaded, copied and
-# built inside its copy with -mod=mod (see docs/testcsi.md).
+# Cached in ${KAPI_ROOT:-~/.cache/storbench-kapi}/bin/csi (a second build takes seconds).
+# All five are built by ONE `go build` in ONE module ($KAPI_ROOT/src/csi: a go.mod that
+# requires the four sidecar modules, and a tools.go that imports their five mains), so they
+# share one k8s.io version set (the newest any of them asks for, $K8S_STAGING below) and each
+# Kubernetes package is compiled once, not once per sidecar. The sidecars' own go.mod files
+# carry replace directives, which Go ignores in a dependency: ours pins every k8s.io staging
+# module to $K8S_STAGING the same way (see docs/testcsi.md).
 set -euo pipefail
 export KAPI_ROOT=${KAPI_ROOT:-$HOME/.cache/storbench-kapi}
 export GOFLAGS=-buildvcs=false
 OUT=$KAPI_ROOT/bin/csi SRC=$KAPI_ROOT/src/csi
+K8S_STAGING=${K8S_STAGING:-v0.36.1}
 SNAPSHOTTER=github.com/kubernetes-csi/external-snapshotter/v8@v8.7.0
 # module@version and the commands under its cmd/
 SIDECARS=(
@@ -19,33 +23,59 @@ SIDECARS=(
   "$SNAPSHOTTER csi-snapshotter snapshot-controller"
   "github.com/kubernetes-csi/external-resizer/v2@v2.3.0 csi-resizer"
 )
+# the k8s.io staging modules (those k8s.io/kubernetes replaces with ./staging/src/...)
+STAGING="api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider
+  cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api
+  cri-client cri-streaming csi-translation-lib dynamic-resource-allocation endpointslice externaljwt
+  kms kube-aggregator kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics
+  mount-utils pod-security-admission sample-apiserver sample-cli-plugin sample-controller streaming"
 
 moddir() { # the module cache directory of MODULE@VERSION
   go mod download -json "$1" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p'
 }
 
-build_one() { # module@version cmd...
-  local mod=$1; shift
-  local version=${mod##*@} name; name=$(basename "${mod%%@*}"); [[ $name == v[0-9]* ]] && name=$(basename "$(dirname "${mod%%@*}")")
-  local stamp=$OUT/.$name.version missing=0 c
-  for c in "$@"; do [ -x "$OUT/$c" ] || missing=1; done
-  if [ "$missing" = 0 ] && [ "$(cat "$stamp" 2>/dev/null)" = "$mod" ]; then return 0; fi
-  local dir src=$SRC/$name-$version
-  dir=$(moddir "$mod"); [ -n "$dir" ] || { echo "go mod download $mod failed" >&2; return 1; }
-  rm -rf "$src"; mkdir -p "$SRC"; cp -r "$dir" "$src"; chmod -R u+w "$src"
-  if [ "$mod" = "$SNAPSHOTTER" ]; then  # its client module is a sibling directory in git, not in the zip
-    (cd "$src" && go mod edit -dropreplace=github.com/kubernetes-csi/external-snapshotter/client/v8)
-  fi
-  for c in "$@"; do
-    echo "building $c ($mod)" >&2
-    (cd "$src" && go build -mod=mod -ldflags "-s -w -X main.version=$version" -o "$OUT/$c" "./cmd/$c")
+stamp() { # what the cached binaries were built from
+  printf '%s\n' "$K8S_STAGING" "${SIDECARS[@]}"
+}
+
+cached() {
+  local s c
+  for s in "${SIDECARS[@]}"; do
+    for c in ${s#* }; do [ -x "$OUT/$c" ] || return 1; done
   done
-  echo "$mod" > "$stamp"
+  [ -f "$SRC/go.mod" ] && [ "$(cat "$OUT/.stamp" 2>/dev/null)" = "$(stamp)" ]
+}
+
+build_all() {
+  cached && return 0
+  local s mod pkgs=() ldflags=() c m
+  rm -rf "$SRC"; mkdir -p "$SRC" "$OUT"
+  {
+    printf 'module storbench-sidecars\n\ngo 1.26.0\n\nrequire (\n'
+    for s in "${SIDECARS[@]}"; do mod=${s%% *}; printf '\t%s %s\n' "${mod%@*}" "${mod##*@}"; done
+    printf ')\n\nreplace (\n'
+    for m in $STAGING; do printf '\tk8s.io/%s => k8s.io/%s %s\n' "$m" "$m" "$K8S_STAGING"; done
+    printf ')\n'
+  } > "$SRC/go.mod"
+  { printf '//go:build tools\n\npackage tools\n\nimport (\n'
+    for s in "${SIDECARS[@]}"; do
+      mod=${s%% *}
+      for c in ${s#* }; do
+        printf '\t_ "%s/cmd/%s"\n' "${mod%@*}" "$c"
+        pkgs+=("${mod%@*}/cmd/$c")
+        # each main gets its own version; a package pattern in -ldflags picks the main it applies to
+        ldflags+=("-ldflags=${mod%@*}/cmd/$c=-s -w -X main.version=${mod##*@}")
+      done
+    done
+    printf ')\n'; } > "$SRC/tools.go"
+  echo "building ${pkgs[*]##*/} in one module (k8s.io $K8S_STAGING)" >&2
+  (cd "$SRC" && go mod tidy && go build "${ldflags[@]}" -o "$OUT/" "${pkgs[@]}")
+  stamp > "$OUT/.stamp"
 }
 
 crds() { # the six snapshot CRDs of the client module snapshot-controller was built with
-  local src=$SRC/external-snapshotter-${SNAPSHOTTER##*@} client dir
-  client=$(cd "$src" && go list -mod=mod -m -f '{{.Path}}@{{.Version}}' github.com/kubernetes-csi/external-snapshotter/client/v8)
+  local client dir
+  client=$(cd "$SRC" && go list -m -f '{{.Path}}@{{.Version}}' github.com/kubernetes-csi/external-snapshotter/client/v8)
   [ "$(cat "$OUT/crd/.version" 2>/dev/null)" = "$client" ] && [ "$(ls "$OUT"/crd/*.yaml 2>/dev/null | wc -l)" -ge 6 ] && return 0
   dir=$(moddir "$client")
   rm -rf "$OUT/crd"; mkdir -p "$OUT/crd"
@@ -58,14 +88,10 @@ crds() { # the six snapshot CRDs of the client module snapshot-controller was bu
 
 build() {
   mkdir -p "$OUT"
-  # One build at a time: two would copy over each other's sources in $SRC.
+  # One build at a time: two would write over each other's module in $SRC.
   exec 8>"$OUT/.lock"
   flock -w 3600 8 || { echo "could not take $OUT/.lock" >&2; return 1; }
-  local s
-  for s in "${SIDECARS[@]}"; do
-    # shellcheck disable=SC2086
-    build_one $s
-  done
+  build_all
   crds
   echo "sidecars and CRDs in $OUT" >&2
 }

@@ -52,10 +52,28 @@ descendants() {
 # stop ends the command: TERM to its group (fio stops its jobs and closes
 # its files), then KILL to the group and to every process that was below
 # the command (fio's jobs run in sessions of their own).
+# The tree is held still (STOP) while it is listed, and TERM goes out only
+# then: a stopped process can neither fork nor exit, so no process can be
+# forked after the listing and orphaned (reparented to init, below nothing)
+# before the KILL. fio's main process forks its jobs as it starts, and at
+# TERM, its stdout gone with the connection, it dies of SIGPIPE writing
+# "terminating on signal": a job forked after an unfrozen listing outlived
+# it, waiting for ever for the main process to let it run.
 stop() {
 	trap '' TERM HUP INT
-	below=$(descendants "$pid")
+	kill -s STOP -- "-$pid" 2>/dev/null || kill -s STOP -- "$pid" 2>/dev/null
+	below= prev=x j=0
+	while [ "$below" != "$prev" ] && [ "$j" -lt 20 ]; do
+		prev=$below
+		below=$(descendants "$pid" | sort -n)
+		# shellcheck disable=SC2086
+		[ -z "$below" ] || kill -s STOP $below 2>/dev/null
+		j=$((j + 1))
+	done
 	kill -s TERM -- "-$pid" 2>/dev/null || kill -s TERM -- "$pid" 2>/dev/null
+	# shellcheck disable=SC2086
+	kill -s CONT -- "-$pid" $below 2>/dev/null
+	kill -s CONT -- "$pid" 2>/dev/null
 	i=0
 	while [ "$i" -lt "$grace" ] && kill -0 "$pid" 2>/dev/null; do
 		sleep 1

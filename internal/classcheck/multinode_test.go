@@ -14,10 +14,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/classcheck"
+	"github.com/storbench/storbench/internal/runner/kube"
 )
 
 // needClass skips when the cluster has no such class: the single-node
@@ -29,10 +32,42 @@ func needClass(t *testing.T, client kubernetes.Interface, class string) {
 	}
 }
 
+// fakeNodes adds two Ready kwok nodes, as the other packages' tests leave
+// on CI's cluster: pods there "run" without a container, and an exec in
+// them runs on kwok's host. A check's pods must never land there.
+func fakeNodes(t *testing.T, client kubernetes.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	for i := 1; i <= 2; i++ {
+		name := fmt.Sprintf("sbq-fake-%d", i)
+		n := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
+				Labels: map[string]string{corev1.LabelHostname: name, "kubernetes.io/os": "linux"}},
+			Status: corev1.NodeStatus{
+				Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110")},
+				Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110")},
+			},
+		}
+		if _, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			if got, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err == nil && kube.NodeReady(*got) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("fake node %s not Ready within 30s (is kwok running?)", name)
+			}
+		}
+	}
+}
+
 func qualify(t *testing.T, class string, o classcheck.Options) *classcheck.Report {
 	t.Helper()
 	c, client := connect(t)
 	needClass(t, client, class)
+	fakeNodes(t, client)
 	o.Class, o.Image, o.PullPolicy = class, realImage, corev1.PullNever
 	if o.Timeout == 0 {
 		o.Timeout = 90 * time.Second
@@ -124,7 +159,7 @@ func TestQualifyBrokenModes(t *testing.T) {
 		{"testcsi-root-only", classcheck.CheckNonRoot},
 	} {
 		t.Run(c.class, func(t *testing.T) {
-			rep := qualify(t, c.class, classcheck.Options{Only: []string{c.check}, Timeout: 45 * time.Second})
+			rep := qualify(t, c.class, classcheck.Options{Only: []string{c.check}, Timeout: 35 * time.Second})
 			ch := rep.Check(c.check)
 			if ch == nil || ch.Outcome != classcheck.Failed {
 				t.Fatalf("%s on %s: %+v, want failed", c.check, c.class, ch)
@@ -161,6 +196,7 @@ func TestQualifyCancelled(t *testing.T) {
 		t.Run(c.check, func(t *testing.T) {
 			cl, client := connect(t)
 			needClass(t, client, "testcsi-shared")
+			fakeNodes(t, client)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			runID := fmt.Sprintf("cc%06x", time.Now().UnixNano()&0xffffff)

@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,8 @@ import (
 
 	"github.com/storbench/storbench/internal/classcheck"
 	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/runner/ssh/sshtest"
+	"github.com/storbench/storbench/internal/storbench"
 )
 
 // needClass skips when the cluster has no such class: the single-node
@@ -240,4 +244,113 @@ func TestQualifyLocalPathQuick(t *testing.T) {
 			t.Logf("    %-18s %v", s.Name, s.Samples)
 		}
 	}
+}
+
+// failNode is the node the node-failure tests stop: a namespaced node, not
+// the host's (the harness's control plane and CSI controller live there).
+const failNode = "kreal-node-2"
+
+// nodeCommands gives the node-failure check the harness's own node stop
+// and start, run over SSH (a real sshd on 127.0.0.1) on the one host of a
+// real inventory file, as a user's `systemctl stop k3s-agent` would be.
+func nodeCommands(t *testing.T, client kubernetes.Interface) *classcheck.NodeFailure {
+	t.Helper()
+	if _, err := client.CoreV1().Nodes().Get(context.Background(), failNode, metav1.GetOptions{}); err != nil {
+		t.Skipf("needs node %s (scripts/cluster.sh with 2 or more real nodes): %v", failNode, err)
+	}
+	kapi := os.Getenv("KAPI_ROOT")
+	if kapi == "" {
+		t.Skip("needs KAPI_ROOT (scripts/k8s-integration.sh sets it)")
+	}
+	srv := sshtest.Start(t)
+	dir := t.TempDir()
+	key, pub := sshtest.Key(t, dir, "id")
+	srv.Authorize(t, pub)
+	known := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(known, []byte(srv.KnownHostsLine()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inv := filepath.Join(dir, "hosts.ini")
+	line := fmt.Sprintf("harness ansible_host=127.0.0.1 ansible_port=%d ansible_user=%s ansible_ssh_private_key_file=%s ansible_ssh_common_args='-F none -o UserKnownHostsFile=%s'\n",
+		srv.Port, sshtest.User(t), key, known)
+	if err := os.WriteFile(inv, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "cluster.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := fmt.Sprintf("KAPI_ROOT=%s bash %s node %%s {node}", kapi, script)
+	nf, err := storbench.NodeFailure(storbench.NodeFailureRequest{Node: failNode, Inventory: inv, Host: "harness",
+		StopCommand: fmt.Sprintf(cmd, "stop"), StartCommand: fmt.Sprintf(cmd, "start"), OutOfService: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nf
+}
+
+// nodeRestored fails unless the node is Ready, schedulable and free of the
+// out-of-service taint.
+func nodeRestored(t *testing.T, client kubernetes.Interface, name string) {
+	t.Helper()
+	n, err := client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !kube.NodeReady(*n) || n.Spec.Unschedulable {
+		t.Errorf("node %s: ready %v, unschedulable %v after the check", name, kube.NodeReady(*n), n.Spec.Unschedulable)
+	}
+	for _, tn := range n.Spec.Taints {
+		if tn.Key == corev1.TaintNodeOutOfService {
+			t.Errorf("node %s keeps the taint %v", name, tn)
+		}
+	}
+}
+
+// A real node stopped (its kubelet, containerd and containers killed as a
+// dead machine) by a command run over SSH: with the out-of-service taint
+// the writer runs again on another node with every acknowledged record;
+// the node comes back and the taint goes. Ctrl-C while the node is down
+// leaves it started and untainted, and nothing behind.
+func TestQualifyNodeFailure(t *testing.T) {
+	cl, client := connect(t)
+	needClass(t, client, "testcsi-shared")
+	nf := nodeCommands(t, client)
+	t.Run("out-of-service", func(t *testing.T) {
+		rep := qualify(t, "testcsi-shared", classcheck.Options{Only: []string{classcheck.CheckNodeFailure}, NodeFailure: nf})
+		ch := rep.Check(classcheck.CheckNodeFailure)
+		if ch == nil || ch.Outcome != classcheck.Works || !strings.Contains(ch.Reason, "out-of-service taint") || !strings.Contains(ch.Reason, "records intact") {
+			t.Fatalf("node failure: %+v", ch)
+		}
+		t.Logf("%s: %s", ch.Took.Round(time.Millisecond), ch.Reason)
+		for _, s := range ch.Stages {
+			t.Logf("    %-14s %v", s.Name, s.Samples)
+		}
+		nodeRestored(t, client, failNode)
+	})
+	t.Run("ctrl-c", func(t *testing.T) {
+		fakeNodes(t, client)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		runID := fmt.Sprintf("cn%06x", time.Now().UnixNano()&0xffffff)
+		rep, err := classcheck.Qualify(ctx, cl, classcheck.Options{Class: "testcsi-shared", Image: realImage, PullPolicy: corev1.PullNever,
+			Timeout: time.Minute, RunID: runID, Only: []string{classcheck.CheckNodeFailure}, NodeFailure: nf,
+			Progress: func(m string) {
+				t.Log(m)
+				if strings.HasSuffix(m, classcheck.CheckNodeFailure+" ...") {
+					time.AfterFunc(12*time.Second, cancel) // the node is stopped by then, not yet NotReady
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch := rep.Check(classcheck.CheckNodeFailure); ch == nil || ch.Outcome != classcheck.Skipped {
+			t.Errorf("node failure after Ctrl-C: %+v", ch)
+		}
+		nothingLeft(t, client, runID)
+		if len(rep.Leaks) > 0 {
+			t.Errorf("leaks %v", rep.Leaks)
+		}
+		nodeRestored(t, client, failNode)
+	})
 }

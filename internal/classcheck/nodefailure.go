@@ -69,20 +69,12 @@ func (r *run) nodeFailure(ctx context.Context) Check {
 	case nf.Node != "" && !slices.Contains(r.nodes, nf.Node):
 		return Check{Outcome: Skipped, Reason: fmt.Sprintf("node %s is not one a check may use (%s)", nf.Node, strings.Join(r.nodes, ", "))}
 	}
-	v, err := r.startVolume(ctx, claimSpec{}, podSpec{node: nf.Node})
-	vols := []*volume{v}
-	defer func() { r.deleteVolumes(ctx, vols) }()
+	w, err := r.startWriter(ctx, nf.Node)
+	defer func() { r.deleteVolumes(ctx, w.vols) }()
 	if err != nil {
 		return failed(start, err)
 	}
-	from := ""
-	if p := r.tl.latestPod(v.pod); p != nil {
-		from = p.Spec.NodeName
-	}
-	acks, stopWriter, writerDone, err := r.startRecords(ctx, v.pod)
-	if err != nil {
-		return failed(start, err)
-	}
+	from := w.from
 
 	// The failure. From here on the node is brought back and the taint
 	// removed whatever happens (Ctrl-C included), before the claim goes.
@@ -96,10 +88,10 @@ func (r *run) nodeFailure(ctx context.Context) Check {
 	}()
 	t0 := time.Now()
 	stopErr := nf.Stop(ctx, from)
-	acked := acks.value() // acknowledged up to the node's death: none may be lost
-	stopWriter()
+	acked := w.acks.value() // acknowledged up to the node's death: none may be lost
+	w.stop()
 	select {
-	case <-writerDone:
+	case <-w.done:
 	case <-time.After(10 * time.Second):
 	}
 	if stopErr != nil {
@@ -127,63 +119,29 @@ func (r *run) nodeFailure(ctx context.Context) Check {
 	}
 	// The pod cannot finish terminating on a dead node: delete it without
 	// waiting, and start its replacement on the claim, as a StatefulSet would.
-	if err := r.c.Client.CoreV1().Pods(r.ns).Delete(ctx, v.pod, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return failed(start, fmt.Errorf("deleting pod %s: %w", v.pod, err))
+	if err := r.c.Client.CoreV1().Pods(r.ns).Delete(ctx, w.v.pod, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return failed(start, fmt.Errorf("deleting pod %s: %w", w.v.pod, err))
 	}
-	moved := &volume{claim: v.claim, pod: r.name("moved")}
-	vols = append(vols, moved)
-	if _, err := r.createPod(ctx, podSpec{name: moved.pod, claim: v.claim}); err != nil {
-		return failed(start, err)
-	}
-	_, err = r.tl.wait(ctx, waitSpec{key: key("pod", moved.pod), milestone: msRunning, timeout: wait,
-		giveUp: func() error {
-			for _, e := range r.tl.eventsOf(moved.pod) {
-				if pinnedEvent(e) {
-					return &errPinned{event: e}
-				}
-			}
-			return r.stuck(moved.pod, "")
-		}})
+	moved, err := r.moveWriter(ctx, w, wait)
 	var pinned *errPinned
 	if errors.As(err, &pinned) {
 		return Check{Outcome: NotSupportedMeasured, Reason: "node-pinned: the scheduler: " + pinned.event, Took: time.Since(t0)}
 	}
 	if err != nil {
-		return failed(start, r.explain(fmt.Errorf("after node %s stopped (%s): %w", from, path, err), moved.pod, v.claim))
+		return failed(start, fmt.Errorf("after node %s stopped (%s): %w", from, path, err))
 	}
-	out, err := r.exec(ctx, moved.pod, nil, "cat", MountPath+"/records")
-	if err != nil {
-		return failed(start, err)
-	}
-	readBack := time.Now()
-	n, err := checkRecords(out, acked)
+	n, to, stages, err := r.readBack(ctx, w, moved, acked, t0)
 	if err != nil {
 		return failed(start, fmt.Errorf("after node %s stopped: %w", from, err))
 	}
-	to := ""
-	if p := r.tl.latestPod(moved.pod); p != nil {
-		to = p.Spec.NodeName
+	head := []Stage{{Name: "not-ready", Samples: []time.Duration{notReady.Sub(t0)}}}
+	if !tainted.IsZero() {
+		head = append(head, Stage{Name: "tainted", Samples: []time.Duration{tainted.Sub(t0)}})
 	}
-	ch := Check{Outcome: Works, Took: readBack.Sub(t0),
+	stages = append(head, stages...)
+	return Check{Outcome: Works, Took: stages[len(stages)-1].Samples[0], Stages: stages,
 		Reason: fmt.Sprintf("node %s stopped (%s); %s; %d acknowledged records intact on %s; timers: %s",
 			from, nf.StopCommand, path, n, to, r.timers(ctx, notReady.Sub(t0), nf.OutOfService))}
-	ch.Stages = append(ch.Stages, Stage{Name: "not-ready", Samples: []time.Duration{notReady.Sub(t0)}})
-	if !tainted.IsZero() {
-		ch.Stages = append(ch.Stages, Stage{Name: "tainted", Samples: []time.Duration{tainted.Sub(t0)}})
-	}
-	pv := r.tl.volumeOf(v.claim)
-	for _, s := range []struct{ name, k, ms string }{
-		{"old-pod-gone", key("pod", v.pod), msGone},
-		{"detached", key("pv", pv), "detached:" + from},
-		{"attached", key("pv", pv), "attached:" + to},
-		{"pod-running", key("pod", moved.pod), msRunning},
-	} {
-		if at, ok := r.tl.at(s.k, s.ms); ok && at.After(t0) {
-			ch.Stages = append(ch.Stages, Stage{Name: s.name, Samples: []time.Duration{at.Sub(t0)}})
-		}
-	}
-	ch.Stages = append(ch.Stages, Stage{Name: "read-back", Samples: []time.Duration{readBack.Sub(t0)}})
-	return ch
 }
 
 // timers says which Kubernetes timers bound a node failure's time: the

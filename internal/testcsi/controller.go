@@ -270,14 +270,22 @@ func (c controller) free() (int64, error) {
 	return max(free, 0), nil
 }
 
+// lockExisting checks a request's volume ID, takes the driver's lock
+// (unlock releases it, also on error) and reads the volume; ok is false
+// for one already gone, which deletes and detaches treat as done.
+func (c controller) lockExisting(id string) (v volume, ok bool, unlock func(), err error) {
+	if id == "" {
+		return v, false, func() {}, status.Error(codes.InvalidArgument, "volume ID missing")
+	}
+	c.d.mu.Lock()
+	v, ok, err = c.d.state.existingVolume(id)
+	return v, ok, c.d.mu.Unlock, err
+}
+
 func (c controller) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
 	d := c.d
-	if req.GetVolumeId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "volume ID missing")
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	v, ok, err := d.state.existingVolume(req.GetVolumeId())
+	v, ok, unlock, err := c.lockExisting(req.GetVolumeId())
+	defer unlock()
 	if !ok || err != nil {
 		return &csi.DeleteVolumeResponse{}, err
 	}
@@ -327,12 +335,8 @@ func (c controller) ControllerPublishVolume(ctx context.Context, req *csi.Contro
 
 func (c controller) ControllerUnpublishVolume(ctx context.Context, req *csi.ControllerUnpublishVolumeRequest) (*csi.ControllerUnpublishVolumeResponse, error) {
 	d := c.d
-	if req.GetVolumeId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "volume ID missing")
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	v, ok, err := d.state.existingVolume(req.GetVolumeId())
+	v, ok, unlock, err := c.lockExisting(req.GetVolumeId())
+	defer unlock()
 	if !ok || err != nil {
 		return &csi.ControllerUnpublishVolumeResponse{}, err
 	}

@@ -17,10 +17,8 @@ if [ "${SKIP_INSTALL:-0}" != 1 ]; then bash "$HERE/scripts/cluster.sh" install; 
 bash "$HERE/scripts/cluster.sh" build
 
 export STORBENCH_K8S_INTEGRATION=1 CLUSTER_ENV=$KAPI_ROOT/run/cluster.env KUBECONFIG=$KAPI_ROOT/run/kubeconfig
-# internal/classcheck's cluster tests (classes --measure on the test classes)
-# do not pass yet and are not part of this list: run them by hand with
-# PKGS=./internal/classcheck/ (see the note and docs/kubernetes.md).
-PKGS=${PKGS:-"./internal/runner/kube/ ./internal/deploytest/ ./internal/clustertest/"}
+# internal/classcheck: classes --measure on the test classes (quick profiles, one full, node failure), about 7 min.
+PKGS=${PKGS:-"./internal/runner/kube/ ./internal/deploytest/ ./internal/clustertest/ ./internal/classcheck/"}
 if [ -d "$HERE/internal/testcsi/clustertest" ]; then PKGS="$PKGS ./internal/testcsi/clustertest/"; fi   # the test CSI driver's
 # One package at a time: all use the one cluster.
 export PKGS

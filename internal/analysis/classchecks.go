@@ -152,6 +152,9 @@ func PickTwo(q *ClassQualification, perf []ClassFigure) string {
 				fail = c.Outcome
 			}
 		}
+		if c := q.Check("node-failure"); c != nil && c.Outcome == "works" {
+			fail += fmt.Sprintf(", %s after a node failure", c.Took.Round(100*time.Millisecond))
+		}
 	}
 	speed := "not measured"
 	if len(perf) > 0 {

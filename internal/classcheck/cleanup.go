@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,6 +28,17 @@ func (r *run) cleanup(ctx context.Context) (leaks, notes []string) {
 		}
 	}
 	r.cordoned = nil
+	for _, n := range slices.Clone(r.stopped) {
+		for _, e := range r.restoreNode(ctx, n) {
+			leaks = append(leaks, "node "+n+": "+e)
+		}
+	}
+	r.stopped = nil
+	for _, n := range slices.Clone(r.tainted) {
+		if err := r.setOutOfService(ctx, n, false); err != nil {
+			leaks = append(leaks, fmt.Sprintf("node %s keeps the out-of-service taint: %v (kubectl taint nodes %s %s-)", n, err, n, corev1.TaintNodeOutOfService))
+		}
+	}
 	if r.decl.SnapshotAPI {
 		err := r.c.Client.Discovery().RESTClient().Delete().AbsPath(snapshotAPI, "namespaces", r.ns, "volumesnapshots").
 			Param("labelSelector", kube.Selector(r.runID)).Do(ctx).Error()

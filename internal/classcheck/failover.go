@@ -85,20 +85,12 @@ func (r *run) failover(ctx context.Context) Check {
 	if len(r.nodes) < 2 {
 		return Check{Outcome: Skipped, Reason: "needs two schedulable nodes"}
 	}
-	v, err := r.startVolume(ctx, claimSpec{}, podSpec{})
-	vols := []*volume{v}
-	defer func() { r.deleteVolumes(ctx, vols) }()
+	w, err := r.startWriter(ctx, "")
+	defer func() { r.deleteVolumes(ctx, w.vols) }()
 	if err != nil {
 		return failed(start, err)
 	}
-	from := ""
-	if p := r.tl.latestPod(v.pod); p != nil {
-		from = p.Spec.NodeName
-	}
-	acks, stopWriter, writerDone, err := r.startRecords(ctx, v.pod)
-	if err != nil {
-		return failed(start, err)
-	}
+	from := w.from
 
 	// The move: cordon the node, stop listening (later records do not
 	// count), delete the pod, start another.
@@ -113,21 +105,69 @@ func (r *run) failover(ctx context.Context) Check {
 		}
 	}()
 	if err := r.setUnschedulable(ctx, from, true); err != nil {
-		stopWriter()
+		w.stop()
 		return failed(start, err)
 	}
-	acked := acks.value()
-	stopWriter()
-	<-writerDone
-	if _, err := r.deletePod(ctx, v.pod); err != nil {
+	acked := w.acks.value()
+	w.stop()
+	<-w.done
+	if _, err := r.deletePod(ctx, w.v.pod); err != nil {
 		return failed(start, err)
 	}
-	moved := &volume{claim: v.claim, pod: r.name("moved")}
-	vols = append(vols, moved)
-	if _, err := r.createPod(ctx, podSpec{name: moved.pod, claim: v.claim}); err != nil {
+	moved, err := r.moveWriter(ctx, w, r.o.Timeout)
+	var pinned *errPinned
+	if errors.As(err, &pinned) {
+		at, _ := r.tl.at(key("event", moved.pod), "FailedScheduling")
+		return Check{Outcome: NotSupportedMeasured, Reason: "node-pinned: the scheduler: " + pinned.event, Took: at.Sub(t0)}
+	}
+	if err != nil {
 		return failed(start, err)
 	}
-	_, err = r.tl.wait(ctx, waitSpec{key: key("pod", moved.pod), milestone: msRunning, timeout: r.o.Timeout,
+	n, to, stages, err := r.readBack(ctx, w, moved, acked, t0)
+	if err != nil {
+		return failed(start, err)
+	}
+	return Check{Outcome: Works, Took: stages[len(stages)-1].Samples[0], Stages: stages,
+		Reason: fmt.Sprintf("graceful (cordon, delete) from %s to %s: %d acknowledged records intact", from, to, n)}
+}
+
+// writer is a pod appending acknowledged records to its volume.
+type writer struct {
+	v    *volume
+	from string // the writer's node
+	acks *ackCounter
+	stop context.CancelFunc
+	done chan error
+	// vols are the volumes to delete when the check ends (the writer's,
+	// then the moved pod's).
+	vols []*volume
+}
+
+// startWriter starts a volume with a pod (on node, or where the scheduler
+// puts it) and its record writer. w.vols is set even on error.
+func (r *run) startWriter(ctx context.Context, node string) (*writer, error) {
+	v, err := r.startVolume(ctx, claimSpec{}, podSpec{node: node})
+	w := &writer{v: v, vols: []*volume{v}}
+	if err != nil {
+		return w, err
+	}
+	if p := r.tl.latestPod(v.pod); p != nil {
+		w.from = p.Spec.NodeName
+	}
+	w.acks, w.stop, w.done, err = r.startRecords(ctx, v.pod)
+	return w, err
+}
+
+// moveWriter starts another pod on the writer's claim and waits until it
+// runs; an *errPinned error is the scheduler refusing it for the volume's
+// node affinity.
+func (r *run) moveWriter(ctx context.Context, w *writer, timeout time.Duration) (*volume, error) {
+	moved := &volume{claim: w.v.claim, pod: r.name("moved")}
+	w.vols = append(w.vols, moved)
+	if _, err := r.createPod(ctx, podSpec{name: moved.pod, claim: w.v.claim}); err != nil {
+		return moved, err
+	}
+	_, err := r.tl.wait(ctx, waitSpec{key: key("pod", moved.pod), milestone: msRunning, timeout: timeout,
 		giveUp: func() error {
 			for _, e := range r.tl.eventsOf(moved.pod) {
 				if pinnedEvent(e) {
@@ -137,40 +177,43 @@ func (r *run) failover(ctx context.Context) Check {
 			return r.stuck(moved.pod, "")
 		}})
 	var pinned *errPinned
-	if errors.As(err, &pinned) {
-		at, _ := r.tl.at(key("event", moved.pod), "FailedScheduling")
-		return Check{Outcome: NotSupportedMeasured, Reason: "node-pinned: the scheduler: " + pinned.event, Took: at.Sub(t0)}
+	if err != nil && !errors.As(err, &pinned) {
+		err = r.explain(err, moved.pod, w.v.claim)
 	}
-	if err != nil {
-		return failed(start, r.explain(err, moved.pod, v.claim))
-	}
+	return moved, err
+}
+
+// readBack reads the records on the moved pod and checks the acknowledged
+// ones; it returns how many, the new node, and the move's stages from t0
+// (read-back last).
+func (r *run) readBack(ctx context.Context, w *writer, moved *volume, acked int, t0 time.Time) (int, string, []Stage, error) {
 	out, err := r.exec(ctx, moved.pod, nil, "cat", MountPath+"/records")
 	if err != nil {
-		return failed(start, err)
+		return 0, "", nil, err
 	}
 	readBack := time.Now()
 	n, err := checkRecords(out, acked)
 	if err != nil {
-		return failed(start, err)
+		return n, "", nil, err
 	}
 	to := ""
 	if p := r.tl.latestPod(moved.pod); p != nil {
 		to = p.Spec.NodeName
 	}
-	ch := Check{Outcome: Works, Took: readBack.Sub(t0),
-		Reason: fmt.Sprintf("graceful (cordon, delete) from %s to %s: %d acknowledged records intact", from, to, n)}
-	pv := r.tl.volumeOf(v.claim)
+	var stages []Stage
+	pv := r.tl.volumeOf(w.v.claim)
 	for _, s := range []struct{ name, k, ms string }{
-		{"detached", key("pv", pv), "detached:" + from},
+		{"old-pod-gone", key("pod", w.v.pod), msGone},
+		{"detached", key("pv", pv), "detached:" + w.from},
 		{"attached", key("pv", pv), "attached:" + to},
 		{"pod-running", key("pod", moved.pod), msRunning},
 	} {
 		if at, ok := r.tl.at(s.k, s.ms); ok && at.After(t0) {
-			ch.Stages = append(ch.Stages, Stage{Name: s.name, Samples: []time.Duration{at.Sub(t0)}})
+			stages = append(stages, Stage{Name: s.name, Samples: []time.Duration{at.Sub(t0)}})
 		}
 	}
-	ch.Stages = append(ch.Stages, Stage{Name: "read-back", Samples: []time.Duration{readBack.Sub(t0)}})
-	return ch
+	stages = append(stages, Stage{Name: "read-back", Samples: []time.Duration{readBack.Sub(t0)}})
+	return n, to, stages, nil
 }
 
 // startRecords starts the record writer in pod and waits until it has

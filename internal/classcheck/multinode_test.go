@@ -9,15 +9,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/classcheck"
+	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/runner/ssh/sshtest"
+	"github.com/storbench/storbench/internal/storbench"
 )
 
 // needClass skips when the cluster has no such class: the single-node
@@ -29,10 +36,42 @@ func needClass(t *testing.T, client kubernetes.Interface, class string) {
 	}
 }
 
+// fakeNodes adds two Ready kwok nodes, as the other packages' tests leave
+// on CI's cluster: pods there "run" without a container, and an exec in
+// them runs on kwok's host. A check's pods must never land there.
+func fakeNodes(t *testing.T, client kubernetes.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	for i := 1; i <= 2; i++ {
+		name := fmt.Sprintf("sbq-fake-%d", i)
+		n := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
+				Labels: map[string]string{corev1.LabelHostname: name, "kubernetes.io/os": "linux"}},
+			Status: corev1.NodeStatus{
+				Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110")},
+				Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110")},
+			},
+		}
+		if _, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			if got, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err == nil && kube.NodeReady(*got) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("fake node %s not Ready within 30s (is kwok running?)", name)
+			}
+		}
+	}
+}
+
 func qualify(t *testing.T, class string, o classcheck.Options) *classcheck.Report {
 	t.Helper()
 	c, client := connect(t)
 	needClass(t, client, class)
+	fakeNodes(t, client)
 	o.Class, o.Image, o.PullPolicy = class, realImage, corev1.PullNever
 	if o.Timeout == 0 {
 		o.Timeout = 90 * time.Second
@@ -84,16 +123,27 @@ func wantOutcomes(t *testing.T, rep *classcheck.Report, want map[string]classche
 	}
 }
 
-// The capable driver: every quick check works, failover between real nodes
-// with every acknowledged record read back.
-func TestQualifyCapableCSIQuick(t *testing.T) {
+// The capable driver, full profile (CI's one full run): every check works
+// but ReadWriteMany, which the driver refuses (it offers single-node
+// access only): provisioning with enough claims for a p95, failover
+// between real nodes with every acknowledged record read back.
+func TestQualifyCapableCSIFull(t *testing.T) {
 	start := time.Now()
-	rep := qualify(t, "testcsi-shared", classcheck.Options{Claims: 3})
-	t.Logf("quick profile on testcsi-shared: %s wall", time.Since(start).Round(time.Second))
+	rep := qualify(t, "testcsi-shared", classcheck.Options{Profile: classcheck.Full})
+	t.Logf("full profile on testcsi-shared: %s wall", time.Since(start).Round(time.Second))
+	for _, c := range rep.Checks {
+		t.Logf("%-18s %-26s %8s %s", c.Name, c.Outcome, c.Took.Round(time.Millisecond), c.Reason)
+		for _, s := range c.Stages {
+			t.Logf("    %-18s %v", s.Name, s.Samples)
+		}
+	}
 	wantOutcomes(t, rep, map[string]classcheck.Outcome{
 		classcheck.CheckProvisioning: classcheck.Works, classcheck.CheckPersistence: classcheck.Works,
 		classcheck.CheckSnapshot: classcheck.Works, classcheck.CheckClone: classcheck.Works,
-		classcheck.CheckExpansionOnline: classcheck.Works, classcheck.CheckFailover: classcheck.Works,
+		classcheck.CheckExpansionOnline: classcheck.Works, classcheck.CheckExpansionOffline: classcheck.Works,
+		classcheck.CheckBlock: classcheck.Works, classcheck.CheckNonRoot: classcheck.Works,
+		classcheck.CheckEveryNode: classcheck.Works, classcheck.CheckFailover: classcheck.Works,
+		classcheck.CheckNodeFailure: classcheck.Skipped, classcheck.CheckReadWriteMany: classcheck.NotSupportedMeasured,
 	})
 	prov := rep.Check(classcheck.CheckProvisioning)
 	names := map[string]int{}
@@ -101,18 +151,12 @@ func TestQualifyCapableCSIQuick(t *testing.T) {
 		names[s.Name] = len(s.Samples)
 	}
 	for _, s := range []string{classcheck.StageBound, classcheck.StageAttached, classcheck.StageMounted, classcheck.StageRunning, classcheck.StageWritten, classcheck.StagePVGone} {
-		if names[s] != 3 {
-			t.Errorf("provisioning stage %s: %d samples, want 3 (%v)", s, names[s], names)
+		if names[s] != classcheck.MinClaimsForP95 {
+			t.Errorf("provisioning stage %s: %d samples, want %d (%v)", s, names[s], classcheck.MinClaimsForP95, names)
 		}
 	}
 	if f := rep.Check(classcheck.CheckFailover); f != nil && !strings.Contains(f.Reason, "records intact") {
 		t.Errorf("failover: %+v", f)
-	}
-	for _, c := range rep.Checks {
-		t.Logf("%-18s %-26s %8s %s", c.Name, c.Outcome, c.Took.Round(time.Millisecond), c.Reason)
-		for _, s := range c.Stages {
-			t.Logf("    %-18s %v", s.Name, s.Samples)
-		}
 	}
 }
 
@@ -124,7 +168,7 @@ func TestQualifyBrokenModes(t *testing.T) {
 		{"testcsi-root-only", classcheck.CheckNonRoot},
 	} {
 		t.Run(c.class, func(t *testing.T) {
-			rep := qualify(t, c.class, classcheck.Options{Only: []string{c.check}, Timeout: 45 * time.Second})
+			rep := qualify(t, c.class, classcheck.Options{Only: []string{c.check}, Timeout: 20 * time.Second})
 			ch := rep.Check(c.check)
 			if ch == nil || ch.Outcome != classcheck.Failed {
 				t.Fatalf("%s on %s: %+v, want failed", c.check, c.class, ch)
@@ -136,7 +180,7 @@ func TestQualifyBrokenModes(t *testing.T) {
 
 // Node-local classes are node-pinned, measured from the scheduler's event.
 func TestQualifyNodePinned(t *testing.T) {
-	for _, class := range []string{"local-path", "testcsi-local"} {
+	for _, class := range []string{"testcsi-local"} { // local-path's: TestQualifyLocalPathQuick
 		t.Run(class, func(t *testing.T) {
 			rep := qualify(t, class, classcheck.Options{Only: []string{classcheck.CheckFailover}})
 			ch := rep.Check(classcheck.CheckFailover)
@@ -161,6 +205,7 @@ func TestQualifyCancelled(t *testing.T) {
 		t.Run(c.check, func(t *testing.T) {
 			cl, client := connect(t)
 			needClass(t, client, "testcsi-shared")
+			fakeNodes(t, client)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			runID := fmt.Sprintf("cc%06x", time.Now().UnixNano()&0xffffff)
@@ -198,10 +243,122 @@ func TestQualifyLocalPathQuick(t *testing.T) {
 		classcheck.CheckSnapshot: classcheck.NotSupportedDeclared, classcheck.CheckExpansionOnline: classcheck.NotSupportedDeclared,
 		classcheck.CheckFailover: classcheck.NotSupportedMeasured,
 	})
+	if ch := rep.Check(classcheck.CheckFailover); ch == nil || !strings.HasPrefix(ch.Reason, "node-pinned") {
+		t.Errorf("failover on local-path: %+v, want node-pinned", ch)
+	}
 	for _, c := range rep.Checks {
 		t.Logf("%-18s %-26s %8s %s", c.Name, c.Outcome, c.Took.Round(time.Millisecond), c.Reason)
 		for _, s := range c.Stages {
 			t.Logf("    %-18s %v", s.Name, s.Samples)
 		}
 	}
+}
+
+// failNode is the node the node-failure tests stop: a namespaced node, not
+// the host's (the harness's control plane and CSI controller live there).
+const failNode = "kreal-node-2"
+
+// nodeCommands gives the node-failure check the harness's own node stop
+// and start, run over SSH (a real sshd on 127.0.0.1) on the one host of a
+// real inventory file, as a user's `systemctl stop k3s-agent` would be.
+func nodeCommands(t *testing.T, client kubernetes.Interface) *classcheck.NodeFailure {
+	t.Helper()
+	if _, err := client.CoreV1().Nodes().Get(context.Background(), failNode, metav1.GetOptions{}); err != nil {
+		t.Skipf("needs node %s (scripts/cluster.sh with 2 or more real nodes): %v", failNode, err)
+	}
+	kapi := os.Getenv("KAPI_ROOT")
+	if kapi == "" {
+		t.Skip("needs KAPI_ROOT (scripts/k8s-integration.sh sets it)")
+	}
+	srv := sshtest.Start(t)
+	dir := t.TempDir()
+	key, pub := sshtest.Key(t, dir, "id")
+	srv.Authorize(t, pub)
+	known := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(known, []byte(srv.KnownHostsLine()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inv := filepath.Join(dir, "hosts.ini")
+	line := fmt.Sprintf("harness ansible_host=127.0.0.1 ansible_port=%d ansible_user=%s ansible_ssh_private_key_file=%s ansible_ssh_common_args='-F none -o UserKnownHostsFile=%s'\n",
+		srv.Port, sshtest.User(t), key, known)
+	if err := os.WriteFile(inv, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "cluster.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := fmt.Sprintf("KAPI_ROOT=%s bash %s node %%s {node}", kapi, script)
+	nf, err := storbench.NodeFailure(storbench.NodeFailureRequest{Node: failNode, Inventory: inv, Host: "harness",
+		StopCommand: fmt.Sprintf(cmd, "stop"), StartCommand: fmt.Sprintf(cmd, "start"), OutOfService: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nf
+}
+
+// nodeRestored fails unless the node is Ready, schedulable and free of the
+// out-of-service taint.
+func nodeRestored(t *testing.T, client kubernetes.Interface, name string) {
+	t.Helper()
+	n, err := client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !kube.NodeReady(*n) || n.Spec.Unschedulable {
+		t.Errorf("node %s: ready %v, unschedulable %v after the check", name, kube.NodeReady(*n), n.Spec.Unschedulable)
+	}
+	for _, tn := range n.Spec.Taints {
+		if tn.Key == corev1.TaintNodeOutOfService {
+			t.Errorf("node %s keeps the taint %v", name, tn)
+		}
+	}
+}
+
+// A real node stopped (its kubelet, containerd and containers killed as a
+// dead machine) by a command run over SSH: with the out-of-service taint
+// the writer runs again on another node with every acknowledged record;
+// the node comes back and the taint goes. Ctrl-C while the node is down
+// leaves it started and untainted, and nothing behind.
+func TestQualifyNodeFailure(t *testing.T) {
+	cl, client := connect(t)
+	needClass(t, client, "testcsi-shared")
+	nf := nodeCommands(t, client)
+	t.Run("out-of-service", func(t *testing.T) {
+		rep := qualify(t, "testcsi-shared", classcheck.Options{Only: []string{classcheck.CheckNodeFailure}, NodeFailure: nf})
+		ch := rep.Check(classcheck.CheckNodeFailure)
+		if ch == nil || ch.Outcome != classcheck.Works || !strings.Contains(ch.Reason, "out-of-service taint") || !strings.Contains(ch.Reason, "records intact") {
+			t.Fatalf("node failure: %+v", ch)
+		}
+		t.Logf("%s: %s", ch.Took.Round(time.Millisecond), ch.Reason)
+		for _, s := range ch.Stages {
+			t.Logf("    %-14s %v", s.Name, s.Samples)
+		}
+		nodeRestored(t, client, failNode)
+	})
+	t.Run("ctrl-c", func(t *testing.T) {
+		fakeNodes(t, client)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		runID := fmt.Sprintf("cn%06x", time.Now().UnixNano()&0xffffff)
+		rep, err := classcheck.Qualify(ctx, cl, classcheck.Options{Class: "testcsi-shared", Image: realImage, PullPolicy: corev1.PullNever,
+			Timeout: time.Minute, RunID: runID, Only: []string{classcheck.CheckNodeFailure}, NodeFailure: nf,
+			Progress: func(m string) {
+				t.Log(m)
+				if strings.HasSuffix(m, classcheck.CheckNodeFailure+" ...") {
+					time.AfterFunc(12*time.Second, cancel) // the node is stopped by then, not yet NotReady
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch := rep.Check(classcheck.CheckNodeFailure); ch == nil || ch.Outcome != classcheck.Skipped {
+			t.Errorf("node failure after Ctrl-C: %+v", ch)
+		}
+		nothingLeft(t, client, runID)
+		if len(rep.Leaks) > 0 {
+			t.Errorf("leaks %v", rep.Leaks)
+		}
+		nodeRestored(t, client, failNode)
+	})
 }

@@ -108,6 +108,8 @@ func (r *run) createPod(ctx context.Context, s podSpec) (time.Time, error) {
 	}
 	if s.node != "" {
 		pod.Spec.NodeSelector = map[string]string{corev1.LabelHostname: r.hostname(s.node)}
+	} else if len(r.nodes) > 0 {
+		pod.Spec.Affinity = r.usableNodes()
 	}
 	if s.nonRoot {
 		uid, gid := int64(1000), int64(1000)
@@ -118,6 +120,20 @@ func (r *run) createPod(ctx context.Context, s podSpec) (time.Time, error) {
 		return start, fmt.Errorf("creating pod %s: %w", s.name, err)
 	}
 	return start, nil
+}
+
+// usableNodes keeps a pod the scheduler places on the nodes a check may
+// use (r.nodes): never on a fake node (kwok's, which run no container: an
+// exec there runs on kwok's host, where the volume is not) nor on one
+// readNodes left out for another reason.
+func (r *run) usableNodes() *corev1.Affinity {
+	hosts := make([]string, len(r.nodes))
+	for i, n := range r.nodes {
+		hosts[i] = r.hostname(n)
+	}
+	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+			{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: hosts}}}}}}}
 }
 
 // hostname is a node's kubernetes.io/hostname label (its name when absent).

@@ -34,6 +34,9 @@ type Options struct {
 	// Only, when set, runs just these checks (and cleanup); the others are
 	// skipped.
 	Only []string
+	// NodeFailure, when set, runs the failover after a node failure
+	// (opt-in: it stops a node).
+	NodeFailure *NodeFailure
 	// Progress hears each check as it starts and ends. May be nil.
 	Progress func(message string)
 }
@@ -78,8 +81,14 @@ type run struct {
 	nodes []string
 	// cordoned are nodes this run cordoned; cleanup uncordons them.
 	cordoned []string
-	mu       sync.Mutex
-	seq      int
+	// stopped are nodes the node-failure check stopped and has not
+	// brought back; tainted carry its out-of-service taint. Cleanup
+	// restores both.
+	stopped, tainted []string
+	// notes are for the user (a node left for them to start).
+	notes []string
+	mu    sync.Mutex
+	seq   int
 }
 
 // prefix starts the name of every object this run creates.
@@ -139,7 +148,7 @@ func Qualify(ctx context.Context, c *kube.Cluster, o Options) (*Report, error) {
 		defer cancel()
 		start := time.Now()
 		leaks, notes := r.cleanup(cctx)
-		rep.Leaks, rep.Notes = leaks, append(rep.Notes, notes...)
+		rep.Leaks, rep.Notes = leaks, append(append(rep.Notes, r.notes...), notes...)
 		ch := Check{Name: CheckCleanup, Outcome: Works, Took: time.Since(start)}
 		if len(leaks) > 0 {
 			ch.Outcome, ch.Reason = Failed, fmt.Sprintf("%d objects left behind", len(leaks))
@@ -163,6 +172,7 @@ func Qualify(ctx context.Context, c *kube.Cluster, o Options) (*Report, error) {
 		{CheckNonRoot, true, r.nonRoot},
 		{CheckEveryNode, true, r.everyNode},
 		{CheckFailover, false, r.failover},
+		{CheckNodeFailure, false, r.nodeFailure},
 		{CheckReadWriteMany, true, r.readWriteMany},
 	}
 	for _, ch := range checks {

@@ -44,6 +44,7 @@ const (
 	CheckNonRoot          = "non-root"
 	CheckEveryNode        = "every-node"
 	CheckFailover         = "failover"
+	CheckNodeFailure      = "node-failure"
 	CheckReadWriteMany    = "read-write-many"
 	CheckCleanup          = "cleanup"
 )

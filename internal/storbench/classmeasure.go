@@ -32,6 +32,9 @@ type MeasureClassRequest struct {
 	// WaitTimeout bounds each wait; 0 is two minutes.
 	WaitTimeout time.Duration
 	Labels      map[string]string
+	// NodeFailure, when its StopCommand is set, adds the failover after
+	// a node failure (opt-in: it stops a node with the user's command).
+	NodeFailure NodeFailureRequest
 	// Progress hears each check as it starts and ends; may be nil.
 	Progress func(message string)
 }
@@ -59,6 +62,13 @@ func MeasureClass(ctx context.Context, st store.Recorder, req MeasureClassReques
 	if prof != classcheck.Quick && prof != classcheck.Full {
 		return nil, badRequest("--profile %q: want quick or full", req.Profile)
 	}
+	var nf *classcheck.NodeFailure
+	if req.NodeFailure.StopCommand != "" {
+		var err error
+		if nf, err = NodeFailure(req.NodeFailure); err != nil {
+			return nil, err
+		}
+	}
 	c, err := kube.Connect(req.Cluster)
 	if err != nil {
 		return nil, &RequestError{err}
@@ -74,7 +84,7 @@ func MeasureClass(ctx context.Context, st store.Recorder, req MeasureClassReques
 		run.Process = &p
 	}
 	rep, err := classcheck.Qualify(ctx, c, classcheck.Options{Class: req.Class, Profile: prof, Claims: req.Claims,
-		Image: req.Image, PullPolicy: corev1.PullPolicy(req.PullPolicy), Timeout: req.WaitTimeout, RunID: run.ID, Progress: req.Progress})
+		Image: req.Image, PullPolicy: corev1.PullPolicy(req.PullPolicy), Timeout: req.WaitTimeout, RunID: run.ID, NodeFailure: nf, Progress: req.Progress})
 	if err != nil {
 		if strings.Contains(err.Error(), "not found") {
 			return nil, &RequestError{err}

@@ -193,11 +193,8 @@ func (c controller) fill(ctx context.Context, v *volume) error {
 		return errStatus(createImage(img, v.SizeBytes), "create image")
 	case "snapshot":
 		sn, err := d.state.snapshot(id)
-		if err != nil {
-			return status.Errorf(codes.NotFound, "snapshot %q: %v", id, err)
-		}
-		if sn.Block != v.Block || sn.SizeBytes > v.SizeBytes {
-			return status.Errorf(codes.InvalidArgument, "snapshot %s (%d bytes, block %v) does not fit a volume of %d bytes, block %v", id, sn.SizeBytes, sn.Block, v.SizeBytes, v.Block)
+		if err := fits(v, "snapshot", id, sn.Block, sn.SizeBytes, err); err != nil {
+			return err
 		}
 		from = d.state.snapshotImage(id)
 		v.FsType = sn.FsType
@@ -207,11 +204,8 @@ func (c controller) fill(ctx context.Context, v *volume) error {
 		}
 	case "volume":
 		src, err := d.state.volume(id)
-		if err != nil {
-			return status.Errorf(codes.NotFound, "source volume %q: %v", id, err)
-		}
-		if src.Block != v.Block || src.SizeBytes > v.SizeBytes {
-			return status.Errorf(codes.InvalidArgument, "volume %s (%d bytes, block %v) does not fit a clone of %d bytes, block %v", id, src.SizeBytes, src.Block, v.SizeBytes, v.Block)
+		if err := fits(v, "source volume", id, src.Block, src.SizeBytes, err); err != nil {
+			return err
 		}
 		from = d.state.volumeImage(id)
 		v.FsType = src.FsType
@@ -222,6 +216,18 @@ func (c controller) fill(ctx context.Context, v *volume) error {
 	if err := growImage(img, v.SizeBytes); err != nil {
 		d.state.removeVolume(v.ID)
 		return errStatus(err, "grow image")
+	}
+	return nil
+}
+
+// fits refuses a source (a snapshot or a volume, read with readErr) that
+// is missing or does not fit v: another mode, or larger than v.
+func fits(v *volume, what, id string, block bool, size int64, readErr error) error {
+	if readErr != nil {
+		return status.Errorf(codes.NotFound, "%s %q: %v", what, id, readErr)
+	}
+	if block != v.Block || size > v.SizeBytes {
+		return status.Errorf(codes.InvalidArgument, "%s %s (%d bytes, block %v) does not fit a volume of %d bytes, block %v", what, id, size, block, v.SizeBytes, v.Block)
 	}
 	return nil
 }
@@ -264,14 +270,22 @@ func (c controller) free() (int64, error) {
 	return max(free, 0), nil
 }
 
+// lockExisting checks a request's volume ID, takes the driver's lock
+// (unlock releases it, also on error) and reads the volume; ok is false
+// for one already gone, which deletes and detaches treat as done.
+func (c controller) lockExisting(id string) (v volume, ok bool, unlock func(), err error) {
+	if id == "" {
+		return v, false, func() {}, status.Error(codes.InvalidArgument, "volume ID missing")
+	}
+	c.d.mu.Lock()
+	v, ok, err = c.d.state.existingVolume(id)
+	return v, ok, c.d.mu.Unlock, err
+}
+
 func (c controller) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
 	d := c.d
-	if req.GetVolumeId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "volume ID missing")
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	v, ok, err := d.state.existingVolume(req.GetVolumeId())
+	v, ok, unlock, err := c.lockExisting(req.GetVolumeId())
+	defer unlock()
 	if !ok || err != nil {
 		return &csi.DeleteVolumeResponse{}, err
 	}
@@ -321,12 +335,8 @@ func (c controller) ControllerPublishVolume(ctx context.Context, req *csi.Contro
 
 func (c controller) ControllerUnpublishVolume(ctx context.Context, req *csi.ControllerUnpublishVolumeRequest) (*csi.ControllerUnpublishVolumeResponse, error) {
 	d := c.d
-	if req.GetVolumeId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "volume ID missing")
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	v, ok, err := d.state.existingVolume(req.GetVolumeId())
+	v, ok, unlock, err := c.lockExisting(req.GetVolumeId())
+	defer unlock()
 	if !ok || err != nil {
 		return &csi.ControllerUnpublishVolumeResponse{}, err
 	}

@@ -42,11 +42,12 @@ VolumeSnapshotClass for the class's driver).
 With --measure CLASS it measures instead of inferring: provisioning timed from
 its own watches, persistence, snapshot and restore, clone, expansion and
 graceful failover, data checked by sha256 (docs/kubernetes.md); the run is
-stored (round "class") and what it made is removed, after Ctrl-C too.`,
+stored (round "class") and what it made is removed, after Ctrl-C too.
+With --node-stop-command it also fails a node over SSH (docs/kubernetes.md).`,
 		Example: `  storbench classes
   storbench classes --output json
   storbench classes --measure local-path
-  storbench classes --measure longhorn --profile full`,
+  storbench classes --measure longhorn --inventory hosts.ini --node-stop-command 'sudo systemctl stop k3s-agent' --out-of-service`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
@@ -60,6 +61,11 @@ stored (round "class") and what it made is removed, after Ctrl-C too.`,
 	fl.StringVar(&f.measure.PullPolicy, "pull-policy", "", "with --measure: the check pods' imagePullPolicy")
 	fl.DurationVar(&f.measure.WaitTimeout, "wait-timeout", 2*time.Minute, "with --measure: bound on each wait (binding, a pod running, a snapshot ready)")
 	fl.StringVarP(&f.req.Cluster.Namespace, "namespace", "n", "", "with --measure: namespace for the check objects (default storbench)")
+	fl.StringVar(&f.measure.NodeFailure.StopCommand, "node-stop-command", "", "with --measure: also fail a node: this command stops it ({node} is its name; on k3s: systemctl stop k3s-agent), run over SSH on --node-host of --inventory; docs/kubernetes.md")
+	fl.StringVar(&f.measure.NodeFailure.StartCommand, "node-start-command", "", "with --node-stop-command: the command that brings the node back (default: you are told to)")
+	fl.StringVar(&f.measure.NodeFailure.Inventory, "inventory", "", "with --node-stop-command: the fleet's Ansible inventory")
+	fl.StringVar(&f.measure.NodeFailure.Host, "node-host", "", "with --node-stop-command: the inventory host the commands run on (default: the host named like the node)")
+	fl.BoolVar(&f.measure.NodeFailure.OutOfService, "out-of-service", false, "with --node-stop-command: apply the node.kubernetes.io/out-of-service taint once the node is NotReady (removed again always)")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {

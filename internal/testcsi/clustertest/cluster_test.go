@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -266,6 +267,10 @@ const (
 func TestEveryClassProvisionsAndAPodWrites(t *testing.T) {
 	e := setup(t)
 	node := e.nodes[0]
+	// VolumeAttachments are watched from the start: once a pod has
+	// finished, the attach-detach controller may detach its volume before
+	// a list at the end would see it attached.
+	seen := watchAttached(t, e.c, node)
 	for _, m := range testcsi.Modes {
 		e.claim(t, claimSpec{name: "c-" + string(m), class: "testcsi-" + string(m), size: "300Mi"})
 		e.pod(t, podSpec{name: "root-" + string(m), node: node, claim: "c-" + string(m), script: writeData})
@@ -287,23 +292,41 @@ func TestEveryClassProvisionsAndAPodWrites(t *testing.T) {
 		}
 	}
 	// The attacher made VolumeAttachments for the node.
-	vas, err := e.c.StorageV1().VolumeAttachments().List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := attachedTo(vas.Items, node); n < len(testcsi.Modes) {
-		t.Errorf("%d VolumeAttachments of %s on %s are attached, want %d", n, testcsi.DefaultName, node, len(testcsi.Modes))
+	if n := seen(); n < len(testcsi.Modes) {
+		t.Errorf("%d VolumeAttachments of %s on %s were seen attached, want %d", n, testcsi.DefaultName, node, len(testcsi.Modes))
 	}
 }
 
-func attachedTo(vas []storagev1.VolumeAttachment, node string) int {
-	n := 0
-	for _, va := range vas {
-		if va.Spec.Attacher == testcsi.DefaultName && va.Spec.NodeName == node && va.Status.Attached {
-			n++
-		}
+// watchAttached watches VolumeAttachments until the test ends; count says
+// how many distinct volumes of the driver were seen attached to node.
+func watchAttached(t *testing.T, c kubernetes.Interface, node string) (count func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := c.StorageV1().VolumeAttachments().Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
 	}
-	return n
+	var mu sync.Mutex
+	pvs := map[string]bool{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			va, ok := ev.Object.(*storagev1.VolumeAttachment)
+			if ok && va.Spec.Attacher == testcsi.DefaultName && va.Spec.NodeName == node && va.Status.Attached && va.Spec.Source.PersistentVolumeName != nil {
+				mu.Lock()
+				pvs[*va.Spec.Source.PersistentVolumeName] = true
+				mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() { w.Stop(); cancel(); <-done })
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(pvs)
+	}
 }
 
 // A shared volume written on one real node is read back intact on another

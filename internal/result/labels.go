@@ -132,6 +132,10 @@ const (
 	// LabelReplicas is how many copies of each write the storage keeps
 	// (Longhorn's numberOfReplicas, a Ceph pool's size).
 	LabelReplicas LabelKey = "replicas"
+	// LabelReplicasSource says where a runner read LabelReplicas (for
+	// example a Rook-Ceph pool's spec.replicated.size); absent when the
+	// user gave it.
+	LabelReplicasSource LabelKey = "replicas_source"
 	// LabelReplicaNodes are the nodes holding the copies, or serving a
 	// network filesystem, comma separated.
 	LabelReplicaNodes LabelKey = "replica_nodes"

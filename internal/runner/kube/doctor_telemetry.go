@@ -18,6 +18,10 @@ var telemetrySources = []struct {
 }{
 	{Permission{Verb: "get", Resource: "nodes", Subresource: "proxy", Why: "read each node's network counters from the kubelet's Summary API"},
 		"node network counters from the kubelet (when no host-network sampler pod may run)"},
+	{Permission{Verb: "get", Group: "ceph.rook.io", Resource: "cephblockpools", Why: "read a Rook-Ceph RBD class's pool size (its replication factor, for the breakdown)"},
+		"Ceph pool size of Rook-Ceph RBD classes"},
+	{Permission{Verb: "get", Group: "ceph.rook.io", Resource: "cephfilesystems", Why: "read a Rook-Ceph CephFS class's data pool size (its replication factor, for the breakdown)"},
+		"Ceph pool size of Rook-Ceph CephFS classes"},
 }
 
 // telemetryChecks say which node telemetry sources a run will have and
@@ -37,7 +41,7 @@ func telemetryChecks(ctx context.Context, c *Cluster) []result.Check {
 		default:
 			out = append(out, result.Check{Area: "telemetry", Name: s.what, Status: result.CheckInfo,
 				Detail: fmt.Sprintf("not sampled: may not %s (to %s)", s.perm.String(), s.perm.Why),
-				Fix:    "grant get on nodes/proxy (the storbench-telemetry block of deploy/base/rbac.yaml and of the chart)"})
+				Fix:    "grant " + s.perm.String() + " (the storbench-telemetry block of deploy/base/rbac.yaml and of the chart)"})
 		}
 	}
 	return out

@@ -197,6 +197,9 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
 	}
 	labels := t.podLabels(env, running, size)
+	if n := t.cephLabels(ctx, env.sc, labels); n != "" { // ceph.go
+		env.notices = append(env.notices, n)
+	}
 	if err := o.volumeLabels(ctx, labels); err != nil {
 		env.notices = append(env.notices, err.Error())
 	}

@@ -139,6 +139,9 @@ const (
 	// LabelReplicaNodes are the nodes holding the copies, or serving a
 	// network filesystem, comma separated.
 	LabelReplicaNodes LabelKey = "replica_nodes"
+	// LabelReplicaNodesSource says where a runner read LabelReplicaNodes
+	// (Longhorn's replica resources); absent when the user gave them.
+	LabelReplicaNodesSource LabelKey = "replica_nodes_source"
 	// LabelBaseline names the target whose results are the local disk
 	// under the storage (a local-path class, a host directory).
 	LabelBaseline LabelKey = "baseline"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	storagev1 "k8s.io/api/storage/v1"
@@ -145,5 +146,52 @@ func (t *Target) cephLabels(ctx context.Context, sc *storagev1.StorageClass, lab
 		result.LabelReplicas.Set(labels, fmt.Sprint(size))
 		result.LabelReplicasSource.Set(labels, source)
 	}
+	return ""
+}
+
+// LonghornReplicas is Longhorn's resource of one volume's replica.
+var LonghornReplicas = schema.GroupVersionResource{Group: "longhorn.io", Version: "v1beta2", Resource: "replicas"}
+
+// LonghornReplicaNodes reads the nodes that hold a Longhorn volume's
+// replicas (its Replica resources in namespace ns, labelled with the
+// volume's name, which is its PV's; spec.nodeID), sorted, without
+// repeats. source names what was read.
+func LonghornReplicaNodes(ctx context.Context, dyn dynamic.Interface, ns, volume string) (nodes []string, source string, err error) {
+	if dyn == nil {
+		return nil, "", errors.New("no client for custom resources")
+	}
+	list, err := dyn.Resource(LonghornReplicas).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "longhornvolume=" + volume})
+	switch {
+	case apierrors.IsForbidden(err):
+		return nil, "", fmt.Errorf("listing Longhorn replicas in %s is forbidden (RBAC: list replicas.longhorn.io)", ns)
+	case err != nil:
+		return nil, "", fmt.Errorf("listing Longhorn replicas of %s in %s: %w", volume, ns, err)
+	}
+	seen := map[string]bool{}
+	for _, r := range list.Items {
+		if n, _, _ := unstructured.NestedString(r.Object, "spec", "nodeID"); n != "" && !seen[n] {
+			seen[n] = true
+			nodes = append(nodes, n)
+		}
+	}
+	if len(nodes) == 0 {
+		return nil, "", fmt.Errorf("Longhorn volume %s has no replica with a node in %s", volume, ns)
+	}
+	slices.Sort(nodes)
+	return nodes, fmt.Sprintf("Longhorn replicas.longhorn.io of volume %s (spec.nodeID)", volume), nil
+}
+
+// longhornLabels names a Longhorn volume's replica nodes where the user
+// has not; a volume whose replicas cannot be read is a notice.
+func (t *Target) longhornLabels(ctx context.Context, labels map[string]string) string {
+	if result.LabelCSIDriver.Of(labels) != "driver.longhorn.io" || result.LabelReplicaNodes.Of(labels) != "" || result.LabelPV.Of(labels) == "" {
+		return ""
+	}
+	nodes, source, err := LonghornReplicaNodes(ctx, t.cluster.Dynamic, "longhorn-system", result.LabelPV.Of(labels))
+	if err != nil {
+		return "Longhorn replica nodes not read: " + err.Error()
+	}
+	result.LabelReplicaNodes.Set(labels, strings.Join(nodes, ","))
+	result.LabelReplicaNodesSource.Set(labels, source)
 	return ""
 }

@@ -64,3 +64,25 @@ func TestCephReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestLonghornReplicaNodes reads a Longhorn volume's replica nodes from
+// its Replica resources, by the volume's label, without repeats.
+func TestLonghornReplicaNodes(t *testing.T) {
+	replica := func(name, vol, node string) runtime.Object {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "longhorn.io/v1beta2", "kind": "Replica",
+			"metadata": map[string]any{"name": name, "namespace": "longhorn-system", "labels": map[string]any{"longhornvolume": vol}},
+			"spec":     map[string]any{"nodeID": node, "volumeName": vol},
+		}}
+	}
+	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		LonghornReplicas: "ReplicaList"},
+		replica("r1", "pvc-a", "node-3"), replica("r2", "pvc-a", "node-1"), replica("r3", "pvc-a", "node-3"), replica("r4", "pvc-b", "node-2"))
+	nodes, source, err := LonghornReplicaNodes(context.Background(), dyn, "longhorn-system", "pvc-a")
+	if err != nil || strings.Join(nodes, ",") != "node-1,node-3" || !strings.Contains(source, "pvc-a") {
+		t.Errorf("replica nodes %v from %q (%v), want node-1,node-3", nodes, source, err)
+	}
+	if _, _, err := LonghornReplicaNodes(context.Background(), dyn, "longhorn-system", "pvc-c"); err == nil {
+		t.Error("a volume without replicas: no error")
+	}
+}

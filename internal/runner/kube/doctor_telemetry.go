@@ -22,6 +22,8 @@ var telemetrySources = []struct {
 		"Ceph pool size of Rook-Ceph RBD classes"},
 	{Permission{Verb: "get", Group: "ceph.rook.io", Resource: "cephfilesystems", Why: "read a Rook-Ceph CephFS class's data pool size (its replication factor, for the breakdown)"},
 		"Ceph pool size of Rook-Ceph CephFS classes"},
+	{Permission{Verb: "list", Group: "longhorn.io", Resource: "replicas", Namespaced: false, Why: "find a Longhorn volume's replica nodes (their telemetry and links)"},
+		"Longhorn replica nodes"},
 }
 
 // telemetryChecks say which node telemetry sources a run will have and

@@ -203,6 +203,9 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 	if err := o.volumeLabels(ctx, labels); err != nil {
 		env.notices = append(env.notices, err.Error())
 	}
+	if n := t.longhornLabels(ctx, labels); n != "" { // ceph.go
+		env.notices = append(env.notices, n)
+	}
 	return t.prepared(ctx, o, running, labels, env.notices, need)
 }
 

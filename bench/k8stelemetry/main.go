@@ -46,14 +46,24 @@ func main() {
 	}
 }
 
-// counter counts the API requests of one client, by kind.
+// counter counts the API requests of the clients made from one
+// configuration, by kind; each transport it wraps is its own counted.
 type counter struct {
 	mu sync.Mutex
 	n  map[string]int
+}
+
+type counted struct {
+	c  *counter
 	rt http.RoundTripper
 }
 
-func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
+func (t counted) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.c.count(r)
+	return t.rt.RoundTrip(r)
+}
+
+func (c *counter) count(r *http.Request) {
 	kind := r.Method + " other"
 	switch p := r.URL.Path; {
 	case strings.Contains(p, "/proxy/stats/summary"):
@@ -66,7 +76,6 @@ func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.mu.Lock()
 	c.n[kind]++
 	c.mu.Unlock()
-	return c.rt.RoundTrip(r)
 }
 
 func (c *counter) take() map[string]int {
@@ -96,7 +105,7 @@ func run(seconds, reps int, image string) error {
 		return err
 	}
 	cnt := &counter{n: map[string]int{}}
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { cnt.rt = rt; return cnt }
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return counted{cnt, rt} }
 	base, err := kube.NewCluster(cfg, "default", "storbench")
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -278,6 +279,8 @@ func (t *Target) netPeers(pods *samplerPods, node string, labels map[string]stri
 				notices = append(notices, fmt.Sprintf("no host-network endpoint on %s for the network round: %v", sp.node, sp.err))
 			case ip == "":
 				notices = append(notices, fmt.Sprintf("no host-network endpoint on %s for the network round: its InternalIP is not readable (RBAC: get nodes)", sp.node))
+			case net.ParseIP(ip).IsLoopback():
+				notices = append(notices, fmt.Sprintf("no host-network endpoint on %s for the network round: its InternalIP %s is a loopback address the other nodes cannot reach", sp.node, ip))
 			default:
 				eps = append(eps, runner.NetEndpoint{Node: sp.node, Address: ip, Network: "host", Cmder: sp.cmder, Other: i > 0})
 			}

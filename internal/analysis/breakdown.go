@@ -131,6 +131,9 @@ func nodeOf(r result.Result) string {
 
 func replicasOf(r result.Result) (int, string) {
 	if n, err := strconv.Atoi(result.LabelReplicas.Of(r.Labels)); err == nil && n > 0 {
+		if src := result.LabelReplicasSource.Of(r.Labels); src != "" {
+			return n, src
+		}
 		return n, "label " + string(result.LabelReplicas)
 	}
 	if n, err := strconv.Atoi(result.ClassParameter("numberOfReplicas").Of(r.Labels)); err == nil && n > 0 {

@@ -40,6 +40,10 @@ type Plan struct {
 	// Rounds, when they include "parallel", prepare all targets at once and
 	// run these rounds in order ("isolated", "parallel"); see parallel.go.
 	Rounds []string
+	// NetworkAllPairs has the network round measure every pair of the
+	// run's nodes, the other nodes (replicas, servers) among themselves
+	// too; by default each fio node against the others.
+	NetworkAllPairs bool
 	// Labels are the user's own labels, added to the run and every result.
 	Labels map[string]string
 	// LiveProgress asks fio for a status report every second and passes it

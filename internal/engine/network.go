@@ -12,7 +12,9 @@ import (
 
 // networkRound measures the links between the nodes of the run's targets
 // (internal/netround): every ordered pair of distinct nodes whose runner
-// offers a network endpoint, each measurement stored as a result of round
+// offers a network endpoint, on each network offered; the run's other
+// nodes (replicas, servers) against fio's, and among themselves with
+// plan.NetworkAllPairs; each measurement stored as a result of round
 // "network" whose target names the pair. Targets without an endpoint are
 // said and left out; fewer than two nodes is a notice, not a failure.
 func (e *Engine) networkRound(ctx context.Context, run *result.Run, plan Plan, targets []*readyTarget) (failures []error) {
@@ -24,7 +26,17 @@ func (e *Engine) networkRound(ctx context.Context, run *result.Run, plan Plan, t
 		}
 		eps = append(eps, *pt.prepared.Net)
 	}
-	pairs := netround.Pairs(eps)
+	for _, pt := range targets {
+		if pt.prepared.NetPeers == nil {
+			continue
+		}
+		more, notices := pt.prepared.NetPeers(ctx)
+		eps = append(eps, more...)
+		for _, n := range notices {
+			e.Observer.Notice(pt.prepared.Name, n)
+		}
+	}
+	pairs := netround.Pairs(eps, plan.NetworkAllPairs)
 	if len(pairs) == 0 {
 		e.Observer.Notice(result.RoundNetwork, "fewer than two nodes with a network endpoint: nothing to measure")
 		return nil

@@ -63,27 +63,54 @@ func (o Options) rtt() time.Duration {
 // Pair is one direction between two nodes.
 type Pair struct {
 	From, To runner.NetEndpoint
+	// Qualified names the network in Target: the round measures more
+	// than one between the same nodes.
+	Qualified bool
 }
 
-// Target is how results name the pair: "a -> b".
-func (p Pair) Target() string { return p.From.Node + " -> " + p.To.Node }
+// Target is how results name the pair: "a -> b", or "a -> b (host
+// network)" when the round measures the same nodes on more than one
+// network.
+func (p Pair) Target() string {
+	t := p.From.Node + " -> " + p.To.Node
+	if p.Qualified {
+		t += " (" + p.To.Network + " network)"
+	}
+	return t
+}
 
-// Pairs returns every ordered pair of distinct nodes among eps (the
-// first endpoint of a node stands for it), in a stable order.
-func Pairs(eps []runner.NetEndpoint) []Pair {
-	var nodes []runner.NetEndpoint
-	seen := map[string]bool{}
+// Pairs returns the ordered pairs of distinct nodes among eps within
+// each network (the first endpoint of a node on a network stands for it;
+// a fio node's wins over an Other one's), in a stable order: every pair
+// with a fio node at either end, and with all also the pairs of two
+// Other nodes.
+func Pairs(eps []runner.NetEndpoint, all bool) []Pair {
+	var networks []string
+	byNet := map[string][]runner.NetEndpoint{}
 	for _, e := range eps {
-		if !seen[e.Node] {
-			seen[e.Node] = true
-			nodes = append(nodes, e)
+		nodes, seen := byNet[e.Network], -1
+		for i, n := range nodes {
+			if n.Node == e.Node {
+				seen = i
+			}
+		}
+		switch {
+		case seen >= 0 && nodes[seen].Other && !e.Other:
+			nodes[seen] = e
+		case seen < 0:
+			if len(nodes) == 0 {
+				networks = append(networks, e.Network)
+			}
+			byNet[e.Network] = append(nodes, e)
 		}
 	}
 	var pairs []Pair
-	for _, a := range nodes {
-		for _, b := range nodes {
-			if a.Node != b.Node {
-				pairs = append(pairs, Pair{From: a, To: b})
+	for _, nw := range networks {
+		for _, a := range byNet[nw] {
+			for _, b := range byNet[nw] {
+				if a.Node != b.Node && (all || !a.Other || !b.Other) {
+					pairs = append(pairs, Pair{From: a, To: b, Qualified: len(networks) > 1})
+				}
 			}
 		}
 	}

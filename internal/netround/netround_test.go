@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -69,7 +70,7 @@ func figures(t *testing.T, rs []result.Result) (sendBPS float64, idleP50, busyP5
 // unshaped, throughput is well above it.
 func TestShapedLinkBetweenSSHHosts(t *testing.T) {
 	net, eps := sshHosts(t)
-	pair := netround.Pairs(eps)[0]
+	pair := netround.Pairs(eps, false)[0]
 	ctx := context.Background()
 	o := netround.Options{Send: 4 * time.Second, RTT: 3 * time.Second}
 
@@ -92,18 +93,30 @@ func TestShapedLinkBetweenSSHHosts(t *testing.T) {
 }
 
 func TestPairs(t *testing.T) {
-	eps := []runner.NetEndpoint{{Node: "a"}, {Node: "b"}, {Node: "a"}, {Node: "c"}}
-	var got []string
-	for _, p := range netround.Pairs(eps) {
-		got = append(got, p.Target())
-	}
-	want := []string{"a -> b", "a -> c", "b -> a", "b -> c", "c -> a", "c -> b"}
-	if len(got) != len(want) {
-		t.Fatalf("Pairs = %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("Pairs = %v, want %v", got, want)
+	other := func(n, nw string) runner.NetEndpoint { return runner.NetEndpoint{Node: n, Network: nw, Other: true} }
+	for _, c := range []struct {
+		name string
+		eps  []runner.NetEndpoint
+		all  bool
+		want []string
+	}{
+		{"fio nodes", []runner.NetEndpoint{{Node: "a"}, {Node: "b"}, {Node: "a"}, {Node: "c"}}, false,
+			[]string{"a -> b", "a -> c", "b -> a", "b -> c", "c -> a", "c -> b"}},
+		{"each fio node to the others", []runner.NetEndpoint{{Node: "a"}, other("b", ""), other("c", ""), other("a", "")}, false,
+			[]string{"a -> b", "a -> c", "b -> a", "c -> a"}},
+		{"all pairs", []runner.NetEndpoint{{Node: "a"}, other("b", ""), other("c", "")}, true,
+			[]string{"a -> b", "a -> c", "b -> a", "b -> c", "c -> a", "c -> b"}},
+		{"a fio node's endpoint wins", []runner.NetEndpoint{other("b", ""), other("c", ""), {Node: "b"}}, false,
+			[]string{"b -> c", "c -> b"}},
+		{"two networks", []runner.NetEndpoint{{Node: "a", Network: "pod"}, {Node: "b", Network: "pod"}, {Node: "a", Network: "host"}, other("b", "host")}, false,
+			[]string{"a -> b (pod network)", "b -> a (pod network)", "a -> b (host network)", "b -> a (host network)"}},
+	} {
+		var got []string
+		for _, p := range netround.Pairs(c.eps, c.all) {
+			got = append(got, p.Target())
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: Pairs = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -132,9 +132,16 @@ const (
 	// LabelReplicas is how many copies of each write the storage keeps
 	// (Longhorn's numberOfReplicas, a Ceph pool's size).
 	LabelReplicas LabelKey = "replicas"
+	// LabelReplicasSource says where a runner read LabelReplicas (for
+	// example a Rook-Ceph pool's spec.replicated.size); absent when the
+	// user gave it.
+	LabelReplicasSource LabelKey = "replicas_source"
 	// LabelReplicaNodes are the nodes holding the copies, or serving a
 	// network filesystem, comma separated.
 	LabelReplicaNodes LabelKey = "replica_nodes"
+	// LabelReplicaNodesSource says where a runner read LabelReplicaNodes
+	// (Longhorn's replica resources); absent when the user gave them.
+	LabelReplicaNodesSource LabelKey = "replica_nodes_source"
 	// LabelBaseline names the target whose results are the local disk
 	// under the storage (a local-path class, a host directory).
 	LabelBaseline LabelKey = "baseline"

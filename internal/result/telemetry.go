@@ -60,7 +60,16 @@ type Telemetry struct {
 	Throttled uint32 `json:"throttled,omitempty"`
 	// Missing names the sources this host could not provide, each as
 	// "source: reason"; they are skipped, not failures.
-	Missing []string           `json:"missing,omitempty"`
+	Missing []string `json:"missing,omitempty"`
+	// Sources names where a group of series was read when a runner reads
+	// the host more than one way (key "cpu", "disk" or "network"; value
+	// for example "host-network sampler pod NS/NAME" or "the kubelet's
+	// Summary API"); absent groups were read from the host directly.
+	Sources map[string]string `json:"sources,omitempty"`
+	// Nodes are the run's other nodes sampled meanwhile (a replicated
+	// volume's replica nodes, a network filesystem's server), each a
+	// Telemetry of its own named by Host; empty on a local target.
+	Nodes   []*Telemetry       `json:"nodes,omitempty"`
 	Totals  TelemetryTotals    `json:"totals"`
 	Summary map[string]Summary `json:"summary,omitempty"`
 	Series  *TelemetrySeries   `json:"series,omitempty"`

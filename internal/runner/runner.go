@@ -78,6 +78,12 @@ type Prepared struct {
 	// the network round (internal/netround); nil where the runner offers
 	// no such endpoint (a local target: there is no other node).
 	Net *NetEndpoint
+	// NetPeers, where the runner offers them, are more endpoints for the
+	// network round, made on demand: the same node on another network
+	// (a Kubernetes node's host network beside its pod network) and the
+	// run's other nodes (replica or server nodes, marked Other); notices
+	// say what could not be offered and why.
+	NetPeers func(ctx context.Context) (eps []NetEndpoint, notices []string)
 	// Cleanup removes what Prepare and fio created. It must be safe to call
 	// with a fresh context after the run's context is cancelled.
 	Cleanup func(ctx context.Context) error
@@ -122,4 +128,8 @@ type NetEndpoint struct {
 	// Network is "host" (the node's own network) or "pod" (a CNI network).
 	Network string
 	Cmder   execx.Cmder
+	// Other marks a node of the run that runs no fio (a replica or a
+	// server): by default the round measures fio's nodes against the
+	// others, and pairs of two other nodes only when all pairs are asked.
+	Other bool
 }

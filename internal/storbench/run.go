@@ -61,8 +61,10 @@ type RunRequest struct {
 	Probe       string
 	NoiseTarget string
 	// Rounds are the isolated and parallel rounds, in order.
-	Rounds    []string
-	Telemetry bool
+	Rounds []string
+	// NetworkAllPairs: the network round measures every pair of nodes.
+	NetworkAllPairs bool
+	Telemetry       bool
 	// LiveProgress asks fio for a status report every second, passed to
 	// the observer's WorkloadProgress.
 	LiveProgress bool

@@ -137,6 +137,7 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 	if err := applyRounds(plan, req.Rounds); err != nil {
 		return nil, err
 	}
+	plan.NetworkAllPairs = req.NetworkAllPairs
 	return p, nil
 }
 

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"maps"
 	"time"
 
 	"github.com/storbench/storbench/internal/result"
@@ -197,6 +198,9 @@ func (a *accumulator) telemetry() *result.Telemetry {
 		Host: s.cfg.Host, Interval: s.cfg.Interval, CPUs: a.cpus, Device: s.cfg.Device,
 		Interface: s.cfg.Interface, LinkBytesPerSec: s.linkBPS, MaxFreqMHz: s.maxMHz,
 		Throttled: a.throt, Missing: s.Missing(), Totals: a.totals,
+	}
+	if len(s.cfg.Sources) > 0 {
+		t.Sources = maps.Clone(s.cfg.Sources)
 	}
 	if len(a.offsets) == 0 {
 		return t

@@ -148,3 +148,8 @@ func leHex(s string) (uint32, error) {
 	}
 	return binary.BigEndian.Uint32([]byte{b[3], b[2], b[1], b[0]}), nil
 }
+
+// InterfaceTo is the interface root's routing table (/proc/net/route)
+// sends traffic for host through, an IPv4 address; "" or a name root
+// cannot resolve gives the default route's. "" when root has no routes.
+func InterfaceTo(root, host string) string { return interfaceFor(root, host) }

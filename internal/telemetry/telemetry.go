@@ -38,6 +38,17 @@ type Config struct {
 	NoDevice string
 	// Interface carries a network-backed target; "" for local storage.
 	Interface string
+	// NetRoot is where Interface's /sys/class/net is found when it is not
+	// under Root (a pod's own network namespace hides the node's
+	// interfaces; a host-network sampler pod's copy shows them); "" means
+	// Root.
+	NetRoot string
+	// Sources names where groups of series come from (result.Telemetry's
+	// Sources), for runners that read a host more than one way.
+	Sources map[string]string
+	// NetOnly samples Interface alone: the runner can read nothing else
+	// of this host and says why in Missing.
+	NetOnly bool
 	// Interval between samples; 0 means DefaultInterval.
 	Interval time.Duration
 	// Missing are sources the runner knows it cannot offer, each as
@@ -77,6 +88,32 @@ func New(cfg Config) *Sampler {
 	path := func(p string) string { return filepath.Join(root, p) }
 	buf := make([]byte, 0, 16<<10)
 
+	if !cfg.NetOnly {
+		s.probeHost(path, buf)
+	}
+	if cfg.Interface != "" {
+		netRoot := root
+		if cfg.NetRoot != "" {
+			netRoot = cfg.NetRoot
+		}
+		dir := filepath.Join(netRoot, "sys/class/net", cfg.Interface)
+		s.netRx, s.netTx = filepath.Join(dir, "statistics/rx_bytes"), filepath.Join(dir, "statistics/tx_bytes")
+		if _, err := readInt(s.netRx, buf); err != nil {
+			s.netRx, s.netTx = "", ""
+			s.missing = append(s.missing, "network: interface "+cfg.Interface+" has no statistics")
+		} else if mbps, err := readInt(filepath.Join(dir, "speed"), buf); err == nil && mbps > 0 {
+			s.linkBPS = float64(mbps) * 1e6 / 8
+		} else {
+			s.missing = append(s.missing, "link speed: "+cfg.Interface+" does not report one (Wi-Fi, virtual or down)")
+		}
+	}
+	return s
+}
+
+// probeHost finds the host's CPU, disk, pressure, heat, frequency and
+// throttling sources.
+func (s *Sampler) probeHost(path func(string) string, buf []byte) {
+	cfg, root := s.cfg, s.cfg.Root
 	s.stat = path("proc/stat")
 	if _, _, err := readProcStat(s.stat, buf); err != nil {
 		s.stat = ""
@@ -121,19 +158,6 @@ func New(cfg Config) *Sampler {
 			s.missing = append(s.missing, "throttling: no get_throttled (not a Raspberry Pi, or vcgencmd missing)")
 		}
 	}
-	if cfg.Interface != "" {
-		dir := path(filepath.Join("sys/class/net", cfg.Interface))
-		s.netRx, s.netTx = filepath.Join(dir, "statistics/rx_bytes"), filepath.Join(dir, "statistics/tx_bytes")
-		if _, err := readInt(s.netRx, buf); err != nil {
-			s.netRx, s.netTx = "", ""
-			s.missing = append(s.missing, "network: interface "+cfg.Interface+" has no statistics")
-		} else if mbps, err := readInt(filepath.Join(dir, "speed"), buf); err == nil && mbps > 0 {
-			s.linkBPS = float64(mbps) * 1e6 / 8
-		} else {
-			s.missing = append(s.missing, "link speed: "+cfg.Interface+" does not report one (Wi-Fi, virtual or down)")
-		}
-	}
-	return s
 }
 
 // Missing lists the sources this host cannot provide.

@@ -86,6 +86,7 @@ known_hosts); --inventory FILE adds the hosts of an Ansible inventory that
 	fl.StringVar(&r.NoiseTarget, "noise-target", "", "contention round: run the bulk writer on this directory or device (a local path or an ssh:// target) instead of the probe's target")
 	fl.BoolVar(&r.Telemetry, "telemetry", def.Telemetry, "sample CPU, disk, pressure, temperature and network once a second while each workload runs")
 	fl.StringSliceVar(&r.Rounds, "rounds", def.Rounds, "isolated (each target alone), parallel (each workload on all targets at once), network (the links between the targets' nodes), in the order given: network,isolated,parallel")
+	fl.BoolVar(&r.NetworkAllPairs, "network-all-pairs", false, "the network round measures every pair of the run's nodes (replica and server nodes among themselves too), not only each fio node against the others")
 	kube := addKubeFlags(fl, &f.kube)
 	fl.BoolVar(&r.SSH.AcceptNewHostKeys, "ssh-accept-new-host-keys", false, "ssh targets: record the key of a host not yet in known_hosts instead of refusing it (a changed key is always refused)")
 	fl.BoolVar(&r.SSH.Become, "ssh-become", false, "ssh:// targets: run storbench's commands on the host through sudo -n as root (passwordless sudo; inventory hosts use ansible_become)")

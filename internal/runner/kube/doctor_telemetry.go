@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/storbench/storbench/internal/result"
 )
 
@@ -14,7 +17,13 @@ var telemetrySources = []struct {
 	what string
 }{
 	{Permission{Verb: "get", Resource: "nodes", Subresource: "proxy", Why: "read each node's network counters from the kubelet's Summary API"},
-		"node network counters (the pod's network namespace shows only its own interface)"},
+		"node network counters from the kubelet (when no host-network sampler pod may run)"},
+	{Permission{Verb: "get", Group: "ceph.rook.io", Resource: "cephblockpools", Why: "read a Rook-Ceph RBD class's pool size (its replication factor, for the breakdown)"},
+		"Ceph pool size of Rook-Ceph RBD classes"},
+	{Permission{Verb: "get", Group: "ceph.rook.io", Resource: "cephfilesystems", Why: "read a Rook-Ceph CephFS class's data pool size (its replication factor, for the breakdown)"},
+		"Ceph pool size of Rook-Ceph CephFS classes"},
+	{Permission{Verb: "list", Group: "longhorn.io", Resource: "replicas", Namespaced: false, Why: "find a Longhorn volume's replica nodes (their telemetry and links)"},
+		"Longhorn replica nodes"},
 }
 
 // telemetryChecks say which node telemetry sources a run will have and
@@ -23,6 +32,7 @@ var telemetrySources = []struct {
 func telemetryChecks(ctx context.Context, c *Cluster) []result.Check {
 	out := []result.Check{{Area: "telemetry", Name: "node CPU, disk, pressure, heat", Status: result.CheckOK,
 		Detail: "read from the fio pod's /proc and /sys, which describe its node (needs only pods/exec)"}}
+	out = append(out, samplerCheck(ctx, c))
 	for _, s := range telemetrySources {
 		access, err := CheckAccess(ctx, c.Client, c.Namespace(), []Permission{s.perm})
 		switch {
@@ -33,8 +43,39 @@ func telemetryChecks(ctx context.Context, c *Cluster) []result.Check {
 		default:
 			out = append(out, result.Check{Area: "telemetry", Name: s.what, Status: result.CheckInfo,
 				Detail: fmt.Sprintf("not sampled: may not %s (to %s)", s.perm.String(), s.perm.Why),
-				Fix:    "grant get on nodes/proxy (the telemetry block of deploy/base/rbac.yaml)"})
+				Fix:    "grant " + s.perm.String() + " (the storbench-telemetry block of deploy/base/rbac.yaml and of the chart)"})
 		}
 	}
 	return out
+}
+
+// samplerCheck judges whether the run's host-network sampler pods, which
+// read each node's own network counters (a pod's network namespace shows
+// only its own interface), may run in storbench's namespace: Pod Security
+// baseline and restricted forbid hostNetwork. The fix names the label that
+// allows them and what it costs.
+func samplerCheck(ctx context.Context, c *Cluster) result.Check {
+	const name = "node network counters from a host-network sampler pod"
+	ns := c.Namespace()
+	n, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return result.Check{Area: "telemetry", Name: name, Status: result.CheckOK,
+			Detail: fmt.Sprintf("namespace %s does not exist yet; storbench creates it without a Pod Security label, so the cluster's default level applies (privileged unless the admission configuration says otherwise)", ns)}
+	case err != nil:
+		return result.Check{Area: "telemetry", Name: name, Status: result.CheckInfo,
+			Detail: fmt.Sprintf("namespace %s's Pod Security level is not readable (%v); the run tries the sampler and says if it is refused", ns, apiMessage(err))}
+	}
+	level := n.Labels[PodSecurityEnforce]
+	if ok, why := HostNetworkAllowed(ctx, c, ns); !ok {
+		return result.Check{Area: "telemetry", Name: name, Status: result.CheckInfo,
+			Detail: "not sampled: " + why + "; each node's network counters come from the kubelet's Summary API instead, which on some clusters reports the host's interfaces for every node, or not at all",
+			Fix: fmt.Sprintf("kubectl label namespace %s %s=privileged --overwrite (cost: Pod Security then lets every pod in %s use the host's network, PID and IPC namespaces, host paths and privileged containers; keep %s for storbench alone)",
+				ns, PodSecurityEnforce, ns, ns)}
+	}
+	if level == "" {
+		level = "unlabelled: the cluster's default level"
+	}
+	return result.Check{Area: "telemetry", Name: name, Status: result.CheckOK,
+		Detail: fmt.Sprintf("namespace %s's Pod Security level (%s) allows hostNetwork; the sampler needs only create pods and pods/exec, which runs need anyway", ns, level)}
 }

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -77,6 +78,9 @@ type ConnectOptions struct {
 // Cluster is a connection to one Kubernetes cluster.
 type Cluster struct {
 	Client kubernetes.Interface
+	// Dynamic reads custom resources (a Rook-Ceph pool's size); nil when
+	// the caller gave only a typed client.
+	Dynamic dynamic.Interface
 	// Exec runs commands in pods.
 	Exec Executor
 	// Host is the API server's address, for messages.
@@ -122,7 +126,11 @@ func NewCluster(cfg *rest.Config, contextNamespace, namespace string) (*Cluster,
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	c := &Cluster{Client: cs, Exec: &RemoteExecutor{Config: cfg, Client: cs}, Host: cfg.Host}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
+	}
+	c := &Cluster{Client: cs, Dynamic: dyn, Exec: &RemoteExecutor{Config: cfg, Client: cs}, Host: cfg.Host}
 	c.setNamespace(contextNamespace, namespace)
 	return c, nil
 }

@@ -197,8 +197,14 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
 	}
 	labels := t.podLabels(env, running, size)
+	if n := t.cephLabels(ctx, env.sc, labels); n != "" { // ceph.go
+		env.notices = append(env.notices, n)
+	}
 	if err := o.volumeLabels(ctx, labels); err != nil {
 		env.notices = append(env.notices, err.Error())
+	}
+	if n := t.longhornLabels(ctx, labels); n != "" { // ceph.go
+		env.notices = append(env.notices, n)
 	}
 	return t.prepared(ctx, o, running, labels, env.notices, need)
 }
@@ -319,7 +325,8 @@ func (t *Target) podLabels(env *targetEnv, running *corev1.Pod, size int64) map[
 func (t *Target) prepared(ctx context.Context, o *objects, running *corev1.Pod, labels map[string]string, notices []string, need runner.Need) (*runner.Prepared, error) {
 	cmder := &PodCmder{Exec: t.cluster.Exec, Namespace: o.ns, Pod: o.name, Container: ContainerName}
 	linkFacts(ctx, cmder, labels) // telemetry.go
-	sample, stopSampling := t.podTelemetry(cmder, running.Spec.NodeName, labels)
+	pods := &samplerPods{t: t, ns: o.ns, base: o.name, runID: need.RunID}
+	sample, stopSampling := t.podTelemetry(cmder, o, pods, running.Spec.NodeName, labels)
 	p := &runner.Prepared{
 		Name:      t.Name(),
 		Kind:      "kubernetes",
@@ -331,15 +338,16 @@ func (t *Target) prepared(ctx context.Context, o *objects, running *corev1.Pod, 
 	}
 	if ip := running.Status.PodIP; ip != "" {
 		p.Net = &runner.NetEndpoint{Node: running.Spec.NodeName, Address: ip, Network: "pod", Cmder: cmder}
+		p.NetPeers = t.netPeers(pods, running.Spec.NodeName, labels) // nodesampler.go
 	}
 	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
 		p.File = fio.File{Name: BlockDevicePath}
 		if err := checkBlockVolume(ctx, cmder, need); err != nil {
-			return nil, errors.Join(fmt.Errorf("target %s: %w", t.Name(), err), stopSampling())
+			return nil, errors.Join(fmt.Errorf("target %s: %w", t.Name(), err), stopSampling(), pods.delete(ctx))
 		}
 	}
 	p.Cleanup = func(ctx context.Context) error {
-		return errors.Join(stopSampling(), o.delete(ctx, true))
+		return errors.Join(stopSampling(), pods.delete(ctx), o.delete(ctx, true))
 	}
 	return p, nil
 }

@@ -1,0 +1,175 @@
+package kube_test
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/storbench/storbench/internal/analysis"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/kube"
+)
+
+const samplerSuite = `name: sampler
+workloads:
+  - {name: randread, rw: randread, bs: 4KiB, size: 64MiB, runtime: 8s, time_based: true, ioengine: psync, direct: false}
+`
+
+// TestHostNetworkSamplerTellsNodesApart: fio runs on kreal-node-2 with
+// kreal-node-3 named as a replica node, while iperf3 sends from the host
+// to kreal-node-3 across its 1 Gbit/s port only. The host-network
+// sampler pods read each node's own interfaces: kreal-node-3's counters
+// show the transfer, kreal-node-2's do not (the kubelet's Summary API
+// shows the host's interfaces for both on this cluster). The sampler pods
+// are gone after the run. Then, in a namespace whose Pod Security level
+// is baseline, no sampler is made and the Summary API is the source, said
+// so with the label that would allow the sampler.
+func TestHostNetworkSamplerTellsNodesApart(t *testing.T) {
+	e := integration(t)
+	env := clusterEnv(t)
+	ip3 := env["kreal_node_3_IP"]
+	if ip3 == "" {
+		t.Fatal("the cluster's description has no kreal_node_3_IP")
+	}
+	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
+	target := labelled{kube.NewTarget(c, "local-path", "kreal-node-2", 1, opts), map[string]string{
+		string(result.LabelReplicaNodes): "kreal-node-3"}}
+
+	srv := exec.Command("nsenter", "--net=/run/netns/"+env["kreal_node_3_NETNS"], "iperf3", "-s", "-p", "5299")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	time.Sleep(500 * time.Millisecond)
+	cli := exec.Command("iperf3", "-c", ip3, "-p", "5299", "-t", "90")
+	if err := cli.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rs := runSuite(t, ctx, samplerSuite, []runner.Target{target})
+	cli.Process.Kill()
+	cli.Wait()
+	if len(rs) != 1 || rs[0].Telemetry == nil {
+		t.Fatalf("results %+v", rs)
+	}
+	tel := rs[0].Telemetry
+	t.Logf("sources %v; missing %v", tel.Sources, tel.Missing)
+	if !strings.HasPrefix(tel.Sources["network"], kube.SourceSampler) {
+		t.Errorf("kreal-node-2's network from %q, want the sampler pod", tel.Sources["network"])
+	}
+	if len(tel.Nodes) != 1 || tel.Nodes[0].Host != "kreal-node-3" {
+		t.Fatalf("other nodes' telemetry %+v, want kreal-node-3's", tel.Nodes)
+	}
+	n3 := tel.Nodes[0]
+	t.Logf("kreal-node-3: sources %v; missing %v; interface %s", n3.Sources, n3.Missing, n3.Interface)
+	rx2, _ := tel.Stat(result.SeriesNetRxBPS)
+	tx2, _ := tel.Stat(result.SeriesNetTxBPS)
+	rx3, ok := n3.Stat(result.SeriesNetRxBPS)
+	t.Logf("kreal-node-2 (%s) rx %.2f tx %.2f MB/s; kreal-node-3 (%s) rx %.2f MB/s", tel.Interface, rx2.Mean/1e6, tx2.Mean/1e6, n3.Interface, rx3.Mean/1e6)
+	if !ok || rx3.Mean < 60e6 {
+		t.Errorf("kreal-node-3 received %.1f MB/s during the transfer, want most of 1 Gbit/s", rx3.Mean/1e6)
+	}
+	if max(rx2.Mean, tx2.Mean) > 10e6 {
+		t.Errorf("kreal-node-2's link carried %.1f MB/s, want about nothing: the counters do not tell the nodes apart", max(rx2.Mean, tx2.Mean)/1e6)
+	}
+	if _, ok := n3.Stat(result.SeriesCPUBusy); !ok {
+		t.Errorf("kreal-node-3 has no CPU series (missing %v)", n3.Missing)
+	}
+	left, err := e.client.CoreV1().Pods(c.Namespace()).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelRunID + "=" + rs[0].RunID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range left.Items {
+		t.Errorf("pod %s left behind", p.Name)
+	}
+
+	// A baseline namespace: no sampler, the Summary API instead, said so.
+	ns := unique("storbench-psa")
+	if _, err := e.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
+		Labels: map[string]string{kube.PodSecurityEnforce: "baseline"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
+			t.Error(err)
+		}
+	})
+	cb, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig, Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs = runSuite(t, ctx, samplerSuite, []runner.Target{labelled{kube.NewTarget(cb, "local-path", "kreal-node-2", 1, opts),
+		map[string]string{string(result.LabelReplicaNodes): "kreal-node-3"}}})
+	if len(rs) != 1 || rs[0].Telemetry == nil {
+		t.Fatalf("baseline: results %+v", rs)
+	}
+	tel = rs[0].Telemetry
+	t.Logf("baseline: sources %v; missing %v", tel.Sources, tel.Missing)
+	if tel.Sources["network"] != kube.SourceSummary {
+		t.Errorf("baseline: network from %q, want the Summary API", tel.Sources["network"])
+	}
+	if !strings.Contains(strings.Join(tel.Missing, "\n"), kube.PodSecurityEnforce+"=privileged") {
+		t.Errorf("baseline: missing %v does not name the label that allows the sampler", tel.Missing)
+	}
+	if len(tel.Nodes) != 1 || tel.Nodes[0].Sources["network"] != kube.SourceSummary {
+		t.Errorf("baseline: kreal-node-3's telemetry %+v, want its network from the Summary API", tel.Nodes)
+	}
+}
+
+const roundSuite = `name: tiny
+workloads:
+  - {name: randread, rw: randread, bs: 4KiB, size: 16MiB, runtime: 1s, time_based: true, ioengine: psync, direct: false}
+`
+
+// TestNetworkRoundHostAndPodNetworks: with fio on kreal-node-2 and -3, the
+// network round measures the link between them on the pod network (the
+// fio pods, through the CNI bridge and routes) and on the host network
+// (the host-network sampler pods at the nodes' addresses), both about
+// the shaped 1 Gbit/s; the round trips of both are logged, the CNI's
+// cost.
+func TestNetworkRoundHostAndPodNetworks(t *testing.T) {
+	e := integration(t)
+	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
+	rs := runSuite(t, context.Background(), roundSuite, []runner.Target{
+		kube.NewTarget(c, "local-path", "kreal-node-2", 1, opts), kube.NewTarget(c, "local-path", "kreal-node-3", 2, opts)},
+		result.RoundNetwork)
+	ms := analysis.LinkMatrices(rs)
+	seen := map[string]bool{}
+	for _, m := range ms {
+		for _, pair := range [][2]string{{"kreal-node-2", "kreal-node-3"}, {"kreal-node-3", "kreal-node-2"}} {
+			l := m.Link(pair[0], pair[1])
+			if l == nil {
+				t.Errorf("%s network: %s -> %s not measured", m.Network, pair[0], pair[1])
+				continue
+			}
+			t.Logf("%s network %s -> %s: %.1f MB/s, round trip p50 %s idle, %s busy", m.Network, pair[0], pair[1],
+				l.SendBytesPerSec/1e6, l.IdleP50, l.BusyP50)
+			if l.SendBytesPerSec < 0.8*125e6 || l.SendBytesPerSec > 1.02*125e6 {
+				t.Errorf("%s network %s -> %s: %.1f MB/s, want about the shaped 125 MB/s", m.Network, pair[0], pair[1], l.SendBytesPerSec/1e6)
+			}
+		}
+		seen[m.Network] = true
+	}
+	if !seen["host"] || !seen["pod"] {
+		t.Errorf("networks measured %v, want host and pod", seen)
+	}
+	for _, r := range rs {
+		if r.Round == result.RoundNetwork && r.Status != result.StatusComplete {
+			t.Errorf("%s %s: %s %s", r.Target, r.Workload, r.Status, r.Error)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package kube
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/storbench/storbench/internal/result"
+)
+
+func TestOtherNodes(t *testing.T) {
+	for _, c := range []struct {
+		labels map[string]string
+		want   []string
+	}{
+		{map[string]string{}, nil},
+		{map[string]string{string(result.LabelReplicaNodes): "b, c,a,b"}, []string{"b", "c"}},
+		{map[string]string{string(result.LabelVolumeNode): "a"}, nil},
+		{map[string]string{string(result.LabelVolumeNode): "d", string(result.LabelReplicaNodes): "b"}, []string{"b", "d"}},
+	} {
+		if got := otherNodes("a", c.labels); !slices.Equal(got, c.want) {
+			t.Errorf("otherNodes(a, %v) = %v, want %v", c.labels, got, c.want)
+		}
+	}
+}
+
+// TestSamplerCheck: doctor judges the namespace's Pod Security level as
+// Pod Security admission does for a hostNetwork pod, and names the label
+// that would allow the sampler and its cost.
+func TestSamplerCheck(t *testing.T) {
+	for level, want := range map[string]result.CheckStatus{
+		"": result.CheckOK, "privileged": result.CheckOK, "baseline": result.CheckInfo, "restricted": result.CheckInfo,
+	} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench", Labels: map[string]string{}}}
+		if level != "" {
+			ns.Labels[PodSecurityEnforce] = level
+		}
+		c := samplerCheck(context.Background(), newFakeCluster(t, ns).cluster())
+		if c.Status != want {
+			t.Errorf("level %q: %s %s, want %s", level, c.Status, c.Detail, want)
+		}
+		if want == result.CheckInfo && !strings.Contains(c.Fix, PodSecurityEnforce+"=privileged") {
+			t.Errorf("level %q: fix %q does not name the label", level, c.Fix)
+		}
+		if ok, why := HostNetworkAllowed(context.Background(), newFakeCluster(t, ns).cluster(), "bench"); ok != (want == result.CheckOK) {
+			t.Errorf("level %q: HostNetworkAllowed %v (%s)", level, ok, why)
+		}
+	}
+	if c := samplerCheck(context.Background(), newFakeCluster(t).cluster()); c.Status != result.CheckOK || !strings.Contains(c.Detail, "does not exist yet") {
+		t.Errorf("no namespace: %+v", c)
+	}
+}

@@ -41,9 +41,8 @@ VolumeSnapshotClass for the class's driver).
 
 With --measure CLASS it measures instead of inferring: provisioning timed from
 its own watches, persistence, snapshot and restore, clone, expansion and
-graceful failover, data checked by sha256 (docs/kubernetes.md); the run is
-stored (round "class") and what it made is removed, after Ctrl-C too.
-With --node-stop-command it also fails a node over SSH (docs/kubernetes.md).`,
+graceful failover, data checked by sha256, all it made removed (Ctrl-C too), stored
+as round "class"; --node-stop-command also fails a node over SSH (docs/kubernetes.md).`,
 		Example: `  storbench classes
   storbench classes --output json
   storbench classes --measure local-path

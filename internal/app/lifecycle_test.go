@@ -167,8 +167,23 @@ func startLong(t *testing.T, db, target string) *process {
 	t.Helper()
 	p := start(t, db, "run", "--suite", longSuite(t, t.TempDir()), "--target", target)
 	p.waitLine(t, "[1/2] short")
-	// fio's main process and its two job processes.
-	waitUntil(t, "fio writing with two jobs", 30*time.Second, func() bool { return len(working(target)) >= 3 })
+	// fio's main process (storbench's child) and its two job processes
+	// (the main's children): counting processes alone would also count
+	// the short workload's fio still exiting, and a job not yet forked.
+	waitUntil(t, "fio writing with two jobs", 30*time.Second, func() bool {
+		jobs := 0
+		for _, main := range working(target) {
+			if main.PPID != p.cmd.Process.Pid {
+				continue
+			}
+			for _, s := range working(target) {
+				if s.PPID == main.PID {
+					jobs++
+				}
+			}
+		}
+		return jobs == 2
+	})
 	time.Sleep(300 * time.Millisecond)
 	return p
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/safety"
@@ -86,9 +87,31 @@ func (d disk) attach(ctx context.Context, image string) (string, error) {
 	return d.run(ctx, "losetup", "--find", "--show", image)
 }
 
+// detach frees a loop device and returns once it is gone. While anything
+// still holds the device open (a blkid or losetup scan elsewhere, a mount
+// the kernel is still tearing down), the kernel only marks it to be freed
+// at the last close, and the device would still back its image when the
+// volume is deleted next: so wait, bounded by ctx and 10 s, for its
+// /sys/block/NAME/loop directory to go.
 func (d disk) detach(ctx context.Context, dev string) error {
-	_, err := d.run(ctx, "losetup", "--detach", dev)
-	return err
+	if _, err := d.run(ctx, "losetup", "--detach", dev); err != nil {
+		return err
+	}
+	sys := filepath.Join("/sys/block", filepath.Base(dev), "loop")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(sys); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: still attached 10 s after losetup --detach (held open by another process)", dev)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // refresh makes a loop device see its image's new size.

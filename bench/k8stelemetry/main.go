@@ -13,7 +13,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -151,8 +150,8 @@ workloads:
 				return err
 			}
 			opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: image, PullPolicy: corev1.PullNever}
-			target := labelled{kube.NewTarget(c, "local-path", "kreal-node-2", 1, opts), map[string]string{
-				string(result.LabelReplicaNodes): "kreal-node-3"}}
+			target := runner.Labelled(kube.NewTarget(c, "local-path", "kreal-node-2", 1, opts), map[string]string{
+				string(result.LabelReplicaNodes): "kreal-node-3"})
 			cnt.take()
 			cpu0, t0 := cpuTime(), time.Now()
 			run, err := (&engine.Engine{Store: st, Observer: engine.Silent{}}).Run(ctx, engine.Plan{Suite: suite,
@@ -213,19 +212,4 @@ func slices(m map[string]int) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// labelled adds a user's labels to what the target prepares, as --label
-// does.
-type labelled struct {
-	runner.Target
-	labels map[string]string
-}
-
-func (l labelled) Prepare(ctx context.Context, need runner.Need) (*runner.Prepared, error) {
-	p, err := l.Target.Prepare(ctx, need)
-	if err == nil {
-		maps.Copy(p.Labels, l.labels)
-	}
-	return p, err
 }

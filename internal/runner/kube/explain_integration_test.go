@@ -2,7 +2,6 @@ package kube_test
 
 import (
 	"context"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,21 +21,6 @@ import (
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/telemetry"
 )
-
-// labelled adds labels to what a target prepares: the replication facts
-// a user gives with --label, for one target only.
-type labelled struct {
-	runner.Target
-	labels map[string]string
-}
-
-func (l labelled) Prepare(ctx context.Context, need runner.Need) (*runner.Prepared, error) {
-	p, err := l.Target.Prepare(ctx, need)
-	if err == nil {
-		maps.Copy(p.Labels, l.labels)
-	}
-	return p, err
-}
 
 type silent struct{}
 
@@ -69,8 +53,8 @@ func TestNetfsBreakdownOnShapedLinks(t *testing.T) {
 	targets := []runner.Target{
 		kube.NewTarget(c, "local-path", "kreal-node-2", 1, opts),
 		kube.NewTarget(c, "local-path", "kreal-node-3", 2, opts),
-		labelled{kube.NewTarget(c, "netfs", "kreal-node-2", 3, opts), map[string]string{
-			string(result.LabelReplicas): "1", string(result.LabelReplicaNodes): "kreal-node-3"}},
+		runner.Labelled(kube.NewTarget(c, "netfs", "kreal-node-2", 3, opts), map[string]string{
+			string(result.LabelReplicas): "1", string(result.LabelReplicaNodes): "kreal-node-3"}),
 	}
 	b, l := measureNetfs(t, ctx, targets)
 	if l.SendBytesPerSec < 0.8*125e6 || l.SendBytesPerSec > 1.02*125e6 {

@@ -43,8 +43,8 @@ func TestHostNetworkSamplerTellsNodesApart(t *testing.T) {
 	}
 	ctx := context.Background()
 	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
-	target := labelled{kube.NewTarget(c, "local-path", "kreal-node-2", 1, opts), map[string]string{
-		string(result.LabelReplicaNodes): "kreal-node-3"}}
+	target := runner.Labelled(kube.NewTarget(c, "local-path", "kreal-node-2", 1, opts), map[string]string{
+		string(result.LabelReplicaNodes): "kreal-node-3"})
 
 	srv := exec.Command("nsenter", "--net=/run/netns/"+env["kreal_node_3_NETNS"], "iperf3", "-s", "-p", "5299")
 	if err := srv.Start(); err != nil {
@@ -108,8 +108,8 @@ func TestHostNetworkSamplerTellsNodesApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs = runSuite(t, ctx, samplerSuite, []runner.Target{labelled{kube.NewTarget(cb, "local-path", "kreal-node-2", 1, opts),
-		map[string]string{string(result.LabelReplicaNodes): "kreal-node-3"}}})
+	rs = runSuite(t, ctx, samplerSuite, []runner.Target{runner.Labelled(kube.NewTarget(cb, "local-path", "kreal-node-2", 1, opts),
+		map[string]string{string(result.LabelReplicaNodes): "kreal-node-3"})})
 	if len(rs) != 1 || rs[0].Telemetry == nil {
 		t.Fatalf("baseline: results %+v", rs)
 	}

@@ -53,7 +53,79 @@ func Bottlenecks(w io.Writer, results []result.Result) error {
 			fmt.Fprintln(w, "  "+Terminal(k))
 		}
 	}
+	telemetrySources(w, results)
+	otherNodes(w, results)
 	return nil
+}
+
+// telemetrySources writes where each group of series was read, when a
+// runner read the host more than one way (a sampler pod, the kubelet's
+// Summary API), each "group: source" once.
+func telemetrySources(w io.Writer, results []result.Result) {
+	seen := map[string]bool{}
+	var lines []string
+	for _, r := range results {
+		if r.Telemetry == nil {
+			continue
+		}
+		for _, t := range append([]*result.Telemetry{r.Telemetry}, r.Telemetry.Nodes...) {
+			for group, src := range t.Sources {
+				line := group + ": " + src
+				if t != r.Telemetry && t.Host != "" {
+					line = t.Host + " " + line
+				}
+				if !seen[line] {
+					seen[line] = true
+					lines = append(lines, line)
+				}
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	sort.Strings(lines)
+	fmt.Fprintln(w, "Telemetry read from:")
+	for _, l := range lines {
+		fmt.Fprintln(w, "  "+Terminal(l))
+	}
+}
+
+// otherNodes writes, per result, what the run's other nodes (replica and
+// server nodes) did meanwhile: CPU busy, disk written, network in and out,
+// each a mean over the workload; a series the node lacked is left out.
+func otherNodes(w io.Writer, results []result.Result) {
+	var lines []string
+	for _, r := range results {
+		if r.Telemetry == nil {
+			continue
+		}
+		for _, n := range r.Telemetry.Nodes {
+			if n == nil {
+				continue
+			}
+			var parts []string
+			if m, ok := n.Summary[result.SeriesCPUBusy]; ok && m.Samples > 0 {
+				parts = append(parts, fmt.Sprintf("CPU %.0f%% busy", m.Mean))
+			}
+			for _, s := range []struct{ series, what string }{
+				{result.SeriesDiskWriteBPS, "disk write"}, {result.SeriesDiskReadBPS, "disk read"},
+				{result.SeriesNetRxBPS, "network in"}, {result.SeriesNetTxBPS, "network out"},
+			} {
+				if m, ok := n.Summary[s.series]; ok && m.Samples > 0 {
+					parts = append(parts, s.what+" "+units.MBps(m.Mean))
+				}
+			}
+			if len(parts) == 0 {
+				parts = []string{"nothing readable"}
+			}
+			lines = append(lines, fmt.Sprintf("  %s on %s: %s", Terminal(r.Workload), Terminal(n.Host), strings.Join(parts, ", ")))
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintln(w, "The run's other nodes meanwhile (means over each workload):")
+		fmt.Fprintln(w, strings.Join(lines, "\n"))
+	}
 }
 
 // ContentionSection writes the contention round's comparison, probe alone

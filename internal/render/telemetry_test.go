@@ -52,3 +52,35 @@ func TestTelemetryAndContentionGolden(t *testing.T) {
 		t.Errorf("section without a loaded probe: %q %v", b.String(), err)
 	}
 }
+
+// TestTelemetrySourcesAndOtherNodes: where each group of series was read
+// is listed once, and the other nodes' load is shown per workload with
+// only the series each node had.
+func TestTelemetrySourcesAndOtherNodes(t *testing.T) {
+	node3 := &result.Telemetry{Host: "kreal-node-3", Sources: map[string]string{"network": "the kubelet's Summary API"},
+		Summary: map[string]result.Summary{result.SeriesNetRxBPS: {Mean: 98.5e6, Samples: 10}, result.SeriesNetTxBPS: {Mean: 1.2e6, Samples: 10}}}
+	tel := func() *result.Telemetry {
+		return &result.Telemetry{Host: "kreal-node-2", Sources: map[string]string{"network": "host-network sampler pod storbench/sampler-x"},
+			Nodes: []*result.Telemetry{node3, {Host: "kreal-node-1"}}}
+	}
+	rs := []result.Result{
+		{Workload: "seq-write", Telemetry: tel()},
+		{Workload: "rand-read", Telemetry: tel()},
+	}
+	var b bytes.Buffer
+	if err := Bottlenecks(&b, rs); err != nil {
+		t.Fatal(err)
+	}
+	want := `Telemetry read from:
+  kreal-node-3 network: the kubelet's Summary API
+  network: host-network sampler pod storbench/sampler-x
+The run's other nodes meanwhile (means over each workload):
+  seq-write on kreal-node-3: network in 98.5 MB/s, network out 1.2 MB/s
+  seq-write on kreal-node-1: nothing readable
+  rand-read on kreal-node-3: network in 98.5 MB/s, network out 1.2 MB/s
+  rand-read on kreal-node-1: nothing readable
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -82,6 +82,14 @@ func targetLabels(plan Plan, p *runner.Prepared, fioVersion string) map[string]s
 	result.LabelFioVersion.Set(labels, fioVersion)
 	result.LabelTargetKind.Set(labels, p.Kind)
 	maps.Copy(labels, p.Labels)
+	// A fact the user gives replaces the runner's reading, and with it
+	// the runner's note of where it read it.
+	for fact, source := range map[result.LabelKey]result.LabelKey{
+		result.LabelReplicas: result.LabelReplicasSource, result.LabelReplicaNodes: result.LabelReplicaNodesSource} {
+		if _, given := fact.In(plan.Labels); given {
+			delete(labels, string(source))
+		}
+	}
 	maps.Copy(labels, plan.Labels)
 	return labels
 }

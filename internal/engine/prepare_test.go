@@ -237,3 +237,19 @@ func TestRawJobJudgedAndRunInEveryRound(t *testing.T) {
 		})
 	}
 }
+
+// TestUserFactReplacesRunnersSource: replication facts the user gives win
+// over the runner's reading, and the runner's note of where it read them
+// goes with it; facts the user leaves alone keep theirs.
+func TestUserFactReplacesRunnersSource(t *testing.T) {
+	p := &runner.Prepared{Kind: "kubernetes", Labels: map[string]string{
+		"replica_nodes": "kube-3", "replica_nodes_source": "the PV's server 10.0.0.3 is node kube-3's InternalIP",
+		"replicas": "3", "replicas_source": "CephBlockPool rook-ceph/replicapool spec.replicated.size"}}
+	got := targetLabels(Plan{Labels: map[string]string{"replica_nodes": "kube-2,kube-3"}}, p, "fio-3.33")
+	if got["replica_nodes"] != "kube-2,kube-3" || got["replica_nodes_source"] != "" {
+		t.Errorf("user's replica nodes: %v", got)
+	}
+	if got["replicas"] != "3" || got["replicas_source"] == "" {
+		t.Errorf("the runner's replicas and their source: %v", got)
+	}
+}

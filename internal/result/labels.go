@@ -89,6 +89,7 @@ const (
 	LabelPVCapacity     LabelKey = "pv_capacity"
 	LabelVolumeNode     LabelKey = "volume_node"
 	LabelCSIDriver      LabelKey = "csi_driver"
+	LabelVolumeServer   LabelKey = "volume_server" // a network volume's server address (NFS, iSCSI portal, SMB)
 	LabelK8sNamespace   LabelKey = "k8s_namespace"
 	LabelK8sPod         LabelKey = "k8s_pod"
 	LabelK8sPVC         LabelKey = "k8s_pvc"

@@ -664,6 +664,10 @@ func (o *objects) volumeLabels(ctx context.Context, labels map[string]string) er
 	if pv.Spec.CSI != nil {
 		result.LabelCSIDriver.Set(labels, pv.Spec.CSI.Driver)
 	}
+	if addr := VolumeServer(pv); addr != "" {
+		result.LabelVolumeServer.Set(labels, addr)
+		o.serverNode(ctx, addr, labels) // server.go
+	}
 	return nil
 }
 

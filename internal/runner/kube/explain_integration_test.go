@@ -126,6 +126,13 @@ func clusterEnv(t *testing.T) map[string]string {
 // telemetry, and returns the results the run stored.
 func runSuite(t *testing.T, ctx context.Context, yaml string, targets []runner.Target, rounds ...string) []result.Result {
 	t.Helper()
+	return runPlan(t, ctx, yaml, engine.Plan{Targets: targets, Rounds: rounds, Telemetry: true})
+}
+
+// runPlan runs the suite in yaml as plan says (one repetition), stores
+// the run in a database of the test's own, and returns its results.
+func runPlan(t *testing.T, ctx context.Context, yaml string, plan engine.Plan) []result.Result {
+	t.Helper()
 	suite, err := spec.Parse([]byte(yaml), "suite")
 	if err != nil {
 		t.Fatal(err)
@@ -135,8 +142,8 @@ func runSuite(t *testing.T, ctx context.Context, yaml string, targets []runner.T
 		t.Fatal(err)
 	}
 	defer st.Close()
-	run, err := (&engine.Engine{Store: st, Observer: silent{}}).Run(ctx, engine.Plan{Suite: suite, Targets: targets, Repeat: 1,
-		Rounds: rounds, Telemetry: true})
+	plan.Suite, plan.Repeat = suite, 1
+	run, err := (&engine.Engine{Store: st, Observer: silent{}}).Run(ctx, plan)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storbench/storbench/internal/analysis"
+	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
@@ -170,6 +171,45 @@ func TestNetworkRoundHostAndPodNetworks(t *testing.T) {
 	for _, r := range rs {
 		if r.Round == result.RoundNetwork && r.Status != result.StatusComplete {
 			t.Errorf("%s %s: %s %s", r.Target, r.Workload, r.Status, r.Error)
+		}
+	}
+}
+
+// TestNetworkAllPairsMeasuresOtherNodesAmongThemselves: fio on kreal-node
+// with kreal-node-2 and -3 named as the replica nodes; with all pairs on,
+// the round also measures -2 and -3 between themselves on the host network
+// (their sampler pods), the link a replica sync between them would use,
+// about the shaped 1 Gbit/s. (kreal-node's own address is 127.0.0.1: it
+// gets a notice instead of a host-network endpoint.)
+func TestNetworkAllPairsMeasuresOtherNodesAmongThemselves(t *testing.T) {
+	e := integration(t)
+	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
+	target := runner.Labelled(kube.NewTarget(c, "local-path", "kreal-node", 1, opts),
+		map[string]string{string(result.LabelReplicaNodes): "kreal-node-2,kreal-node-3"})
+	rs := runPlan(t, context.Background(), roundSuite, engine.Plan{Targets: []runner.Target{target},
+		Rounds: []string{result.RoundNetwork}, NetworkAllPairs: true})
+	var host *analysis.LinkMatrix
+	for _, m := range analysis.LinkMatrices(rs) {
+		if m.Network == "host" {
+			host = &m
+		}
+	}
+	if host == nil {
+		t.Fatalf("no host-network matrix among %d results", len(rs))
+	}
+	for _, pair := range [][2]string{{"kreal-node-2", "kreal-node-3"}, {"kreal-node-3", "kreal-node-2"}} {
+		l := host.Link(pair[0], pair[1])
+		if l == nil {
+			t.Errorf("host network %s -> %s not measured with all pairs", pair[0], pair[1])
+			continue
+		}
+		t.Logf("host network %s -> %s: %.1f MB/s", pair[0], pair[1], l.SendBytesPerSec/1e6)
+		if l.SendBytesPerSec < 0.8*125e6 || l.SendBytesPerSec > 1.02*125e6 {
+			t.Errorf("%s -> %s: %.1f MB/s, want about the shaped 125 MB/s", pair[0], pair[1], l.SendBytesPerSec/1e6)
 		}
 	}
 }

@@ -21,13 +21,29 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   fi
 fi
-go test -count=1 -timeout 30m ./...
-# The build tooling's own module (release archives, images, krew, the Helm
-# chart against the kustomize base): Helm and kustomize stay out of go.mod.
-(cd tools && go test -count=1 -timeout 30m ./...)
-# Each importer fuzz target for 5000 executions (the seed corpus ran above).
-bash scripts/fuzz-brief.sh 5000
 # Kubernetes integration on the project's own test cluster (scripts/cluster.sh:
 # a real control plane, kwok nodes, three real nodes on shaped links; needs
-# root; builds its binaries once into $KAPI_ROOT, see BENCHMARKS.md).
-bash scripts/k8s-integration.sh
+# root; builds its binaries once into $KAPI_ROOT, see BENCHMARKS.md). It runs
+# beside the package tests, its lines marked "[cluster]": its tests spend
+# most of their time waiting on pods, timers and links, and nothing of the
+# package tests touches its namespaces, bridge, addresses or state
+# directory. STORBENCH_TEST_SERIAL=1 runs it after them instead.
+if [ "${STORBENCH_TEST_SERIAL:-0}" != 1 ]; then
+  bash scripts/k8s-integration.sh > >(sed -u 's/^/[cluster] /') 2>&1 & cluster_pid=$!
+  # A background job ignores Ctrl-C: it is told to stop (and tear the
+  # cluster down) in words it hears.
+  trap 'kill -TERM "$cluster_pid" 2>/dev/null; wait "$cluster_pid"; exit 130' INT TERM
+fi
+status=0
+go test -count=1 -timeout 30m ./... || status=1
+# The build tooling's own module (release archives, images, krew, the Helm
+# chart against the kustomize base): Helm and kustomize stay out of go.mod.
+(cd tools && go test -count=1 -timeout 30m ./...) || status=1
+# Each importer fuzz target for 5000 executions (the seed corpus ran above).
+bash scripts/fuzz-brief.sh 5000 || status=1
+if [ "${STORBENCH_TEST_SERIAL:-0}" != 1 ]; then
+  wait "$cluster_pid" || { echo "the cluster tests failed (lines marked [cluster])"; status=1; }
+else
+  bash scripts/k8s-integration.sh || status=1
+fi
+exit "$status"

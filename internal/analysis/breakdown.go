@@ -22,7 +22,16 @@ const (
 	BoundLocalDisk   = "local disk"
 	BoundNetwork     = "network"
 	BoundReplication = "network (replication traffic)"
+	// BoundEngine: the figure is under half of the lowest ceiling, so
+	// what is left (the storage engine: its protocol, CPU, copies) takes
+	// away more than the ceiling lets through, and a faster disk or link
+	// would not help.
+	BoundEngine = "the storage engine"
 )
+
+// EngineBoundPercent is the share of the ceiling under which the rest, not
+// the lowest part, is what limits a result.
+const EngineBoundPercent = 50
 
 // Breakdown explains one network-backed or replicated result: the ceiling
 // the local disk under the storage, the measured link to the server or
@@ -48,6 +57,9 @@ type Breakdown struct {
 	CeilingBPS float64
 	// LimitedBy is one of the Bound constants, "" without a ceiling.
 	LimitedBy string
+	// Lowest is the Bound constant of the lowest part (LimitedBy too,
+	// unless the engine binds).
+	Lowest string
 	// Percent is MeasuredBPS against CeilingBPS.
 	Percent float64
 	// Steps walk from the first known ceiling down to the measured figure:
@@ -292,6 +304,10 @@ func (b *Breakdown) finish() {
 		return
 	}
 	b.Percent = b.MeasuredBPS / b.CeilingBPS * 100
+	b.Lowest = b.LimitedBy
+	if b.Percent < EngineBoundPercent {
+		b.LimitedBy = BoundEngine
+	}
 	left := 0.0
 	for _, p := range b.Parts {
 		switch {
@@ -313,7 +329,11 @@ func (b *Breakdown) finish() {
 		}
 	}
 	b.Steps = append(b.Steps, BreakdownStep{Name: PartRest, LeftBPS: b.MeasuredBPS, LostBPS: left - b.MeasuredBPS})
-	words = append(words, fmt.Sprintf("ceiling %.0f MB/s; limited by %s, %.0f%% of the ceiling", b.CeilingBPS/1e6, b.LimitedBy, b.Percent))
+	if b.LimitedBy == BoundEngine {
+		words = append(words, fmt.Sprintf("ceiling %.0f MB/s (%s); limited by %s, %.0f%% of the ceiling", b.CeilingBPS/1e6, b.Lowest, b.LimitedBy, b.Percent))
+	} else {
+		words = append(words, fmt.Sprintf("ceiling %.0f MB/s; limited by %s, %.0f%% of the ceiling", b.CeilingBPS/1e6, b.LimitedBy, b.Percent))
+	}
 	if b.Percent > 105 {
 		words = append(words, "above the ceiling: the model does not hold here (a cache, compression, or a copy not written synchronously)")
 	}

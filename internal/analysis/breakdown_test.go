@@ -62,23 +62,36 @@ func TestBreakdownReplicated(t *testing.T) {
 
 // TestBreakdownNetworkFilesystem: one copy on a server across a link
 // slower than the disk binds on the network; a fast link leaves the disk
-// as the ceiling; nothing measured says what is missing.
+// as the ceiling; a figure under half of its ceiling is the storage
+// engine's doing, whichever part is lowest; nothing measured says what is
+// missing.
 func TestBreakdownNetworkFilesystem(t *testing.T) {
 	base := res("k8s:local-path@n1", "n1", "seq-write", 300e6, 0, map[string]string{string(result.LabelStorageClass): "local-path"})
-	nfs := res("k8s:netfs@n1", "n1", "seq-write", 110e6, 0, map[string]string{string(result.LabelReplicas): "1", string(result.LabelReplicaNodes): "n3"})
+	netfs := func(bps float64) result.Result {
+		return res("k8s:netfs@n1", "n1", "seq-write", bps, 0, map[string]string{string(result.LabelReplicas): "1", string(result.LabelReplicaNodes): "n3"})
+	}
 	for _, c := range []struct {
-		name    string
-		linkBPS float64
-		want    string
-	}{{"shaped", 117e6, BoundNetwork}, {"unshaped", 1200e6, BoundLocalDisk}} {
+		name               string
+		measured, linkBPS  float64
+		want, lowest, says string
+	}{
+		{"shaped", 110e6, 117e6, BoundNetwork, BoundNetwork, "ceiling 117 MB/s; limited by network, 94% of the ceiling"},
+		{"unshaped", 250e6, 1200e6, BoundLocalDisk, BoundLocalDisk, "ceiling 300 MB/s; limited by local disk, 83% of the ceiling"},
+		{"unshaped, slow engine", 110e6, 1200e6, BoundEngine, BoundLocalDisk, "ceiling 300 MB/s (local disk); limited by the storage engine, 37% of the ceiling"},
+		{"shaped, slow engine", 50e6, 117e6, BoundEngine, BoundNetwork, "ceiling 117 MB/s (network); limited by the storage engine, 43% of the ceiling"},
+	} {
 		t.Run(c.name, func(t *testing.T) {
-			rs := append([]result.Result{base, nfs}, link("n1", "n3", c.linkBPS, 50*time.Microsecond)...)
+			rs := append([]result.Result{base, netfs(c.measured)}, link("n1", "n3", c.linkBPS, 50*time.Microsecond)...)
 			bs := Breakdowns(rs, LinkMatrices(rs))
-			if len(bs) != 1 || bs[0].LimitedBy != c.want {
-				t.Fatalf("breakdowns %+v, want limited by %s", bs, c.want)
+			if len(bs) != 1 || bs[0].LimitedBy != c.want || bs[0].Lowest != c.lowest {
+				t.Fatalf("breakdowns %+v, want limited by %s, lowest %s", bs, c.want, c.lowest)
+			}
+			if !strings.Contains(bs[0].Summary, c.says) {
+				t.Errorf("summary %q, want it to say %q", bs[0].Summary, c.says)
 			}
 		})
 	}
+	nfs := netfs(110e6)
 	bs := Breakdowns([]result.Result{nfs}, nil)
 	if len(bs) != 1 || bs[0].CeilingBPS != 0 || len(bs[0].Missing) != 2 {
 		t.Fatalf("with nothing measured: %+v", bs)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/netround"
 	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
@@ -44,6 +45,9 @@ type Plan struct {
 	// run's nodes, the other nodes (replicas, servers) among themselves
 	// too; by default each fio node against the others.
 	NetworkAllPairs bool
+	// Network says how long each of the network round's measurements
+	// runs; zero fields take netround's defaults.
+	Network netround.Options
 	// Labels are the user's own labels, added to the run and every result.
 	Labels map[string]string
 	// LiveProgress asks fio for a status report every second and passes it

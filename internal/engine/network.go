@@ -53,7 +53,7 @@ func (e *Engine) networkRound(ctx context.Context, run *result.Run, plan Plan, t
 	n := len(pairs) * len(netround.Workloads)
 	for rep := 1; rep <= plan.Repeat; rep++ {
 		for i, p := range pairs {
-			for j, r := range netround.Measure(ctx, p, netround.Options{}) {
+			for j, r := range netround.Measure(ctx, p, plan.Network) {
 				r.RunID, r.Repetition = run.ID, rep
 				l := maps.Clone(base)
 				maps.Copy(l, r.Labels)

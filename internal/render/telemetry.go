@@ -108,6 +108,9 @@ func otherNodes(w io.Writer, results []result.Result) {
 			if m, ok := n.Summary[result.SeriesCPUBusy]; ok && m.Samples > 0 {
 				parts = append(parts, fmt.Sprintf("CPU %.0f%% busy", m.Mean))
 			}
+			if m, ok := n.Summary[result.SeriesDiskUtil]; ok && m.Samples > 0 && n.Device != "" {
+				parts = append(parts, fmt.Sprintf("disk %s %.0f%% busy", Terminal(n.Device), m.Mean))
+			}
 			for _, s := range []struct{ series, what string }{
 				{result.SeriesDiskWriteBPS, "disk write"}, {result.SeriesDiskReadBPS, "disk read"},
 				{result.SeriesNetRxBPS, "network in"}, {result.SeriesNetTxBPS, "network out"},

@@ -61,7 +61,8 @@ func TestTelemetrySourcesAndOtherNodes(t *testing.T) {
 		Summary: map[string]result.Summary{result.SeriesNetRxBPS: {Mean: 98.5e6, Samples: 10}, result.SeriesNetTxBPS: {Mean: 1.2e6, Samples: 10}}}
 	tel := func() *result.Telemetry {
 		return &result.Telemetry{Host: "kreal-node-2", Sources: map[string]string{"network": "host-network sampler pod storbench/sampler-x"},
-			Nodes: []*result.Telemetry{node3, {Host: "kreal-node-1"}}}
+			Nodes: []*result.Telemetry{node3, {Host: "kreal-node-1"}, {Host: "kreal-node-4", Device: "sda",
+				Summary: map[string]result.Summary{result.SeriesDiskUtil: {Mean: 97, Samples: 10}, result.SeriesDiskWriteBPS: {Mean: 110e6, Samples: 10}}}}}
 	}
 	rs := []result.Result{
 		{Workload: "seq-write", Telemetry: tel()},
@@ -77,8 +78,10 @@ func TestTelemetrySourcesAndOtherNodes(t *testing.T) {
 The run's other nodes meanwhile (means over each workload):
   seq-write on kreal-node-3: network in 98.5 MB/s, network out 1.2 MB/s
   seq-write on kreal-node-1: nothing readable
+  seq-write on kreal-node-4: disk sda 97% busy, disk write 110 MB/s
   rand-read on kreal-node-3: network in 98.5 MB/s, network out 1.2 MB/s
   rand-read on kreal-node-1: nothing readable
+  rand-read on kreal-node-4: disk sda 97% busy, disk write 110 MB/s
 `
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)

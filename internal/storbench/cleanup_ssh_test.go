@@ -27,7 +27,9 @@ func TestHelperRunSSHKilled(t *testing.T) {
 	req := DefaultRunRequest()
 	req.Suite, req.Telemetry = "testdata/run-long.yaml", false
 	req.Targets = []string{target}
-	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
+	// The store lives in the parent test's directory: this process is
+	// killed, so a t.TempDir of its own would never be removed.
+	st := store.NewLazy(filepath.Join(os.Getenv("STORBENCH_SSH_KILLED_STORE"), "r.db"))
 	defer st.Close()
 	_, err := Run(context.Background(), st, req, nil)
 	t.Fatalf("the run was meant to be killed: %v", err)
@@ -40,7 +42,7 @@ func killedRun(t *testing.T, target, dir string) string {
 	t.Helper()
 	before := entries(t, dir)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRunSSHKilled$")
-	cmd.Env = append(os.Environ(), "STORBENCH_SSH_KILLED_RUN="+target)
+	cmd.Env = append(os.Environ(), "STORBENCH_SSH_KILLED_RUN="+target, "STORBENCH_SSH_KILLED_STORE="+t.TempDir())
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -147,7 +149,9 @@ func TestCleanupSSHAfterKilledRun(t *testing.T) {
 	run := DefaultRunRequest()
 	run.Suite, run.Telemetry, run.Workloads = "testdata/run-tiny.yaml", false, []string{"rr"}
 	run.Targets = []string{target}
-	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
+	// The store lives in the parent test's directory: this process is
+	// killed, so a t.TempDir of its own would never be removed.
+	st := store.NewLazy(filepath.Join(os.Getenv("STORBENCH_SSH_KILLED_STORE"), "r.db"))
 	defer st.Close()
 	obs := &recorder{}
 	if _, err := Run(context.Background(), st, run, obs); err != nil {

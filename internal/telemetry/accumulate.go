@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"maps"
+	"math"
 	"time"
 
 	"github.com/storbench/storbench/internal/result"
@@ -19,6 +20,17 @@ type accumulator struct {
 	totals  result.TelemetryTotals
 	throt   uint32
 	cpus    int
+	// busy holds, in BusiestDevice mode, every interval's counters of
+	// every disk: which disk is reported is known only at the end.
+	busy []diskInterval
+}
+
+// diskInterval is one interval's disk counters at its two ends, and the
+// series row it makes (-1: the totals only).
+type diskInterval struct {
+	prev, cur map[string]diskCounters
+	dt        time.Duration
+	row       int
 }
 
 func newAccumulator(s *Sampler) *accumulator {
@@ -54,16 +66,25 @@ func (a *accumulator) record(sn snapshot, row bool) {
 		a.addCPU(vals, prev, sn)
 	}
 	if sn.hasDisk && prev.hasDisk {
-		a.addDisk(vals, prev, sn, dt)
+		dt := sn.at.Sub(prev.sourceAt(prev.diskAt))
+		if sn.disks != nil {
+			r := -1
+			if row {
+				r = len(a.offsets)
+			}
+			a.busy = append(a.busy, diskInterval{prev: prev.disks, cur: sn.disks, dt: dt, row: r})
+		} else {
+			a.addDisk(vals, prev.disk, sn.disk, dt)
+		}
 	}
 	if sn.hasPSI && prev.hasPSI {
-		us := float64(dt.Microseconds())
+		us := float64(sn.at.Sub(prev.sourceAt(prev.psiAt)).Microseconds())
 		vals[result.SeriesIOPressureSome] = min(100, 100*float64(sub(sn.psiSome, prev.psiSome))/us)
 		vals[result.SeriesIOPressureFull] = min(100, 100*float64(sub(sn.psiFull, prev.psiFull))/us)
 	}
 	a.addGauges(vals, sn)
 	if sn.hasNet && prev.hasNet {
-		a.addNet(vals, prev, sn, dt.Seconds())
+		a.addNet(vals, prev, sn, sn.at.Sub(prev.sourceAt(prev.netAt)).Seconds())
 	}
 	if row {
 		a.appendRow(sn.at.Sub(a.first.at), vals)
@@ -100,8 +121,7 @@ func (a *accumulator) addCPU(vals map[string]float64, prev, sn snapshot) {
 
 // addDisk adds the device's utilisation, queue, bytes and I/Os per second
 // over dt, and its bytes and I/Os to the totals.
-func (a *accumulator) addDisk(vals map[string]float64, prev, sn snapshot, dt time.Duration) {
-	d, p := sn.disk, prev.disk
+func (a *accumulator) addDisk(vals map[string]float64, p, d diskCounters, dt time.Duration) {
 	secs := dt.Seconds()
 	if ms := float64(dt.Milliseconds()); ms > 0 {
 		vals[result.SeriesDiskUtil] = min(100, 100*float64(sub(d.ioTicksMS, p.ioTicksMS))/ms)
@@ -171,24 +191,108 @@ func (a *accumulator) appendRow(offset time.Duration, vals map[string]float64) {
 	}
 }
 
-// keepNewest is sn with, per source it failed to read, prev's reading:
-// the newest snapshot that had each source, to difference the next
-// against.
+// keepNewest is sn with, per source it failed to read, prev's reading
+// and when it was taken: the newest snapshot that had each source, to
+// difference the next against over the whole time since.
 func keepNewest(prev, sn snapshot) snapshot {
 	keep := sn
 	if !sn.hasCPU {
 		keep.cpu, keep.cores, keep.hasCPU = prev.cpu, prev.cores, prev.hasCPU
 	}
 	if !sn.hasDisk {
-		keep.disk, keep.hasDisk = prev.disk, prev.hasDisk
+		keep.disk, keep.disks, keep.hasDisk, keep.diskAt = prev.disk, prev.disks, prev.hasDisk, prev.sourceAt(prev.diskAt)
 	}
 	if !sn.hasPSI {
-		keep.psiSome, keep.psiFull, keep.hasPSI = prev.psiSome, prev.psiFull, prev.hasPSI
+		keep.psiSome, keep.psiFull, keep.hasPSI, keep.psiAt = prev.psiSome, prev.psiFull, prev.hasPSI, prev.sourceAt(prev.psiAt)
 	}
 	if !sn.hasNet {
-		keep.rx, keep.tx, keep.hasNet = prev.rx, prev.tx, prev.hasNet
+		keep.rx, keep.tx, keep.hasNet, keep.netAt = prev.rx, prev.tx, prev.hasNet, prev.sourceAt(prev.netAt)
 	}
 	return keep
+}
+
+// sourceAt is when a source's reading kept in sn was taken: at, or sn's
+// own time when it was read in sn.
+func (sn snapshot) sourceAt(at time.Time) time.Time {
+	if at.IsZero() {
+		return sn.at
+	}
+	return at
+}
+
+// busiestDisk picks, in BusiestDevice mode, the disk that moved the most
+// bytes over the recording (on a tie the shorter name: a whole disk before
+// its partition), and adds its series and totals as addDisk would have;
+// "" when no disk moved any.
+func (a *accumulator) busiestDisk() string {
+	if len(a.busy) == 0 {
+		return ""
+	}
+	moved := map[string]uint64{}
+	for _, iv := range a.busy {
+		for name, d := range iv.cur {
+			if p, ok := iv.prev[name]; ok {
+				moved[name] += sub(d.readSectors, p.readSectors) + sub(d.writeSectors, p.writeSectors)
+			}
+		}
+	}
+	dev := ""
+	for name, n := range moved {
+		if n == 0 {
+			continue
+		}
+		if dev == "" || n > moved[dev] || n == moved[dev] && (len(name) < len(dev) || len(name) == len(dev) && name < dev) {
+			dev = name
+		}
+	}
+	if dev == "" {
+		return ""
+	}
+	cols := map[string][]float64{}
+	for _, iv := range a.busy {
+		p, ok1 := iv.prev[dev]
+		d, ok2 := iv.cur[dev]
+		if !ok1 || !ok2 {
+			continue
+		}
+		vals := map[string]float64{}
+		a.addDisk(vals, p, d, iv.dt)
+		if iv.row < 0 {
+			continue
+		}
+		for name, v := range vals {
+			col := cols[name]
+			if col == nil {
+				col = make([]float64, len(a.offsets))
+				for i := range col {
+					col[i] = math.NaN()
+				}
+				cols[name] = col
+			}
+			col[iv.row] = round(v)
+		}
+	}
+	// As appendRow does: rows before the disk's first reading take that
+	// reading, a row whose read failed repeats the one before.
+	for name, col := range cols {
+		first := math.NaN()
+		for _, v := range col {
+			if !math.IsNaN(v) {
+				first = v
+				break
+			}
+		}
+		prev := first
+		for i, v := range col {
+			if math.IsNaN(v) {
+				col[i] = prev
+			} else {
+				prev = v
+			}
+		}
+		a.values[name] = col
+	}
+	return dev
 }
 
 // telemetry condenses what was recorded.
@@ -201,6 +305,18 @@ func (a *accumulator) telemetry() *result.Telemetry {
 	}
 	if len(s.cfg.Sources) > 0 {
 		t.Sources = maps.Clone(s.cfg.Sources)
+	}
+	if dev := a.busiestDisk(); dev != "" {
+		t.Device = dev
+		t.Totals = a.totals
+		if t.Sources == nil {
+			t.Sources = map[string]string{}
+		}
+		why := "disk " + dev + ": the busiest while the workload ran (the disk under the data is not known)"
+		if src := t.Sources["disk"]; src != "" {
+			why = src + "; " + why
+		}
+		t.Sources["disk"] = why
 	}
 	if len(a.offsets) == 0 {
 		return t

@@ -3,6 +3,8 @@ package telemetry
 import (
 	"testing"
 	"time"
+
+	"github.com/storbench/storbench/internal/result"
 )
 
 // The last sliver of a recording (under a tenth of the interval) is no
@@ -27,5 +29,23 @@ func TestLastSliverCountsInTotals(t *testing.T) {
 	}
 	if n := len(tel.Series.OffsetsMS); n != 1 {
 		t.Errorf("%d samples, want the one full interval", n)
+	}
+}
+
+// A failed read of a counter widens the next interval: the counter moved
+// over both seconds since it was last read, and its rate says so.
+func TestFailedReadWidensTheNextInterval(t *testing.T) {
+	start := time.Unix(1000, 0)
+	a := newAccumulator(&Sampler{})
+	a.add(snapshot{at: start, hasDisk: true, hasNet: true})
+	a.add(snapshot{at: start.Add(time.Second)}) // neither read
+	a.add(snapshot{at: start.Add(2 * time.Second), hasDisk: true, disk: diskCounters{writes: 200, writeSectors: 200 * 2048},
+		hasNet: true, rx: 200e6})
+	tel := a.telemetry()
+	if got := tel.Summary[result.SeriesDiskWriteBPS].Max; got != round(100<<20) {
+		t.Errorf("disk write %g B/s, want %g (200 MiB over 2 s)", got, round(100<<20))
+	}
+	if got := tel.Summary[result.SeriesNetRxBPS].Max; got != 100e6 {
+		t.Errorf("network in %g B/s, want 1e8 (200 MB over 2 s)", got)
 	}
 }

@@ -76,26 +76,64 @@ type diskCounters struct {
 }
 
 func readDiskstats(path, device string, buf []byte) (diskCounters, error) {
+	var found *diskCounters
+	err := eachDisk(path, buf, func(name string, d diskCounters) bool {
+		if name == device {
+			found = &d
+			return false
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return diskCounters{}, fmt.Errorf("%s: %s: %w", path, device, err)
+	case found == nil:
+		return diskCounters{}, fmt.Errorf("%s has no device %s", path, device)
+	}
+	return *found, nil
+}
+
+// readAllDiskstats returns the counters of every device in
+// /proc/diskstats but RAM disks and zram (swap in memory, not storage).
+func readAllDiskstats(path string, buf []byte) (map[string]diskCounters, error) {
+	all := map[string]diskCounters{}
+	err := eachDisk(path, buf, func(name string, d diskCounters) bool {
+		if !strings.HasPrefix(name, "ram") && !strings.HasPrefix(name, "zram") {
+			all[name] = d
+		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return all, nil
+}
+
+// eachDisk calls f with each device line of /proc/diskstats until f
+// returns false.
+func eachDisk(path string, buf []byte, f func(string, diskCounters) bool) error {
 	data, err := readInto(path, buf)
 	if err != nil {
-		return diskCounters{}, err
+		return err
 	}
 	for len(data) > 0 {
 		var line []byte
 		line, data, _ = bytes.Cut(data, []byte{'\n'})
-		f := bytes.Fields(line)
-		if len(f) < 14 || string(f[2]) != device {
+		fs := bytes.Fields(line)
+		if len(fs) < 14 {
 			continue
 		}
 		var v [14]uint64
 		for i := 3; i < 14; i++ {
-			if v[i], err = strconv.ParseUint(string(f[i]), 10, 64); err != nil {
-				return diskCounters{}, fmt.Errorf("%s: %s: %w", path, device, err)
+			if v[i], err = strconv.ParseUint(string(fs[i]), 10, 64); err != nil {
+				return fmt.Errorf("device %s: %w", fs[2], err)
 			}
 		}
-		return diskCounters{reads: v[3], readSectors: v[5], writes: v[7], writeSectors: v[9], ioTicksMS: v[12], weightedMS: v[13]}, nil
+		if !f(string(fs[2]), diskCounters{reads: v[3], readSectors: v[5], writes: v[7], writeSectors: v[9], ioTicksMS: v[12], weightedMS: v[13]}) {
+			return nil
+		}
 	}
-	return diskCounters{}, fmt.Errorf("%s has no device %s", path, device)
+	return nil
 }
 
 // readPressure returns the cumulative stall times of /proc/pressure/io, in

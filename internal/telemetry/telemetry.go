@@ -36,6 +36,11 @@ type Config struct {
 	Device string
 	// NoDevice says why there is no Device, listed as a missing source.
 	NoDevice string
+	// BusiestDevice, when Device is unknown, samples every disk and
+	// reports the one that moved the most bytes over the recording (a
+	// replica or server node, whose disk under the data is not known,
+	// writes the data on it); its Sources["disk"] says it was chosen so.
+	BusiestDevice bool
 	// Interface carries a network-backed target; "" for local storage.
 	Interface string
 	// NetRoot is where Interface's /sys/class/net is found when it is not
@@ -126,6 +131,12 @@ func (s *Sampler) probeHost(path func(string) string, buf []byte) {
 			s.diskstats = ""
 			s.missing = append(s.missing, "diskstats: "+err.Error())
 		}
+	case cfg.BusiestDevice:
+		s.diskstats = path("proc/diskstats")
+		if _, err := readAllDiskstats(s.diskstats, buf); err != nil {
+			s.diskstats = ""
+			s.missing = append(s.missing, "diskstats: "+err.Error())
+		}
 	case cfg.NoDevice != "":
 		s.missing = append(s.missing, "diskstats: "+cfg.NoDevice)
 	default:
@@ -171,6 +182,7 @@ type snapshot struct {
 	cores     []cpuTimes
 	hasDisk   bool
 	disk      diskCounters
+	disks     map[string]diskCounters // every disk, in BusiestDevice mode
 	hasPSI    bool
 	psiSome   uint64
 	psiFull   uint64
@@ -182,6 +194,9 @@ type snapshot struct {
 	throttled uint32
 	hasNet    bool
 	rx, tx    uint64
+	// When a counter kept from an earlier snapshot (keepNewest) was read;
+	// zero when read in this one.
+	diskAt, psiAt, netAt time.Time
 }
 
 // read takes one snapshot. A source that fails now is absent from this
@@ -193,7 +208,12 @@ func (s *Sampler) read(at time.Time, buf []byte) snapshot {
 		sn.cpu, sn.cores, err = readProcStat(s.stat, buf)
 		sn.hasCPU = err == nil
 	}
-	if s.diskstats != "" {
+	switch {
+	case s.diskstats == "":
+	case s.cfg.Device == "" && s.cfg.BusiestDevice:
+		sn.disks, err = readAllDiskstats(s.diskstats, buf)
+		sn.hasDisk = err == nil
+	default:
 		sn.disk, err = readDiskstats(s.diskstats, s.cfg.Device, buf)
 		sn.hasDisk = err == nil
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/netround"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
@@ -38,10 +40,14 @@ workloads:
 // TestNetfsBreakdownOnShapedLinks runs the network round and a large
 // sequential write on the test cluster's real nodes (scripts/cluster.sh):
 // local-path on kreal-node-2 and -3, and netfs on kreal-node-2, served by
-// kreal-node-3 across 1 Gbit/s tbf ports. The network round reads about
-// the shaped rate between the two nodes; the netfs write is attributed to
-// the network with the measured link; its results carry node telemetry
-// read through the pod, node network counters included.
+// kreal-node-3 across 1 Gbit/s tbf ports. The network round measures the
+// link between the two nodes both ways on the pod network (the fio pods,
+// through the CNI bridge and routes) and on the host network (the
+// host-network sampler pods at the nodes' addresses), each about the
+// shaped rate; the netfs write is attributed to the network with the
+// measured link; its results carry node telemetry read through the pod,
+// node network counters included. Unshaped, the link is far above the
+// disk and the network no longer binds.
 func TestNetfsBreakdownOnShapedLinks(t *testing.T) {
 	e := integration(t)
 	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
@@ -56,21 +62,27 @@ func TestNetfsBreakdownOnShapedLinks(t *testing.T) {
 		runner.Labelled(kube.NewTarget(c, "netfs", "kreal-node-2", 3, opts), map[string]string{
 			string(result.LabelReplicas): "1", string(result.LabelReplicaNodes): "kreal-node-3"}),
 	}
-	b, l := measureNetfs(t, ctx, targets)
-	if l.SendBytesPerSec < 0.8*125e6 || l.SendBytesPerSec > 1.02*125e6 {
-		t.Errorf("shaped: kreal-node-2 -> kreal-node-3 %.1f MB/s, want about 125 MB/s (1 Gbit/s)", l.SendBytesPerSec/1e6)
+	b, links := measureNetfs(t, ctx, targets, "host", "pod")
+	for _, m := range links {
+		for _, pair := range nodePair {
+			if l := m.Link(pair[0], pair[1]); l != nil && (l.SendBytesPerSec < 0.8*125e6 || l.SendBytesPerSec > 1.02*125e6) {
+				t.Errorf("shaped: %s network %s -> %s %.1f MB/s, want about 125 MB/s (1 Gbit/s)", m.Network, pair[0], pair[1], l.SendBytesPerSec/1e6)
+			}
+		}
 	}
 	if b.LimitedBy != analysis.BoundNetwork {
 		t.Errorf("shaped: netfs seq-write limited by %q, want network: %s", b.LimitedBy, b.Summary)
 	}
 
-	// Unshaped, the link is far above the disk: the network no longer binds.
+	// Unshaped, the link is far above the disk: the network no longer
+	// binds. kreal-node-2's local-path is the baseline; without a fio pod
+	// on kreal-node-3, the round measures the host network alone.
 	for _, n := range []string{"kreal-node-2", "kreal-node-3"} {
 		unshape(t, n)
 		t.Cleanup(func() { reshape(t, n) }) // later tests expect the cluster's rate
 	}
-	b, l = measureNetfs(t, ctx, targets)
-	if l.SendBytesPerSec < 1.5*125e6 {
+	b, links = measureNetfs(t, ctx, []runner.Target{targets[0], targets[2]}, "host")
+	if l := links[0].Link("kreal-node-2", "kreal-node-3"); l.SendBytesPerSec < 1.5*125e6 {
 		t.Errorf("unshaped: kreal-node-2 -> kreal-node-3 %.1f MB/s, want well above 1 Gbit/s", l.SendBytesPerSec/1e6)
 	}
 	if b.LimitedBy == analysis.BoundNetwork || b.CeilingBPS == 0 {
@@ -154,30 +166,45 @@ func runPlan(t *testing.T, ctx context.Context, yaml string, plan engine.Plan) [
 	return rs
 }
 
+// quickNetwork shortens the network round's measurements for tests
+// (2 s of transfer after the ramp, 2 s of round trips): long enough
+// on a 1 Gbit/s tbf link, whose bucket holds a few milliseconds.
+var quickNetwork = netround.Options{Send: 2 * time.Second, RTT: 2 * time.Second}
+
+// nodePair is the two real nodes the tests measure, both ways.
+var nodePair = [][2]string{{"kreal-node-2", "kreal-node-3"}, {"kreal-node-3", "kreal-node-2"}}
+
 // measureNetfs runs the network round and the write on the targets and
-// returns the netfs result's breakdown, checking the link matrix and the
-// telemetry on the way.
-func measureNetfs(t *testing.T, ctx context.Context, targets []runner.Target) (analysis.Breakdown, *analysis.Link) {
+// returns the netfs result's breakdown and the link matrices, checking on
+// the way that the round measured kreal-node-2 and -3 both ways on each of
+// networks (in that order), every measurement completed, and the
+// telemetry.
+func measureNetfs(t *testing.T, ctx context.Context, targets []runner.Target, networks ...string) (analysis.Breakdown, []analysis.LinkMatrix) {
 	t.Helper()
-	rs := runSuite(t, ctx, netfsSuite, targets, result.RoundNetwork, result.RoundIsolated)
+	rs := runPlan(t, ctx, netfsSuite, engine.Plan{Targets: targets, Rounds: []string{result.RoundNetwork, result.RoundIsolated},
+		Telemetry: true, Network: quickNetwork})
 	links := analysis.LinkMatrices(rs)
-	var host *analysis.LinkMatrix
-	for i := range links {
-		if links[i].Network == "host" {
-			host = &links[i]
+	var seen []string
+	for _, m := range links {
+		seen = append(seen, m.Network)
+		for _, pair := range nodePair {
+			l := m.Link(pair[0], pair[1])
+			if l == nil || l.SendBytesPerSec <= 0 {
+				t.Fatalf("%s network: %s -> %s not measured: %+v", m.Network, pair[0], pair[1], l)
+			}
+			t.Logf("%s network %s -> %s: %.1f MB/s, round trip p50 %s idle, %s busy", m.Network, pair[0], pair[1],
+				l.SendBytesPerSec/1e6, l.IdleP50, l.BusyP50)
 		}
-		if pl := links[i].Link("kreal-node-2", "kreal-node-3"); pl != nil {
-			t.Logf("%s network kreal-node-2 -> kreal-node-3: %.1f MB/s", links[i].Network, pl.SendBytesPerSec/1e6)
+	}
+	slices.Sort(seen)
+	if !slices.Equal(seen, networks) {
+		t.Fatalf("link matrices of networks %q, want %q", seen, networks)
+	}
+	for _, r := range rs {
+		if r.Round == result.RoundNetwork && r.Status != result.StatusComplete {
+			t.Errorf("%s %s: %s %s", r.Target, r.Workload, r.Status, r.Error)
 		}
 	}
-	if len(links) != 2 || host == nil {
-		t.Fatalf("link matrices %+v, want the host and pod networks'", links)
-	}
-	l := host.Link("kreal-node-2", "kreal-node-3")
-	if l == nil || l.SendBytesPerSec <= 0 {
-		t.Fatalf("kreal-node-2 -> kreal-node-3 not measured: %+v", l)
-	}
-	t.Logf("link kreal-node-2 -> kreal-node-3: %.1f MB/s, round trip p50 %s idle, %s busy", l.SendBytesPerSec/1e6, l.IdleP50, l.BusyP50)
 	for _, r := range rs {
 		if r.Round != result.RoundIsolated {
 			continue
@@ -207,7 +234,7 @@ func measureNetfs(t *testing.T, ctx context.Context, targets []runner.Target) (a
 		t.Fatalf("%d breakdowns, want the netfs result's: %+v", len(bs), bs)
 	}
 	t.Logf("breakdown: %s", bs[0].Summary)
-	return bs[0], l
+	return bs[0], links
 }
 
 func telemetryMissing(r result.Result) []string {

@@ -95,7 +95,7 @@ func (t *Target) podTelemetry(cmder *PodCmder, o *objects, pods *samplerPods, no
 			c := telemetry.Config{Host: ns.node}
 			if ns.stream != nil {
 				c.Root = ns.stream.Root()
-				c.NoDevice = "the disk under this node's copy of the data is not known"
+				c.BusiestDevice = true // the disk under this node's copy of the data is not known
 				src := SourceSampler + " " + o.ns + "/" + ns.pod
 				c.Sources = map[string]string{"cpu": src, "disk": src}
 			} else {

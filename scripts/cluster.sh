@@ -7,6 +7,7 @@
 #
 #   cluster.sh install             Debian packages the cluster needs (apt-get)
 #   cluster.sh build               binaries and images, cached in $KAPI_ROOT (~/.cache/storbench-kapi)
+#   cluster.sh cached              exit 0 when build has only the project's own CSI driver left to build
 #   cluster.sh up                  start everything; on failure, tear it down again
 #   cluster.sh down                stop everything, undo every host change (always safe to run)
 #   cluster.sh run CMD...          flock /tmp/storbench-cluster.lock, up, CMD, down (even on signals)
@@ -44,6 +45,14 @@ build() {
   bash "$C/nodes.sh" build
   bash "$C/storage.sh" build
   if [ -f "$C/csi.sh" ]; then bash "$C/csi.sh" build; fi
+}
+
+cached() {
+  [ "$("$BIN/kube-apiserver" --version 2>/dev/null)" = "Kubernetes v$K8S_VERSION" ] && [ -x "$BIN/kwok" ] &&
+    [ "$("$BIN/kubelet" --version 2>/dev/null)" = "Kubernetes v$K8S_VERSION" ] &&
+    [ -f "$BIN/images/pause.tar" ] && [ -f "$BIN/images/fio.tar" ] && [ -f "$BIN/images/tools.tar" ] &&
+    [ "$(cat "$BIN/local-path-provisioner.version" 2>/dev/null)" = "$LPP_VERSION" ] &&
+    for b in csi-provisioner csi-attacher csi-snapshotter csi-resizer snapshot-controller; do [ -x "$BIN/csi/$b" ] || return 1; done
 }
 
 up() {
@@ -217,6 +226,6 @@ check-clean() { # everything a cluster could leave on the host; prints each left
 
 cmd=${1:-}; shift || true
 case $cmd in
-  install|build|up|down|run|status|node|sshd|kwok-nodes|pvs|check-clean|write_env) "$cmd" "$@" ;;
+  install|build|cached|up|down|run|status|node|sshd|kwok-nodes|pvs|check-clean|write_env) "$cmd" "$@" ;;
   *) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -213,13 +213,22 @@ func (r *run) explain(err error, names ...string) error {
 }
 
 // exec runs a command in a check's pod and returns its standard output.
+//
+// Each exec is bounded by the checks' Timeout: a kubelet has been seen to
+// keep an exec's stream open after its command ended (with stdin still
+// being sent), which would otherwise hold the check, and the run, forever.
 func (r *run) exec(ctx context.Context, pod string, stdin []byte, argv ...string) (string, error) {
 	var out, errb bytes.Buffer
 	req := kube.ExecRequest{Namespace: r.ns, Pod: pod, Container: kube.ContainerName, Command: argv, Stdout: &out, Stderr: &errb}
 	if stdin != nil {
 		req.Stdin = bytes.NewReader(stdin)
 	}
-	if err := r.c.Exec.Exec(ctx, req); err != nil {
+	ectx, cancel := context.WithTimeout(ctx, r.o.Timeout)
+	defer cancel()
+	if err := r.c.Exec.Exec(ectx, req); err != nil {
+		if ctx.Err() == nil && ectx.Err() != nil {
+			err = fmt.Errorf("no end within %s (the exec's stream stayed open): %w", r.o.Timeout, err)
+		}
 		return out.String(), fmt.Errorf("%s in pod %s: %w: %s", strings.Join(argv, " "), pod, err, strings.TrimSpace(errb.String()))
 	}
 	return out.String(), nil

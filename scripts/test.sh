@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 # root: a user with sudo is taken there (keeping PATH, so the same go runs);
 # root on a bare Debian has no sudo and needs none.
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then
-  exec sudo env "PATH=$PATH" ${STORBENCH_REQUIRE:+"STORBENCH_REQUIRE=$STORBENCH_REQUIRE"} bash "$0" "$@"
+  exec sudo env "PATH=$PATH" ${STORBENCH_REQUIRE:+"STORBENCH_REQUIRE=$STORBENCH_REQUIRE"} ${STORBENCH_TEST_PARALLEL:+"STORBENCH_TEST_PARALLEL=$STORBENCH_TEST_PARALLEL"} bash "$0" "$@"
 fi
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   need=()
@@ -23,15 +23,16 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
 fi
 # Kubernetes integration on the project's own test cluster (scripts/cluster.sh:
 # a real control plane, kwok nodes, three real nodes on shaped links; needs
-# root; builds its binaries once into $KAPI_ROOT, see BENCHMARKS.md). With its
-# binaries cached it runs beside the package tests, its lines marked
-# "[cluster]": its tests spend most of their time waiting on pods, timers and
-# links, and nothing of the package tests touches its namespaces, bridge,
-# addresses or state directory. With nothing cached it runs after them, as
-# with STORBENCH_TEST_SERIAL=1: its build, and the package tests' own cold
-# builds, would keep both cores busy under its timers.
-serial=${STORBENCH_TEST_SERIAL:-0}
-KAPI_ROOT=${KAPI_ROOT:-$HOME/.cache/storbench-kapi} bash scripts/cluster.sh cached || serial=1
+# root; builds its binaries once into $KAPI_ROOT, see BENCHMARKS.md). It runs
+# after the package tests. STORBENCH_TEST_PARALLEL=1 runs it beside them
+# instead, its lines marked "[cluster]", once its binaries are cached
+# (scripts/cluster.sh cached): about 20 minutes in all instead of 32 on 2
+# cores, but the load of both at once (6-7) has made timing-sensitive tests
+# fail (BENCHMARKS.md), so it is not the default.
+serial=1
+if [ "${STORBENCH_TEST_PARALLEL:-0}" = 1 ] && KAPI_ROOT=${KAPI_ROOT:-$HOME/.cache/storbench-kapi} bash scripts/cluster.sh cached; then
+  serial=0
+fi
 if [ "$serial" != 1 ]; then
   bash scripts/k8s-integration.sh > >(sed -u 's/^/[cluster] /') 2>&1 & cluster_pid=$!
   # A background job ignores Ctrl-C: it is told to stop (and tear the

@@ -260,6 +260,9 @@ func TestTargetTelemetry(t *testing.T) {
 	dir := t.TempDir()
 	// Mirrors other runs left (a run killed outright cannot remove its
 	// own) are not this test's.
+	// The runner's copies go under TMPDIR: a directory of this test's own,
+	// so other packages' SSH runs, going on meanwhile, are not counted.
+	t.Setenv("TMPDIR", t.TempDir())
 	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "storbench-ssh-telemetry-*"))
 	streams := func() int { return streamsBelow(t, h) }
 	sub := sshSubject(t, h, dir, writeNeed("tel"), false)

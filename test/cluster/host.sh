@@ -102,7 +102,7 @@ host_in_the_way() {
   while read -r x; do
     [ -n "$x" ] && [ "$x" != default ] || continue
     for p in $nets; do
-      if overlaps "$x" "$p"; then say "route $(ip -4 route show "$x" | head -1) overlaps the cluster's network $p: its routes would take that traffic"; break; fi
+      if overlaps "$x" "$p"; then say "route $(ip -4 route show "$x" | head -1 | tr -s " " | sed "s/ $//") overlaps the cluster's network $p: its routes would take that traffic"; break; fi
     done
   done < <(ip -4 route show | awk '{print $1}' | grep -E '^[0-9]')
   return "$bad"

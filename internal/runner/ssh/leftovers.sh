@@ -28,8 +28,10 @@ for d in "$p"/storbench-*; do
 		c=$(cat "/proc/$b/comm" 2>/dev/null) || continue
 		# A process a storbench command started (its wrapper marks them
 		# all) is "stopping": its storbench is gone, so its wrapper is
-		# ending it.
-		if grep -q -a -F -e "STORBENCH_SSH_CONN=" "/proc/$b/environ" 2>/dev/null; then
+		# ending it. So is one whose environment reads empty: it is
+		# exiting (its memory is gone before its working directory).
+		if grep -q -a -F -e "STORBENCH_SSH_CONN=" "/proc/$b/environ" 2>/dev/null ||
+			[ "$(head -c 1 "/proc/$b/environ" 2>/dev/null | wc -c)" -eq 0 ]; then
 			echo "stopping=$b $c"
 		else
 			echo "busy=$b $c"

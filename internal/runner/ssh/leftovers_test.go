@@ -154,7 +154,14 @@ func TestFindLeftoversWaitsForStoppingCommands(t *testing.T) {
 	go func() {
 		done <- run.Command(context.Background(), "sh", "-c", `trap "" TERM; sleep `+m+` & sleep `+m+` & wait`).SetDir(work).Run()
 	}()
-	waitFor(t, "remote command running", 20*time.Second, func() bool { return len(procs()) >= 2 })
+	waitFor(t, "remote command running", 20*time.Second, func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("the command ended: %v", err)
+		default:
+		}
+		return len(procs()) >= 2
+	})
 	h.srv.DropConnections(t)
 	look := dial(t, h.options(t))
 	start := time.Now()

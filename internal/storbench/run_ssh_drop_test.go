@@ -56,9 +56,11 @@ func TestRunSSHConnectionKilled(t *testing.T) {
 	if n := servers[0].DropConnections(t); n == 0 {
 		t.Fatal("no sshd connection process to kill")
 	}
+	dropped := time.Now()
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("the storbench process: %v\n%s", err, out.String())
 	}
+	t.Logf("the run reported and its process exited %s after the drop", time.Since(dropped).Round(10*time.Millisecond))
 	said := out.String()
 	t.Log(said)
 	if !strings.Contains(said, "lost=true") || !strings.Contains(said, "nothing of its commands runs on") {

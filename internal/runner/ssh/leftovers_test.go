@@ -176,6 +176,7 @@ func TestFindLeftoversWaitsForStoppingCommands(t *testing.T) {
 	if took < execx.StopGrace/2 || took > lostBound+5*time.Second {
 		t.Errorf("FindLeftovers took %s: want it to wait out the command's stop (grace %s), within its bound %s", took, execx.StopGrace, lostBound)
 	}
+	t.Logf("FindLeftovers waited %s for the command to stop", took.Round(10*time.Millisecond))
 	if err := RemoveLeftover(context.Background(), look, &found[0]); err != nil {
 		t.Fatal(err)
 	}

@@ -608,6 +608,7 @@ func TestSilentHostGivenUp(t *testing.T) {
 	if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), h.srv.Host) {
 		t.Errorf("error does not say the connection to the host was lost: %v", err)
 	}
+	t.Logf("Run returned %s after the host fell silent", time.Since(start).Round(10*time.Millisecond))
 	if left := procs(); len(left) > 0 {
 		t.Errorf("Run returned with the command still running on the silent host: %q (%v)", left, err)
 	}

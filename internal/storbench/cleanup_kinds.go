@@ -44,7 +44,7 @@ func CleanupKinds(ctx context.Context, req KindCleanupRequest) (*result.KindClea
 		k, spec, ok, err := reg.Parse(t)
 		switch {
 		case !ok:
-			return nil, refusef("targets: %s: no kind of target recognises it", t)
+			return nil, refusef("%s: %s: no kind of target recognises it", FieldTargets, t)
 		case err != nil:
 			return nil, refuse(err)
 		}

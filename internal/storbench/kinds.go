@@ -47,7 +47,7 @@ func kindTarget(req *RunRequest, target string) (t runner.Target, k runner.Kind,
 		return nil, k, refuse(err)
 	}
 	if spec == nil {
-		return nil, nil, refusef("targets: %s: no kind of target recognises it", target)
+		return nil, nil, refusef("%s: %s: no kind of target recognises it", FieldTargets, target)
 	}
 	t, err = spec.Target(req.kindOptions())
 	if err != nil {

@@ -42,11 +42,37 @@ VolumeSnapshotClass for the class's driver).
 With --measure CLASS it measures instead of inferring: provisioning timed from
 its own watches, persistence, snapshot and restore, clone, expansion and
 graceful failover, data checked by sha256, all it made removed (Ctrl-C too), stored
-as round "class"; --node-stop-command also fails a node over SSH (docs/kubernetes.md).`,
+as round "class".
+
+What --measure changes outside its namespace, said again in the plan it prints
+before it starts:
+  - the graceful failover check (in the default profile) CORDONS the node its
+    writer lands on for about a minute, marked with the annotation
+    storbench.io/cordoned-by=RUN, and uncordons it after; --no-cordon skips it.
+    A run killed outright (SIGKILL) leaves it: storbench cleanup --k8s lifts it.
+  - the snapshot check uses the VolumeSnapshotClass marked default for the
+    driver, or --snapshot-class; never one whose parameters make backups
+    (Longhorn's type: bak pushes to your backup target).
+  - opt-in, the node-failure check STOPS the node you name (--node) with your
+    --node-stop-command, run over SSH on that node's own host (refused when the
+    inventory host is another machine). The command must stop the node's
+    containers, not only its kubelet: on k3s
+      --node-stop-command 'sudo /usr/local/bin/k3s-killall.sh'
+      --node-start-command 'sudo systemctl start k3s-agent'   (k3s on a server)
+    or a power switch: --node-stop-command 'sudo sh -c "echo o > /proc/sysrq-trigger"'
+    (immediate power-off; power it on yourself). 'systemctl stop k3s-agent'
+    leaves every container running: storbench then refuses to go on.
+    --out-of-service applies node.kubernetes.io/out-of-service only after it has
+    verified the node's workloads are gone (the writer pod's own process no
+    longer answers, the kubelet is unreachable) and says what it verified.
+See docs/kubernetes.md.`,
 		Example: `  storbench classes
   storbench classes --output json
   storbench classes --measure local-path
-  storbench classes --measure longhorn --inventory hosts.ini --node-stop-command 'sudo systemctl stop k3s-agent' --out-of-service`,
+  storbench classes --measure longhorn --no-cordon
+  storbench classes --measure longhorn --inventory hosts.ini --node pi-3 \
+      --node-stop-command 'sudo /usr/local/bin/k3s-killall.sh' \
+      --node-start-command 'sudo systemctl start k3s-agent' --out-of-service`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
@@ -56,15 +82,21 @@ as round "class"; --node-stop-command also fails a node over SSH (docs/kubernete
 	fl.StringVar(&f.measure.Class, "measure", "", "measure this StorageClass (provisioning, failover, snapshots, ...) and store the answers")
 	fl.StringVar(&f.measure.Profile, "profile", "quick", "with --measure: quick or full")
 	fl.IntVar(&f.measure.Claims, "claims", 0, "with --measure: claims provisioned at once (default 3 quick, 20 full)")
-	fl.StringVar(&f.measure.Image, "image", "", "with --measure: the check pods' image (needs sh, dd, sha256sum, df, sync)")
-	fl.StringVar(&f.measure.PullPolicy, "pull-policy", "", "with --measure: the check pods' imagePullPolicy")
+	fl.StringVar(&f.measure.Image, "image", "", "with --measure: the check pods' image (needs sh, dd, sha256sum, df, sync; fio for the node-failure check; alpine: docker.io/library/alpine)")
+	fl.StringVar(&f.measure.PullPolicy, "image-pull-policy", "", "with --measure: the check pods' imagePullPolicy: Always, IfNotPresent or Never (as run's)")
+	fl.StringVar(&f.measure.PullPolicy, "pull-policy", "", "")
+	_ = fl.MarkDeprecated("pull-policy", "use --image-pull-policy (the same flag as run's)")
+	fl.StringVar(&f.measure.PodOverrides, "pod-overrides", "", "with --measure: YAML/JSON strategic-merge patch for every check pod (imagePullSecrets, tolerations, resources...), as run's")
+	fl.StringVar(&f.measure.SnapshotClass, "snapshot-class", "", "with --measure: the VolumeSnapshotClass to use (default: the driver's default class; never a backup class)")
+	fl.BoolVar(&f.measure.NoCordon, "no-cordon", false, "with --measure: skip the graceful failover check, which cordons a node for about a minute")
+	fl.StringVar(&f.measure.NodeFailure.Node, "node", "", "with --node-stop-command: the node to stop (required; the writer is placed there, the commands run on its own host)")
 	fl.DurationVar(&f.measure.WaitTimeout, "wait-timeout", 2*time.Minute, "with --measure: bound on each wait (binding, a pod running, a snapshot ready)")
 	fl.StringVarP(&f.req.Cluster.Namespace, "namespace", "n", "", "with --measure: namespace for the check objects (default storbench)")
-	fl.StringVar(&f.measure.NodeFailure.StopCommand, "node-stop-command", "", "with --measure: also fail a node: this command stops it ({node} is its name; on k3s: systemctl stop k3s-agent), run over SSH on --node-host of --inventory; docs/kubernetes.md")
+	fl.StringVar(&f.measure.NodeFailure.StopCommand, "node-stop-command", "", "with --measure: also fail --node: this command stops it, containers and all ({node} is its name; on k3s: sudo /usr/local/bin/k3s-killall.sh), run over SSH on the node's own host of --inventory; docs/kubernetes.md")
 	fl.StringVar(&f.measure.NodeFailure.StartCommand, "node-start-command", "", "with --node-stop-command: the command that brings the node back (default: you are told to)")
 	fl.StringVar(&f.measure.NodeFailure.Inventory, "inventory", "", "with --node-stop-command: the fleet's Ansible inventory")
-	fl.StringVar(&f.measure.NodeFailure.Host, "node-host", "", "with --node-stop-command: the inventory host the commands run on (default: the host named like the node)")
-	fl.BoolVar(&f.measure.NodeFailure.OutOfService, "out-of-service", false, "with --node-stop-command: apply the node.kubernetes.io/out-of-service taint once the node is NotReady (removed again always)")
+	fl.StringVar(&f.measure.NodeFailure.Host, "node-host", "", "with --node-stop-command: the inventory host the commands run on, which must be the node's own (default: the host named like the node)")
+	fl.BoolVar(&f.measure.NodeFailure.OutOfService, "out-of-service", false, "with --node-stop-command: apply the node.kubernetes.io/out-of-service taint once the node is NotReady and its workloads are verified gone (removed again always)")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {

@@ -16,8 +16,7 @@ var telemetrySources = []struct {
 	perm Permission
 	what string
 }{
-	{Permission{Verb: "get", Resource: "nodes", Subresource: "proxy", Why: "read each node's network counters from the kubelet's Summary API"},
-		"node network counters from the kubelet (when no host-network sampler pod may run)"},
+	{KubeletStatsPermissions[0], "node network counters from the kubelet (when no host-network sampler pod may run)"},
 	{Permission{Verb: "get", Group: "ceph.rook.io", Resource: "cephblockpools", Why: "read a Rook-Ceph RBD class's pool size (its replication factor, for the breakdown)"},
 		"Ceph pool size of Rook-Ceph RBD classes"},
 	{Permission{Verb: "get", Group: "ceph.rook.io", Resource: "cephfilesystems", Why: "read a Rook-Ceph CephFS class's data pool size (its replication factor, for the breakdown)"},
@@ -43,7 +42,7 @@ func telemetryChecks(ctx context.Context, c *Cluster) []result.Check {
 		default:
 			out = append(out, result.Check{Area: "telemetry", Name: s.what, Status: result.CheckInfo,
 				Detail: fmt.Sprintf("not sampled: may not %s (to %s)", s.perm.String(), s.perm.Why),
-				Fix:    "grant " + s.perm.String() + " (the storbench-telemetry block of deploy/base/rbac.yaml and of the chart)"})
+				Fix:    "grant " + s.perm.String() + telemetryGrant(s.perm)})
 		}
 	}
 	return out
@@ -78,4 +77,13 @@ func samplerCheck(ctx context.Context, c *Cluster) result.Check {
 	}
 	return result.Check{Area: "telemetry", Name: name, Status: result.CheckOK,
 		Detail: fmt.Sprintf("namespace %s's Pod Security level (%s) allows hostNetwork; the sampler needs only create pods and pods/exec, which runs need anyway", ns, level)}
+}
+
+// telemetryGrant says where the base and the chart grant a telemetry
+// permission: nodes/proxy only opt-in.
+func telemetryGrant(p Permission) string {
+	if p.Subresource == "proxy" {
+		return " (opt-in: deploy/components/kubelet-stats, or the chart's rbac.kubeletStats; it also lets its holder run commands in pods through the kubelet)"
+	}
+	return " (the storbench-telemetry block of deploy/base/rbac.yaml and of the chart)"
 }

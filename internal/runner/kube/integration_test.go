@@ -40,8 +40,8 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
-	"github.com/storbench/storbench/test/kubetest"
 	"github.com/storbench/storbench/internal/runner/runnertest"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
 const (

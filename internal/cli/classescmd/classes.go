@@ -25,54 +25,22 @@ func NewCommand(d cli.Deps) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "classes",
 		Short: "List StorageClasses with dynamic provisioning, failover and measured performance",
-		Long: `List the cluster's StorageClasses with the three properties homelab storage
-choices trade off:
-
-  dynamic   can it create volumes on demand (no for kubernetes.io/no-provisioner)
-  failover  does a volume survive losing its node (replicated or network-backed
-            storage such as Longhorn with more than one replica, Rook-Ceph, NFS,
-            iSCSI: yes; node-local storage such as local-path, hostpath, LVM/ZFS
-            local PV, TopoLVM: no)
-  measured  the median figures of stored results for the class, per workload,
-            or the command that measures it
-
-plus access modes, volume expansion and snapshot support (a
-VolumeSnapshotClass for the class's driver).
+		Long: `List the cluster's StorageClasses with what homelab storage choices trade
+off: dynamic (volumes on demand), failover (does a volume survive losing its
+node: Longhorn with replicas, Rook-Ceph, NFS, iSCSI yes; local-path, hostpath,
+LVM/ZFS local PV no), measured (the stored figures, or the command that measures
+them), plus access modes, expansion and snapshot support.
 
 With --measure CLASS it measures instead of inferring: provisioning timed from
 its own watches, persistence, snapshot and restore, clone, expansion and
 graceful failover, data checked by sha256, all it made removed (Ctrl-C too), stored
-as round "class".
-
-What --measure changes outside its namespace, said again in the plan it prints
-before it starts:
-  - the graceful failover check (in the default profile) CORDONS the node its
-    writer lands on for about a minute, marked with the annotation
-    storbench.io/cordoned-by=RUN, and uncordons it after; --no-cordon skips it.
-    A run killed outright (SIGKILL) leaves it: storbench cleanup --k8s lifts it.
-  - the snapshot check uses the VolumeSnapshotClass marked default for the
-    driver, or --snapshot-class; never one whose parameters make backups
-    (Longhorn's type: bak pushes to your backup target).
-  - opt-in, the node-failure check STOPS the node you name (--node) with your
-    --node-stop-command, run over SSH on that node's own host (refused when the
-    inventory host is another machine). The command must stop the node's
-    containers, not only its kubelet: on k3s
-      --node-stop-command 'sudo /usr/local/bin/k3s-killall.sh'
-      --node-start-command 'sudo systemctl start k3s-agent'   (k3s on a server)
-    or a power switch: --node-stop-command 'sudo sh -c "echo o > /proc/sysrq-trigger"'
-    (immediate power-off; power it on yourself). 'systemctl stop k3s-agent'
-    leaves every container running: storbench then refuses to go on.
-    --out-of-service applies node.kubernetes.io/out-of-service only after it has
-    verified the node's workloads are gone (the writer pod's own process no
-    longer answers, the kubelet is unreachable) and says what it verified.
-See docs/kubernetes.md.`,
+as round "class". The plan printed first says what it changes: the failover
+check CORDONS a node (--no-cordon skips it); --node-stop-command STOPS --node,
+over SSH on its own host (on k3s 'sudo /usr/local/bin/k3s-killall.sh': 'systemctl
+stop k3s-agent' leaves the containers running). docs/kubernetes.md.`,
 		Example: `  storbench classes
-  storbench classes --output json
-  storbench classes --measure local-path
   storbench classes --measure longhorn --no-cordon
-  storbench classes --measure longhorn --inventory hosts.ini --node pi-3 \
-      --node-stop-command 'sudo /usr/local/bin/k3s-killall.sh' \
-      --node-start-command 'sudo systemctl start k3s-agent' --out-of-service`,
+  storbench classes --measure longhorn --inventory hosts.ini --node pi-3 --node-stop-command 'sudo /usr/local/bin/k3s-killall.sh' --out-of-service`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()

@@ -56,7 +56,7 @@ func telemetryChecks(ctx context.Context, c *Cluster) []result.Check {
 func samplerCheck(ctx context.Context, c *Cluster) result.Check {
 	const name = "node network counters from a host-network sampler pod"
 	ns := c.Namespace()
-	n, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	_, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return result.Check{Area: "telemetry", Name: name, Status: result.CheckOK,
@@ -65,18 +65,15 @@ func samplerCheck(ctx context.Context, c *Cluster) result.Check {
 		return result.Check{Area: "telemetry", Name: name, Status: result.CheckInfo,
 			Detail: fmt.Sprintf("namespace %s's Pod Security level is not readable (%v); the run tries the sampler and says if it is refused", ns, apiMessage(err))}
 	}
-	level := n.Labels[PodSecurityEnforce]
+	ps := EffectivePodSecurity(ctx, c, ns)
 	if ok, why := HostNetworkAllowed(ctx, c, ns); !ok {
 		return result.Check{Area: "telemetry", Name: name, Status: result.CheckInfo,
 			Detail: "not sampled: " + why + "; each node's network counters come from the kubelet's Summary API instead, which on some clusters reports the host's interfaces for every node, or not at all",
 			Fix: fmt.Sprintf("kubectl label namespace %s %s=privileged --overwrite (cost: Pod Security then lets every pod in %s use the host's network, PID and IPC namespaces, host paths and privileged containers; keep %s for storbench alone)",
 				ns, PodSecurityEnforce, ns, ns)}
 	}
-	if level == "" {
-		level = "unlabelled: the cluster's default level"
-	}
 	return result.Check{Area: "telemetry", Name: name, Status: result.CheckOK,
-		Detail: fmt.Sprintf("namespace %s's Pod Security level (%s) allows hostNetwork; the sampler needs only create pods and pods/exec, which runs need anyway", ns, level)}
+		Detail: fmt.Sprintf("namespace %s's Pod Security level, %s, allows hostNetwork; the sampler needs only create pods and pods/exec, which runs need anyway", ns, ps)}
 }
 
 // telemetryGrant says where the base and the chart grant a telemetry

@@ -32,18 +32,15 @@ const (
 	SourceSummary = "the kubelet's Summary API (nodes/proxy)"
 )
 
-// HostNetworkAllowed reads the namespace's Pod Security level and says
-// whether a hostNetwork pod may run there, and if not why and what label
-// would allow it. A namespace storbench may not read is not judged: the
-// API server's answer to the pod decides.
+// HostNetworkAllowed reads the Pod Security level the namespace enforces
+// (its label, else the cluster's default as the API server applies it:
+// EffectivePodSecurity) and says whether a hostNetwork pod may run there,
+// and if not why and what label would allow it. A level that cannot be
+// read is not judged: the API server's answer to the pod decides.
 func HostNetworkAllowed(ctx context.Context, c *Cluster, ns string) (bool, string) {
-	n, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-	if err != nil {
-		return true, ""
-	}
-	switch level := n.Labels[PodSecurityEnforce]; level {
-	case "baseline", "restricted":
-		return false, fmt.Sprintf("namespace %s enforces Pod Security %q, which forbids hostNetwork (%s=privileged would allow it)", ns, level, PodSecurityEnforce)
+	ps := EffectivePodSecurity(ctx, c, ns)
+	if podSecurityForbids(ps.Level) {
+		return false, fmt.Sprintf("namespace %s enforces Pod Security %q (%s), which forbids hostNetwork (%s=privileged would allow it)", ns, ps.Level, ps.Source, PodSecurityEnforce)
 	}
 	return true, ""
 }

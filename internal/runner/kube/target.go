@@ -271,6 +271,10 @@ func (t *Target) create(ctx context.Context, o *objects, env *targetEnv, need ru
 	}
 	o.pvcCreated = true
 	if _, err := t.cluster.Client.CoreV1().Pods(env.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		if m := podSecurityViolation.FindStringSubmatch(apiMessage(err)); m != nil {
+			return 0, fmt.Errorf("target %s: namespace %s's Pod Security level %q refuses the fio pod (%s): label the namespace %s=baseline, "+
+				"or give the pod a securityContext that level allows with --pod-overrides (docs/kubernetes.md): %w", t.Name(), env.ns, m[1], apiMessage(err), PodSecurityEnforce, err)
+		}
 		return 0, fmt.Errorf("target %s: creating pod %s/%s: %w", t.Name(), env.ns, o.name, err)
 	}
 	o.podCreated = true

@@ -355,7 +355,7 @@ func TestQualifyNodeFailure(t *testing.T) {
 			Progress: func(m string) {
 				t.Log(m)
 				if strings.HasSuffix(m, classcheck.CheckNodeFailure+" ...") {
-					time.AfterFunc(12*time.Second, cancel) // the node is stopped by then, not yet NotReady
+					time.AfterFunc(20*time.Second, cancel) // the node is stopped by then (after the writer and the prober), not yet NotReady
 				}
 			}})
 		if err != nil {

@@ -172,7 +172,9 @@ func (r *run) stuck(pod, claim string) error {
 		for _, cs := range p.Status.ContainerStatuses {
 			if w := cs.State.Waiting; w != nil {
 				switch w.Reason {
-				case "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError", "ErrImagePull", "ImagePullBackOff":
+				case "ErrImageNeverPull", "ErrImagePull", "ImagePullBackOff":
+					return fmt.Errorf("pod %s: %w", pod, &kube.ImageError{Image: cs.Image, Node: p.Spec.NodeName, Reason: w.Reason, Message: w.Message})
+				case "InvalidImageName", "CreateContainerConfigError":
 					return fmt.Errorf("pod %s: container cannot start: %s: %s", pod, w.Reason, w.Message)
 				}
 			}

@@ -34,6 +34,12 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   done
   if [ ${#need[@]} -gt 0 ]; then
     apt-get update -qq
+    # nothing the machine has may go to make room for the tests' packages
+    gone=$(apt-get -s install --no-install-recommends "${need[@]}" 2>/dev/null | awk '$1 == "Remv" {print $2}' | tr '\n' ' ')
+    if [ -n "$gone" ]; then
+      echo "test.sh: refusing to install ${need[*]}: apt-get would remove ${gone% }; install them yourself if that is what you want" >&2
+      exit 1
+    fi
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   fi
 fi

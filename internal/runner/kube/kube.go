@@ -46,7 +46,7 @@ const FioImageRepository = "ghcr.io/storbench/storbench-fio"
 // DefaultImage is the fio image of this storbench's own release: nothing
 // is installed when a pod starts, so air-gapped clusters work once the
 // image is in their registry (docs/install.md).
-var DefaultImage = FioImageRepository + ":" + version.Version
+var DefaultImage = FioImageRepository + ":" + version.ImageTag()
 
 // AlpineImage is the fallback a user chooses with --image alpine: a public
 // multi-arch image that installs fio with apk when the pod starts (it

@@ -98,6 +98,9 @@ func Start(t testing.TB, o Options) *Cluster {
 		if out, err := c.run(context.Background(), nil, "standalone", "down"); err != nil {
 			t.Errorf("ceph.sh standalone down: %v\n%s", err, out)
 		}
+		if out, err := c.run(context.Background(), nil, "check-clean"); err != nil {
+			t.Errorf("ceph.sh check-clean after down: %v\n%s", err, out)
+		}
 	})
 	if err != nil {
 		t.Fatalf("ceph.sh standalone up: %v\n%s", err, out)

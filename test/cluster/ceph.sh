@@ -276,7 +276,7 @@ stop_daemons() { # SIGKILL every daemon of this Ceph (thawed first), and wait fo
   done
   for _ in $(seq 1 50); do
     left=""
-    for f in "$CEPH_DIR"/run/*.daemon; do [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && left=1; done
+    for f in "$CEPH_DIR"/run/*.daemon; do [ -f "$f" ] && alive "$(cat "$f")" && left=1; done
     [ -n "$left" ] || break; sleep 0.1
   done
   # anything else still using the directory (ceph-fuse, a client someone left)
@@ -299,6 +299,9 @@ check-clean() { # what a standalone Ceph could leave; prints each leftover, fail
 
 # --- faults ---------------------------------------------------------------------------------------
 osd_pid() { cat "$CEPH_DIR/run/osd.$1.daemon"; }
+dead() { ! alive "$1"; }
+# alive PID: running, sleeping or stopped, not a zombie waiting for a reaper that may never come
+alive() { local s; s=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ -n "$s" ] && [ "$s" != Z ]; }
 osd_node() { var "osd$1" NODE; }
 
 # whole_disk FILE: MAJ:MIN of the whole disk holding FILE (blkio throttles whole disks only)
@@ -326,12 +329,12 @@ osd() { # slow|unslow|stop|start|freeze|thaw|kill ID [BYTES_PER_SEC]
       cg=$(cat "$CEPH_DIR/cgroup/osd$id" 2>/dev/null) || return 0
       echo "$(osd_pid "$id")" > /sys/fs/cgroup/blkio/cgroup.procs 2>/dev/null || true
       rmdir "$cg"; rm -f "$CEPH_DIR/cgroup/osd$id" ;;
-    stop) kill "$(osd_pid "$id")"; waitfor 30 "osd.$id to exit" bash -c "! kill -0 $(osd_pid "$id") 2>/dev/null" ;;
+    stop) kill "$(osd_pid "$id")"; waitfor 30 "osd.$id to exit" dead "$(osd_pid "$id")" ;;
     kill) kill -9 "$(osd_pid "$id")" ;;
     freeze) kill -STOP "$(osd_pid "$id")" ;;
     thaw) kill -CONT "$(osd_pid "$id")" ;;
     start)
-      ! kill -0 "$(osd_pid "$id")" 2>/dev/null || { log "osd.$id runs already"; return 1; }
+      waitfor 10 "osd.$id's old process to end" dead "$(osd_pid "$id")" || { log "osd.$id runs already"; return 1; }
       node=$(osd_node "$id")
       MON_NODE_INDEX="" osd_up "$id" "$node" "$(var "$node" NETNS)" "$(var "$node" IP)" "$(var "$node" INDEX)"
       waitfor 60 "osd.$id up" osd_is_up "$id" ;;

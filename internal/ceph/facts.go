@@ -45,6 +45,7 @@ type PG struct {
 	State   string
 	Acting  []int
 	Primary int
+	Bytes   int64 // the data it holds (stat_sum.num_bytes)
 }
 
 // Latency is one OSD's perf counters at one moment (`ceph osd perf`).
@@ -178,6 +179,9 @@ func ParsePGs(b []byte) ([]PG, error) {
 			State   string `json:"state"`
 			Acting  []int  `json:"acting"`
 			Primary int    `json:"acting_primary"`
+			Sum     struct {
+				Bytes int64 `json:"num_bytes"`
+			} `json:"stat_sum"`
 		} `json:"pg_stats"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
@@ -185,7 +189,7 @@ func ParsePGs(b []byte) ([]PG, error) {
 	}
 	pgs := make([]PG, 0, len(raw.Stats))
 	for _, s := range raw.Stats {
-		pgs = append(pgs, PG{ID: s.ID, State: s.State, Acting: s.Acting, Primary: s.Primary})
+		pgs = append(pgs, PG{ID: s.ID, State: s.State, Acting: s.Acting, Primary: s.Primary, Bytes: s.Sum.Bytes})
 	}
 	return pgs, nil
 }
@@ -203,6 +207,25 @@ func PrimaryShare(pgs []PG) map[int]float64 {
 	}
 	for id := range share {
 		share[id] /= float64(len(pgs))
+	}
+	return share
+}
+
+// PrimaryByteShare is the fraction of the pool's bytes in the PGs each OSD
+// leads: once a workload has written its data, where its writes went
+// (objects do not spread evenly over few PGs). Empty when the PGs hold
+// nothing.
+func PrimaryByteShare(pgs []PG) map[int]float64 {
+	share := map[int]float64{}
+	var total int64
+	for _, pg := range pgs {
+		total += pg.Bytes
+	}
+	if total == 0 {
+		return share
+	}
+	for _, pg := range pgs {
+		share[pg.Primary] += float64(pg.Bytes) / float64(total)
 	}
 	return share
 }

@@ -146,6 +146,23 @@ const (
 	// LabelBaseline names the target whose results are the local disk
 	// under the storage (a local-path class, a host directory).
 	LabelBaseline LabelKey = "baseline"
+	// LabelReplicationModel is how the copies travel (values
+	// ReplicationClient, ReplicationPrimary, ReplicationServer); absent:
+	// the breakdown infers it (Ceph is primary-copy) or takes client-side.
+	LabelReplicationModel LabelKey = "replication_model"
+)
+
+// Values of LabelReplicationModel.
+const (
+	// ReplicationClient: the client writes every copy itself (GlusterFS's
+	// FUSE client, Longhorn's engine): its link carries replicas x payload.
+	ReplicationClient = "client"
+	// ReplicationPrimary: the client sends each write once, to a primary
+	// that forwards the other copies (Ceph).
+	ReplicationPrimary = "primary"
+	// ReplicationServer: one server keeps the data, no replication seen
+	// from the client (NFS, SMB, sshfs from a NAS).
+	ReplicationServer = "server"
 )
 
 // ClassParameter is the label a Kubernetes target carries for one of its

@@ -49,7 +49,10 @@ type Breakdown struct {
 	// Replicas is the copies kept (1 for a plain network filesystem);
 	// RemoteCopies those that cross the network from Node.
 	Replicas, RemoteCopies int
-	MeasuredBPS            float64
+	// ReplicationModel is how the copies travel (result.Replication*);
+	// ModelReason says why storbench took it (ReplicationModelOf).
+	ReplicationModel, ModelReason string
+	MeasuredBPS                   float64
 	// Parts are the ceilings, in path order; a part whose input is
 	// missing is left out and named in Missing.
 	Parts []BreakdownPart
@@ -166,6 +169,7 @@ func breakdown(r result.Result, all []result.Result, m *LinkMatrix) (Breakdown, 
 		return Breakdown{}, false
 	}
 	b := Breakdown{Target: r.Target, Workload: r.Workload, Round: r.Round, Node: nodeOf(r), Direction: "read"}
+	b.ReplicationModel, b.ModelReason = ReplicationModelOf(r)
 	dir := r.Read
 	if r.Write != nil && (dir == nil || r.Write.BytesPerSec > dir.BytesPerSec) {
 		dir, b.Direction = r.Write, "write"
@@ -233,9 +237,8 @@ func breakdown(r result.Result, all []result.Result, m *LinkMatrix) (Breakdown, 
 		}
 		if linkBPS > 0 {
 			b.Parts = append(b.Parts, BreakdownPart{PartLink, linkBPS, "network round, " + pairWords(b, strings.Join(named, " and "))})
-			if b.Direction == "write" && remoteCopies > 1 {
-				b.Parts = append(b.Parts, BreakdownPart{PartReplication, linkBPS / float64(remoteCopies),
-					fmt.Sprintf("%d remote copies share the node's link (%d replicas, from %s)", remoteCopies, replicas, replicaSource)})
+			if p, ok := replicationPart(b, linkBPS, remoteCopies, replicaSource); ok {
+				b.Parts = append(b.Parts, p)
 			}
 		}
 	}
@@ -336,6 +339,9 @@ func (b *Breakdown) finish() {
 	}
 	if b.Percent > 105 {
 		words = append(words, "above the ceiling: the model does not hold here (a cache, compression, or a copy not written synchronously)")
+	}
+	if b.ReplicationModel != "" && b.ReplicationModel != result.ReplicationClient {
+		words = append(words, fmt.Sprintf("replication model %s (%s)", b.ReplicationModel, b.ModelReason))
 	}
 	if b.Latency != nil {
 		words = append(words, fmt.Sprintf("latency p50 %s, at least %s (local %s + round trip %s)", fmtDur(b.Latency.MeasuredP50), fmtDur(b.Latency.FloorP50), fmtDur(b.Latency.LocalP50), fmtDur(b.Latency.RoundTripP50)))

@@ -179,3 +179,33 @@ func PlanTraffic(in TrafficInput, why string, payloadBytes float64, measured map
 	}
 	return p
 }
+
+// replicationPart is what replication takes from a write over linkBPS, by
+// b's model: client-side, the remote copies share the client's link;
+// primary-copy, the client sends once and each of the Remote hosts leads
+// an even share of the writes and forwards Replicas-1 copies of it over
+// its own link (PlanTraffic weighs the shares when they are known);
+// server, nothing.
+func replicationPart(b Breakdown, linkBPS float64, remoteCopies int, replicaSource string) (BreakdownPart, bool) {
+	if b.Direction != "write" {
+		return BreakdownPart{}, false
+	}
+	switch b.ReplicationModel {
+	case result.ReplicationServer:
+		return BreakdownPart{}, false
+	case result.ReplicationPrimary:
+		hosts := max(len(b.Remote), 1)
+		if b.Replicas < 2 {
+			return BreakdownPart{}, false
+		}
+		perPrimary := float64(b.Replicas-1) / float64(hosts)
+		return BreakdownPart{PartReplication, linkBPS / max(perPrimary, 1),
+			fmt.Sprintf("primary-copy: the client sends each write once; each of %d hosts leads about 1/%d of the writes and forwards %d copies (%d replicas, from %s)",
+				hosts, hosts, b.Replicas-1, b.Replicas, replicaSource)}, true
+	}
+	if remoteCopies < 2 {
+		return BreakdownPart{}, false
+	}
+	return BreakdownPart{PartReplication, linkBPS / float64(remoteCopies),
+		fmt.Sprintf("%d remote copies share the node's link (%d replicas, from %s)", remoteCopies, b.Replicas, replicaSource)}, true
+}

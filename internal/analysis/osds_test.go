@@ -246,3 +246,26 @@ func TestReplicationModelOf(t *testing.T) {
 		}
 	}
 }
+
+func TestReplicationPart(t *testing.T) {
+	const link = 100e6
+	tests := []struct {
+		model  string
+		remote []string
+		copies int
+		want   float64 // 0: no part
+	}{
+		{result.ReplicationClient, []string{"b", "c"}, 2, link / 2},
+		{result.ReplicationPrimary, []string{"b", "c"}, 2, link},      // 2 hosts forward 2 copies of half the writes each
+		{result.ReplicationPrimary, []string{"a", "b", "c"}, 3, link}, // 2/3 of a payload per primary: the link binds first
+		{result.ReplicationPrimary, []string{"b"}, 1, link / 2},       // one host leads everything and forwards 2 copies
+		{result.ReplicationServer, []string{"nas"}, 1, 0},
+	}
+	for _, tt := range tests {
+		b := Breakdown{Direction: "write", Replicas: 3, Remote: tt.remote, ReplicationModel: tt.model}
+		p, ok := replicationPart(b, link, tt.copies, "test")
+		if got := map[bool]float64{true: p.CeilingBPS}[ok]; got != tt.want {
+			t.Errorf("%s over %v: %.0f (%s), want %.0f", tt.model, tt.remote, got, p.Source, tt.want)
+		}
+	}
+}

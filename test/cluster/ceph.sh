@@ -15,7 +15,7 @@
 #
 #   ceph.sh standalone up [N]      N OSD nodes (default 3); prints the env file
 #   ceph.sh standalone down
-#   ceph.sh cluster up|down        (cluster.sh calls these)
+#   ceph.sh cluster up|down|node-start NODE   (cluster.sh calls these)
 #   ceph.sh osd slow ID BYTES_PER_SEC | unslow ID | stop ID | start ID | freeze ID | thaw ID | kill ID
 #   ceph.sh link cut|restore|shape|unshape NODE [RATE]    NODE: a node name of the env file
 #   ceph.sh cephfs mount NODE DIR | umount DIR   ceph-fuse in NODE's namespace (client: standalone's)
@@ -345,7 +345,7 @@ osd() { # slow|unslow|stop|start|freeze|thaw|kill ID [BYTES_PER_SEC]
 link() { # cut|restore|shape|unshape NODE [RATE]
   load
   local op=$1 node=$2 l ns rate burst
-  if [ "$MODE" = cluster ]; then bash "$HERE/../cluster.sh" node "$op" "$node" ${3:+"$3"}; return; fi
+  if [ "$MODE" = cluster ]; then bash "$HERE/cluster.sh" node "$op" "$node" ${3:+"$3"}; return; fi
   l=$(var "$node" LINK) ns=$(var "$node" NETNS)
   [ "$node" != client ] || { l=$CLIENT_LINK ns=$CLIENT_NETNS; }
   [ -n "$l" ] || { log "no node $node"; return 1; }
@@ -388,7 +388,8 @@ cluster_mode() {
   case $1 in
     up) cluster_up ;;
     down) cluster_down ;;
-    *) log "cluster up|down"; return 2 ;;
+    node-start) cluster_node_start "$2" ;;
+    *) log "cluster up|down|node-start NODE"; return 2 ;;
   esac
 }
 
@@ -396,6 +397,7 @@ cluster_up() {
   local t0 n i name; t0=$(now_ms)
   . "$RUN/cluster.env"
   n=$(cat "$RUN/nodes.count")
+  [ "$n" -ge 3 ] || { log "a size-3 pool with host as failure domain needs 3 real nodes (CLUSTER_NODES=$n)"; return 1; }
   mkdir -p "$CEPH_DIR"/{run,log,osd,mon,mgr,mds,cgroup}
   cat /proc/sys/kernel/random/uuid > "$CEPH_DIR/fsid"
   write_conf "$CEPH_DIR" "$BRIDGE_IP" "$BRIDGE_NET.0/24"
@@ -456,6 +458,19 @@ provisioner: storbench.local/cephfs
 volumeBindingMode: WaitForFirstConsumer
 reclaimPolicy: Delete
 EOF
+}
+
+cluster_node_start() { # NODE: after cluster.sh node start: its OSD (and ceph-fuse mount) died with it
+  load
+  local id m; id=$(var "$1" OSD)
+  [ -n "$id" ] || return 0
+  osd start "$id"
+  m=$(var "$1" CEPHFS)
+  if [ -n "$m" ]; then
+    fusermount -u -z "$m" 2>/dev/null || true
+    bash "$HERE/nodes.sh" node_run "$(var "$1" INDEX)" ceph-fuse ceph-fuse -f --conf "$CEPH_CONF" -o allow_other "$m"
+    waitfor 30 "the ceph-fuse mount of $1" mountpoint -q "$m"
+  fi
 }
 
 cluster_down() {

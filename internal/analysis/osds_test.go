@@ -269,3 +269,36 @@ func TestReplicationPart(t *testing.T) {
 		}
 	}
 }
+
+func TestOSDFailure(t *testing.T) {
+	log := func(rates ...float64) []RatePoint {
+		var out []RatePoint
+		for i, r := range rates {
+			out = append(out, RatePoint{At: time.Duration(i+1) * 500 * time.Millisecond, BytesPerSec: r})
+		}
+		return out
+	}
+	frozen := OSDFailure{Fault: "frozen", OSD: 1, Host: "n2", FaultAt: 2 * time.Second, MarkedDown: 2 * time.Second, RestoredAt: 4 * time.Second,
+		CleanAfter: 3 * time.Second, Log: log(60e6, 60e6, 60e6, 60e6, 0, 0, 0, 0, 40e6, 40e6), Verified: true}
+	if s := frozen.Stall(); s != 2*time.Second {
+		t.Errorf("stall %s, want 2s", s)
+	}
+	if b, d := frozen.Throughput(); b != 60e6 || d != 0 {
+		t.Errorf("throughput %.0f before, %.0f degraded", b, d)
+	}
+	c := frozen.Check()
+	if c.Status != result.CheckOK || !strings.Contains(c.Detail, "osd.1 on n2 frozen 2s into the write: marked down 2s later; the writer stalled 2s") {
+		t.Errorf("check %+v", c)
+	}
+	// fio leaves periods without I/O out of its log: the gap is the stall too
+	sparse := frozen
+	sparse.Log = append(log(60e6, 60e6, 60e6, 60e6), RatePoint{At: 4500 * time.Millisecond, BytesPerSec: 40e6})
+	if s := sparse.Stall(); s != 2*time.Second {
+		t.Errorf("stall over a gap in the log: %s, want 2s", s)
+	}
+	bad := frozen
+	bad.Verified, bad.VerifyError = false, "verify: bad header"
+	if c := bad.Check(); c.Status != result.CheckFail || c.Fix == "" {
+		t.Errorf("unverified data: %+v", c)
+	}
+}

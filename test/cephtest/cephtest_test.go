@@ -2,7 +2,6 @@ package cephtest
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,14 +11,24 @@ import (
 	"time"
 )
 
-// TestStandalone brings the harness up, checks what it promises (HEALTH_OK,
-// one crush host per node, a size-3 pool, every fault applies and undoes),
-// tears it down and finds nothing left.
-func TestStandalone(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+// TestLive brings one standalone Ceph up for every live check (a
+// bring-up costs 30 s): the harness itself, storbench's verdicts on
+// injected faults, and failures timed. Start's cleanup tears it down and
+// finds nothing left.
+func TestLive(t *testing.T) {
 	c := Start(t, Options{})
 	t.Logf("bring-up %.1f s, daemons' memory %s", c.BringUp.Seconds(), memory(t, c))
+	t.Run("harness", func(t *testing.T) { checkHarness(t, c) })
+	c.Script(t, "wait-clean", "120")
+	t.Run("verdicts", func(t *testing.T) { checkVerdicts(t, c) })
+	t.Run("failures", func(t *testing.T) { checkFailures(t, c) })
+}
+
+// checkHarness checks what the harness promises (HEALTH_OK, one crush host
+// per node, a size-3 pool, every fault applies and undoes).
+func checkHarness(t *testing.T, c *Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 
 	health, err := c.Ceph(ctx, "health")
 	if err != nil || strings.TrimSpace(string(health)) != "HEALTH_OK" {
@@ -80,9 +89,9 @@ func TestStandalone(t *testing.T) {
 
 	t.Run("osd kill and start", func(t *testing.T) {
 		c.Script(t, "osd", "kill", "0")
-		waitOSD(ctx, t, c, 0, false)
+		waitOSDState(ctx, t, c, 0, false, time.Minute)
 		c.Script(t, "osd", "start", "0")
-		waitOSD(ctx, t, c, 0, true)
+		waitOSDState(ctx, t, c, 0, true, time.Minute)
 	})
 
 	t.Run("osd freeze and thaw", func(t *testing.T) {
@@ -97,32 +106,6 @@ func TestStandalone(t *testing.T) {
 }
 
 const monIP = "10.97.1.1"
-
-func waitOSD(ctx context.Context, t *testing.T, c *Cluster, id int, up bool) {
-	t.Helper()
-	for start := time.Now(); time.Since(start) < time.Minute; time.Sleep(200 * time.Millisecond) {
-		b, err := c.Ceph(ctx, "osd", "dump", "-f", "json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var d struct {
-			OSDs []struct {
-				OSD int `json:"osd"`
-				Up  int `json:"up"`
-			} `json:"osds"`
-		}
-		if err := json.Unmarshal(b, &d); err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range d.OSDs {
-			if o.OSD == id && (o.Up == 1) == up {
-				t.Logf("osd.%d up=%v after %s", id, up, time.Since(start).Round(100*time.Millisecond))
-				return
-			}
-		}
-	}
-	t.Fatalf("osd.%d never up=%v", id, up)
-}
 
 func qdisc(t *testing.T, link string) string {
 	t.Helper()

@@ -3,9 +3,6 @@ package analysis
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -37,23 +34,17 @@ func cephFile(t *testing.T, name string) []byte {
 // commitSamples reads a file of `ceph osd perf -f json` outputs: OSD -> samples.
 func commitSamples(t *testing.T, name string) map[int][]time.Duration {
 	t.Helper()
+	stream, err := ceph.ParsePerfStream(cephFile(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[int][]time.Duration{}
-	dec := json.NewDecoder(bytes.NewReader(cephFile(t, name)))
-	for {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
-			return out
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		ls, err := ceph.ParsePerf(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, ls := range stream {
 		for _, l := range ls {
 			out[l.OSD] = append(out[l.OSD], l.Commit)
 		}
 	}
+	return out
 }
 
 func benchOf(t *testing.T, osd int, name string) float64 {

@@ -8,7 +8,9 @@ package ceph
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -265,6 +267,26 @@ func ParsePerf(b []byte) ([]Latency, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].OSD < out[j].OSD })
 	return out, nil
+}
+
+// ParsePerfStream reads several `ceph osd perf -f json` outputs one after
+// the other (a sampling loop's log), one slice of latencies per output.
+func ParsePerfStream(b []byte) ([][]Latency, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var out [][]Latency
+	for {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
+			return out, nil
+		} else if err != nil {
+			return out, fmt.Errorf("ceph osd perf output %d: %w", len(out)+1, err)
+		}
+		l, err := ParsePerf(raw)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, l)
+	}
 }
 
 // ParseBench reads `ceph tell osd.N bench -f json` for osd.

@@ -1,10 +1,6 @@
 package ceph
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -89,21 +85,11 @@ func TestPoolsAndPrimaryShare(t *testing.T) {
 // perfSamples reads a file of `ceph osd perf -f json` outputs one after another.
 func perfSamples(t *testing.T, name string) [][]Latency {
 	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(read(t, name)))
-	var out [][]Latency
-	for {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
-			return out
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		l, err := ParsePerf(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, l)
+	out, err := ParsePerfStream(read(t, name))
+	if err != nil {
+		t.Fatal(err)
 	}
+	return out
 }
 
 func TestPerf(t *testing.T) {

@@ -152,6 +152,13 @@ const (
 	LabelReplicationModel LabelKey = "replication_model"
 )
 
+// Set by the rbd target kind (internal/runner/rbd) on what it measured.
+const (
+	LabelCephPool  LabelKey = "ceph_pool"  // the RBD image's pool
+	LabelCephImage LabelKey = "ceph_image" // the image fio's rbd engine wrote or read
+	LabelCephOSDs  LabelKey = "ceph_osds"  // the OSDs acting for the pool's PGs, "osd.0,osd.1,osd.2"
+)
+
 // Values of LabelReplicationModel.
 const (
 	// ReplicationClient: the client writes every copy itself (GlusterFS's

@@ -12,6 +12,7 @@ import (
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/runner/rbd"
 )
 
 // Kinds are the target kinds the library knows, in the order they
@@ -21,6 +22,7 @@ import (
 // adds a kind of its own with RunRequest.Kinds (Kinds().With(k)).
 func Kinds() *runner.Registry {
 	return runner.NewRegistry(
+		rbd.Kind{},
 		local.Kind{},
 	)
 }

@@ -21,6 +21,7 @@ func TestLive(t *testing.T) {
 	t.Run("harness", func(t *testing.T) { checkHarness(t, c) })
 	c.Script(t, "wait-clean", "120")
 	t.Run("verdicts", func(t *testing.T) { checkVerdicts(t, c) })
+	t.Run("rbd", func(t *testing.T) { checkRBD(t, c) })
 	t.Run("failures", func(t *testing.T) { checkFailures(t, c) })
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -78,6 +79,12 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (*runner.Prepare
 			}
 			return nil
 		}
+		// A new image is thin: reads of what was never written are answered
+		// without touching a disk (13 GB/s measured here). Fill it first.
+		if err := tl.fill(ctx, t.spec.Pool, image, mib<<20); err != nil {
+			return nil, errors.Join(fmt.Errorf("target %s: %w", t.Name(), err), cleanup(context.WithoutCancel(ctx)))
+		}
+		p.Notices = append(p.Notices, fmt.Sprintf("image %s/%s made for the run and filled with %d MiB of incompressible data, so reads reach the OSDs", t.spec.Pool, image, mib))
 	}
 	p.Cleanup = cleanup
 	result.LabelCephImage.Set(p.Labels, image)
@@ -96,4 +103,16 @@ func (u inUse) InUse(ctx context.Context, name string) ([]string, error) {
 		return nil, errors.New("not an RBD image name: " + name)
 	}
 	return u.t.watchers(ctx, pool, image)
+}
+
+// fill writes the whole image once with fio's rbd engine (incompressible,
+// 4 MiB sequential writes).
+func (t tools) fill(ctx context.Context, pool, image string, sizeBytes int64) error {
+	err := t.cmder.Command(ctx, "fio", "--name=storbench-fill", "--ioengine=rbd", "--clientname="+t.id, "--pool="+pool, "--rbdname="+image,
+		"--rw=write", "--bs=4M", "--iodepth=8", "--direct=1", "--size="+strconv.FormatInt(sizeBytes, 10), "--refill_buffers", "--randrepeat=0",
+		"--output-format=terse").SetEnv("CEPH_CONF=" + t.conf).SetStdout(io.Discard).Run()
+	if err != nil {
+		return fmt.Errorf("filling image %s/%s: %w", pool, image, err)
+	}
+	return nil
 }

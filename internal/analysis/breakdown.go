@@ -14,6 +14,9 @@ const (
 	PartLocalDisk   = "local disk"
 	PartLink        = "link"
 	PartReplication = "replication"
+	// PartLinks is the busiest link of the per-link plan (Breakdown.Traffic):
+	// its speed over the bytes it carries per byte written.
+	PartLinks = "links (per-link plan)"
 	PartRest        = "the rest (storage engine)"
 )
 
@@ -72,6 +75,10 @@ type Breakdown struct {
 	// Latency is the synchronous write's floor, for writes with a local
 	// baseline and a measured round trip.
 	Latency *LatencyFloor
+	// Traffic is the per-link prediction for a write by the replication
+	// model, beside each node's measured counters, where the result's
+	// telemetry sampled the nodes (nil otherwise).
+	Traffic *TrafficPlan
 	// Missing names each input that was not available and how to give it.
 	Missing []string
 	// Summary says it in one line.
@@ -243,6 +250,13 @@ func breakdown(r result.Result, all []result.Result, m *LinkMatrix) (Breakdown, 
 		}
 	}
 	b.RemoteCopies = remoteCopies
+	if b.Direction == "write" {
+		b.Traffic = trafficOf(r, b, remoteList, dir.Bytes)
+		if t := b.Traffic; t != nil && t.Binding != nil {
+			b.Parts = append(b.Parts, BreakdownPart{PartLinks, t.CeilingBPS, fmt.Sprintf("%s %s carries %.2fx the payload by the %s model, at %.0f MB/s",
+				t.Binding.Node, t.Binding.Direction, t.Binding.PerPayload, t.Model, t.Binding.CeilingBPS*t.Binding.PerPayload/1e6)})
+		}
+	}
 	b.finish()
 	return b, true
 }
@@ -298,12 +312,15 @@ func (b *Breakdown) finish() {
 	for _, p := range b.Parts {
 		if b.CeilingBPS == 0 || p.CeilingBPS < b.CeilingBPS {
 			b.CeilingBPS = p.CeilingBPS
-			b.LimitedBy = map[string]string{PartLocalDisk: BoundLocalDisk, PartLink: BoundNetwork, PartReplication: BoundReplication}[p.Name]
+			b.LimitedBy = map[string]string{PartLocalDisk: BoundLocalDisk, PartLink: BoundNetwork, PartReplication: BoundReplication, PartLinks: BoundNetwork}[p.Name]
 		}
 	}
 	words := []string{fmt.Sprintf("%s %.0f MB/s", b.Workload, b.MeasuredBPS/1e6)}
 	if b.CeilingBPS == 0 {
 		b.Summary = words[0] + ": no ceiling known (" + strings.Join(b.Missing, "; ") + ")"
+		if b.ReplicationModel != "" && b.ReplicationModel != result.ReplicationClient {
+			b.Summary += fmt.Sprintf("; replication model %s (%s)", b.ReplicationModel, b.ModelReason)
+		}
 		return
 	}
 	b.Percent = b.MeasuredBPS / b.CeilingBPS * 100
@@ -329,6 +346,8 @@ func (b *Breakdown) finish() {
 			words = append(words, fmt.Sprintf("link %s %.0f MB/s", strings.TrimPrefix(p.Source, "network round, "), p.CeilingBPS/1e6))
 		case PartReplication:
 			words = append(words, fmt.Sprintf("%d remote copies share it: %.0f MB/s", b.RemoteCopies, p.CeilingBPS/1e6))
+		case PartLinks:
+			words = append(words, fmt.Sprintf("busiest link %s: %.0f MB/s", p.Source, p.CeilingBPS/1e6))
 		}
 	}
 	b.Steps = append(b.Steps, BreakdownStep{Name: PartRest, LeftBPS: b.MeasuredBPS, LostBPS: left - b.MeasuredBPS})

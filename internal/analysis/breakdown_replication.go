@@ -209,3 +209,34 @@ func replicationPart(b Breakdown, linkBPS float64, remoteCopies int, replicaSour
 	return BreakdownPart{PartReplication, linkBPS / float64(remoteCopies),
 		fmt.Sprintf("%d remote copies share the node's link (%d replicas, from %s)", remoteCopies, b.Replicas, replicaSource)}, true
 }
+
+// trafficOf plans r's write per link when its telemetry sampled the nodes:
+// the client (the node fio ran on) and the replica nodes, each with its
+// link speed and its interface's byte counters over the workload.
+func trafficOf(r result.Result, b Breakdown, hosts []string, payloadBytes int64) *TrafficPlan {
+	tm := r.Telemetry
+	if tm == nil || len(tm.Nodes) == 0 || payloadBytes <= 0 || len(hosts) == 0 {
+		return nil
+	}
+	client := b.Node
+	if client == "" {
+		client = tm.Host
+	}
+	caps := map[string]float64{}
+	measured := map[string]map[string]float64{}
+	for _, n := range append([]*result.Telemetry{tm}, tm.Nodes...) {
+		name := n.Host
+		if n == tm {
+			name = client
+		}
+		if n.LinkBytesPerSec > 0 {
+			caps[name] = n.LinkBytesPerSec
+		}
+		if n.Totals.NetRxBytes > 0 || n.Totals.NetTxBytes > 0 {
+			measured[name] = map[string]float64{"tx": float64(n.Totals.NetTxBytes), "rx": float64(n.Totals.NetRxBytes)}
+		}
+	}
+	in := TrafficInput{Model: b.ReplicationModel, Client: client, Replicas: b.Replicas, Hosts: hosts, LinkBytesPerSec: caps}
+	p := PlanTraffic(in, b.ModelReason, float64(payloadBytes), measured)
+	return &p
+}

@@ -293,3 +293,38 @@ func TestOSDFailure(t *testing.T) {
 		t.Errorf("unverified data: %+v", c)
 	}
 }
+
+// TestBreakdownTraffic: a Ceph class's write whose telemetry sampled the
+// fio node and the replica nodes gets the per-link plan (the figures of
+// the 200 Mbit/s recording, the client on a node without an OSD).
+func TestBreakdownTraffic(t *testing.T) {
+	measured := linkCounters(t, "links-seqwrite-200mbit.txt")
+	node := func(name string) *result.Telemetry {
+		return &result.Telemetry{Host: name, LinkBytesPerSec: 25e6,
+			Totals: result.TelemetryTotals{NetTxBytes: int64(measured[name]["tx"]), NetRxBytes: int64(measured[name]["rx"])}}
+	}
+	tm := node("client")
+	tm.Nodes = []*result.Telemetry{node("sbceph-node-1"), node("sbceph-node-2"), node("sbceph-node-3")}
+	r := result.Result{Target: "k8s:ceph-rbd", Workload: "seq-write", Status: result.StatusComplete, Telemetry: tm,
+		Write: &result.Direction{BytesPerSec: 19195212, Bytes: 536870912},
+		Labels: map[string]string{string(result.LabelNode): "client", string(result.LabelReplicas): "3",
+			string(result.LabelReplicaNodes): "sbceph-node-1,sbceph-node-2,sbceph-node-3", string(result.LabelCSIDriver): "rook-ceph.rbd.csi.ceph.com"}}
+	bs := Breakdowns([]result.Result{r}, nil)
+	if len(bs) != 1 || bs[0].Traffic == nil {
+		t.Fatalf("breakdowns %+v", bs)
+	}
+	p := bs[0].Traffic
+	if p.Model != result.ReplicationPrimary || len(p.Links) != 7 || p.CeilingBPS != 25e6 {
+		t.Fatalf("plan %+v", p)
+	}
+	for _, l := range p.Links {
+		// even primary shares (no PG data in a result): within 25% of the uneven real split
+		if d := math.Abs(l.PredictedBytes-l.MeasuredBytes) / l.MeasuredBytes; d > 0.25 {
+			t.Errorf("%s %s: predicted %.0f, measured %.0f", l.Node, l.Direction, l.PredictedBytes, l.MeasuredBytes)
+		}
+	}
+	if !strings.Contains(bs[0].Summary, "replication model primary") {
+		t.Errorf("summary %q", bs[0].Summary)
+	}
+	t.Log(p.Summary)
+}

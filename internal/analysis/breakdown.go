@@ -17,7 +17,7 @@ const (
 	// PartLinks is the busiest link of the per-link plan (Breakdown.Traffic):
 	// its speed over the bytes it carries per byte written.
 	PartLinks = "links (per-link plan)"
-	PartRest        = "the rest (storage engine)"
+	PartRest  = "the rest (storage engine)"
 )
 
 // What a breakdown says limited the result.

@@ -12,8 +12,8 @@ import (
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/rbd"
 	"github.com/storbench/storbench/internal/runner/runnertest"
-	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/storbench"
+	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/testenv"
 )
 

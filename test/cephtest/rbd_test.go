@@ -114,6 +114,32 @@ func checkRBD(t *testing.T, c *Cluster) {
 		}
 	})
 
+	t.Run("storbench cleanup after a killed run", func(t *testing.T) {
+		sp, _, err := rbd.Kind{}.Parse(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, err := sp.Target(runner.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tg.Prepare(ctx, runner.Need{RunID: "killed-2", FileSize: 4 << 20}); err != nil {
+			t.Fatal(err)
+		}
+		req := storbench.KindCleanupRequest{Targets: []string{target}, DryRun: true}
+		dry, err := storbench.CleanupKinds(ctx, req)
+		if err != nil || len(dry.Targets) != 1 || len(dry.Targets[0].Leftovers) != 1 || len(images()) != 1 {
+			t.Fatalf("dry run: %+v, %v; images %v", dry, err, images())
+		}
+		req.DryRun = false
+		if done, err := storbench.CleanupKinds(ctx, req); err != nil || len(done.Targets[0].Leftovers) != 1 {
+			t.Errorf("cleanup: %+v, %v", done, err)
+		}
+		if left := images(); len(left) > 0 {
+			t.Errorf("images left after cleanup: %v", left)
+		}
+	})
+
 	t.Run("an image it did not make", func(t *testing.T) {
 		mustRBD(ctx, t, c, "create", c.Pool+"/keep", "--size", "64M")
 		sum := func() string {

@@ -244,6 +244,7 @@ standalone_down() {
   local t0 tag n i; t0=$(now_ms)
   trap - ERR
   [ -n "${CEPH_DIR:-}" ] || { log "CEPH_DIR is not set"; return 1; }
+  [ -e "$CEPH_DIR" ] || { echo "ceph down: nothing in $CEPH_DIR (a failed up tears itself down)"; return 0; }
   [ -f "$CEPH_DIR/standalone" ] || { log "$CEPH_DIR is not a standalone Ceph's"; return 1; }
   read -r _ tag n < "$CEPH_DIR/standalone"
   sa_names "$tag"

@@ -97,6 +97,22 @@ func checkHarness(t *testing.T, c *Cluster) {
 		}
 	})
 
+	t.Run("osd cpu", func(t *testing.T) {
+		c.Script(t, "osd", "cpu", "2", "20")
+		cg := "/sys/fs/cgroup/cpu/sbceph-" + filepath.Base(c.Dir)[len("storbench-ceph-"):] + "-osd2"
+		if q := strings.TrimSpace(read(t, filepath.Join(cg, "cpu.cfs_quota_us"))); q != "20000" {
+			t.Errorf("%s: quota %s", cg, q)
+		}
+		pid := strings.TrimSpace(read(t, filepath.Join(c.Dir, "run", "osd.2.daemon")))
+		if procs := read(t, filepath.Join(cg, "cgroup.procs")); !strings.Contains(procs, pid) {
+			t.Errorf("osd.2 (pid %s) not in %s", pid, cg)
+		}
+		c.Script(t, "osd", "uncpu", "2")
+		if _, err := os.Stat(cg); err == nil {
+			t.Errorf("%s left after uncpu", cg)
+		}
+	})
+
 	t.Run("osd kill and start", func(t *testing.T) {
 		c.Script(t, "osd", "kill", "0")
 		waitOSDState(ctx, t, c, 0, false, time.Minute)

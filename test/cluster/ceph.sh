@@ -16,7 +16,7 @@
 #   ceph.sh standalone up [N]      N OSD nodes (default 3); prints the env file
 #   ceph.sh standalone down
 #   ceph.sh cluster up|down|node-start NODE   (cluster.sh calls these)
-#   ceph.sh osd slow ID BYTES_PER_SEC | unslow ID | stop ID | start ID | freeze ID | thaw ID | kill ID
+#   ceph.sh osd slow ID BYTES_PER_SEC | unslow ID | cpu ID PERCENT | uncpu ID | stop ID | start ID | freeze ID | thaw ID | kill ID
 #   ceph.sh link cut|restore|shape|unshape NODE [RATE]    NODE: a node name of the env file
 #   ceph.sh cephfs mount NODE DIR | umount DIR   ceph-fuse in NODE's namespace (client: standalone's)
 #   ceph.sh wait-clean [SECONDS]   until every PG is active+clean
@@ -291,7 +291,7 @@ check-clean() { # what a standalone Ceph could leave; prints each leftover, fail
   local bad=0 x
   for x in $(ip netns list 2>/dev/null | awk '{print $1}'); do case $x in sbc*n[0-9]*|sbc*c) echo "left behind: network namespace $x"; bad=1 ;; esac; done
   for x in $(ip -o link show | awk -F': ' '{print $2}' | cut -d@ -f1); do case $x in sbc*b|sbc*v[0-9c]*) echo "left behind: link $x"; bad=1 ;; esac; done
-  for x in /sys/fs/cgroup/blkio/sbceph* /var/tmp/storbench-ceph-*; do [ ! -e "$x" ] || { echo "left behind: $x"; bad=1; }; done
+  for x in /sys/fs/cgroup/blkio/sbceph* /sys/fs/cgroup/cpu/sbceph* /var/tmp/storbench-ceph-*; do [ ! -e "$x" ] || { echo "left behind: $x"; bad=1; }; done
   for x in $(pgrep -f -- "--conf /var/tmp/storbench-ceph-" || true); do echo "left behind: process $x"; bad=1; done
   if grep -q " /var/tmp/storbench-ceph-" /proc/self/mountinfo; then echo "left behind: mounts"; bad=1; fi
   [ "$bad" = 0 ] && echo clean
@@ -313,7 +313,7 @@ whole_disk() {
   if [ -f "$sys/partition" ]; then cat "$(dirname "$sys")/dev"; else echo "$majmin"; fi
 }
 
-osd() { # slow|unslow|stop|start|freeze|thaw|kill ID [BYTES_PER_SEC]
+osd() { # slow|unslow|cpu|uncpu|stop|start|freeze|thaw|kill ID [BYTES_PER_SEC|PERCENT]
   load
   local op=$1 id=$2 cg disk node
   [ -f "$CEPH_DIR/run/osd.$id.daemon" ] || { log "no osd.$id"; return 1; }
@@ -330,6 +330,16 @@ osd() { # slow|unslow|stop|start|freeze|thaw|kill ID [BYTES_PER_SEC]
       cg=$(cat "$CEPH_DIR/cgroup/osd$id" 2>/dev/null) || return 0
       echo "$(osd_pid "$id")" > /sys/fs/cgroup/blkio/cgroup.procs 2>/dev/null || true
       rmdir "$cg"; rm -f "$CEPH_DIR/cgroup/osd$id" ;;
+    cpu) # a cpu cgroup capping the OSD at PERCENT of one core (CFS quota over a 100 ms period)
+      cg=/sys/fs/cgroup/cpu/sbceph-${CEPH_TAG:-cluster}-osd$id
+      mkdir -p "$cg"; echo "$cg" > "$CEPH_DIR/cgroup/osd$id-cpu"
+      echo 100000 > "$cg/cpu.cfs_period_us"; echo $(( ${3:?percent of one core} * 1000 )) > "$cg/cpu.cfs_quota_us"
+      echo "$(osd_pid "$id")" > "$cg/cgroup.procs"
+      echo "osd.$id: CPU limited to $3% of one core" ;;
+    uncpu)
+      cg=$(cat "$CEPH_DIR/cgroup/osd$id-cpu" 2>/dev/null) || return 0
+      echo "$(osd_pid "$id")" > /sys/fs/cgroup/cpu/cgroup.procs 2>/dev/null || true
+      rmdir "$cg"; rm -f "$CEPH_DIR/cgroup/osd$id-cpu" ;;
     stop) kill "$(osd_pid "$id")"; waitfor 30 "osd.$id to exit" dead "$(osd_pid "$id")" ;;
     kill) kill -9 "$(osd_pid "$id")" ;;
     freeze) kill -STOP "$(osd_pid "$id")" ;;
@@ -339,7 +349,7 @@ osd() { # slow|unslow|stop|start|freeze|thaw|kill ID [BYTES_PER_SEC]
       node=$(osd_node "$id")
       MON_NODE_INDEX="" osd_up "$id" "$node" "$(var "$node" NETNS)" "$(var "$node" IP)" "$(var "$node" INDEX)"
       waitfor 60 "osd.$id up" osd_is_up "$id" ;;
-    *) log "osd: slow|unslow|stop|start|freeze|thaw|kill ID [BYTES_PER_SEC]"; return 2 ;;
+    *) log "osd: slow|unslow|cpu|uncpu|stop|start|freeze|thaw|kill ID [BYTES_PER_SEC|PERCENT]"; return 2 ;;
   esac
 }
 

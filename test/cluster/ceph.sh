@@ -20,7 +20,7 @@
 #   ceph.sh link cut|restore|shape|unshape NODE [RATE]    NODE: a node name of the env file
 #   ceph.sh cephfs mount NODE DIR | umount DIR   ceph-fuse in NODE's namespace (client: standalone's)
 #   ceph.sh wait-clean [SECONDS]   until every PG is active+clean
-#   ceph.sh check-clean            fail if anything of a standalone Ceph is left on the host
+#   ceph.sh check-clean [cluster]  fail if anything of a standalone Ceph (or the cluster's) is left
 # Environment: CEPH_DIR (state; standalone default /var/tmp/storbench-ceph-<pid>, cluster
 # $RUN/ceph), CEPH_TAG (standalone name part, default the pid), CEPH_FS=1 (CephFS),
 # CEPH_BLOCK_SIZE (bytes of each OSD's block file, default 10 GiB sparse), CEPH_PG (default 32).
@@ -33,11 +33,12 @@ now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 since() { awk -v a="$1" -v b="$(now_ms)" 'BEGIN {printf "%.1f", (b - a) / 1000}'; }
 
 # --- the state: written by up, read by every other command ------------------------------------
-load() {
-  [ -n "${CEPH_DIR:-}" ] || { log "CEPH_DIR is not set"; return 1; }
-  [ -f "$CEPH_DIR/ceph.env" ] || { log "no Ceph is up in $CEPH_DIR"; return 1; }
+load() { # CEPH_DIR, else the test cluster's Ceph
+  if [ -z "${CEPH_DIR:-}" ]; then . "$HERE/lib.sh"; CEPH_DIR=$RUN/ceph; fi
+  [ -f "$CEPH_DIR/ceph.env" ] || { log "no Ceph is up in $CEPH_DIR (set CEPH_DIR)"; return 1; }
   . "$CEPH_DIR/ceph.env"
   export CEPH_CONF
+  if [ "$MODE" = cluster ]; then . "$HERE/lib.sh"; fi   # node_state, node_run's layout
 }
 var() { local v; v=$(echo "$1_$2" | tr - _); echo "${!v:-}"; }   # NODE FIELD -> ceph.env's value
 # in_ns NETNS CMD...: CMD in that network namespace only (nsenter, not `ip netns exec`: that would
@@ -287,8 +288,15 @@ stop_daemons() { # SIGKILL every daemon of this Ceph (thawed first), and wait fo
 
 cgroups_remove() { local d; for d in "$CEPH_DIR"/cgroup/*; do [ -f "$d" ] && rmdir "$(cat "$d")" 2>/dev/null; done; return 0; }
 
-check-clean() { # what a standalone Ceph could leave; prints each leftover, fails if any
+check-clean() { # [cluster]: what a standalone Ceph (or the test cluster's) could leave; prints each leftover, fails if any
   local bad=0 x
+  if [ "${1:-}" = cluster ]; then
+    . "$HERE/lib.sh"
+    for x in /sys/fs/cgroup/*/sbceph-cluster-* "$RUN/ceph"; do [ ! -e "$x" ] || { echo "left behind: $x"; bad=1; }; done
+    for x in $(pgrep -f -- "--conf $RUN/ceph/ceph.conf" || true); do echo "left behind: ceph process $x"; bad=1; done
+    [ "$bad" = 0 ] && echo clean
+    return "$bad"
+  fi
   for x in $(ip netns list 2>/dev/null | awk '{print $1}'); do case $x in sbc*n[0-9]*|sbc*c) echo "left behind: network namespace $x"; bad=1 ;; esac; done
   for x in $(ip -o link show | awk -F': ' '{print $2}' | cut -d@ -f1); do case $x in sbc*b|sbc*v[0-9c]*) echo "left behind: link $x"; bad=1 ;; esac; done
   for x in /sys/fs/cgroup/blkio/sbceph* /sys/fs/cgroup/cpu/sbceph* /var/tmp/storbench-ceph-*; do [ ! -e "$x" ] || { echo "left behind: $x"; bad=1; }; done

@@ -224,6 +224,7 @@ check-clean() { # everything a cluster could leave on the host; prints each left
   if [ -f "$ROOT/host-baseline/created" ]; then
     while read -r x; do case $x in ""|cgroup:*) ;; *) [ ! -e "$x" ] || say "host path $x" ;; esac; done < "$ROOT/host-baseline/created"
   fi
+  while read -r x; do say "ceph: $x"; done < <(bash "$C/ceph.sh" check-clean cluster | sed -n 's/^left behind: //p')
   [ "$bad" = 0 ] && echo "clean"
   return "$bad"
 }

@@ -45,7 +45,7 @@ var() { local v; v=$(echo "$1_$2" | tr - _); echo "${!v:-}"; }   # NODE FIELD ->
 # also give CMD a private mount namespace, hiding a FUSE mount it makes).
 in_ns() { local ns=$1; shift; if [ -z "$ns" ]; then "$@"; else nsenter --net="/run/netns/$ns" "$@"; fi; }
 C() { ceph --conf "$CEPH_CONF" "$@"; }
-waitfor() { # SECONDS DESCRIPTION CMD...
+until_ok() { # SECONDS DESCRIPTION CMD...
   local n=$1 d=$2 t; shift 2; t=$(( $(date +%s) + n ))
   until "$@" >/dev/null 2>&1; do [ "$(date +%s)" -lt "$t" ] || { log "timeout ($n s) waiting for $d"; return 1; }; sleep 0.3; done
 }
@@ -122,7 +122,7 @@ mon_up() { # NETNS IP
   in_ns "$ns" ceph-mon --conf "$CEPH_CONF" --id a --mkfs --mon-data "$CEPH_DIR/mon/ceph-a" \
     --fsid "$(cat "$CEPH_DIR/fsid")" --public-addr "$ip" > "$CEPH_DIR/log/mon-mkfs.out" 2>&1
   START_NODE_INDEX=${MON_NODE_INDEX:-} start_daemon "$ns" mon.a ceph-mon --conf "$CEPH_CONF" --id a -f --public-addr "$ip"
-  waitfor 30 "the monitor" C status --connect-timeout 3
+  until_ok 30 "the monitor" C status --connect-timeout 3
   C config set mgr mgr_pool false --force >/dev/null 2>&1 || true
   mkdir -p "$CEPH_DIR/mgr/ceph-x"
   START_NODE_INDEX=${MON_NODE_INDEX:-} start_daemon "$ns" mgr.x ceph-mgr --conf "$CEPH_CONF" -i x -f
@@ -157,7 +157,7 @@ pools_up() { # the rbd pool, and CephFS with CEPH_FS=1
     C fs new cephfs cephfs_metadata cephfs_data >/dev/null
     mkdir -p "$CEPH_DIR/mds/ceph-a"
     START_NODE_INDEX=${MON_NODE_INDEX:-} start_daemon "${MON_NETNS:-}" mds.a ceph-mds --conf "$CEPH_CONF" -i a -f
-    waitfor 60 "an active MDS" bash -c "ceph --conf '$CEPH_CONF' fs status cephfs 2>/dev/null | grep -q active"
+    until_ok 60 "an active MDS" bash -c "ceph --conf '$CEPH_CONF' fs status cephfs 2>/dev/null | grep -q active"
   fi
 }
 
@@ -170,7 +170,7 @@ by = {x["name"]: x["num"] for x in m.get("num_pg_by_state", [])}
 n = m.get("num_pgs", 0)
 sys.exit(0 if n > 0 and by.get("active+clean", 0) == n else 1)' "$s"
 }
-wait-clean() { load; waitfor "${1:-300}" "every PG active+clean" pgs_clean; }
+wait-clean() { load; until_ok "${1:-300}" "every PG active+clean" pgs_clean; }
 
 # --- standalone ---------------------------------------------------------------------------------
 SA_NET=10.97.1
@@ -208,9 +208,9 @@ standalone_up() {
   sa_env "$tag" "$n"
   mon_up "" "$SA_NET.1"
   for i in $(seq 1 "$n"); do osd_up $((i - 1)) "sbceph-node-$i" "sbc${tag}n$i" "$SA_NET.$((10 + i))"; done
-  for i in $(seq 1 "$n"); do waitfor 60 "osd.$((i - 1)) up" osd_is_up $((i - 1)); done
+  for i in $(seq 1 "$n"); do until_ok 60 "osd.$((i - 1)) up" osd_is_up $((i - 1)); done
   pools_up
-  waitfor 120 "every PG active+clean" pgs_clean
+  until_ok 120 "every PG active+clean" pgs_clean
   trap - ERR
   echo "ceph up in $(since "$t0") s: . $CEPH_DIR/ceph.env"
 }
@@ -348,15 +348,15 @@ osd() { # slow|unslow|cpu|uncpu|stop|start|freeze|thaw|kill ID [BYTES_PER_SEC|PE
       cg=$(cat "$CEPH_DIR/cgroup/osd$id-cpu" 2>/dev/null) || return 0
       echo "$(osd_pid "$id")" > /sys/fs/cgroup/cpu/cgroup.procs 2>/dev/null || true
       rmdir "$cg"; rm -f "$CEPH_DIR/cgroup/osd$id-cpu" ;;
-    stop) kill "$(osd_pid "$id")"; waitfor 30 "osd.$id to exit" dead "$(osd_pid "$id")" ;;
+    stop) kill "$(osd_pid "$id")"; until_ok 30 "osd.$id to exit" dead "$(osd_pid "$id")" ;;
     kill) kill -9 "$(osd_pid "$id")" ;;
     freeze) kill -STOP "$(osd_pid "$id")" ;;
     thaw) kill -CONT "$(osd_pid "$id")" ;;
     start)
-      waitfor 10 "osd.$id's old process to end" dead "$(osd_pid "$id")" || { log "osd.$id runs already"; return 1; }
+      until_ok 10 "osd.$id's old process to end" dead "$(osd_pid "$id")" || { log "osd.$id runs already"; return 1; }
       node=$(osd_node "$id")
       MON_NODE_INDEX="" osd_up "$id" "$node" "$(var "$node" NETNS)" "$(var "$node" IP)" "$(var "$node" INDEX)"
-      waitfor 60 "osd.$id up" osd_is_up "$id" ;;
+      until_ok 60 "osd.$id up" osd_is_up "$id" ;;
     *) log "osd: slow|unslow|cpu|uncpu|stop|start|freeze|thaw|kill ID [BYTES_PER_SEC|PERCENT]"; return 2 ;;
   esac
 }
@@ -393,7 +393,7 @@ cephfs() { # mount NODE DIR | umount DIR
     mount) local ns; ns=$(var "$2" NETNS); [ "$2" != client ] || ns=$CLIENT_NETNS
       mkdir -p "$3"; echo "$3" >> "$CEPH_DIR/run/mounts"
       in_ns "$ns" ceph-fuse --conf "$CEPH_CONF" "$3" > /dev/null
-      waitfor 30 "the ceph-fuse mount $3" mountpoint -q "$3" ;;
+      until_ok 30 "the ceph-fuse mount $3" mountpoint -q "$3" ;;
     umount) fusermount -u "$2" 2>/dev/null || umount -l "$2" ;;
     *) log "cephfs: mount NODE DIR | umount DIR"; return 2 ;;
   esac
@@ -428,9 +428,9 @@ cluster_up() {
     # node 1 is the host's own node: its OSD listens on the bridge address
     if [ "$i" = 1 ]; then osd_up 0 "$name" "" "$BRIDGE_IP" 1; else osd_up $((i - 1)) "$name" "$(node_netns "$i")" "$(node_ip "$i")" "$i"; fi
   done
-  for i in $(seq 1 "$n"); do waitfor 60 "osd.$((i - 1)) up" osd_is_up $((i - 1)); done
+  for i in $(seq 1 "$n"); do until_ok 60 "osd.$((i - 1)) up" osd_is_up $((i - 1)); done
   pools_up
-  waitfor 120 "every PG active+clean" pgs_clean
+  until_ok 120 "every PG active+clean" pgs_clean
   if [ "${CEPH_FS:-}" = 1 ]; then cluster_cephfs_class "$n"; fi
   echo "ceph up in $(since "$t0") s: . $CEPH_DIR/ceph.env"
 }
@@ -464,7 +464,7 @@ cluster_cephfs_class() {
   for i in $(seq 1 "$n"); do
     m=$CEPH_DIR/mnt/$(node_name "$i"); mkdir -p "$m"; echo "$m" >> "$CEPH_DIR/run/mounts"
     bash "$HERE/nodes.sh" node_run "$i" "ceph-fuse" ceph-fuse -f --conf "$CEPH_CONF" -o allow_other "$m"
-    waitfor 30 "the ceph-fuse mount of $(node_name "$i")" mountpoint -q "$m"
+    until_ok 30 "the ceph-fuse mount of $(node_name "$i")" mountpoint -q "$m"
   done
   mkdir -p "$CEPH_DIR/mnt/$(node_name 1)/volumes"
   bash "$HERE/storage.sh" provisioner cephfs-config storbench.local/cephfs \
@@ -488,7 +488,7 @@ cluster_node_start() { # NODE: after cluster.sh node start: its OSD (and ceph-fu
   if [ -n "$m" ]; then
     fusermount -u -z "$m" 2>/dev/null || true
     bash "$HERE/nodes.sh" node_run "$(var "$1" INDEX)" ceph-fuse ceph-fuse -f --conf "$CEPH_CONF" -o allow_other "$m"
-    waitfor 30 "the ceph-fuse mount of $1" mountpoint -q "$m"
+    until_ok 30 "the ceph-fuse mount of $1" mountpoint -q "$m"
   fi
 }
 

@@ -32,6 +32,9 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   for p in fio hdparm chromium e2fsprogs util-linux procps f2fs-tools ntfs-3g exfatprogs xorriso squashfs-tools genromfs lvm2 bcache-tools cryptsetup-bin fdisk xfsprogs btrfs-progs dosfstools openssh-server openssh-client prometheus curl iproute2 sudo; do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
   done
+  for p in ceph-mon ceph-osd ceph-mgr ceph-mds ceph-fuse ceph-common; do   # a real Ceph: test/cluster/ceph.sh, test/cephtest
+    dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+  done
   if [ ${#need[@]} -gt 0 ]; then
     apt-get update -qq
     # nothing the machine has may go to make room for the tests' packages

@@ -18,7 +18,8 @@
 #   cluster.sh sshd NAME stop
 #   cluster.sh kwok-nodes N [k=v...] | pvs N [class]    fake nodes kwok-node-1..N, static fake PVs
 # Environment: CLUSTER_NODES (real nodes, default 3), CLUSTER_RATE (tbf rate of every link,
-# default 1gbit), NODE_GRACE (node-monitor grace, default 16s), KAPI_ROOT.
+# default 1gbit), NODE_GRACE (node-monitor grace, default 16s), KAPI_ROOT, CLUSTER_CEPH=1 (a real
+# Ceph across the real nodes, test/cluster/ceph.sh; CEPH_FS=1 adds CephFS and class cephfs).
 # While up, $KAPI_ROOT/run/cluster.env (bash) describes the cluster for scripts and tests.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -84,6 +85,7 @@ up() {
   bash "$C/storage.sh" up "$N"
   write_env
   if [ -f "$C/csi.sh" ]; then bash "$C/csi.sh" up; fi
+  if [ "${CLUSTER_CEPH:-}" = 1 ]; then bash "$C/ceph.sh" cluster up; fi   # opt-in: Ceph across the real nodes
   trap - ERR
   echo "cluster up in $(since "$t0") s: KUBECONFIG=$KUBECONFIG, env $RUN/cluster.env"
 }
@@ -133,6 +135,7 @@ down() { # every step tolerates a half-built cluster
   trap - ERR
   set +e
   if [ -f "$C/csi.sh" ] && [ -f "$RUN/kubeconfig" ]; then bash "$C/csi.sh" down; fi
+  if [ -d "$RUN/ceph" ]; then bash "$C/ceph.sh" cluster down; fi
   bash "$C/storage.sh" down
   for i in $(seq "$N" -1 1); do bash "$C/nodes.sh" down "$i"; done
   bash "$C/control-plane.sh" down
@@ -193,7 +196,8 @@ node() { # stop|start|cut|restore|shape|unshape NAME [RATE]
         else bash "$C/storage.sh" netfs_mount_node "$N" "$i"; fi
       fi
       # the test CSI driver's node plugin died with it too (it runs in the node's cgroup)
-      if [ -f "$C/csi.sh" ]; then bash "$C/csi.sh" node-up "$name"; fi ;;
+      if [ -f "$C/csi.sh" ]; then bash "$C/csi.sh" node-up "$name"; fi
+      if [ -f "$RUN/ceph/ceph.env" ]; then bash "$C/ceph.sh" cluster node-start "$name"; fi ;;
     cut|restore) [ "$i" -ge 2 ] || { log "$name is the host's own node: it has no link"; return 1; }
       bash "$C/nodes.sh" "link_$op" "$i" ;;
     shape|unshape) [ "$i" -ge 2 ] || { log "$name is the host's own node: it has no link"; return 1; }
@@ -241,6 +245,7 @@ check-clean() { # everything a cluster could leave on the host; prints each left
   if [ -f "$ROOT/host-baseline/created" ]; then
     while read -r x; do case $x in ""|cgroup:*) ;; *) [ ! -e "$x" ] || say "host path $x" ;; esac; done < "$ROOT/host-baseline/created"
   fi
+  while read -r x; do say "ceph: $x"; done < <(bash "$C/ceph.sh" check-clean cluster | sed -n 's/^left behind: //p')
   [ "$bad" = 0 ] && echo "clean"
   return "$bad"
 }

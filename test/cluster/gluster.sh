@@ -13,10 +13,14 @@
 #                                          is up. ID: $GLUSTER_ID (default the pid), <= 7 chars.
 #   gluster.sh standalone-down DIR         everything undone (always safe to run)
 # In the test cluster (cluster.sh up/down with CLUSTER_GLUSTER=1):
-#   gluster.sh cluster-up N | cluster-down N    glusterd + brick on every real node, volume
-#                                          "sbgluster" replica min(N,3)... across them, a FUSE
-#                                          mount per node (in its netns and cgroup), StorageClass
-#                                          "gluster" (local-path-provisioner, per-node mounts)
+#   gluster.sh cluster-up N | cluster-down N    glusterd + brick on real nodes 1..min(N,3) (node
+#                                          1 at the bridge address), volume "sbgluster" replicated
+#                                          across them, a FUSE mount per node (in its netns and
+#                                          cgroup: its traffic crosses its link), StorageClass
+#                                          "gluster" (local-path-provisioner over each node's own
+#                                          mount, so volumes are pinned to a node); state in
+#                                          $RUN/gluster, described by its gluster.env
+#   gluster.sh cluster-node-start N I      after `cluster.sh node start`: glusterd and mount again
 # Faults, either mode (STATE: DIR, or "cluster"):
 #   gluster.sh brick STATE kill|freeze|thaw|start NODE   SIGKILL / SIGSTOP / SIGCONT its brick
 #                                          process; start = `volume start V force`
@@ -40,13 +44,13 @@ secs() { awk -v a="$1" -v b="$(nowms)" 'BEGIN {printf "%.1f", (b - a) / 1000}'; 
 
 # --- one glusterd ---------------------------------------------------------------------------------
 
-# gd_cmd NODEDIR: the command that becomes a node's glusterd (exec chain: its pid is glusterd's)
-gd_cmd() {
+# gd_script NODEDIR: the script, run under `unshare -m --propagation private bash -c`, that
+# becomes a node's glusterd (an exec chain: the pid is glusterd's)
+gd_script() {
   local d=$1
+  # no hooks copied in: Debian's start hooks (S29CTDBsetup, S30samba-start) would touch the host's samba
   mkdir -p "$d/glusterd" "$d/run/gluster" "$d/log" "$d/brick"
-  # no hooks: Debian's start hooks (S29CTDBsetup, S30samba-start) would touch the host's samba
-  echo unshare -m --propagation private bash -c \
-    "'mount --bind $d/glusterd /var/lib/glusterd && mount --bind $d/run /run && mount --bind $d/log /var/log/glusterfs && exec glusterd -N -p $d/glusterd.pid --log-file=$d/log/glusterd.log'"
+  echo "mount --bind $d/glusterd /var/lib/glusterd && mount --bind $d/run /run && mount --bind $d/log /var/log/glusterfs && exec glusterd -N -p $d/glusterd.pid --log-file=$d/log/glusterd.log"
 }
 
 # in_ns NETNS CMD...: CMD in network namespace NETNS ("" = the host's), the host's mount namespace
@@ -109,7 +113,7 @@ fuse_mount() {
 
 fuse_unmount() { # MNT PIDFILE
   if grep -qF " $1 " /proc/self/mountinfo; then umount -l "$1" 2>/dev/null || fusermount -u -z "$1" 2>/dev/null || true; fi
-  if [ -f "$2" ]; then kill "$(cat "$2")" 2>/dev/null || true; rm -f "$2"; fi
+  if [ -n "$2" ] && [ -f "$2" ]; then kill "$(cat "$2")" 2>/dev/null || true; rm -f "$2"; fi
 }
 
 # --- standalone: its own namespaces ---------------------------------------------------------------
@@ -153,7 +157,8 @@ standalone_up() { # DIR [NODES]
   done
   for i in $(seq 1 "$n"); do
     mkdir -p "$dir/n$i"; echo "$dir/n$i/brick" > "$dir/brickdir.$i"
-    ( eval "exec nsenter --net=/run/netns/$(cat "$dir/netns.$i") $(gd_cmd "$dir/n$i")" ) > "$dir/n$i/glusterd.out" 2>&1 < /dev/null &
+    nsenter --net="/run/netns/$(cat "$dir/netns.$i")" unshare -m --propagation private bash -c "$(gd_script "$dir/n$i")" \
+      > "$dir/n$i/glusterd.out" 2>&1 < /dev/null &
     ips+=("$(cat "$dir/ip.$i")")
   done
   for i in $(seq 1 "$n"); do gd_started "$dir/n$i"; done
@@ -195,9 +200,86 @@ standalone_down() { # DIR: every step tolerates a half-built harness
   echo "gluster down in $(secs "$t0") s"
 }
 
+# --- in the test cluster (sourced lib.sh: node_name, node_ip, RUN...) -----------------------------
+
+GLUSTER_CLASS=gluster
+
+cluster_bricks() { if [ "$1" -ge 3 ]; then echo 3; else echo "$1"; fi; }   # N -> nodes with a brick
+cluster_ip() { if [ "$1" = 1 ]; then echo "$BRIDGE_IP"; else node_ip "$1"; fi; }   # node 1: the host's bridge address
+
+cluster_up() { # N: glusterd + brick on nodes 1..min(N,3), a FUSE mount on every node, the class
+  local n=$1 g=$GLUSTER_RUN t0 i b ips=() paths=""
+  t0=$(nowms)
+  [ "$n" -ge 2 ] || { glog "GlusterFS needs 2 or more real nodes"; return 1; }
+  export SBGLUS_ID=cluster
+  b=$(cluster_bricks "$n")
+  mkdir -p "$g"
+  for i in $(seq 1 "$n"); do
+    echo "$(node_link "$i")" > "$g/link.$i"; echo "$(node_netns "$i")" > "$g/netns.$i"
+  done
+  for i in $(seq 1 "$b"); do
+    mkdir -p "$g/n$i"; echo "$g/n$i/brick" > "$g/brickdir.$i"; ips+=("$(cluster_ip "$i")")
+    cluster_glusterd "$i"
+  done
+  for i in $(seq 1 "$b"); do gd_started "$g/n$i"; done
+  volume_up "$g/n1" "$VOLUME" "${ips[@]}"
+  for i in $(seq 1 "$n"); do cluster_mount "$i"; paths="$paths,{\"node\":\"$(node_name "$i")\",\"paths\":[\"$g/mnt/$(node_name "$i")\"]}"; done
+  bash "$HERE/storage.sh" provisioner gluster-config storbench.local/gluster "{\"nodePathMap\":[${paths#,}]}"
+  KC apply -f - >/dev/null <<EOF2
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: $GLUSTER_CLASS}
+provisioner: storbench.local/gluster
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Delete
+parameters: {replicas: "$b", replicationModel: client}
+EOF2
+  {
+    echo "GLUSTER_CLASS=$GLUSTER_CLASS"; echo "GLUSTER_VOLUME=$VOLUME"; echo "GLUSTER_RUN=$g"
+    echo "GLUSTER_SERVERS=\"${ips[*]}\""; echo "GLUSTER_REPLICAS=$b"
+    for i in $(seq 1 "$n"); do echo "$(node_var "$i" GLUSTER)=$g/mnt/$(node_name "$i")"; done
+  } > "$g/gluster.env"
+  echo "gluster up in $(secs "$t0") s"
+}
+
+cluster_glusterd() { # I: its glusterd in node I's namespace and cgroup (bricks and self-heal are its children)
+  local d=$GLUSTER_RUN/n$1
+  rm -f "$d/glusterd.pid" "$d/mntns"
+  bash "$HERE/nodes.sh" node_run "$1" gluster-glusterd unshare -m --propagation private bash -c "$(gd_script "$d")"
+}
+
+cluster_mount() { # I: node I's FUSE client, in its namespace and cgroup, server: the first brick's node
+  local m; m=$GLUSTER_RUN/mnt/$(node_name "$1")
+  fuse_unmount "$m" ""   # a client that died with its node leaves "Transport endpoint is not connected"
+  mkdir -p "$m"
+  bash "$HERE/nodes.sh" node_run "$1" gluster-client glusterfs -N --volfile-server="$(cluster_ip 1)" --volfile-id="$VOLUME" \
+    --log-file="$GLUSTER_RUN/client-$(node_name "$1").log" "$m"
+  gwait "gluster mount of $(node_name "$1")" mountpoint -q "$m"
+}
+
+cluster_node_start() { # N I: after `cluster.sh node start`: its glusterd (which starts its brick) and its mount
+  local n=$1 i=$2
+  [ -d "$GLUSTER_RUN" ] || return 0
+  if [ "$i" -le "$(cluster_bricks "$n")" ]; then cluster_glusterd "$i"; gd_started "$GLUSTER_RUN/n$i"; fi
+  cluster_mount "$i"
+}
+
+cluster_down() { # N: tolerates a half-built GlusterFS
+  local n=${1:-3} g=$GLUSTER_RUN m d
+  set +e
+  [ -d "$g" ] || return 0
+  KC delete storageclass "$GLUSTER_CLASS" --ignore-not-found >/dev/null 2>&1
+  stop_pidfile "$RUN/gluster-config.pid"
+  for m in "$g"/mnt/*; do [ -d "$m" ] && fuse_unmount "$m" ""; done
+  for d in $(seq 1 "$n"); do stop_pidfile "$(node_state "$d")/run/gluster-client.pid"; done
+  for d in "$g"/n[0-9]*; do [ -d "$d" ] && gd_stop "$d"; done
+  rm -rf "$g"
+  set -e
+}
+
 # --- faults ---------------------------------------------------------------------------------------
 
-state_dir() { if [ "$1" = cluster ]; then echo "$GLUSTER_RUN"; else echo "$1"; fi; }
+state_dir() { if [ "$1" = cluster ]; then . "$HERE/lib.sh"; echo "$RUN/gluster"; else echo "$1"; fi; }
 
 brick() { # STATE kill|freeze|thaw|start NODE
   local dir; dir=$(state_dir "$1"); local op=$2 i=$3 p
@@ -247,11 +329,13 @@ check_clean() { # [ID DIR]: that harness only (another may be running), else eve
 }
 
 cmd=${1:-}; shift || true
+case $cmd in cluster-*) . "$HERE/lib.sh"; GLUSTER_RUN=$RUN/gluster VOLUME=${GLUSTER_VOLUME:-sbgluster} ;; esac
 case $cmd in
   standalone-up) standalone_up "$@" ;;
   standalone-down) standalone_down "$@" ;;
   cluster-up) cluster_up "$@" ;;
   cluster-down) cluster_down "$@" ;;
+  cluster-node-start) cluster_node_start "$@" ;;
   brick|link|cli) "$cmd" "$@" ;;
   check-clean) check_clean "$@" ;;
   *) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 2 ;;

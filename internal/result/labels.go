@@ -146,6 +146,23 @@ const (
 	// LabelBaseline names the target whose results are the local disk
 	// under the storage (a local-path class, a host directory).
 	LabelBaseline LabelKey = "baseline"
+	// LabelReplicationModel is how the copies travel (values
+	// ReplicationClient, ReplicationPrimary, ReplicationServer); absent:
+	// the breakdown infers it (Ceph is primary-copy) or takes client-side.
+	LabelReplicationModel LabelKey = "replication_model"
+)
+
+// Values of LabelReplicationModel.
+const (
+	// ReplicationClient: the client writes every copy itself (GlusterFS's
+	// FUSE client, Longhorn's engine): its link carries replicas x payload.
+	ReplicationClient = "client"
+	// ReplicationPrimary: the client sends each write once, to a primary
+	// that forwards the other copies (Ceph).
+	ReplicationPrimary = "primary"
+	// ReplicationServer: one server keeps the data, no replication seen
+	// from the client (NFS, SMB, sshfs from a NAS).
+	ReplicationServer = "server"
 )
 
 // ClassParameter is the label a Kubernetes target carries for one of its
@@ -215,3 +232,17 @@ func shortQuote(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// A network filesystem mounted on a host, as internal/netfs explains it
+// (the mount's type and source are LabelFSType and LabelMountSource).
+const (
+	// LabelVolumeServers are every server behind the mount, host:port at
+	// the service's port, comma separated (a Gluster volume's bricks).
+	LabelVolumeServers LabelKey = "volume_servers"
+	// LabelServerRTT is the round trip to each server's port, measured
+	// when the target was prepared: "10.0.0.5:2049 0.21 ms, ...".
+	LabelServerRTT LabelKey = "server_rtt"
+	// LabelServerLink says how the link to the servers was measured, or
+	// that it was not and how to measure it.
+	LabelServerLink LabelKey = "server_link"
+)

@@ -11,6 +11,7 @@ import (
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/gluster"
 	"github.com/storbench/storbench/internal/runner/local"
 )
 
@@ -21,6 +22,7 @@ import (
 // adds a kind of its own with RunRequest.Kinds (Kinds().With(k)).
 func Kinds() *runner.Registry {
 	return runner.NewRegistry(
+		gluster.Kind{},
 		local.Kind{},
 	)
 }

@@ -29,12 +29,7 @@ const (
 // client-side replicated write sends), else every link of its node. The
 // input is not changed.
 func WithMeasuredLinks(results []result.Result, links []LinkMatrix) []result.Result {
-	var m *LinkMatrix
-	for i := range links {
-		if m == nil || links[i].Network == "host" {
-			m = &links[i]
-		}
-	}
+	m := hostMatrix(links)
 	if m == nil {
 		return results
 	}
@@ -56,10 +51,7 @@ func measuredLinkBound(r result.Result, m *LinkMatrix) *result.Attribution {
 		return nil // a CPU, device or bus at its limit already explains it
 	}
 	node := nodeOf(r)
-	dir, name := r.Write, "write"
-	if r.Read != nil && (dir == nil || r.Read.BytesPerSec > dir.BytesPerSec) {
-		dir, name = r.Read, "read"
-	}
+	dir, name := largerDirection(r)
 	if node == "" || dir == nil || dir.BytesPerSec <= 0 {
 		return nil
 	}

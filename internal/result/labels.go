@@ -233,3 +233,13 @@ const (
 	// that it was not and how to measure it.
 	LabelServerLink LabelKey = "server_link"
 )
+
+// A network volume's server outside the cluster (a NAS), for the
+// breakdown (internal/analysis, breakdown_server.go).
+const (
+	// LabelServerLinkBPS is the server's own link as measured (iperf3, or
+	// a network round against it), in bytes per second: given with
+	// --label until storbench measures the link to a server that is not
+	// a node.
+	LabelServerLinkBPS LabelKey = "server_link_bps"
+)

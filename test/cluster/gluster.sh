@@ -99,7 +99,11 @@ volume_up() {
   gwait "$(($# - 1)) peers connected" bash -c "[ \$(nsenter -t $(cat "$d/glusterd.pid") -n -m gluster --mode=script pool list | grep -c Connected) -eq $#  ]"
   for ip in "$@"; do i=$((i + 1)); bricks+=("$ip:$(cat "$d/../brickdir.$i")"); done
   gcli "$d" volume create "$vol" replica "$#" "${bricks[@]}" force >/dev/null
-  gcli "$d" volume start "$vol" >/dev/null
+  # on a loaded machine a brick may start too slowly for glusterd's commit ("Commit failed on
+  # localhost"): the volume is then started with the bricks that are up; force starts the rest
+  if ! gcli "$d" volume start "$vol" >/dev/null; then
+    for _ in 1 2 3; do sleep 2; gcli "$d" volume start "$vol" force >/dev/null && break; done
+  fi
   gwait "bricks of $vol online" bash -c "[ \$(nsenter -t $(cat "$d/glusterd.pid") -n -m gluster --mode=script volume status $vol detail | grep -c '^Online.*: Y') -eq $# ]"
 }
 

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/testenv"
 )
 
@@ -207,5 +208,20 @@ func CheckClean(t testing.TB, v *Volume) {
 	t.Helper()
 	if out, err := harness("check-clean", v.id, v.Dir).CombinedOutput(); err != nil {
 		t.Errorf("gluster.sh check-clean: %v\n%s", err, out)
+	}
+}
+
+// CheckExplained fails the test unless labels explain v as storbench
+// should from its mount or client graph: every server at glusterd's port,
+// in brick order, and replicas = the node count, written by the client.
+func (v *Volume) CheckExplained(t testing.TB, labels map[string]string) {
+	t.Helper()
+	var want []string
+	for _, s := range v.Servers() {
+		want = append(want, s+":24007")
+	}
+	if got := result.LabelVolumeServers.Of(labels); got != strings.Join(want, ",") ||
+		result.LabelReplicas.Of(labels) != strconv.Itoa(len(v.Nodes)) || result.LabelReplicationModel.Of(labels) != result.ReplicationClient {
+		t.Errorf("labels %v: want servers %s, replicas %d, model %s", labels, strings.Join(want, ","), len(v.Nodes), result.ReplicationClient)
 	}
 }

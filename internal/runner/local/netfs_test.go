@@ -28,17 +28,8 @@ func TestGlusterFUSEMountExplained(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		var want []string
-		for _, s := range v.Servers() {
-			want = append(want, s+":24007")
-		}
+		v.CheckExplained(t, p.Labels)
 		l := p.Labels
-		if got := result.LabelVolumeServers.Of(l); got != strings.Join(want, ",") {
-			t.Errorf("servers %q, want %q", got, strings.Join(want, ","))
-		}
-		if result.LabelReplicas.Of(l) != "3" || result.LabelReplicationModel.Of(l) != result.ReplicationClient {
-			t.Errorf("replicas %q model %q, want 3 client (%s)", result.LabelReplicas.Of(l), result.LabelReplicationModel.Of(l), result.LabelReplicasSource.Of(l))
-		}
 		rtt := result.LabelServerRTT.Of(l)
 		if strings.Count(rtt, " ms") != 3 || strings.Contains(rtt, "unreachable") {
 			t.Errorf("round trips %q: want one per server", rtt)

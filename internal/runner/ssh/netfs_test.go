@@ -2,10 +2,8 @@ package ssh
 
 import (
 	"context"
-	"strings"
 	"testing"
 
-	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/test/glustertest"
 )
 
@@ -27,15 +25,7 @@ func TestGlusterFUSEMountOverSSH(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		var want []string
-		for _, s := range v.Servers() {
-			want = append(want, s+":24007")
-		}
-		l := p.Labels
-		if got := result.LabelVolumeServers.Of(l); got != strings.Join(want, ",") ||
-			result.LabelReplicas.Of(l) != "3" || result.LabelReplicationModel.Of(l) != result.ReplicationClient {
-			t.Errorf("labels %v, want servers %s, replicas 3, model client", l, strings.Join(want, ","))
-		}
+		v.CheckExplained(t, p.Labels)
 	})
 	if v != nil {
 		glustertest.CheckClean(t, v)

@@ -127,7 +127,7 @@ func wantOutcomes(t *testing.T, rep *classcheck.Report, want map[string]classche
 // but ReadWriteMany, which the driver refuses (it offers single-node
 // access only): provisioning with enough claims for a p95, failover
 // between real nodes with every acknowledged record read back.
-func TestQualifyCapableCSIFull(t *testing.T) {
+func TestClusterQualifyCapableCSIFull(t *testing.T) {
 	start := time.Now()
 	rep := qualify(t, "testcsi-shared", classcheck.Options{Profile: classcheck.Full})
 	t.Logf("full profile on testcsi-shared: %s wall", time.Since(start).Round(time.Second))
@@ -161,7 +161,7 @@ func TestQualifyCapableCSIFull(t *testing.T) {
 }
 
 // A driver mode that lies fails the check of what it declares.
-func TestQualifyBrokenModes(t *testing.T) {
+func TestClusterQualifyBrokenModes(t *testing.T) {
 	for _, c := range []struct{ class, check string }{
 		{"testcsi-bad-snapshot", classcheck.CheckSnapshot},
 		{"testcsi-stuck-expand", classcheck.CheckExpansionOnline},
@@ -179,8 +179,8 @@ func TestQualifyBrokenModes(t *testing.T) {
 }
 
 // Node-local classes are node-pinned, measured from the scheduler's event.
-func TestQualifyNodePinned(t *testing.T) {
-	for _, class := range []string{"testcsi-local"} { // local-path's: TestQualifyLocalPathQuick
+func TestClusterQualifyNodePinned(t *testing.T) {
+	for _, class := range []string{"testcsi-local"} { // local-path's: TestClusterQualifyLocalPathQuick
 		t.Run(class, func(t *testing.T) {
 			rep := qualify(t, class, classcheck.Options{Only: []string{classcheck.CheckFailover}})
 			ch := rep.Check(classcheck.CheckFailover)
@@ -193,7 +193,7 @@ func TestQualifyNodePinned(t *testing.T) {
 
 // Ctrl-C in the middle of a snapshot, an expansion and a failover leaves
 // no claim, volume, snapshot or cordoned node behind.
-func TestQualifyCancelled(t *testing.T) {
+func TestClusterQualifyCancelled(t *testing.T) {
 	for _, c := range []struct {
 		check string
 		after time.Duration
@@ -234,7 +234,7 @@ func TestQualifyCancelled(t *testing.T) {
 
 // The k3s default, local-path: provisions dynamically (its PVs go when
 // their claims do), declares no snapshots or expansion, and is node-pinned.
-func TestQualifyLocalPathQuick(t *testing.T) {
+func TestClusterQualifyLocalPathQuick(t *testing.T) {
 	start := time.Now()
 	rep := qualify(t, "local-path", classcheck.Options{Claims: 3})
 	t.Logf("quick profile on local-path: %s wall", time.Since(start).Round(time.Second))
@@ -320,7 +320,7 @@ func nodeRestored(t *testing.T, client kubernetes.Interface, name string) {
 // the writer runs again on another node with every acknowledged record;
 // the node comes back and the taint goes. Ctrl-C while the node is down
 // leaves it started and untainted, and nothing behind.
-func TestQualifyNodeFailure(t *testing.T) {
+func TestClusterQualifyNodeFailure(t *testing.T) {
 	cl, client := connect(t)
 	needClass(t, client, "testcsi-shared")
 	nf := nodeCommands(t, client)

@@ -40,8 +40,8 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
-	"github.com/storbench/storbench/test/kubetest"
 	"github.com/storbench/storbench/internal/runner/runnertest"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
 const (
@@ -227,7 +227,7 @@ func parseRun(t *testing.T, r cliRun) runJSON {
 	return out
 }
 
-func TestKwokConformance(t *testing.T) {
+func TestClusterKwokConformance(t *testing.T) {
 	e := integration(t)
 	class := unique("sb-conf")
 	e.class(t, class)
@@ -243,7 +243,7 @@ func TestKwokConformance(t *testing.T) {
 	})
 }
 
-func TestRealNodeConformance(t *testing.T) {
+func TestClusterRealNodeConformance(t *testing.T) {
 	e := integration(t)
 	class := unique("sb-realconf")
 	e.class(t, class)
@@ -293,7 +293,7 @@ func prepare(t *testing.T, tg *kube.Target) *runner.Prepared {
 	return p
 }
 
-func TestRealNodeEndToEnd(t *testing.T) {
+func TestClusterRealNodeEndToEnd(t *testing.T) {
 	e := integration(t)
 	class := unique("sb-real")
 	dir := t.TempDir()
@@ -331,7 +331,7 @@ func TestRealNodeEndToEnd(t *testing.T) {
 	}
 }
 
-func TestRealNodeBlock(t *testing.T) {
+func TestClusterRealNodeBlock(t *testing.T) {
 	e := integration(t)
 	testenv.Loop(t)
 	img := filepath.Join(t.TempDir(), "block.img")
@@ -374,9 +374,9 @@ func TestRealNodeBlock(t *testing.T) {
 	}
 }
 
-// TestRealNodeInterrupt cancels a run mid-workload, as Ctrl-C does: fio
+// TestClusterRealNodeInterrupt cancels a run mid-workload, as Ctrl-C does: fio
 // stops in the container and no labelled object remains.
-func TestRealNodeInterrupt(t *testing.T) {
+func TestClusterRealNodeInterrupt(t *testing.T) {
 	e := integration(t)
 	class := unique("sb-intr")
 	dir := t.TempDir()
@@ -441,7 +441,7 @@ func fioOn(dir string) []string {
 	return out
 }
 
-func TestKwokRoundsAndGrouping(t *testing.T) {
+func TestClusterKwokRoundsAndGrouping(t *testing.T) {
 	e := integration(t)
 	e.fakeNodes(t)
 	class := unique("sb-rounds")
@@ -491,7 +491,7 @@ func TestKwokRoundsAndGrouping(t *testing.T) {
 	}
 }
 
-func TestKwokClassThatNeverBinds(t *testing.T) {
+func TestClusterKwokClassThatNeverBinds(t *testing.T) {
 	e := integration(t)
 	e.fakeNodes(t)
 	good, never := unique("sb-good"), unique("sb-never")
@@ -526,10 +526,10 @@ func TestKwokClassThatNeverBinds(t *testing.T) {
 	}
 }
 
-// TestRBACIsSufficient applies deploy/base/rbac.yaml, runs storbench with the
+// TestClusterRBACIsSufficient applies deploy/base/rbac.yaml, runs storbench with the
 // ServiceAccount's token, then removes one verb and expects doctor to name
 // the missing permission.
-func TestRBACIsSufficient(t *testing.T) {
+func TestClusterRBACIsSufficient(t *testing.T) {
 	e := integration(t)
 	e.fakeNodes(t)
 	ctx := context.Background()

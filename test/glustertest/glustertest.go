@@ -68,9 +68,7 @@ func Script() string {
 // root, iproute2 or GlusterFS is missing; it skips under -short.
 func Start(t testing.TB, opts Options) *Volume {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("a real GlusterFS: not under -short")
-	}
+	testenv.HostTier(t, "gluster")
 	testenv.Root(t)
 	testenv.Tool(t, "ip", "iproute2")
 	testenv.Tool(t, "tc", "iproute2")

@@ -145,7 +145,7 @@ standalone_up() { # DIR [NODES]
   export SBGLUS_ID=$id   # every process of this harness inherits it: check-clean finds them by it
   trap 'glog "standalone-up failed: tearing down"; standalone_down "$dir"' ERR
   b=sbglus$id
-  exec 8>/tmp/sbglus.lock; flock 8
+  exec 8<"$HERE/gluster.sh"; flock 8   # this script is the lock: no lock file left behind
   s=$(slot_pick); base=$((s * 16))
   ip link add "$b" type bridge; ip addr add "$NET.$((base + 1))/28" dev "$b"; ip link set "$b" up
   flock -u 8; exec 8>&-

@@ -12,6 +12,7 @@ import (
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/gluster"
 	"github.com/storbench/storbench/internal/runner/local"
 	"github.com/storbench/storbench/internal/runner/rbd"
 )
@@ -24,6 +25,7 @@ import (
 func Kinds() *runner.Registry {
 	return runner.NewRegistry(
 		rbd.Kind{},
+		gluster.Kind{},
 		local.Kind{},
 	)
 }

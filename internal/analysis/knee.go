@@ -39,8 +39,8 @@ type SweepStep struct {
 	BytesPerSec float64       `json:"bytes_per_sec"`
 	P99         time.Duration `json:"p99_ns"`
 	// ClientMinIOPS and ClientMaxIOPS are the slowest and fastest client.
-	ClientMinIOPS float64 `json:"client_min_iops,omitempty"`
-	ClientMaxIOPS float64 `json:"client_max_iops,omitempty"`
+	ClientMinIOPS float64       `json:"client_min_iops,omitempty"`
+	ClientMaxIOPS float64       `json:"client_max_iops,omitempty"`
 	StartSpread   time.Duration `json:"start_spread_ns"`
 	// Unusable says why the step is shown but not used for the knee (a
 	// failed or late client); empty for a usable step.

@@ -185,22 +185,31 @@ type SweepView struct {
 // Sweeps gathers the sweep results (rounds result.SweepRound) into one
 // view per run, target and workload, in the order first seen.
 func Sweeps(results []result.Result) []SweepView {
+	figs := make([]result.Figures, len(results))
+	for i := range results {
+		figs[i] = results[i].Figures()
+	}
+	return SweepsOf(figs)
+}
+
+// SweepsOf is Sweeps over stored figures.
+func SweepsOf(figs []result.Figures) []SweepView {
 	var out []SweepView
 	index := map[[3]string]int{}
-	for i := range results {
-		r := &results[i]
-		n, ok := result.SweepClients(r.Round)
+	for i := range figs {
+		f := &figs[i]
+		n, ok := result.SweepClients(f.Round)
 		if !ok {
 			continue
 		}
-		key := [3]string{r.RunID, r.Target, r.Workload}
+		key := [3]string{f.RunID, f.Target, f.Workload}
 		at, seen := index[key]
 		if !seen {
 			at = len(out)
 			index[key] = at
-			out = append(out, SweepView{RunID: r.RunID, Target: r.Target, Workload: r.Workload})
+			out = append(out, SweepView{RunID: f.RunID, Target: f.Target, Workload: f.Workload})
 		}
-		out[at].Steps = append(out[at].Steps, StepOf(r, n))
+		out[at].Steps = append(out[at].Steps, StepOf(f, n))
 	}
 	for i := range out {
 		sort.Slice(out[i].Steps, func(a, b int) bool { return out[i].Steps[a].Clients < out[i].Steps[b].Clients })
@@ -210,7 +219,7 @@ func Sweeps(results []result.Result) []SweepView {
 }
 
 // StepOf reads one stored sweep step with n clients.
-func StepOf(r *result.Result, n int) SweepStep {
+func StepOf(r *result.Figures, n int) SweepStep {
 	s := SweepStep{Clients: n}
 	s.IOPS, _ = r.Metric(result.MetricIOPS)
 	s.BytesPerSec, _ = r.Metric(result.MetricBW)

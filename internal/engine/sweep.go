@@ -223,7 +223,8 @@ func (e *Engine) runSweep(ctx context.Context, run *result.Run, plan Plan, rt *r
 			e.Observer.Notice(p.Name, fmt.Sprintf("sweep stopped at %d clients: %v", n, err))
 			return []error{err}
 		}
-		done = append(done, analysis.StepOf(r, n))
+		f := r.Figures()
+		done = append(done, analysis.StepOf(&f, n))
 		if k := analysis.FindKnee(done); s.Auto() && k.Found {
 			e.Observer.Notice(p.Name, "knee: "+k.Summary)
 			break

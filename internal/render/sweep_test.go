@@ -36,3 +36,25 @@ func TestSweepSVG(t *testing.T) {
 		t.Errorf("an empty sweep draws %q", got)
 	}
 }
+
+// TestSweepDoc is the sweeps' section of compare and report: a table and
+// the knee in text and Markdown, the chart in HTML.
+func TestSweepDoc(t *testing.T) {
+	d := &doc{}
+	sweepDocSection(d, []analysis.SweepView{sweepFixture()})
+	var text, md bytes.Buffer
+	if err := writeText(&text, d, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeMarkdown(&md, d); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sweep-doc.txt", text.Bytes())
+	golden(t, "sweep-doc.md", md.Bytes())
+	golden(t, "sweep-doc.html", []byte(writeHTMLBody(d)))
+	none := &doc{}
+	sweepDocSection(none, nil)
+	if len(none.blocks) != 0 {
+		t.Errorf("no sweeps still add %d blocks", len(none.blocks))
+	}
+}

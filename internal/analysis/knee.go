@@ -13,20 +13,24 @@ import (
 )
 
 // The knee of a saturation sweep (docs/sweep.md) is the step after which
-// more clients stop buying throughput. Two signs, read between each usable
-// step and the next:
+// more clients stop buying throughput, read between each usable step and
+// the next:
 //
 //   - KneeMinGain: the aggregate grew by less than 10% per doubling of the
 //     clients. Run to run, the same step on a quiet system varies by a few
 //     percent (BENCHMARKS.md's repeat figures, 2 to 5%); 10% is twice that,
 //     so a gain below it cannot be told from noise, and a storage that
 //     still scales gains tens of percent per doubling (a disk's queue
-//     filling, a second node's link joining).
-//   - KneeP99Factor: p99 latency grew by more than 2x per doubling. Once
-//     throughput is flat, Little's law makes the mean latency double with
-//     the clients; a p99 rising faster than that means the tail grows
-//     faster than the queue, so the step bought its throughput with the
-//     slowest I/Os.
+//     filling, a second node's link joining). The knee is the first step
+//     whose next one is flat: the first step on the plateau.
+//   - KneeP99Factor: where no step is flat, p99 latency growing by more
+//     than 2x per doubling names the step before it. Once throughput is
+//     flat, Little's law makes the mean latency double with the clients; a
+//     p99 rising faster than that means the clients mostly queue, so the
+//     step bought what throughput it did with the slowest I/Os. Crossing a
+//     hard limit (a throttle, a link) makes p99 jump on the very step that
+//     reaches the limit, so the flat sign is read first: it names the
+//     limit's step, the latency sign only a sweep that never levelled off.
 const (
 	KneeMinGain   = 0.10
 	KneeP99Factor = 2.0
@@ -85,48 +89,47 @@ type Knee struct {
 }
 
 // FindKnee names the knee of steps (any order): the first usable step
-// whose next usable step gains less than KneeMinGain per doubling or whose
-// p99 grows past KneeP99Factor per doubling. Unusable steps are skipped.
+// whose next usable step gains less than KneeMinGain per doubling, else
+// the first whose next one's p99 grows past KneeP99Factor per doubling.
+// Unusable steps are skipped.
 func FindKnee(steps []SweepStep) Knee {
 	use := usableSteps(steps)
-	for i := 0; i+1 < len(use); i++ {
-		a, b := use[i], use[i+1]
-		doublings := math.Log2(float64(b.Clients) / float64(a.Clients))
-		if a.rate() <= 0 || doublings <= 0 {
-			continue
+	for _, reason := range []string{"flat", "latency"} {
+		for i := 0; i+1 < len(use); i++ {
+			a, b := use[i], use[i+1]
+			gain, p99f, ok := between(a, b)
+			if !ok || (reason == "flat" && gain >= KneeMinGain) || (reason == "latency" && p99f <= KneeP99Factor) {
+				continue
+			}
+			k := Knee{Found: true, Clients: a.Clients, IOPS: a.IOPS, BytesPerSec: a.BytesPerSec, Next: b.Clients,
+				Gain: gain, P99Factor: p99f, Reason: reason, LimitedBy: b.LimitedBy, Evidence: b.Evidence}
+			k.Summary = kneeSummary(k, a, use[len(use)-1])
+			return k
 		}
-		gain := math.Pow(b.rate()/a.rate(), 1/doublings) - 1
-		var p99f float64
-		if a.P99 > 0 && b.P99 > 0 {
-			p99f = math.Pow(float64(b.P99)/float64(a.P99), 1/doublings)
-		}
-		reason := ""
-		switch {
-		case gain < KneeMinGain:
-			reason = "flat"
-		case p99f > KneeP99Factor:
-			reason = "latency"
-		default:
-			continue
-		}
-		k := Knee{Found: true, Clients: a.Clients, IOPS: a.IOPS, BytesPerSec: a.BytesPerSec, Next: b.Clients,
-			Gain: gain, P99Factor: p99f, Reason: reason, LimitedBy: b.LimitedBy, Evidence: b.Evidence}
-		k.Summary = kneeSummary(k, a, use[len(use)-1])
-		return k
 	}
 	k := Knee{}
-	switch {
-	case len(use) < 2:
+	if len(use) < 2 {
 		k.Summary = fmt.Sprintf("no knee: %d usable step(s), two are needed", len(use))
-	default:
-		a, b := use[len(use)-2], use[len(use)-1]
-		d := math.Log2(float64(b.Clients) / float64(a.Clients))
-		if a.rate() > 0 && d > 0 {
-			k.Gain = math.Pow(b.rate()/a.rate(), 1/d) - 1
-		}
-		k.Summary = fmt.Sprintf("no knee up to %d clients: still %+.0f%% per doubling", b.Clients, k.Gain*100)
+		return k
 	}
+	k.Gain, _, _ = between(use[len(use)-2], use[len(use)-1])
+	k.Summary = fmt.Sprintf("no knee up to %d clients: still %+.0f%% per doubling", use[len(use)-1].Clients, k.Gain*100)
 	return k
+}
+
+// between is the throughput gain and the p99 factor from step a to step b,
+// both per doubling of the clients (p99f 0 when either p99 is unknown); ok
+// is false when a has no throughput.
+func between(a, b SweepStep) (gain, p99f float64, ok bool) {
+	doublings := math.Log2(float64(b.Clients) / float64(a.Clients))
+	if a.rate() <= 0 || doublings <= 0 {
+		return 0, 0, false
+	}
+	gain = math.Pow(b.rate()/a.rate(), 1/doublings) - 1
+	if a.P99 > 0 && b.P99 > 0 {
+		p99f = math.Pow(float64(b.P99)/float64(a.P99), 1/doublings)
+	}
+	return gain, p99f, true
 }
 
 // usableSteps are the steps the knee reads, by client count.

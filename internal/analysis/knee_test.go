@@ -25,6 +25,9 @@ func TestFindKnee(t *testing.T) {
 			step(1, 10700, ms), step(2, 19000, ms), step(4, 21300, 2*ms), step(8, 21500, 6*ms)},
 			found: true, clients: 4, reason: "flat",
 			summary: "21.3k IOPS at 4 clients, then flat (+1% per doubling at 8); p99 x3.0 at 8"},
+		{name: "a throttle: p99 jumps on the step reaching it, then flat", steps: []SweepStep{
+			step(1, 500, 300*time.Microsecond), step(2, 1000, 300*time.Microsecond), step(4, 1529, 2600*time.Microsecond), step(8, 1531, 5*ms)},
+			found: true, clients: 4, reason: "flat", summary: "1529 IOPS at 4 clients, then flat (+0% per doubling at 8); p99 x1.9 at 8"},
 		{name: "just under ten percent is flat", steps: []SweepStep{step(1, 1000, ms), step(2, 1099, ms)},
 			found: true, clients: 1, reason: "flat"},
 		{name: "ten percent still scales", steps: []SweepStep{step(1, 1000, ms), step(2, 1101, ms)},

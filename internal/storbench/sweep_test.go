@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/storbench/storbench/internal/engine"
@@ -80,5 +81,42 @@ func TestRunSweep(t *testing.T) {
 	v := o.Sweeps[0]
 	if v.Workload != "rr" || len(v.Steps) != 2 || v.Steps[1].Clients != 2 || v.Steps[1].IOPS <= 0 || v.Knee.Summary == "" {
 		t.Errorf("sweep %+v", v)
+	}
+}
+
+// TestRunSweepSSH sweeps a directory on a host over SSH (a real sshd on
+// 127.0.0.1): the clients run there, their logs are read back through the
+// connection, and nothing is left behind.
+func TestRunSweepSSH(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sshd and fio")
+	}
+	testenv.Fio(t)
+	servers := sshFleet(t, 1, true)
+	dir := t.TempDir()
+	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
+	defer st.Close()
+	req := DefaultRunRequest()
+	req.Suite, req.Workloads, req.Targets = "testdata/run-tiny.yaml", []string{"rr"}, []string{sshURL(t, servers[0], dir)}
+	req.Sweep.Clients = "1,2,4"
+	r, err := Run(context.Background(), st, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := entries(t, dir); len(left) > 0 {
+		t.Errorf("the sweep left %v on the host", left)
+	}
+	o, err := LoadRunOutcome(context.Background(), st, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Sweeps) != 1 || len(o.Sweeps[0].Steps) != 3 {
+		t.Fatalf("sweeps %+v", o.Sweeps)
+	}
+	for i, s := range o.Sweeps[0].Steps {
+		window, _ := strconv.ParseFloat(result.LabelSweepWindow.Of(o.Results[i].Labels), 64)
+		if s.Unusable != "" || s.IOPS <= 0 || s.P99 <= 0 || window <= 0 {
+			t.Errorf("step %+v, window %v ms", s, window)
+		}
 	}
 }

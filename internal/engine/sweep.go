@@ -225,7 +225,9 @@ func (e *Engine) runSweep(ctx context.Context, run *result.Run, plan Plan, rt *r
 		}
 		f := r.Figures()
 		done = append(done, analysis.StepOf(&f, n))
-		if k := analysis.FindKnee(done); s.Auto() && k.Found {
+		// Only a flat step is proof: the latency sign speaks for a sweep
+		// that never levelled off, known at its end (analysis/knee.go).
+		if k := analysis.FindKnee(done); s.Auto() && k.Found && k.Reason == "flat" {
 			e.Observer.Notice(p.Name, "knee: "+k.Summary)
 			break
 		}

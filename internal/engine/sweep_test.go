@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -231,4 +232,33 @@ func sweepSetup(t *testing.T) (string, *store.SQLite, *notes) {
 func sweepRun(ctx context.Context, st store.Store, obs *notes, dir string, s *Sweep) (*result.Run, error) {
 	plan := Plan{Targets: []runner.Target{local.NewTarget(dir, local.Options{})}, Sweep: s}
 	return (&Engine{Store: st, Observer: obs}).Run(ctx, plan)
+}
+
+// TestSweepStopsAtAFailedStep: every client of the first step fails (a
+// verify of data fio never wrote with verify headers), so the step is
+// stored failed naming them, the sweep stops and the run fails.
+func TestSweepStopsAtAFailedStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs fio")
+	}
+	dir, st, obs := sweepSetup(t)
+	w := sweepWorkload(t, "2s")
+	w.RW = "read"
+	w.Extra = map[string]string{"verify": "crc32c", "do_verify": "1", "verify_fatal": "1"}
+	run, err := sweepRun(context.Background(), st, obs, dir, &Sweep{Workload: w, Clients: []int{2, 4}})
+	if !errors.Is(err, ErrWorkloadFailed) || run.Status != result.StatusFailed {
+		t.Errorf("run %v, err %v", run, err)
+	}
+	emptyDir(t, dir)
+	rs, err := st.Results(context.Background(), store.ResultFilter{RunIDs: []string{run.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || rs[0].Round != result.SweepRound(2) || rs[0].Status != result.StatusFailed ||
+		!strings.Contains(result.LabelSweepFailed.Of(rs[0].Labels), "client 1: ") || !strings.Contains(result.LabelSweepFailed.Of(rs[0].Labels), "client 2: ") {
+		t.Fatalf("results %+v", rs)
+	}
+	if !strings.Contains(strings.Join(obs.messages, "\n"), "sweep stopped at 2 clients") {
+		t.Errorf("notices %q", obs.messages)
+	}
 }

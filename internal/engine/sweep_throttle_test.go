@@ -18,11 +18,11 @@ import (
 	"github.com/storbench/storbench/internal/testenv"
 )
 
-// TestSweepKneeAtThrottle sweeps 1, 2, 4 and 8 clients, each writing at
+// TestSweepKneeAtThrottle sweeps automatically (doubling from one client), each writing at
 // most 500 IOPS of 4 KiB, on a filesystem on a loop device whose writes
 // the clients' control group caps at 6000 KiB/s (1500 IOPS): the aggregate
 // doubles, then stops at the cap, and the knee is named at four clients
-// with the cap's rate.
+// with the cap's rate, after which the sweep stops (8 clients showed it).
 func TestSweepKneeAtThrottle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("root, a loop device, a cgroup and fio")
@@ -66,7 +66,7 @@ func TestSweepKneeAtThrottle(t *testing.T) {
 	}
 	st := openStore(t)
 	plan := Plan{Targets: []runner.Target{throttledTarget{Target: local.NewTarget(dir, local.Options{}), procs: g.Procs()}},
-		Sweep: &Sweep{Workload: s.Workloads[0], Clients: []int{1, 2, 4, 8}}}
+		Sweep: &Sweep{Workload: s.Workloads[0]}}
 	run, err := (&Engine{Store: st, Observer: &notes{}}).Run(context.Background(), plan)
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +88,9 @@ func TestSweepKneeAtThrottle(t *testing.T) {
 	capIOPS := float64(limitBPS) / 4096
 	if !k.Found || k.Clients != 4 || k.IOPS < 0.85*capIOPS || k.IOPS > 1.1*capIOPS {
 		t.Errorf("knee %+v, want at 4 clients near the cap's %.0f IOPS (steps %v)", k, capIOPS, got)
+	}
+	if len(got) != 4 {
+		t.Errorf("steps %v: the automatic sweep goes on past the knee's proof", got)
 	}
 	if one := views[0].Steps[0]; one.IOPS < 450 || one.IOPS > 550 {
 		t.Errorf("one client: %.0f IOPS, want its 500", one.IOPS)

@@ -250,3 +250,35 @@ func StepOf(r *result.Figures, n int) SweepStep {
 	}
 	return s
 }
+
+// BoundBy names, on each sweep's knee, what the breakdown (breakdown.go)
+// found bound the step past it: the node's disk, a link, replication, the
+// storage engine. Where it found a ceiling it replaces the telemetry's
+// attribution, being measured against the path's own ceilings.
+func BoundBy(views []SweepView, bs []Breakdown) {
+	for i := range views {
+		k := &views[i].Knee
+		if !k.Found {
+			continue
+		}
+		for _, b := range bs {
+			if b.Target != views[i].Target || b.Workload != views[i].Workload || b.Round != result.SweepRound(k.Next) || b.LimitedBy == "" {
+				continue
+			}
+			k.LimitedBy = b.LimitedBy
+			if b.Node != "" && b.LimitedBy != BoundEngine {
+				k.LimitedBy = b.Node + "'s " + b.LimitedBy
+			}
+			k.Evidence = fmt.Sprintf("%.0f%% of the %s ceiling", b.Percent, units.MBps(b.CeilingBPS))
+			var steps []SweepStep
+			for _, s := range views[i].Steps {
+				if s.Clients == k.Clients {
+					steps = append(steps, s)
+				}
+			}
+			if use := usableSteps(views[i].Steps); len(steps) == 1 && len(use) > 0 {
+				k.Summary = kneeSummary(*k, steps[0], use[len(use)-1])
+			}
+		}
+	}
+}

@@ -103,3 +103,18 @@ func TestSweeps(t *testing.T) {
 		t.Errorf("knee = %+v, want at 8 (2 is late, 4 failed)", v.Knee)
 	}
 }
+
+// The breakdown of the step past the knee names its bound.
+func TestBoundBy(t *testing.T) {
+	steps := []SweepStep{{Clients: 1, IOPS: 1000}, {Clients: 2, IOPS: 1020, LimitedBy: "cpu"}}
+	views := []SweepView{{Target: "longhorn/n2", Workload: "w", Steps: steps, Knee: FindKnee(steps)}}
+	BoundBy(views, []Breakdown{
+		{Target: "longhorn/n2", Workload: "w", Round: result.SweepRound(1), LimitedBy: BoundLocalDisk, Node: "n2"},
+		{Target: "longhorn/n2", Workload: "w", Round: result.SweepRound(2), LimitedBy: BoundNetwork, Node: "kreal-node-2", Percent: 93, CeilingBPS: 117e6},
+	})
+	k := views[0].Knee
+	want := "1000 IOPS at 1 client, then flat (+2% per doubling at 2); limited by kreal-node-2's network"
+	if k.LimitedBy != "kreal-node-2's network" || k.Summary != want || k.Evidence != "93% of the 117 MB/s ceiling" {
+		t.Errorf("knee %+v\nwant summary %q", k, want)
+	}
+}

@@ -145,12 +145,15 @@ func checkSweepStep(t *testing.T, r result.Result, raw []byte, n int) {
 	}
 	doc = docs[0]
 	var ios int64
+	var fioIOPS float64
 	for _, j := range doc.Jobs {
 		ios += int64(*j.Read.ClatNS.N)
+		fioIOPS += *j.Read.IOPS
 		if len(j.Read.ClatNS.Bins) == 0 {
 			t.Errorf("client %s: no json+ bins", j.Name)
 		}
 	}
+	t.Logf("%d clients: window aggregate %.0f IOPS, fio's own sum %.0f", n, r.Read.IOPS, fioIOPS)
 	if r.Read.Completion.Samples != ios || len(doc.Jobs) != n {
 		t.Errorf("%d clients: merged %d completions of %d", n, r.Read.Completion.Samples, ios)
 	}

@@ -68,6 +68,7 @@ func Compare(ctx context.Context, st store.Reader, req CompareRequest) (*Compari
 	if err := explain(ctx, st, runIDs, figs, out.View); err != nil {
 		return nil, err
 	}
+	analysis.BoundBy(out.View.Sweeps, out.View.Breakdowns)
 	return out, nil
 }
 

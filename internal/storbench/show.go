@@ -49,6 +49,8 @@ func Show(ctx context.Context, st store.Reader, req ShowRequest) (*RunDetail, er
 		results = []result.Result{}
 	}
 	links := analysis.LinkMatrices(results)
-	return &RunDetail{Run: run, Results: results, Contention: contention.Reports(results), Links: links,
-		Breakdowns: analysis.Breakdowns(results, links), Sweeps: analysis.Sweeps(results)}, nil
+	d := &RunDetail{Run: run, Results: results, Contention: contention.Reports(results), Links: links,
+		Breakdowns: analysis.Breakdowns(results, links), Sweeps: analysis.Sweeps(results)}
+	analysis.BoundBy(d.Sweeps, d.Breakdowns)
+	return d, nil
 }

@@ -7,9 +7,17 @@
 // alternate step by step, in turn first, so a drift of the disk spreads
 // over both.
 //
-// Usage (from the repository root):
+// On a shared machine a disk's own figures drift by tens of percent from
+// one run to the next; -loop makes the storage deterministic instead: a
+// filesystem on a loop device whose reads the bench's control group (cgroup
+// v1 blkio, joined by this process, so every fio it starts) caps at
+// -cap-iops, each client asking -rate-iops. Both methods must then find
+// the same aggregate below the cap (N x rate) and at it.
+//
+// Usage (from the repository root; -loop as root):
 //
 //	go run ./bench/sweep -dir /path/on/disk [-clients 1,2,4,8] [-runtime 10s] [-rounds 2] [-size 256MiB]
+//	go run ./bench/sweep -loop [-rate-iops 1500] [-cap-iops 4000] [-clients 1,2,4,8]
 package main
 
 import (
@@ -25,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storbench/storbench/internal/cliff/throttle"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/spec"
@@ -39,14 +48,30 @@ func main() {
 	runtime := flag.Duration("runtime", 10*time.Second, "each step's runtime")
 	rounds := flag.Int("rounds", 2, "how many times to measure each step with each method")
 	size := flag.String("size", "256MiB", "each client's file")
+	loop := flag.Bool("loop", false, "measure on a throttled loop device instead of -dir (root)")
+	rate := flag.Int("rate-iops", 1500, "-loop: each client's own rate")
+	capIOPS := flag.Int("cap-iops", 4000, "-loop: the control group's read limit")
 	flag.Parse()
-	if err := run(*dir, *clients, *runtime, *rounds, *size); err != nil {
+	var extra map[string]string
+	if *loop {
+		d, done, err := throttledLoop(*capIOPS)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer done()
+		*dir, extra = d, map[string]string{"rate_iops": strconv.Itoa(*rate)}
+		if *size == "256MiB" {
+			*size = "32MiB"
+		}
+	}
+	if err := run(*dir, *clients, *runtime, *rounds, *size, extra); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, clients string, runtime time.Duration, rounds int, sizeText string) error {
+func run(dir, clients string, runtime time.Duration, rounds int, sizeText string, extra map[string]string) error {
 	if dir == "" {
 		return fmt.Errorf("-dir is required")
 	}
@@ -58,6 +83,7 @@ func run(dir, clients string, runtime time.Duration, rounds int, sizeText string
 	if err != nil {
 		return err
 	}
+	w.Extra = extra
 	db := filepath.Join(os.TempDir(), fmt.Sprintf("sweep-bench-%d.db", os.Getpid()))
 	defer os.Remove(db)
 	st := store.NewLazy(db)
@@ -154,6 +180,9 @@ func viaClientServer(dir string, w spec.Workload, n int, size int64) (float64, e
 			return 0, err
 		}
 		servers = append(servers, srv)
+		if err := listening(port); err != nil {
+			return 0, err
+		}
 		job := filepath.Join(work, fmt.Sprintf("client-%d.fio", i+1))
 		text := fio.FromWorkload(w, fio.File{Name: filepath.Join(work, fmt.Sprintf("cs-%d.dat", i+1)), Size: size}, "").String()
 		if err := os.WriteFile(job, []byte(text), 0o644); err != nil {
@@ -161,10 +190,12 @@ func viaClientServer(dir string, w spec.Workload, n int, size int64) (float64, e
 		}
 		args = append(args, fmt.Sprintf("--client=ip:127.0.0.1,%d", port), job)
 	}
-	time.Sleep(300 * time.Millisecond) // the servers listening
-	out, err := exec.Command("fio", args...).Output()
+	var stderr strings.Builder
+	cl := exec.Command("fio", args...)
+	cl.Stderr = &stderr
+	out, err := cl.Output()
 	if err != nil {
-		return 0, fmt.Errorf("fio client: %w", err)
+		return 0, fmt.Errorf("fio client: %w: %s%s", err, stderr.String(), out)
 	}
 	docs, _, _, err := fio.ParseOutputs(strings.NewReader(string(out)))
 	if err != nil || len(docs) == 0 {
@@ -181,6 +212,18 @@ func viaClientServer(dir string, w spec.Workload, n int, size int64) (float64, e
 		return 0, fmt.Errorf("fio client reported %d of %d clients", len(jobs), n)
 	}
 	return sum, nil
+}
+
+// listening waits until a fio server accepts connections on port.
+func listening(port int) error {
+	for range 100 {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			return c.Close()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("no fio server listening on port %d after 5 s", port)
 }
 
 func freePort() (int, error) {
@@ -201,4 +244,66 @@ func mean(xs []float64) float64 {
 		return math.NaN()
 	}
 	return s / float64(len(xs))
+}
+
+// throttledLoop mounts a fresh filesystem on a loop device, caps its reads
+// at capIOPS for this process's new control group and moves this process
+// into it; done undoes all of it.
+func throttledLoop(capIOPS int) (dir string, done func(), err error) {
+	var undo []func()
+	done = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			done()
+		}
+	}()
+	img := filepath.Join(os.TempDir(), fmt.Sprintf("sbswp-bench-%d.img", os.Getpid()))
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		return "", nil, err
+	}
+	undo = append(undo, func() { os.Remove(img) })
+	if err := os.Truncate(img, 2<<30); err != nil {
+		return "", nil, err
+	}
+	out, err := exec.Command("losetup", "--find", "--show", img).Output()
+	if err != nil {
+		return "", nil, fmt.Errorf("losetup: %w", err)
+	}
+	dev := strings.TrimSpace(string(out))
+	undo = append(undo, func() { exec.Command("losetup", "--detach", dev).Run() })
+	if out, err := exec.Command("mkfs.ext4", "-q", "-F", dev).CombinedOutput(); err != nil {
+		return "", nil, fmt.Errorf("mkfs.ext4: %w %s", err, out)
+	}
+	if dir, err = os.MkdirTemp("", "sbswp-bench-"); err != nil {
+		return "", nil, err
+	}
+	undo = append(undo, func() { os.Remove(dir) })
+	if out, err := exec.Command("mount", dev, dir).CombinedOutput(); err != nil {
+		return "", nil, fmt.Errorf("mount: %w %s", err, out)
+	}
+	undo = append(undo, func() { exec.Command("umount", dir).Run() })
+	major, minor, err := throttle.DeviceNumber(dev)
+	if err != nil {
+		return "", nil, err
+	}
+	const root = "/sys/fs/cgroup/blkio"
+	cg := filepath.Join(root, fmt.Sprintf("sbswp-bench-%d", os.Getpid()))
+	if err := os.Mkdir(cg, 0o755); err != nil {
+		return "", nil, fmt.Errorf("cgroup v1 blkio: %w", err)
+	}
+	undo = append(undo, func() { os.Remove(cg) })
+	limit := fmt.Sprintf("%d:%d %d", major, minor, capIOPS)
+	if err := os.WriteFile(filepath.Join(cg, "blkio.throttle.read_iops_device"), []byte(limit), 0o644); err != nil {
+		return "", nil, err
+	}
+	self := []byte(strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(filepath.Join(cg, "cgroup.procs"), self, 0o644); err != nil {
+		return "", nil, err
+	}
+	undo = append(undo, func() { os.WriteFile(filepath.Join(root, "cgroup.procs"), self, 0o644) })
+	return dir, done, nil
 }

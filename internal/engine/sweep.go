@@ -129,6 +129,17 @@ func (s *Sweep) clientSize() int64 {
 	return size
 }
 
+// sizeIn is each client's file when the runner granted total bytes for
+// all of them (its free-space rule may have cut the request): the client
+// size, or an even share of total for the most clients, in whole 4 KiB.
+func (s *Sweep) sizeIn(total int64) (size int64, shrunk bool) {
+	size = s.clientSize()
+	if share := total / int64(s.maxClients()); total > 0 && share < size {
+		return share &^ (4096 - 1), true
+	}
+	return size, false
+}
+
 // logInterval is the averaging period of the clients' logs: a twentieth
 // of the runtime, between 100 ms and 1 s.
 func (s *Sweep) logInterval() time.Duration {
@@ -195,9 +206,8 @@ func (e *Engine) runSweep(ctx context.Context, run *result.Run, plan Plan, rt *r
 		e.recordTargetFailure(ctx, run, plan, p.Name, err)
 		return []error{err}
 	}
-	size := s.clientSize()
-	if most := p.File.Size / int64(s.maxClients()); p.File.Size > 0 && most < size {
-		size = most &^ (4096 - 1)
+	size, shrunk := s.sizeIn(p.File.Size)
+	if shrunk {
 		e.Observer.Notice(p.Name, fmt.Sprintf("each client's file is %s, so %d clients fit in the free space", units.Bytes(size), s.maxClients()))
 	}
 	if size < minClientSize {

@@ -86,6 +86,34 @@ func TestSweepSteps(t *testing.T) {
 	}
 }
 
+func TestSweepClientSize(t *testing.T) {
+	tests := []struct {
+		name        string
+		clientSize  int64
+		granted     int64
+		want        int64
+		wantsShrunk bool
+	}{
+		{name: "room for all", granted: 64 << 20, want: 16 << 20},
+		{name: "--max-size", clientSize: 4 << 20, granted: 64 << 20, want: 4 << 20},
+		{name: "free space shared by four", granted: 40 << 20, want: 10 << 20, wantsShrunk: true},
+		{name: "whole pages", granted: 40<<20 + 5, want: 10 << 20, wantsShrunk: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Sweep{Workload: sweepWorkload(t, "2s"), Clients: []int{1, 4}, ClientSize: tc.clientSize}
+			need := runner.Need{}
+			s.adjustNeed(&need)
+			if want := s.clientSize() * 4; need.FileSize != want {
+				t.Errorf("asks for %d bytes, want %d", need.FileSize, want)
+			}
+			if got, shrunk := s.sizeIn(tc.granted); got != tc.want || shrunk != tc.wantsShrunk {
+				t.Errorf("client size %d (shrunk %v), want %d (%v)", got, shrunk, tc.want, tc.wantsShrunk)
+			}
+		})
+	}
+}
+
 // TestSweepRealFio sweeps 1, 2 and 4 clients on a directory with real fio:
 // one result per step in its round, the window and spread known, the
 // latency merged from every client's bins, nothing left behind.
@@ -153,7 +181,11 @@ func checkSweepStep(t *testing.T, r result.Result, raw []byte, n int) {
 			t.Errorf("client %s: no json+ bins", j.Name)
 		}
 	}
-	t.Logf("%d clients: window aggregate %.0f IOPS, fio's own sum %.0f", n, r.Read.IOPS, fioIOPS)
+	// All clients start within milliseconds, so the window is nearly every
+	// client's whole run and the two figures agree.
+	if d := r.Read.IOPS/fioIOPS - 1; d > 0.1 || d < -0.1 {
+		t.Errorf("%d clients: window aggregate %.0f IOPS, fio's own sum %.0f", n, r.Read.IOPS, fioIOPS)
+	}
 	if r.Read.Completion.Samples != ios || len(doc.Jobs) != n {
 		t.Errorf("%d clients: merged %d completions of %d", n, r.Read.Completion.Samples, ios)
 	}

@@ -88,11 +88,9 @@ func TestSweepSteps(t *testing.T) {
 
 func TestSweepClientSize(t *testing.T) {
 	tests := []struct {
-		name        string
-		clientSize  int64
-		granted     int64
-		want        int64
-		wantsShrunk bool
+		name                      string
+		clientSize, granted, want int64
+		wantsShrunk               bool
 	}{
 		{name: "room for all", granted: 64 << 20, want: 16 << 20},
 		{name: "--max-size", clientSize: 4 << 20, granted: 64 << 20, want: 4 << 20},

@@ -133,6 +133,9 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 	if err := applyRound(p, req, suiteSet); err != nil {
 		return nil, err
 	}
+	if err := applySweep(p, req, suiteSet); err != nil { // sweep.go
+		return nil, err
+	}
 	if req.SSH.AcceptNewHostKeys && len(hosts) == 0 && p.noiseHost == nil {
 		return nil, refusef("%s applies to ssh:// targets and %s hosts", FieldSSHAcceptNew, FieldSSHInventory)
 	}

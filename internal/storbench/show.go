@@ -29,6 +29,8 @@ type RunDetail struct {
 	// each network-backed or replicated result.
 	Links      []analysis.LinkMatrix `json:"links,omitempty"`
 	Breakdowns []analysis.Breakdown  `json:"breakdowns,omitempty"`
+	// Sweeps are the run's sweeps with their knees (run --clients).
+	Sweeps []analysis.SweepView `json:"sweeps,omitempty"`
 }
 
 // Show reads a run and its results. A run that is not stored (or an
@@ -48,6 +50,9 @@ func Show(ctx context.Context, st store.Reader, req ShowRequest) (*RunDetail, er
 	}
 	links := analysis.LinkMatrices(results)
 	results = analysis.WithMeasuredLinks(results, links)
-	return &RunDetail{Run: run, Results: results, Contention: contention.Reports(results), Links: links,
-		Breakdowns: append(analysis.Breakdowns(results, links), analysis.ServerBreakdowns(results, links)...)}, nil
+	d := &RunDetail{Run: run, Results: results, Contention: contention.Reports(results), Links: links,
+		Breakdowns: append(analysis.Breakdowns(results, links), analysis.ServerBreakdowns(results, links)...),
+		Sweeps: analysis.Sweeps(results)}
+	analysis.BoundBy(d.Sweeps, d.Breakdowns)
+	return d, nil
 }

@@ -21,16 +21,16 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   fi
 fi
-# Kubernetes integration on the project's own test cluster (scripts/cluster.sh:
+# Kubernetes integration on the project's own test cluster (test/cluster/cluster.sh:
 # a real control plane, kwok nodes, three real nodes on shaped links; needs
 # root; builds its binaries once into $KAPI_ROOT, see BENCHMARKS.md). It runs
 # after the package tests. STORBENCH_TEST_PARALLEL=1 runs it beside them
 # instead, its lines marked "[cluster]", once its binaries are cached
-# (scripts/cluster.sh cached): about 20 minutes in all instead of 32 on 2
+# (test/cluster/cluster.sh cached): about 20 minutes in all instead of 32 on 2
 # cores, but the load of both at once (6-7) has made timing-sensitive tests
 # fail (BENCHMARKS.md), so it is not the default.
 serial=1
-if [ "${STORBENCH_TEST_PARALLEL:-0}" = 1 ] && KAPI_ROOT=${KAPI_ROOT:-$HOME/.cache/storbench-kapi} bash scripts/cluster.sh cached; then
+if [ "${STORBENCH_TEST_PARALLEL:-0}" = 1 ] && KAPI_ROOT=${KAPI_ROOT:-$HOME/.cache/storbench-kapi} bash test/cluster/cluster.sh cached; then
   serial=0
 fi
 if [ "$serial" != 1 ]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures the running test cluster (scripts/cluster.sh up): each real node's idle CPU and
+# Measures the running test cluster (test/cluster/cluster.sh up): each real node's idle CPU and
 # memory (its cgroups sbnode<i>: containerd, kubelet, shims; no pods) and the shaped link
 # between kreal-node-2 and kreal-node-3: iperf3 and fio's TCP engine (writer's figure) between
 # hostNetwork pods, REPS times each, alternately. Prints Markdown.

@@ -4,5 +4,5 @@
 # Usage (root): bench/cluster/run.sh   (IDLE_SECONDS, LINK_SECONDS, REPS as for measure.sh)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
-bash "$HERE/scripts/cluster.sh" build >/dev/null
-exec bash "$HERE/scripts/cluster.sh" run bash "$HERE/bench/cluster/measure.sh"
+bash "$HERE/test/cluster/cluster.sh" build >/dev/null
+exec bash "$HERE/test/cluster/cluster.sh" run bash "$HERE/bench/cluster/measure.sh"

@@ -1,5 +1,5 @@
 // Command k8s measures storbench's Kubernetes orchestration overhead against
-// the loopback control plane of scripts/cluster.sh with N kwok fake nodes:
+// the loopback control plane of test/cluster/cluster.sh with N kwok fake nodes:
 //
 //   - per target, the time from the start of the run (before connecting) to
 //     its first workload starting, and from its last workload ending to its

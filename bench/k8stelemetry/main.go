@@ -1,5 +1,5 @@
 // Command k8stelemetry measures what node telemetry costs on a Kubernetes
-// target of scripts/cluster.sh's cluster (real nodes): storbench's own CPU
+// target of test/cluster/cluster.sh's cluster (real nodes): storbench's own CPU
 // time (this process: the engine runs in it, fio runs in the pod) and its
 // requests to the API server, per node-second of workload, with telemetry
 // off, on with host-network sampler pods, and on with the kubelet's

@@ -1,7 +1,7 @@
 // Command netlink measures the network round (internal/netround) on a
 // 1 Gbit/s tc tbf link between two network namespaces it creates (a
 // bridge 10.96.0.0/24, a veth per namespace, tbf on both ends of the
-// sender's veth as scripts/cluster shapes a node's port), against iperf3
+// sender's veth as test/cluster shapes a node's port), against iperf3
 // on the same link: storbench's TCP throughput over the shaped rate
 // (goal 0.95-1.0) and over iperf3's (goal within 5%), and the round trips
 // idle and busy. It needs root, ip, tc, nsenter, fio and iperf3, and

@@ -119,7 +119,7 @@ func TestPackageMapIsTrue(t *testing.T) {
 		t.Fatal(err)
 	}
 	listed := map[string]bool{}
-	row := regexp.MustCompile("(?m)^\\| `((?:internal|cmd)/[a-z0-9/]+)` \\|")
+	row := regexp.MustCompile("(?m)^\\| `((?:internal|cmd|test)/[a-z0-9/]+)` \\|")
 	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
 		listed[m[1]] = true
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/storbench/storbench/internal/classcheck"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner/kube"
-	"github.com/storbench/storbench/internal/runner/kube/kubetest"
+	"github.com/storbench/storbench/test/kubetest"
 	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
 )

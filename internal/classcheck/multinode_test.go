@@ -1,8 +1,8 @@
 package classcheck_test
 
 // Integration tests on the project's multi-node test cluster
-// (scripts/cluster.sh: three real nodes, local-path, and the test CSI driver
-// of scripts/cluster/csi.sh with its classes, one per mode, some of them
+// (test/cluster/cluster.sh: three real nodes, local-path, and the test CSI driver
+// of test/cluster/csi.sh with its classes, one per mode, some of them
 // deliberately broken).
 
 import (
@@ -32,7 +32,7 @@ import (
 func needClass(t *testing.T, client kubernetes.Interface, class string) {
 	t.Helper()
 	if _, err := client.StorageV1().StorageClasses().Get(context.Background(), class, metav1.GetOptions{}); err != nil {
-		t.Skipf("needs StorageClass %s (scripts/cluster.sh with scripts/cluster/csi.sh): %v", class, err)
+		t.Skipf("needs StorageClass %s (test/cluster/cluster.sh with test/cluster/csi.sh): %v", class, err)
 	}
 }
 
@@ -264,7 +264,7 @@ const failNode = "kreal-node-2"
 func nodeCommands(t *testing.T, client kubernetes.Interface) *classcheck.NodeFailure {
 	t.Helper()
 	if _, err := client.CoreV1().Nodes().Get(context.Background(), failNode, metav1.GetOptions{}); err != nil {
-		t.Skipf("needs node %s (scripts/cluster.sh with 2 or more real nodes): %v", failNode, err)
+		t.Skipf("needs node %s (test/cluster/cluster.sh with 2 or more real nodes): %v", failNode, err)
 	}
 	kapi := os.Getenv("KAPI_ROOT")
 	if kapi == "" {
@@ -284,7 +284,7 @@ func nodeCommands(t *testing.T, client kubernetes.Interface) *classcheck.NodeFai
 	if err := os.WriteFile(inv, []byte(line), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "cluster.sh"))
+	script, err := filepath.Abs(filepath.Join("..", "..", "test", "cluster", "cluster.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -275,25 +275,27 @@ func (e *Engine) placeNoise(ctx context.Context, run *result.Run, c *Contention,
 			}
 			return nil
 		}
-		return noisePlace{fr: fio.Runner{Cmder: np.Cmder, Dir: np.Dir}, file: np.File, name: np.Name}, cleanup, nil
+		return noisePlace{fr: np.FioRunner(), file: np.File, name: np.Name}, cleanup, nil
 	}
 	probeSpan := min(int64(c.Probe.FileSize), p.File.Size)
-	if p.Kind == "device" {
-		// Past the probe's span, 1 MiB aligned, so the two never overlap.
+	if p.Device || p.File.Engine != nil && p.File.Name == "" {
+		// A whole device or image (RBD): past the probe's span, 1 MiB
+		// aligned, so the two never overlap.
 		offset := (probeSpan + 1<<20 - 1) &^ (1<<20 - 1)
 		size := min(c.noiseSize(), p.File.Size-offset)
 		if size < 1<<20 {
 			return noisePlace{}, none, fmt.Errorf("device %s is too small for the bulk writer beside the probe (%d bytes after the probe's span)", p.Name, p.File.Size-offset)
 		}
-		return noisePlace{fr: fr, file: fio.File{Name: p.File.Name, Size: size}, name: p.Name,
+		return noisePlace{fr: fr, file: fio.File{Name: p.File.Name, Size: size, Engine: p.File.Engine}, name: p.Name,
 			extra: map[string]string{"offset": strconv.FormatInt(offset, 10)}}, none, nil
 	}
 	size := min(c.noiseSize(), p.File.Size-probeSpan)
 	if size < 1<<20 {
 		size = min(c.noiseSize(), p.File.Size)
 	}
-	// The file lives in the work directory the target's cleanup removes.
-	return noisePlace{fr: fr, file: fio.File{Name: NoiseFileName, Size: size}, name: p.Name}, none, nil
+	// The file lives in the work directory the target's cleanup removes
+	// (for an engine target, the run's directory in the volume).
+	return noisePlace{fr: fr, file: fio.File{Name: NoiseFileName, Size: size, Engine: p.File.Engine}, name: p.Name}, none, nil
 }
 
 type noiseOutcome struct {

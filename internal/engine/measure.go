@@ -91,8 +91,8 @@ func (e *Engine) newMeasurer(ctx context.Context, plan Plan, rt *readyTarget) *m
 	if v := result.LabelMemBytes.Of(labels); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
 			m.cache, m.cacheSource = n, "memory (label mem_bytes)"
-			if p.Kind == "kubernetes" && result.LabelNode.Of(labels) != "" {
-				m.cacheSource = "memory of node " + result.LabelNode.Of(labels)
+			if p.MemoryOf != "" {
+				m.cacheSource = "memory of " + p.MemoryOf
 			}
 			return m
 		}
@@ -173,7 +173,7 @@ func (m *measurer) dropCache(ctx context.Context, w *spec.Workload) (dropped boo
 }
 
 func (m *measurer) preconditionDevice(ctx context.Context) {
-	if m.prepared.Kind != "device" {
+	if !m.prepared.Device {
 		m.preFailed = true
 		m.e.Observer.Notice(m.prepared.Name, "--precondition applies to block devices: skipped for this "+m.prepared.Kind)
 		return

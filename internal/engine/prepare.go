@@ -46,7 +46,7 @@ func (e *Engine) prepare(ctx context.Context, plan Plan, need runner.Need, t run
 	if err != nil {
 		return nil, err
 	}
-	rt := &readyTarget{prepared: p, fr: fio.Runner{Cmder: p.Cmder, Dir: p.Dir}}
+	rt := &readyTarget{prepared: p, fr: p.FioRunner()}
 	for _, n := range p.Notices {
 		e.Observer.Notice(p.Name, n)
 	}

@@ -51,8 +51,12 @@ type JudgeOptions struct {
 	Device bool
 	// Local says fio runs on this host: paths and devices are read here.
 	Local bool
-	// Owned are paths the runner prepared for this run (its block volume).
+	// Owned are paths the runner prepared for this run (its block volume)
+	// and engine targets it created (Prepared.Owned).
 	Owned []string
+	// Engines reads whether an engine target a job writes is in use
+	// (Prepared.EngineFacts); nil checks names only.
+	Engines safety.EngineFacts
 	// Facts reads block devices where fio runs when that is not here (an
 	// SSH host); nil, and not Local, refuses every write to a device not
 	// Owned.
@@ -117,7 +121,7 @@ func Judge(ctx context.Context, fr fio.Runner, jf *fio.JobFile, work string, o J
 	if err != nil {
 		return nil, err
 	}
-	check := safety.JobCheck{Policy: o.Policy, WorkDir: real, Owned: o.Owned, Stat: stat}
+	check := safety.JobCheck{Policy: o.Policy, WorkDir: real, Owned: o.Owned, Stat: stat, Engines: o.Engines}
 	check.Facts = o.Facts
 	if o.Local {
 		check.Facts = safety.LocalFacts{}
@@ -371,7 +375,7 @@ func (e *Engine) judgeOn(ctx context.Context, plan Plan, p *runner.Prepared, fr 
 // cannot, only the volume the runner made (a Kubernetes block volume) may
 // be written.
 func TargetJudgeOptions(policy safety.Policy, p *runner.Prepared) JudgeOptions {
-	o := JudgeOptions{Policy: policy, File: p.File, Device: p.Kind == "device" || filepath.IsAbs(p.File.Name), Local: p.Local}
+	o := JudgeOptions{Policy: policy, File: p.File, Device: p.Device || filepath.IsAbs(p.File.Name), Local: p.Local}
 	switch {
 	case p.Local:
 	case p.Devices != nil:
@@ -379,6 +383,8 @@ func TargetJudgeOptions(policy safety.Policy, p *runner.Prepared) JudgeOptions {
 	case filepath.IsAbs(p.File.Name):
 		o.Owned = []string{p.File.Name}
 	}
+	o.Owned = append(o.Owned, p.Owned...)
+	o.Engines = p.EngineFacts
 	return o
 }
 
@@ -398,7 +404,9 @@ func jobFilesFor(plan Plan, p *runner.Prepared, ioEngine string) []namedJobFile 
 	}
 	var out []namedJobFile
 	gen := fio.FromSuite(plan.Suite, p.File, ioEngine)
-	if p.Local && len(gen.Sections) > 0 {
+	// An engine target is judged wherever fio runs: the image or volume it
+	// names is reached from anywhere.
+	if (p.Local || p.File.Engine != nil) && len(gen.Sections) > 0 {
 		out = append(out, namedJobFile{SuiteJobFileName, func() (*fio.JobFile, error) {
 			return fio.ParseJobText([]byte(gen.String()), "suite "+plan.Suite.Name, fio.ReadOptions{Getenv: func(string) (string, bool) { return "", false }})
 		}, true})
@@ -495,7 +503,7 @@ func ranWith(path string, global map[string]string, j fio.JobResult) string {
 // heldByTarget is the device a prepared device target already holds
 // exclusively for the run (resolved), or "".
 func heldByTarget(p *runner.Prepared) string {
-	if p.Kind != "device" {
+	if !p.Device {
 		return ""
 	}
 	return resolved(p.File.Name)

@@ -39,10 +39,43 @@ const PercentileList = "1:5:10:25:50:75:90:95:99:99.5:99.9:99.95:99.99"
 // File is where a workload does its I/O.
 type File struct {
 	// Name is the file or device fio opens, relative to the working directory
-	// for files storbench creates.
+	// for files storbench creates. With an Engine, it is the file inside
+	// the engine's own namespace (a file in a Gluster volume), or empty
+	// where the engine's options name the target whole (an RBD image).
 	Name string
 	// Size caps the span fio uses; 0 keeps the workload's own size.
 	Size int64
+	// Engine, when set, is a target fio reaches through an I/O engine of
+	// its own (ioengine=rbd, gfapi) rather than a file or device here:
+	// every workload runs on that engine, with its options in place of
+	// the filename.
+	Engine *EngineTarget
+}
+
+// EngineTarget is a target only one fio I/O engine can reach: a Ceph RBD
+// image (ioengine=rbd: clientname, pool, rbdname) or a GlusterFS volume
+// (ioengine=gfapi or gfapi_async: volume, brick, and a directory inside
+// the volume).
+type EngineTarget struct {
+	// IOEngine is fio's engine name.
+	IOEngine string
+	// Options are the engine's own target options, in order, written into
+	// [global] after ioengine (fio knows them only once the engine is
+	// named) where a file's job names its filename.
+	Options []Option
+	// Env is the environment fio needs for the engine, as KEY=VALUE
+	// (CEPH_CONF=/path/ceph.conf); Runner.Env carries it to fio.
+	Env []string
+}
+
+// Keys are the option names the target sets: a job that sets any of them
+// names its own target.
+func (e *EngineTarget) Keys() []string {
+	keys := make([]string, 0, len(e.Options))
+	for _, o := range e.Options {
+		keys = append(keys, o.Key)
+	}
+	return keys
 }
 
 // FromSuite builds the job file for a whole suite: one section per workload,
@@ -64,8 +97,16 @@ func FromWorkload(w spec.Workload, f File, engine string) Job {
 }
 
 func globalOptions(f File) []Option {
-	return []Option{
-		{"filename", f.Name},
+	var target []Option
+	if f.Engine != nil {
+		// fio knows an engine's options only once the engine is named.
+		target = append(target, Option{"ioengine", f.Engine.IOEngine})
+		target = append(target, f.Engine.Options...)
+	}
+	if f.Name != "" || f.Engine == nil {
+		target = append(target, Option{"filename", f.Name})
+	}
+	return append(target, []Option{
 		// Fresh random offsets every run, and write buffers refilled with random
 		// data on every submit, so neither caches nor compressing or
 		// deduplicating devices flatter the figures.
@@ -75,11 +116,15 @@ func globalOptions(f File) []Option {
 		{"clat_percentiles", "1"},
 		{"lat_percentiles", "1"},
 		{"percentile_list", PercentileList},
-	}
+	}...)
 }
 
 func section(w spec.Workload, f File, engine string) Section {
-	if engine == "" || w.IOEngine != "libaio" {
+	switch {
+	case f.Engine != nil:
+		// Only the target's own engine reaches it.
+		engine = f.Engine.IOEngine
+	case engine == "" || w.IOEngine != "libaio":
 		engine = w.IOEngine
 	}
 	size := int64(w.FileSize)

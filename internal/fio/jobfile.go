@@ -399,6 +399,10 @@ func (f *JobFile) FillRunnerDefaults(file File, device bool) {
 			continue
 		}
 		sized := hasSize || hasFilesize
+		if file.Engine != nil {
+			fillEngineTarget(s, m, file, sized)
+			continue
+		}
 		if !device && sized {
 			continue
 		}
@@ -412,6 +416,43 @@ func (f *JobFile) FillRunnerDefaults(file File, device bool) {
 			s.Lines = append(s.Lines, JobLine{Text: fmt.Sprintf("size=%d", file.Size), Pos: end, Added: true,
 				Why: "the job leaves size to its runner"})
 		}
+	}
+}
+
+// fillEngineTarget gives a job that leaves its target to the runner the
+// runner's engine target: its engine, its options, its file inside the
+// engine's namespace, and its size when the job sets none. A job that
+// names another engine, or sets any of the target's options itself, names
+// its own target and runs as written.
+func fillEngineTarget(s *JobSection, m map[string]string, file File, sized bool) {
+	e := file.Engine
+	engine, hasEngine := m["ioengine"]
+	if hasEngine && strings.TrimSpace(engine) != e.IOEngine {
+		return
+	}
+	for _, k := range e.Keys() {
+		if _, ok := m[k]; ok {
+			return
+		}
+	}
+	end := s.Pos
+	if n := len(s.Lines); n > 0 {
+		end = s.Lines[n-1].Pos
+	}
+	add := func(text, why string) {
+		s.Lines = append(s.Lines, JobLine{Text: text, Pos: end, Added: true, Why: why})
+	}
+	if !hasEngine {
+		add("ioengine="+e.IOEngine, "the job leaves its target to its runner, which fio reaches through this engine")
+	}
+	for _, o := range e.Options {
+		add(o.Key+"="+o.Value, "the job leaves its target to its runner")
+	}
+	if file.Name != "" {
+		add("filename="+escapeFilename(file.Name), "the job leaves filename to its runner")
+	}
+	if !sized && file.Size > 0 {
+		add(fmt.Sprintf("size=%d", file.Size), "the job leaves size to its runner")
 	}
 }
 

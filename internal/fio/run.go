@@ -23,6 +23,9 @@ type Runner struct {
 	Dir string
 	// Binary is the fio executable; "fio" when empty.
 	Binary string
+	// Env is added to fio's environment (KEY=VALUE): what an engine
+	// target's engine needs (File.Engine.Env).
+	Env []string
 }
 
 // Outcome is what one fio invocation produced.
@@ -65,6 +68,9 @@ func (r Runner) command(ctx context.Context, args ...string) execx.Cmd {
 	c := r.Cmder.Command(ctx, r.binary(), args...)
 	if r.Dir != "" {
 		c.SetDir(r.Dir)
+	}
+	if len(r.Env) > 0 {
+		c.SetEnv(r.Env...)
 	}
 	return c
 }

@@ -1,6 +1,7 @@
 // Package runner says where a suite runs. A Target is what the user named
 // (a directory or a device here, a Kubernetes StorageClass on a node, a
-// directory or device on a host reached over SSH);
+// directory or device on a host reached over SSH, an RBD image or Gluster
+// volume fio reaches through its own engine), made by its Kind (kind.go);
 // preparing it yields a Prepared target: an execx.Cmder that reaches the place
 // fio runs, the file or device fio uses, whether that place is this host, a
 // Sampler of its host where the runner can offer one, and a cleanup that
@@ -45,9 +46,29 @@ type Need struct {
 // Prepared is a target ready for fio.
 type Prepared struct {
 	Name string
-	// Kind is "directory", "device", or a runner's own kind.
-	Kind  string
-	Cmder execx.Cmder
+	// Kind says what the target is, as results label it (target_kind):
+	// "directory", "device", "kubernetes", a kind's own name. It is for
+	// people: what the engine does with a target follows the typed facts
+	// below (Device, File.Engine, Owned, MemoryOf), never this name.
+	Kind string
+	// Device says File names a whole block device the target holds for
+	// the run: preconditioning applies, the contention round's bulk writer
+	// goes beside the probe on it, and a job that leaves its file to the
+	// runner gets the device.
+	Device bool
+	// Owned are what this run created beyond fio's work directory that
+	// the jobs may write without --destructive naming them: engine
+	// targets by name (rbd:POOL/IMAGE, gluster:VOLUME/DIR; safety's
+	// JobCheck.Owned).
+	Owned []string
+	// EngineFacts, for a kind whose engine targets can be in use by
+	// others (an RBD image mapped elsewhere), reads it before a job writes
+	// one; nil judges engine targets by Owned and --destructive only.
+	EngineFacts safety.EngineFacts
+	// MemoryOf names, for notices, whose memory the label mem_bytes the
+	// runner sets is ("node worker-1"); empty says "label mem_bytes".
+	MemoryOf string
+	Cmder    execx.Cmder
 	// Local says fio runs on this host: the engine reads the target's
 	// paths, claims its devices and makes its work directories here
 	// rather than through Cmder.
@@ -87,6 +108,16 @@ type Prepared struct {
 	// Cleanup removes what Prepare and fio created. It must be safe to call
 	// with a fresh context after the run's context is cancelled.
 	Cleanup func(ctx context.Context) error
+}
+
+// FioRunner runs fio for the target: through its Cmder, in its Dir, with
+// the environment its engine target needs.
+func (p *Prepared) FioRunner() fio.Runner {
+	fr := fio.Runner{Cmder: p.Cmder, Dir: p.Dir}
+	if p.File.Engine != nil {
+		fr.Env = p.File.Engine.Env
+	}
+	return fr
 }
 
 // RemoteDevices reads and judges block devices on the host fio runs on.

@@ -24,10 +24,13 @@ const (
 	PathBlock
 	PathChar
 	PathOther
+	// PathEngine is an engine target's image or file (safety/engine.go),
+	// reached through fio's engine, not a path where fio runs.
+	PathEngine
 )
 
 func (k PathKind) String() string {
-	return [...]string{"missing", "regular file", "directory", "block device", "character device", "special file"}[k]
+	return [...]string{"missing", "regular file", "directory", "block device", "character device", "special file", "engine target"}[k]
 }
 
 // Stat tells what a path is where fio runs, following symbolic links as
@@ -88,8 +91,13 @@ type JobCheck struct {
 	// directory, where relative files land.
 	WorkDir string
 	// Owned are absolute paths outside WorkDir that storbench prepared for
-	// this run and already judged (a runner's own block volume).
+	// this run and already judged (a runner's own block volume), and
+	// engine targets this run created (rbd:POOL/IMAGE, gluster:VOLUME or
+	// gluster:VOLUME/DIR: everything below it).
 	Owned []string
+	// Engines reads whether an engine target is in use; nil checks only
+	// that it was created by the run or named with --destructive.
+	Engines EngineFacts
 }
 
 // Touch is a path a job uses.
@@ -100,6 +108,10 @@ type Touch struct {
 	Writes bool
 	// Own says the path is storbench's: in the work directory or Owned.
 	Own bool
+	// Engine, for an engine target (Kind PathEngine), is its name as
+	// --destructive gives it (rbd:POOL/IMAGE, gluster:VOLUME); Path is
+	// then the image or the file in the volume.
+	Engine string
 }
 
 // JobVerdict is what the jobs will do, once allowed.
@@ -196,6 +208,7 @@ func (c JobCheck) Judge(ctx context.Context, jobs []FioJob) (*JobVerdict, error)
 	v := &JobVerdict{}
 	devWriters := map[string][]string{}
 	var devices []string
+	var reach engineReach
 	for _, j := range jobs {
 		touches, err := c.judgeJob(ctx, j)
 		if err != nil {
@@ -212,6 +225,8 @@ func (c JobCheck) Judge(ctx context.Context, jobs []FioJob) (*JobVerdict, error)
 				continue
 			}
 			switch {
+			case t.Kind == PathEngine:
+				reach.add(t, engineSchemes[strings.TrimSpace(j.Options["ioengine"])])
 			case t.Kind == PathBlock && writes:
 				if _, seen := devWriters[t.Path]; !seen {
 					devices = append(devices, t.Path)
@@ -222,6 +237,9 @@ func (c JobCheck) Judge(ctx context.Context, jobs []FioJob) (*JobVerdict, error)
 				return nil, &JobRefusal{Job: j.Name, Option: "filename", Value: t.Path, Msg: outsideMsg(t)}
 			}
 		}
+	}
+	if err := c.judgeEngineWrites(ctx, reach); err != nil {
+		return nil, err
 	}
 	for _, dev := range devices {
 		if c.Facts == nil {
@@ -281,8 +299,9 @@ func Screen(j FioJob) error {
 	if engine == "" {
 		engine = "psync"
 	}
-	if !localEngines[engine] {
-		return refuse("ioengine", "storbench runs only engines that do plain local I/O ("+strings.Join(sortedKeys(localEngines), ", ")+"); this one runs commands, reaches elsewhere or drives hardware directly")
+	if !localEngines[engine] && engineSchemes[engine] == "" {
+		return refuse("ioengine", "storbench runs only engines that do plain local I/O ("+strings.Join(sortedKeys(localEngines), ", ")+
+			") and those reaching an RBD image or a Gluster volume it judges by name (rbd, gfapi, gfapi_async); this one runs commands, reaches elsewhere or drives hardware directly")
 	}
 	for _, k := range []string{"mem", "iomem"} {
 		if strings.Contains(o[k], ":") {
@@ -301,6 +320,20 @@ func (c JobCheck) judgeJob(ctx context.Context, j FioJob) ([]Touch, error) {
 		return nil, err
 	}
 	var touches []Touch
+	if scheme := engineSchemes[strings.TrimSpace(o["ioengine"])]; scheme != "" {
+		ets, err := engineTouches(j, scheme)
+		if err != nil {
+			return nil, err
+		}
+		for _, et := range ets {
+			own := false
+			for _, owned := range c.Owned {
+				own = own || IsEngineTarget(owned) && ownsEngine(owned, et.Path)
+			}
+			touches = append(touches, Touch{Job: j.Name, Path: et.Path, Kind: PathEngine, Engine: et.Target, Own: own})
+		}
+		return touches, c.judgeLogs(ctx, j)
+	}
 	add := func(opt, path string) error {
 		t, err := c.classify(ctx, j.Name, path)
 		if err != nil {
@@ -360,20 +393,26 @@ func (c JobCheck) judgeJob(ctx context.Context, j FioJob) ([]Touch, error) {
 		}
 		touches = append(touches, t)
 	}
+	return touches, c.judgeLogs(ctx, j)
+}
+
+// judgeLogs refuses a job whose logs fio would write outside the work
+// directory.
+func (c JobCheck) judgeLogs(ctx context.Context, j FioJob) error {
 	for _, k := range logOptions {
-		v, ok := o[k]
+		v, ok := j.Options[k]
 		if !ok || v == "" {
 			continue
 		}
 		t, err := c.classify(ctx, j.Name, v)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !t.Own {
-			return nil, refuse(k, "fio would write its log outside storbench's work directory")
+			return &JobRefusal{Job: j.Name, Option: k, Value: v, Msg: "fio would write its log outside storbench's work directory"}
 		}
 	}
-	return touches, nil
+	return nil
 }
 
 func jobName(j FioJob) string {

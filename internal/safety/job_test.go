@@ -73,20 +73,27 @@ func TestJudgeJobs(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			check := JobCheck{Policy: Policy{Destructive: c.destructive}, Facts: stubFacts{dev: blank}, Stat: stubStat(kinds), WorkDir: work}
-			opts := map[string]string{"name": "j"}
-			for k, v := range c.opts {
-				opts[k] = v
-			}
-			_, err := check.Judge(context.Background(), []FioJob{{Name: "j", Options: opts}})
-			switch {
-			case c.want == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case c.want != "" && err == nil:
-				t.Fatalf("allowed, want a refusal naming %q", c.want)
-			case c.want != "" && !strings.Contains(err.Error(), c.want):
-				t.Fatalf("refusal %q does not name %q", err, c.want)
-			}
+			judgeOne(t, check, c.opts, c.want)
 		})
+	}
+}
+
+// judgeOne judges one job "j" with opts and checks the verdict: allowed
+// when want is "", else a refusal saying want.
+func judgeOne(t *testing.T, check JobCheck, opts map[string]string, want string) {
+	t.Helper()
+	job := map[string]string{"name": "j"}
+	for k, v := range opts {
+		job[k] = v
+	}
+	_, err := check.Judge(context.Background(), []FioJob{{Name: "j", Options: job}})
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("refused: %v", err)
+	case want != "" && err == nil:
+		t.Fatalf("allowed, want a refusal naming %q", want)
+	case want != "" && !strings.Contains(err.Error(), want):
+		t.Fatalf("refusal %q does not name %q", err, want)
 	}
 }
 

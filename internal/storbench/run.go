@@ -69,6 +69,9 @@ type RunRequest struct {
 	// the observer's WorkloadProgress.
 	LiveProgress bool
 	Measure      MeasureRequest
+	// Kinds are the target kinds that recognise Targets (after k8s: and
+	// ssh://); nil is Kinds(), the built-in ones.
+	Kinds *runner.Registry
 	// Kube holds the options of k8s: targets; nil is DefaultKubeRequest.
 	// A Kube without any k8s: target is refused.
 	Kube *KubeRequest
@@ -288,6 +291,11 @@ func DryRun(ctx context.Context, req RunRequest) ([]analysis.DryRun, error) {
 		return nil, err
 	}
 	judged, err := judgeLocalTargets(ctx, &req, p.plan)
+	if err == nil {
+		var others []JudgedTarget
+		others, err = judgeKindTargets(ctx, &req, p.plan)
+		judged = append(judged, others...)
+	}
 	if err == nil && len(p.hosts) > 0 {
 		var remote []JudgedTarget
 		remote, err = judgeSSHTargets(ctx, &req, p.plan, p.hosts)

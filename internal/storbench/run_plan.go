@@ -109,7 +109,11 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 		if isSSHTarget(t) {
 			continue
 		}
-		plan.Targets = append(plan.Targets, wrap(req, localTarget(req, t)))
+		target, _, err := kindTarget(req, t)
+		if err != nil {
+			return nil, err
+		}
+		plan.Targets = append(plan.Targets, wrap(req, target))
 	}
 	hosts, err := sshHosts(req, seen)
 	if err != nil {

@@ -48,7 +48,7 @@ func (j JudgedTarget) view() analysis.DryRun {
 func judgeLocalTargets(ctx context.Context, req *RunRequest, plan *engine.Plan) ([]JudgedTarget, error) {
 	var out []JudgedTarget
 	for _, t := range req.Targets {
-		if _, ok, _ := splitKubeTarget(t); ok || isSSHTarget(t) {
+		if !isLocalPath(req, t) {
 			continue
 		}
 		fi, err := os.Stat(t)

@@ -38,7 +38,7 @@ workloads:
 `
 
 // TestNetfsBreakdownOnShapedLinks runs the network round and a large
-// sequential write on the test cluster's real nodes (scripts/cluster.sh):
+// sequential write on the test cluster's real nodes (test/cluster/cluster.sh):
 // local-path on kreal-node-2 and -3, and netfs on kreal-node-2, served by
 // kreal-node-3 across 1 Gbit/s tbf ports. The network round measures the
 // link between the two nodes both ways on the pod network (the fio pods,
@@ -91,7 +91,7 @@ func TestNetfsBreakdownOnShapedLinks(t *testing.T) {
 }
 
 // unshape removes the tbf of both ends of a real node's port, as
-// scripts/cluster.sh node unshape does, from the cluster's description.
+// test/cluster/cluster.sh node unshape does, from the cluster's description.
 func unshape(t *testing.T, node string) {
 	t.Helper()
 	env := clusterEnv(t)
@@ -105,19 +105,19 @@ func unshape(t *testing.T, node string) {
 }
 
 // reshape gives a real node's port the cluster's rate again
-// (scripts/cluster.sh node shape).
+// (test/cluster/cluster.sh node shape).
 func reshape(t *testing.T, node string) {
 	t.Helper()
 	rate := clusterEnv(t)["RATE"]
 	if rate == "" {
 		rate = "1gbit"
 	}
-	if out, err := exec.Command("bash", "../../../scripts/cluster.sh", "node", "shape", node, rate).CombinedOutput(); err != nil {
+	if out, err := exec.Command("bash", "../../../test/cluster/cluster.sh", "node", "shape", node, rate).CombinedOutput(); err != nil {
 		t.Errorf("reshaping %s to %s: %v: %s", node, rate, err, out)
 	}
 }
 
-// clusterEnv reads scripts/cluster.sh's KEY=VALUE description of the cluster.
+// clusterEnv reads test/cluster/cluster.sh's KEY=VALUE description of the cluster.
 func clusterEnv(t *testing.T) map[string]string {
 	t.Helper()
 	b, err := os.ReadFile(os.Getenv("CLUSTER_ENV"))

@@ -1,6 +1,6 @@
 package kube_test
 
-// Integration tests against the project's test cluster (scripts/cluster.sh:
+// Integration tests against the project's test cluster (test/cluster/cluster.sh:
 // a control plane on 127.0.0.1, kwok fake nodes, and real nodes, of which
 // these use the host's own, kreal-node). scripts/k8s-integration.sh brings
 // it up and runs these with STORBENCH_K8S_INTEGRATION=1 and KUBECONFIG set.
@@ -40,7 +40,7 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
-	"github.com/storbench/storbench/internal/runner/kube/kubetest"
+	"github.com/storbench/storbench/test/kubetest"
 	"github.com/storbench/storbench/internal/runner/runnertest"
 )
 

@@ -330,6 +330,7 @@ func (t *Target) prepared(ctx context.Context, o *objects, running *corev1.Pod, 
 	p := &runner.Prepared{
 		Name:      t.Name(),
 		Kind:      "kubernetes",
+		MemoryOf:  "node " + running.Spec.NodeName,
 		Cmder:     cmder,
 		Labels:    labels,
 		Notices:   notices,

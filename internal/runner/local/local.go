@@ -180,6 +180,7 @@ func (t *Target) prepareDevice(ctx context.Context, need runner.Need) (*runner.P
 	return &runner.Prepared{
 		Name:      t.path,
 		Kind:      "device",
+		Device:    true,
 		Cmder:     execx.Local{},
 		Local:     true,
 		File:      fio.File{Name: dev.Path, Size: size},

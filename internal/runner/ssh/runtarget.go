@@ -442,7 +442,7 @@ func (t *Target) prepareDevice(ctx context.Context, f hostFacts, need runner.Nee
 	t.addLinkFacts(ctx, labels)
 	sample, stopSampling := samplerFor(t.client, labels)
 	return &runner.Prepared{
-		Name: t.name, Kind: "device", Cmder: t.client,
+		Name: t.name, Kind: "device", Device: true, Cmder: t.client,
 		File:      fio.File{Name: t.path, Size: size},
 		Labels:    labels,
 		Telemetry: sample,

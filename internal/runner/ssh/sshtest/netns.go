@@ -74,7 +74,7 @@ func (nd *Node) Enter() []string { return []string{"nsenter", "--net=/run/netns/
 func (nd *Node) in(t testing.TB, args ...string) { sh(t, append(nd.Enter(), args...)...) }
 
 // Shape limits both ends of the node's veth to rate ("1gbit") with tc
-// tbf, as scripts/cluster shapes a node's port: a burst of 4 ms at the
+// tbf, as test/cluster shapes a node's port: a burst of 4 ms at the
 // rate (at least 64 KiB) and up to 25 ms queued.
 func (nd *Node) Shape(t testing.TB, rate string, bytesPerSec int) {
 	t.Helper()

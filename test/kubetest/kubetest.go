@@ -1,5 +1,5 @@
 // Package kubetest connects integration tests to the test cluster that
-// scripts/k8s-integration.sh brings up (scripts/cluster.sh), and to nothing
+// scripts/k8s-integration.sh brings up (test/cluster/cluster.sh), and to nothing
 // else.
 package kubetest
 

@@ -73,7 +73,7 @@ func releaseImages(t *testing.T, storbenchRef string) builtImages {
 }
 
 // nodeContainerd is the containerd socket of a real node of the test
-// cluster: from $KAPI_ROOT/run/cluster.env (scripts/cluster.sh) when it
+// cluster: from $KAPI_ROOT/run/cluster.env (test/cluster/cluster.sh) when it
 // names one, else kreal.sh's ($KAPI_ROOT/real/containerd).
 func nodeContainerd(t *testing.T, node string) string {
 	t.Helper()

@@ -22,8 +22,8 @@
 # While up, $KAPI_ROOT/run/cluster.env (bash) describes the cluster for scripts and tests.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-. "$HERE/cluster/lib.sh"
-C=$HERE/cluster
+. "$HERE/lib.sh"
+C=$HERE
 LOCK=${CLUSTER_LOCK:-/tmp/storbench-cluster.lock}
 N=${CLUSTER_NODES:-3}
 [ -f "$RUN/nodes.count" ] && N=$(cat "$RUN/nodes.count")
@@ -77,7 +77,7 @@ write_env() {
   local i v f=$RUN/cluster.env names=""
   for i in $(seq 1 "$N"); do names="$names $(node_name "$i")"; done
   {
-    echo "# written by scripts/cluster.sh up; removed by down"
+    echo "# written by test/cluster/cluster.sh up; removed by down"
     echo "KAPI_ROOT=$ROOT"
     echo "KUBECONFIG=$KUBECONFIG"
     echo "API_URL=https://127.0.0.1:$API_PORT"

@@ -7,7 +7,7 @@
 # (kwok Exec/ClusterExec CRs) and `kubectl logs POD` reads a local CRI-format file (Logs/ClusterLogs).
 # Each pod gets a private directory $RUN/pods/NS/POD: exec runs there (env POD_NAME, POD_NAMESPACE,
 # POD_DIR) and `kubectl logs` reads $RUN/pods/NS/POD/pod.log (lines: "<RFC3339Nano> stdout F <text>").
-# Normally driven by scripts/cluster.sh; directly:
+# Normally driven by test/cluster/cluster.sh; directly:
 # Usage: control-plane.sh build | up | nodes N [k=v...] | pvs N [storageclass] | podexec NS POD [UID] | down
 #   build  ~7 min the first time, cached after   up  start everything (~8 s)   down  stop it, remove state
 # KUBECONFIG for tests: $KAPI_ROOT/run/kubeconfig. The API server listens on 127.0.0.1 only; the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# csi.sh - storbench's test-only CSI driver (internal/testcsi) on the test cluster, with the
-# real sidecars (scripts/cluster/sidecars.sh): one controller beside external-provisioner,
+# csi.sh - storbench's test-only CSI driver (test/testcsi) on the test cluster, with the
+# real sidecars (test/cluster/sidecars.sh): one controller beside external-provisioner,
 # attacher, snapshotter, resizer and snapshot-controller, and one node plugin per real node (in
 # that node's network namespace and cgroup, so it dies with `node stop`), registered straight
 # into that node kubelet's plugins_registry (node-driver-registrar cannot
@@ -13,7 +13,7 @@
 #   csi.sh status  processes, CSINodes, volumes and loop devices
 #   csi.sh usage [SECONDS]  CPU (% of one core) and resident memory of each process over SECONDS (60)
 #
-# Reads $KAPI_ROOT/run/cluster.env (or $CLUSTER_ENV), which scripts/cluster.sh writes:
+# Reads $KAPI_ROOT/run/cluster.env (or $CLUSTER_ENV), which test/cluster/cluster.sh writes:
 # KUBECONFIG, NODES, SHARED_DIR and per node (name with '-' as '_') NETNS (empty for the
 # host's own node) and KUBELET_ROOT. Needs root (loop devices, mounts, nsenter).
 set -euo pipefail
@@ -33,7 +33,7 @@ CAPACITY=${TESTCSI_CAPACITY_BYTES:-68719476736}
 log() { echo "csi: $*" >&2; }
 KC() { "$BIN/kubectl" "$@"; }
 load_env() {
-  [ -f "$CLUSTER_ENV" ] || { log "no $CLUSTER_ENV: bring the cluster up with scripts/cluster.sh first"; return 1; }
+  [ -f "$CLUSTER_ENV" ] || { log "no $CLUSTER_ENV: bring the cluster up with test/cluster/cluster.sh first"; return 1; }
   # shellcheck disable=SC1090
   . "$CLUSTER_ENV"
   export KUBECONFIG
@@ -50,12 +50,12 @@ build() {
 
 build_driver() { # seconds when the Go build cache is warm
   mkdir -p "$CSIBIN"
-  (cd "$REPO" && go build -o "$CSIBIN/testcsi" ./internal/testcsi/cmd/testcsi)
+  (cd "$REPO" && go build -o "$CSIBIN/testcsi" ./test/testcsi/cmd/testcsi)
 }
 
 # start NAME CMD...: CMD in its own session (so down can end it and its children), logging to
 # $RUN/logs/NAME.log, its pid in $RUN/pids/NAME. With CGROUP=sbnode<i> set, in that node's
-# cgroup <CGROUP>/system of every (v1) hierarchy, as scripts/cluster/nodes.sh's node_run does.
+# cgroup <CGROUP>/system of every (v1) hierarchy, as test/cluster/nodes.sh's node_run does.
 start() { local n=$1; shift
   (
     local d
@@ -80,7 +80,7 @@ up() {
   [ ! -d "$RUN/pids" ] || { log "already up ($RUN): csi.sh down first"; return 1; }
   local s
   for s in csi-provisioner csi-attacher csi-snapshotter csi-resizer snapshot-controller; do
-    [ -x "$CSIBIN/$s" ] || { log "$CSIBIN/$s missing: run scripts/cluster/sidecars.sh build"; return 1; }
+    [ -x "$CSIBIN/$s" ] || { log "$CSIBIN/$s missing: run test/cluster/sidecars.sh build"; return 1; }
   done
   for s in losetup mkfs.xfs xfs_growfs mkfs.ext4 resize2fs e2fsck fsfreeze blockdev; do
     command -v "$s" >/dev/null || { log "$s missing: apt-get install xfsprogs e2fsprogs util-linux"; return 1; }

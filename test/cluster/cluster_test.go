@@ -22,10 +22,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/runner/kube"
-	"github.com/storbench/storbench/internal/runner/kube/kubetest"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
-// The cluster's real nodes as scripts/cluster.sh names them: the host's
+// The cluster's real nodes as test/cluster/cluster.sh names them: the host's
 // own, and two in network namespaces; the last one serves the network
 // filesystem.
 const (
@@ -172,12 +172,12 @@ func (h *harness) exec(t *testing.T, pod string, timeout time.Duration, cmd ...s
 	return out.String(), nil
 }
 
-// clusterSh runs scripts/cluster.sh with args (node stop, shape...).
+// clusterSh runs test/cluster/cluster.sh with args (node stop, shape...).
 func clusterSh(t *testing.T, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "bash", append([]string{filepath.Join("..", "..", "scripts", "cluster.sh")}, args...)...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, "bash", append([]string{"cluster.sh"}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("cluster.sh %s: %v\n%s", strings.Join(args, " "), err, out)
 	}

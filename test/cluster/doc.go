@@ -1,5 +1,5 @@
 // Package clustertest holds the tests of the project's test cluster itself
-// (scripts/cluster.sh): the shaped links between real nodes, pod IPs
+// (test/cluster/cluster.sh): the shaped links between real nodes, pod IPs
 // across nodes, a node dying and coming back, node-local and network
 // volumes. It has no code outside its tests; scripts/k8s-integration.sh
 // runs them on the cluster it brings up.

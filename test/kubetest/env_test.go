@@ -6,7 +6,7 @@ import (
 )
 
 func TestParseEnv(t *testing.T) {
-	env, err := ParseEnv(strings.NewReader(`# written by scripts/cluster.sh up
+	env, err := ParseEnv(strings.NewReader(`# written by test/cluster/cluster.sh up
 KUBECONFIG=/k/run/kubeconfig
 NODES="kreal-node kreal-node-2"
 kreal_node_NETNS=

@@ -1,5 +1,5 @@
-// Command testcsi runs storbench's test-only CSI driver (internal/testcsi):
-// the controller, or the node plugin of one node. scripts/cluster/csi.sh
+// Command testcsi runs storbench's test-only CSI driver (test/testcsi):
+// the controller, or the node plugin of one node. test/cluster/csi.sh
 // starts it; see docs/testcsi.md.
 package main
 
@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/storbench/storbench/internal/testcsi"
+	"github.com/storbench/storbench/test/testcsi"
 )
 
 func main() {

@@ -25,12 +25,12 @@ import (
 
 	"github.com/storbench/storbench/internal/metrics"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner/kube/kubetest"
+	"github.com/storbench/storbench/test/kubetest"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/testenv"
 )
 
-// On the test cluster of scripts/cluster.sh (scripts/k8s-integration.sh).
+// On the test cluster of test/cluster/cluster.sh (scripts/k8s-integration.sh).
 const (
 	realNode = "kreal-node"
 	// testNamespace stands for storbench's namespace, so these tests do

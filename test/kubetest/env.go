@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// ClusterEnv is scripts/cluster.sh's description of the running cluster
+// ClusterEnv is test/cluster/cluster.sh's description of the running cluster
 // (the file $KAPI_ROOT/run/cluster.env): KUBECONFIG, API_BRIDGE_URL,
 // NODES, SHARED_DIR, and per real node (its name with '-' as '_', for
 // example kreal_node_2_IP) NETNS, IP, LINK, KUBELET_ROOT, CONTAINERD_SOCK,
@@ -38,7 +38,7 @@ func Env(t *testing.T) ClusterEnv {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		t.Fatalf("the cluster's description: %v (is scripts/cluster.sh up?)", err)
+		t.Fatalf("the cluster's description: %v (is test/cluster/cluster.sh up?)", err)
 	}
 	defer f.Close()
 	env, err := ParseEnv(f)

@@ -13,7 +13,7 @@
 # the nodes make pod IPs reachable across nodes. Everything a node runs sits in the cgroups
 # sbnode<i> (containerd, kubelet, shims, sshd and network-filesystem processes in
 # sbnode<i>/system, pods under sbnode<i>/kubepods), so `stop` kills a node as a dead machine.
-# Normally driven by scripts/cluster.sh; directly (root, control-plane.sh up first):
+# Normally driven by test/cluster/cluster.sh; directly (root, control-plane.sh up first):
 # Usage: nodes.sh build | host-up | host-down | up I | down I | routes N | stop I | start I
 #        | link_cut I | link_restore I | shape I RATE | unshape I | sshd_up I PUBKEY [PORT] | sshd_down I
 set -euo pipefail

@@ -1,4 +1,4 @@
-# lib.sh - what every script of scripts/cluster shares: versions, the cache
+# lib.sh - what every script of test/cluster shares: versions, the cache
 # layout, the cluster's addresses, and small helpers. Sourced, never run.
 # The cache lives outside the clone ($KAPI_ROOT, default ~/.cache/storbench-kapi):
 # bin/ (built binaries and image archives) and src/ (the build module) survive

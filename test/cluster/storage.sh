@@ -8,7 +8,7 @@
 #    its address, port $NETFS_PORT) and mounted with sshfs from every other real node's namespace,
 #    so its traffic crosses the shaped links; StorageClass netfs: a second local-path-provisioner
 #    instance over one of those mounts as a shared filesystem (volumes usable on any node).
-# Normally driven by scripts/cluster.sh; directly: storage.sh build | up N | down N | netfs-up N | netfs-down N
+# Normally driven by test/cluster/cluster.sh; directly: storage.sh build | up N | down N | netfs-up N | netfs-down N
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 NS=local-path-storage SA=local-path-provisioner-service-account

@@ -1,4 +1,4 @@
-package clustertest
+package incluster
 
 import (
 	"context"
@@ -23,8 +23,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/storbench/storbench/internal/runner/kube/kubetest"
-	"github.com/storbench/storbench/internal/testcsi"
+	"github.com/storbench/storbench/test/kubetest"
+	"github.com/storbench/storbench/test/testcsi"
 )
 
 // image is the real nodes' locally built image (sh, coreutils, fio).
@@ -52,7 +52,7 @@ func setup(t *testing.T) *env {
 	}
 	ctx := context.Background()
 	if _, err := c.StorageV1().CSIDrivers().Get(ctx, testcsi.DefaultName, metav1.GetOptions{}); err != nil {
-		t.Fatalf("CSIDriver %s: %v (scripts/cluster/csi.sh up did not run with this cluster)", testcsi.DefaultName, err)
+		t.Fatalf("CSIDriver %s: %v (test/cluster/csi.sh up did not run with this cluster)", testcsi.DefaultName, err)
 	}
 	e := &env{c: c, dyn: dyn}
 	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "kreal.local/real=true"})

@@ -1,6 +1,0 @@
-// Package clustertest holds the integration tests of the test-only CSI
-// driver (internal/testcsi) on the test cluster, with the real sidecars:
-// scripts/k8s-integration.sh runs them after scripts/cluster/csi.sh up.
-// Every StorageClass testcsi-<mode> is exercised; the broken modes must
-// show their breakage.
-package clustertest

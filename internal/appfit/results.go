@@ -14,7 +14,9 @@ import (
 type Measured struct {
 	RunID, Target string
 	// Labels go on every result (the target's own: storage class, node).
-	Labels   map[string]string
+	Labels map[string]string
+	// Kind is the target's kind as runners name it (local, kubernetes).
+	Kind     string
 	Started  time.Time
 	Semantic *Report
 	SQLite   []SQLiteMeasurement
@@ -27,8 +29,9 @@ func (m Measured) Results() []result.Result {
 		if l == nil {
 			l = map[string]string{}
 		}
+		result.LabelTargetKind.Set(l, m.Kind)
 		return result.Result{RunID: m.RunID, Target: m.Target, Round: result.RoundApp, Repetition: 1, Workload: workload,
-			Labels: l, Status: result.StatusComplete, Started: m.Started, Finished: time.Now(), Method: "appfit"}
+			Labels: l, Status: result.StatusComplete, Started: m.Started, Finished: time.Now()}
 	}
 	var out []result.Result
 	if m.Semantic != nil {

@@ -111,7 +111,7 @@ func measureApps(ctx context.Context, st store.Recorder, req QualifyRequest) (st
 // measureApp is one directory's probe: the semantics by two clients,
 // SQLite's modes by one, and WAL with synchronous=FULL by both at once.
 func measureApp(ctx context.Context, c appfit.Client, runID string, req QualifyRequest) (appfit.Measured, error) {
-	m := appfit.Measured{RunID: runID, Labels: req.Labels, Started: time.Now()}
+	m := appfit.Measured{RunID: runID, Labels: req.Labels, Kind: "local", Started: time.Now()}
 	id := fmt.Sprintf("%s-%d", runID, os.Getpid())
 	rep, err := appfit.Probe(ctx, appfit.ProbeOptions{First: c, Second: c, ID: id})
 	if err != nil {

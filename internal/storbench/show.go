@@ -29,6 +29,8 @@ type RunDetail struct {
 	// each network-backed or replicated result.
 	Links      []analysis.LinkMatrix `json:"links,omitempty"`
 	Breakdowns []analysis.Breakdown  `json:"breakdowns,omitempty"`
+	// Apps is the run's app fitness (round app), judged for SQLite apps.
+	Apps *analysis.AppReport `json:"apps,omitempty"`
 }
 
 // Show reads a run and its results. A run that is not stored (or an
@@ -48,5 +50,5 @@ func Show(ctx context.Context, st store.Reader, req ShowRequest) (*RunDetail, er
 	}
 	links := analysis.LinkMatrices(results)
 	return &RunDetail{Run: run, Results: results, Contention: contention.Reports(results), Links: links,
-		Breakdowns: analysis.Breakdowns(results, links)}, nil
+		Breakdowns: analysis.Breakdowns(results, links), Apps: analysis.AppReportOf(results)}, nil
 }

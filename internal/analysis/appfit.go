@@ -304,3 +304,27 @@ func AppReportOf(results []result.Result) *AppReport {
 	}
 	return &AppReport{Fits: AppFits(results), Verdict: v}
 }
+
+// AppProfiles are the app profiles a class is judged for, one column each
+// in classes.
+var AppProfiles = []string{ForSQLite}
+
+// ClassAppAnswer is a class's answer for an app profile from its newest
+// qualification's app-fit check: "pass", "warn", "fail", or "-" when not
+// measured (the check runs with the full profile or --only app-fit).
+func ClassAppAnswer(q *ClassQualification, profile string) string {
+	if q == nil || profile != ForSQLite {
+		return "-"
+	}
+	c := q.Check("app-fit")
+	switch {
+	case c == nil || c.Outcome == "skipped":
+		return "-"
+	case c.Outcome == "failed":
+		return string(Fail)
+	}
+	if st, _, ok := strings.Cut(c.Reason, ": "); ok {
+		return st
+	}
+	return c.Outcome
+}

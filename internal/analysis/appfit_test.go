@@ -81,3 +81,24 @@ func TestSQLiteVerdict(t *testing.T) {
 		t.Errorf("no app results: err %v, want a MissingError", err)
 	}
 }
+
+func TestClassAppAnswer(t *testing.T) {
+	q := func(outcome, reason string) *ClassQualification {
+		return &ClassQualification{Checks: []ClassCheck{{Name: "app-fit", Outcome: outcome, Reason: reason}}}
+	}
+	for _, tt := range []struct {
+		name string
+		q    *ClassQualification
+		want string
+	}{
+		{"not measured", nil, "-"},
+		{"quick profile", q("skipped", "full profile only"), "-"},
+		{"warn", q("works", "warn: netfs: file locks are not shared between nodes"), "warn"},
+		{"pass", q("works", "pass: longhorn: locks work"), "pass"},
+		{"failed", q("failed", "fsync dropped"), "fail"},
+	} {
+		if got := ClassAppAnswer(tt.q, ForSQLite); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -55,3 +55,21 @@ func AppFit(w io.Writer, rep *analysis.AppReport) error {
 	}
 	return nil
 }
+
+// appHeads are classes' app-profile columns' heads, each after a tab.
+func appHeads() string {
+	var b strings.Builder
+	for _, p := range analysis.AppProfiles {
+		b.WriteString("\t" + strings.ToUpper(p))
+	}
+	return b.String()
+}
+
+// appCells are a class's answers in its app-profile columns.
+func appCells(q *analysis.ClassQualification) string {
+	var b strings.Builder
+	for _, p := range analysis.AppProfiles {
+		b.WriteString("\t" + analysis.ClassAppAnswer(q, p))
+	}
+	return b.String()
+}

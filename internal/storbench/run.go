@@ -173,7 +173,7 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 		}
 	}
 	if len(p.classes) == 0 && req.Kube != nil {
-		return nil, refusef("--nodes, --size and the other Kubernetes options apply to Kubernetes targets: add --target k8s:STORAGECLASS")
+		return nil, refusef("%s options apply to Kubernetes targets: add %s k8s:STORAGECLASS", FieldKube, FieldTargets)
 	}
 	var mems []cacheMemory
 	if len(p.classes) > 0 {

@@ -69,7 +69,24 @@ func DiskOf(dir string) (Disk, error) {
 	return Disk{}, fmt.Errorf("%w: overlays nested too deep at %s", ErrNoDisk, dir)
 }
 
-type mount struct{ fstype, upper string }
+type mount struct {
+	fstype, upper string
+	// volatile is an overlay mounted with the volatile option, which
+	// skips every sync (Documentation/filesystems/overlayfs.rst).
+	volatile bool
+}
+
+// volatileOverlay reports whether dir is on an overlay mounted volatile:
+// said by its mount options where its upper directory, and the disk under
+// it, is out of sight (a container's view of its volume).
+func volatileOverlay(dir string) bool {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return false
+	}
+	m, err := mountOf(fmt.Sprintf("%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev)))
+	return err == nil && m.volatile
+}
 
 // mountOf reads the mountinfo line of the filesystem numbered dev.
 func mountOf(dev string) (mount, error) {
@@ -93,6 +110,7 @@ func mountOf(dev string) (mount, error) {
 				if v, ok := strings.CutPrefix(o, "upperdir="); ok {
 					m.upper = v
 				}
+				m.volatile = m.volatile || (m.fstype == "overlay" && (o == "volatile" || o == "fsync=volatile")) // "fsync=volatile" from Linux 6.x
 			}
 		}
 		return m, nil

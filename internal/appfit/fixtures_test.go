@@ -67,9 +67,9 @@ func ext4(t *testing.T) string {
 	return mnt
 }
 
-// volatileOverlay mounts an overlay with the volatile option over dirs in
+// mountVolatileOverlay mounts an overlay with the volatile option over dirs in
 // base: the kernel's own filesystem whose fsync does nothing.
-func volatileOverlay(t *testing.T, base string) string {
+func mountVolatileOverlay(t *testing.T, base string) string {
 	t.Helper()
 	var d [4]string
 	for i, n := range []string{"lower", "upper", "work", "merged"} {
@@ -133,4 +133,17 @@ func sshfsPair(t *testing.T, export string) (string, string) {
 		})
 	}
 	return mnts[0], mnts[1]
+}
+
+// tmpfs mounts a small tmpfs: a filesystem with no disk under it.
+func tmpfs(t *testing.T) string {
+	t.Helper()
+	testenv.Root(t)
+	dir := filepath.Join(t.TempDir(), "tmpfs")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", dir)
+	unmountLater(t, dir)
+	return dir
 }

@@ -76,7 +76,7 @@ func TestProbeDroppedFsync(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loop device, mounts and two storbench processes")
 	}
-	dir := volatileOverlay(t, ext4(t))
+	dir := mountVolatileOverlay(t, ext4(t))
 	rep := probe(t, localClient(t, dir), localClient(t, dir))
 	want(t, rep, FsyncReadBack, Broken, "fsync returned after")
 	want(t, rep, FcntlLock, Works, "")
@@ -119,4 +119,16 @@ func TestProbeCleansUp(t *testing.T) {
 		t.Error("a cancelled probe gave no error")
 	}
 	leftovers(t, dir)
+}
+
+// Where no disk can be counted (the upper directory on tmpfs here, out of
+// a container's sight on a cluster), a volatile overlay is known by its
+// mount options.
+func TestProbeVolatileOverlayWithoutDisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mounts and two storbench processes")
+	}
+	dir := mountVolatileOverlay(t, tmpfs(t))
+	rep := probe(t, localClient(t, dir), localClient(t, dir))
+	want(t, rep, FsyncReadBack, Broken, "overlay mounted volatile")
 }

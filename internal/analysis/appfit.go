@@ -311,7 +311,7 @@ var AppProfiles = []string{ForSQLite}
 
 // ClassAppAnswer is a class's answer for an app profile from its newest
 // qualification's app-fit check: "pass", "warn", "fail", or "-" when not
-// measured (the check runs with the full profile or --only app-fit).
+// measured (the check runs with the full profile).
 func ClassAppAnswer(q *ClassQualification, profile string) string {
 	if q == nil || profile != ForSQLite {
 		return "-"

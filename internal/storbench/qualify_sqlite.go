@@ -26,7 +26,7 @@ func qualifySQLite(ctx context.Context, st store.Store, req QualifyRequest) (*Qu
 	ids := req.RunIDs
 	if len(req.Targets) > 0 {
 		if req.Suite != "" || len(req.Destructive) > 0 || req.Repeat != 1 {
-			return nil, badRequest("--for sqlite measures directories with its own probe: --suite, --destructive and --repeat do not apply")
+			return nil, badRequest("the sqlite verdict measures directories with its own probe: Suite, Destructive and Repeat do not apply")
 		}
 		id, err := measureApps(ctx, st, req)
 		if id == "" {
@@ -74,7 +74,7 @@ func measureApps(ctx context.Context, st store.Recorder, req QualifyRequest) (st
 	}
 	for _, t := range req.Targets {
 		if fi, err := os.Stat(t); err != nil || !fi.IsDir() {
-			return "", badRequest("--target %s: --for sqlite needs an existing directory", t)
+			return "", badRequest("Targets: %s: the sqlite verdict needs an existing directory", t)
 		}
 	}
 	now := time.Now()

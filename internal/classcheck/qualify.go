@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner/kube"
 )
 
@@ -48,6 +49,9 @@ type Options struct {
 	PodOverrides []byte
 	// Progress hears each check as it starts and ends. May be nil.
 	Progress func(message string)
+	// AppBinary is the storbench binary copied into the app-fit check's
+	// pods (linux/amd64 like them); empty: this process's executable.
+	AppBinary string
 }
 
 // MinClaimsForP95 is the fewest samples a p95 is given for.
@@ -103,8 +107,10 @@ type run struct {
 	stopped, tainted []string
 	// notes are for the user (a node left for them to start).
 	notes []string
-	mu    sync.Mutex
-	seq   int
+	// apps are the app-fit check's results (round result.RoundApp).
+	apps []result.Result
+	mu   sync.Mutex
+	seq  int
 }
 
 // prefix starts the name of every object this run creates: the whole run
@@ -192,6 +198,7 @@ func Qualify(ctx context.Context, c *kube.Cluster, o Options) (*Report, error) {
 		{CheckFailover, false, r.failover},
 		{CheckNodeFailure, false, r.nodeFailure},
 		{CheckReadWriteMany, true, r.readWriteMany},
+		{CheckAppFit, true, r.appFit},
 	}
 	for _, ch := range checks {
 		if ctx.Err() != nil {
@@ -215,6 +222,7 @@ func Qualify(ctx context.Context, c *kube.Cluster, o Options) (*Report, error) {
 		r.progress("%s: %s: %s after %s %s", o.Class, ch.name, res.Outcome, res.Took.Round(time.Millisecond), res.Reason)
 		rep.Checks = append(rep.Checks, res)
 	}
+	rep.Apps = r.apps
 	return rep, nil
 }
 

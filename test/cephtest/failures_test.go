@@ -49,7 +49,7 @@ func checkFailures(t *testing.T, c *Cluster) {
 			dir := t.TempDir()
 			fioCmd := c.Command(ctx, c.Client, fioPath, "--name=failure", "--ioengine=rbd", "--clientname=admin", "--pool="+c.Pool,
 				"--rbdname=failures", "--rw=write", "--bs=4M", "--iodepth=8", "--direct=1", "--size=768M", "--randrepeat=0",
-				"--verify=crc32c", "--do_verify=1", "--verify_fatal=1", "--write_bw_log="+filepath.Join(dir, "bw"), "--log_avg_msec=500",
+				"--verify=crc32c", "--do_verify=1", "--verify_fatal=1", "--verify_state_save=0", "--write_bw_log="+filepath.Join(dir, "bw"), "--log_avg_msec=500",
 				"--output-format=json", "--output="+filepath.Join(dir, "out.json"))
 			var stderr testenv.Buffer
 			fioCmd.Stderr = &stderr

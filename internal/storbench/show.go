@@ -49,8 +49,9 @@ func Show(ctx context.Context, st store.Reader, req ShowRequest) (*RunDetail, er
 		results = []result.Result{}
 	}
 	links := analysis.LinkMatrices(results)
+	results = analysis.WithMeasuredLinks(results, links)
 	d := &RunDetail{Run: run, Results: results, Contention: contention.Reports(results), Links: links,
-		Breakdowns: analysis.Breakdowns(results, links), Sweeps: analysis.Sweeps(results)}
+		Breakdowns: append(analysis.Breakdowns(results, links), analysis.ServerBreakdowns(results, links)...), Sweeps: analysis.Sweeps(results)}
 	analysis.BoundBy(d.Sweeps, d.Breakdowns)
 	return d, nil
 }

@@ -22,6 +22,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -35,6 +36,7 @@ import (
 
 	"github.com/storbench/storbench/internal/cliff/throttle"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/storbench"
@@ -43,6 +45,15 @@ import (
 )
 
 func main() {
+	if err := bench(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// bench runs the comparison; with -loop it undoes the loop device, the
+// mount and the control group whether or not the comparison failed.
+func bench() (err error) {
 	dir := flag.String("dir", "", "directory on the disk to measure")
 	clients := flag.String("clients", "1,2,4,8", "the steps")
 	runtime := flag.Duration("runtime", 10*time.Second, "each step's runtime")
@@ -54,21 +65,17 @@ func main() {
 	flag.Parse()
 	var extra map[string]string
 	if *loop {
-		d, done, err := throttledLoop(*capIOPS)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
+		d, done, lerr := throttledLoop(*capIOPS)
+		if lerr != nil {
+			return lerr
 		}
-		defer done()
+		defer func() { err = errors.Join(err, done()) }()
 		*dir, extra = d, map[string]string{"rate_iops": strconv.Itoa(*rate)}
 		if *size == "256MiB" {
 			*size = "32MiB"
 		}
 	}
-	if err := run(*dir, *clients, *runtime, *rounds, *size, extra); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
+	return run(*dir, *clients, *runtime, *rounds, *size, extra)
 }
 
 func run(dir, clients string, runtime time.Duration, rounds int, sizeText string, extra map[string]string) error {
@@ -155,12 +162,11 @@ func viaStorbench(st store.Store, dir string, w spec.Workload, n int) (float64, 
 
 // viaClientServer runs the same job on n fio servers through one fio
 // client and returns the sum of the clients' IOPS.
-func viaClientServer(dir string, w spec.Workload, n int, size int64) (float64, error) {
+func viaClientServer(dir string, w spec.Workload, n int, size int64) (_ float64, err error) {
 	work, err := os.MkdirTemp(dir, "fio-cs-")
 	if err != nil {
 		return 0, err
 	}
-	defer os.RemoveAll(work)
 	args := []string{"--output-format=json"}
 	var servers []*exec.Cmd
 	defer func() {
@@ -168,6 +174,10 @@ func viaClientServer(dir string, w spec.Workload, n int, size int64) (float64, e
 			s.Process.Kill()
 			s.Wait()
 		}
+		// Each server's backend, forked per connection, outlives it for
+		// a moment, in the directory and the control group.
+		_, serr := proc.Reader{}.StopWorkingIn(work, "fio", 5*time.Second)
+		err = errors.Join(err, serr, os.RemoveAll(work))
 	}()
 	for i := range n {
 		port, err := freePort()
@@ -249,23 +259,33 @@ func mean(xs []float64) float64 {
 // throttledLoop mounts a fresh filesystem on a loop device, caps its reads
 // at capIOPS for this process's new control group and moves this process
 // into it; done undoes all of it.
-func throttledLoop(capIOPS int) (dir string, done func(), err error) {
-	var undo []func()
-	done = func() {
+func throttledLoop(capIOPS int) (dir string, done func() error, err error) {
+	var undo []func() error
+	done = func() error {
+		var errs []error
 		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
+			errs = append(errs, undo[i]())
 		}
+		return errors.Join(errs...)
 	}
 	defer func() {
 		if err != nil {
-			done()
+			err = errors.Join(err, done())
 		}
 	}()
+	command := func(name string, args ...string) func() error {
+		return func() error {
+			if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+				return fmt.Errorf("%s %s: %w %s", name, strings.Join(args, " "), err, out)
+			}
+			return nil
+		}
+	}
 	img := filepath.Join(os.TempDir(), fmt.Sprintf("sbswp-bench-%d.img", os.Getpid()))
 	if err := os.WriteFile(img, nil, 0o600); err != nil {
 		return "", nil, err
 	}
-	undo = append(undo, func() { os.Remove(img) })
+	undo = append(undo, func() error { return os.Remove(img) })
 	if err := os.Truncate(img, 2<<30); err != nil {
 		return "", nil, err
 	}
@@ -274,18 +294,18 @@ func throttledLoop(capIOPS int) (dir string, done func(), err error) {
 		return "", nil, fmt.Errorf("losetup: %w", err)
 	}
 	dev := strings.TrimSpace(string(out))
-	undo = append(undo, func() { exec.Command("losetup", "--detach", dev).Run() })
+	undo = append(undo, command("losetup", "--detach", dev))
 	if out, err := exec.Command("mkfs.ext4", "-q", "-F", dev).CombinedOutput(); err != nil {
 		return "", nil, fmt.Errorf("mkfs.ext4: %w %s", err, out)
 	}
 	if dir, err = os.MkdirTemp("", "sbswp-bench-"); err != nil {
 		return "", nil, err
 	}
-	undo = append(undo, func() { os.Remove(dir) })
+	undo = append(undo, func() error { return os.Remove(dir) })
 	if out, err := exec.Command("mount", dev, dir).CombinedOutput(); err != nil {
 		return "", nil, fmt.Errorf("mount: %w %s", err, out)
 	}
-	undo = append(undo, func() { exec.Command("umount", dir).Run() })
+	undo = append(undo, command("umount", dir))
 	major, minor, err := throttle.DeviceNumber(dev)
 	if err != nil {
 		return "", nil, err
@@ -295,7 +315,7 @@ func throttledLoop(capIOPS int) (dir string, done func(), err error) {
 	if err := os.Mkdir(cg, 0o755); err != nil {
 		return "", nil, fmt.Errorf("cgroup v1 blkio: %w", err)
 	}
-	undo = append(undo, func() { os.Remove(cg) })
+	undo = append(undo, func() error { return os.Remove(cg) })
 	limit := fmt.Sprintf("%d:%d %d", major, minor, capIOPS)
 	if err := os.WriteFile(filepath.Join(cg, "blkio.throttle.read_iops_device"), []byte(limit), 0o644); err != nil {
 		return "", nil, err
@@ -304,6 +324,6 @@ func throttledLoop(capIOPS int) (dir string, done func(), err error) {
 	if err := os.WriteFile(filepath.Join(cg, "cgroup.procs"), self, 0o644); err != nil {
 		return "", nil, err
 	}
-	undo = append(undo, func() { os.WriteFile(filepath.Join(root, "cgroup.procs"), self, 0o644) })
+	undo = append(undo, func() error { return os.WriteFile(filepath.Join(root, "cgroup.procs"), self, 0o644) })
 	return dir, done, nil
 }

@@ -49,7 +49,7 @@ func TestSweepKneeAtThrottle(t *testing.T) {
 	}
 	g, err := throttle.New(fmt.Sprintf("sbswp-%d", os.Getpid()), major, minor)
 	if err != nil {
-		testenv.Missing(t, "cgroup", "%v", err)
+		testenv.Missing(t, "cgroup-io", "%v", err)
 	}
 	const limitBPS = 6000 * 1024
 	if err := g.Limit(limitBPS); err != nil {

@@ -41,6 +41,7 @@ func FromLibrary(err error) error {
 	if err == nil || errors.As(err, &ee) {
 		return err
 	}
+	err = inFlags(err)
 	for _, rule := range exitCodes {
 		if rule.match(err) {
 			return &ExitError{Code: rule.code, Err: err}

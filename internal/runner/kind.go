@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/storbench/storbench/internal/result"
 )
@@ -86,20 +85,9 @@ type KindLeftovers interface {
 	RemoveLeftover(ctx context.Context, l Leftover) error
 }
 
-// Leftover is one thing a run left behind on a target.
-type Leftover struct {
-	// Kind is the Name of the kind that found it.
-	Kind string
-	// Where is the target string it was found under.
-	Where string
-	// Name is what is left, in the kind's terms (rbd:bench/storbench-r1).
-	Name  string
-	RunID string
-	// Created is when it was made; zero when unknown.
-	Created time.Time
-	// Detail says what it is, for a listing ("image, 2 GiB").
-	Detail string
-}
+// Leftover is one thing a run left behind on a target (result.Leftover:
+// Kind, Where, Name, RunID, Created, Detail).
+type Leftover = result.Leftover
 
 // Registry holds kinds in the order they recognise targets: the first
 // kind whose Parse recognises a string makes its target, so a kind that

@@ -7,14 +7,17 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
 )
 
 // DoctorRequest says where to check that storbench can run.
 type DoctorRequest struct {
-	// Fio runs fio where storbench would run it (execx.Local for this host).
+	// Fio runs fio where storbench would run it; its zero value runs
+	// fio on this host.
 	Fio fio.Runner
 	// DB is the results database's path; its directory must accept files.
 	DB string
@@ -22,10 +25,14 @@ type DoctorRequest struct {
 	K8s     bool
 	Cluster kube.ConnectOptions
 	Image   string
-	// SSHTargets (ssh://host/path) and SSH's inventory hosts are checked
-	// too (sshDoctorChecks).
-	SSHTargets []string
-	SSH        SSHRequest
+	// Targets are checked too: ssh://host/path and SSH's inventory hosts
+	// as hosts (sshDoctorChecks), any other by its kind (KindDoctor).
+	Targets []string
+	SSH     SSHRequest
+	// Kinds recognise Targets; nil is Kinds().
+	Kinds *runner.Registry
+	// Getenv is the environment kinds read (CEPH_CONF...); nil is none.
+	Getenv func(string) string
 	// Timeout bounds the whole check; 0 is no bound.
 	Timeout time.Duration
 }
@@ -36,10 +43,15 @@ type DoctorRequest struct {
 func Doctor(ctx context.Context, req DoctorRequest) []result.Check {
 	ctx, cancel := withTimeout(ctx, req.Timeout)
 	defer cancel()
-	checks := localChecks(ctx, req)
-	if len(req.SSHTargets) > 0 || req.SSH.Inventory != "" {
-		checks = append(checks, sshDoctorChecks(ctx, req)...)
+	if req.Fio.Cmder == nil {
+		req.Fio.Cmder = execx.Local{}
 	}
+	checks := localChecks(ctx, req)
+	sshTargets, others := splitSSHTargets(req.Targets)
+	if len(sshTargets) > 0 || req.SSH.Inventory != "" {
+		checks = append(checks, sshDoctorChecks(ctx, req, sshTargets)...)
+	}
+	checks = append(checks, kindDoctorChecks(ctx, req, others)...)
 	if !req.K8s {
 		return checks
 	}

@@ -33,14 +33,8 @@ const maxClockSkew = time.Second
 // or the safety verdict on a device), and the host's clock; fio versions
 // that differ across hosts are called out. Each problem is a check with a
 // fix, never an error; hosts are checked at once.
-func sshDoctorChecks(ctx context.Context, req DoctorRequest) []result.Check {
-	for _, t := range req.SSHTargets {
-		if !isSSHTarget(t) {
-			return []result.Check{{Area: "ssh", Name: "targets", Status: result.CheckFail, Detail: t + " is not an ssh:// target",
-				Fix: "doctor checks this host's fio itself; --target names ssh://[user@]host[:port]/path"}}
-		}
-	}
-	hosts, err := sshHosts(&RunRequest{Targets: req.SSHTargets, SSH: req.SSH}, map[string]bool{})
+func sshDoctorChecks(ctx context.Context, req DoctorRequest, targets []string) []result.Check {
+	hosts, err := sshHosts(&RunRequest{Targets: targets, SSH: req.SSH}, map[string]bool{})
 	if err != nil {
 		return []result.Check{{Area: "ssh", Name: "targets", Status: result.CheckFail, Detail: err.Error(),
 			Fix: "name targets as ssh://[user@]host[:port]/path, or give --inventory FILE with --hosts and --path"}}

@@ -27,7 +27,7 @@ func TestDoctorSSH(t *testing.T) {
 	servers[1].Stop()
 	req := DoctorRequest{
 		Fio: fio.Runner{Cmder: execx.Local{}}, DB: filepath.Join(t.TempDir(), "r.db"), Timeout: time.Minute,
-		SSHTargets: []string{sshURL(t, servers[0], dir), sshURL(t, servers[0], blank), sshURL(t, servers[0], used), down},
+		Targets: []string{sshURL(t, servers[0], dir), sshURL(t, servers[0], blank), sshURL(t, servers[0], used), down},
 	}
 	checks := Doctor(context.Background(), req)
 	got := map[string]result.Check{}
@@ -39,12 +39,12 @@ func TestDoctorSSH(t *testing.T) {
 		key, detail string
 		status      result.CheckStatus
 	}{
-		{"ssh " + req.SSHTargets[0] + " | connection", "host key known", result.CheckOK},
-		{"ssh " + req.SSHTargets[0] + " | fio", "fio-", result.CheckOK},
-		{"ssh " + req.SSHTargets[0] + " | target " + dir, "writable", result.CheckOK},
-		{"ssh " + req.SSHTargets[0] + " | clock", "ms from this machine's", result.CheckOK},
-		{"ssh " + req.SSHTargets[1] + " | target " + blank, "blank and unused", result.CheckOK},
-		{"ssh " + req.SSHTargets[2] + " | target " + used, "ext2/3/4 superblock", result.CheckFail},
+		{"ssh " + req.Targets[0] + " | connection", "host key known", result.CheckOK},
+		{"ssh " + req.Targets[0] + " | fio", "fio-", result.CheckOK},
+		{"ssh " + req.Targets[0] + " | target " + dir, "writable", result.CheckOK},
+		{"ssh " + req.Targets[0] + " | clock", "ms from this machine's", result.CheckOK},
+		{"ssh " + req.Targets[1] + " | target " + blank, "blank and unused", result.CheckOK},
+		{"ssh " + req.Targets[2] + " | target " + used, "ext2/3/4 superblock", result.CheckFail},
 		{"ssh " + down + " | connection", "connection refused", result.CheckFail},
 	} {
 		c, ok := got[w.key]
@@ -57,7 +57,7 @@ func TestDoctorSSH(t *testing.T) {
 		}
 	}
 	// Same clock on loopback: the skew is the estimate's error.
-	clock := got["ssh "+req.SSHTargets[0]+" | clock"].Detail
+	clock := got["ssh "+req.Targets[0]+" | clock"].Detail
 	if ms, err := strconv.Atoi(strings.Fields(clock + " x")[0]); err != nil || ms < -20 || ms > 20 {
 		t.Errorf("clock of a host on this machine: %q, want within 20 ms", clock)
 	}

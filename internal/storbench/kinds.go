@@ -10,8 +10,11 @@ import (
 
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/gluster"
 	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/runner/rbd"
 )
 
 // Kinds are the target kinds the library knows, in the order they
@@ -21,6 +24,8 @@ import (
 // adds a kind of its own with RunRequest.Kinds (Kinds().With(k)).
 func Kinds() *runner.Registry {
 	return runner.NewRegistry(
+		rbd.Kind{},
+		gluster.Kind{},
 		local.Kind{},
 	)
 }
@@ -46,7 +51,7 @@ func kindTarget(req *RunRequest, target string) (t runner.Target, k runner.Kind,
 		return nil, k, refuse(err)
 	}
 	if spec == nil {
-		return nil, nil, refusef("targets: %s: no kind of target recognises it", target)
+		return nil, nil, refusef("%s: %s: no kind of target recognises it", FieldTargets, target)
 	}
 	t, err = spec.Target(req.kindOptions())
 	if err != nil {
@@ -133,4 +138,57 @@ func judgePrepared(ctx context.Context, plan *engine.Plan, t runner.Target) (_ *
 	jt := &JudgedTarget{Path: t.Name(), Device: p.Device, Judged: j}
 	jt.TimeBased, jt.UntilDone = rawJobTime(j.Reading)
 	return jt, nil
+}
+
+// splitSSHTargets separates the ssh:// targets from the others.
+func splitSSHTargets(targets []string) (sshTargets, others []string) {
+	for _, t := range targets {
+		if isSSHTarget(t) {
+			sshTargets = append(sshTargets, t)
+		} else {
+			others = append(others, t)
+		}
+	}
+	return sshTargets, others
+}
+
+// kindDoctorChecks checks targets of registered kinds, each kind's at
+// once, in the order the kinds first appear; a target no kind recognises,
+// or that its kind refuses, is a failed check.
+func kindDoctorChecks(ctx context.Context, req DoctorRequest, targets []string) []result.Check {
+	reg := req.Kinds
+	if reg == nil {
+		reg = Kinds()
+	}
+	var order []runner.Kind
+	specs := map[string][]runner.Spec{}
+	var out []result.Check
+	for _, t := range targets {
+		if _, ok, _ := splitKubeTarget(t); ok {
+			out = append(out, result.Check{Area: "targets", Name: t, Status: result.CheckInfo,
+				Detail: "Kubernetes classes are checked with the cluster (K8s)"})
+			continue
+		}
+		k, spec, ok, err := reg.Parse(t)
+		switch {
+		case !ok:
+			out = append(out, result.Check{Area: "targets", Name: t, Status: result.CheckFail, Detail: "no kind of target recognises it",
+				Fix: "name a directory, a block device, ssh://host/path, or another kind's target"})
+			continue
+		case err != nil:
+			out = append(out, result.Check{Area: k.Name(), Name: t, Status: result.CheckFail, Detail: err.Error(), Fix: "correct the target"})
+			continue
+		}
+		if _, seen := specs[k.Name()]; !seen {
+			order = append(order, k)
+		}
+		specs[k.Name()] = append(specs[k.Name()], spec)
+	}
+	o := runner.Options{Getenv: req.Getenv}
+	for _, k := range order {
+		if d, ok := k.(runner.KindDoctor); ok {
+			out = append(out, d.Doctor(ctx, specs[k.Name()], o)...)
+		}
+	}
+	return out
 }

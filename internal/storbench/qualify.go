@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
@@ -37,6 +38,12 @@ type QualifyRequest struct {
 	// GroupBy and Baseline shape the comparison judged (general).
 	GroupBy  string
 	Baseline string
+	// Binary is storbench's own binary, whose hidden appfit-probe command
+	// runs the clients of --for sqlite; empty: this process's executable.
+	Binary string
+	// AppDuration is each SQLite mode's commit time per client (sqlite);
+	// 0 means 3 s.
+	AppDuration time.Duration
 	// DeviceSize is the data device's size for ceph-osd block.db advice
 	// (4TB, 960GiB); empty reads each target's disk from sysfs when its
 	// results come from this host.
@@ -95,6 +102,9 @@ func Qualify(ctx context.Context, st store.Store, req QualifyRequest) (*Qualific
 	deviceBytes, err := req.validate()
 	if err != nil {
 		return nil, err
+	}
+	if req.For == analysis.ForSQLite {
+		return qualifySQLite(ctx, st, req)
 	}
 	q := &Qualification{}
 	ids := req.RunIDs

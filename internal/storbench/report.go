@@ -34,7 +34,14 @@ func Report(ctx context.Context, st store.Reader, req ReportRequest) (*Compariso
 	if err != nil {
 		return nil, err
 	}
-	cmp.Verdicts, err = analysis.Verdicts(cmp.View.Comparison, req.For)
+	// sqlite is judged from app-fitness results, not the comparison.
+	kinds := slices.DeleteFunc(slices.Clone(req.For), func(k string) bool { return k == analysis.ForSQLite })
+	if len(kinds) > 0 || len(req.For) == 0 {
+		cmp.Verdicts, err = analysis.Verdicts(cmp.View.Comparison, kinds)
+	}
+	if err == nil {
+		err = appVerdict(ctx, st, cmp, slices.Contains(req.For, analysis.ForSQLite))
+	}
 	var missing *analysis.MissingError
 	if errors.As(err, &missing) {
 		return nil, &RequestError{err}

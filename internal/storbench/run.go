@@ -76,6 +76,8 @@ type RunRequest struct {
 	// A Kube without any k8s: target is refused.
 	Kube *KubeRequest
 	SSH  SSHRequest
+	// Sweep, when its Clients is set, runs the saturation sweep (sweep.go).
+	Sweep SweepRequest
 }
 
 // DefaultSuite is the suite a request without Suite, SuiteSpec or FioJob
@@ -173,7 +175,7 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 		}
 	}
 	if len(p.classes) == 0 && req.Kube != nil {
-		return nil, refusef("--nodes, --size and the other Kubernetes options apply to Kubernetes targets: add --target k8s:STORAGECLASS")
+		return nil, refusef("%s options apply to Kubernetes targets: add %s k8s:STORAGECLASS", FieldKube, FieldTargets)
 	}
 	var mems []cacheMemory
 	if len(p.classes) > 0 {
@@ -267,6 +269,8 @@ type RunOutcome struct {
 	Results []result.Result `json:"results"`
 	// Contention pairs the probe alone and under load (--round contention).
 	Contention []analysis.ContentionReport `json:"contention,omitempty"`
+	// Sweeps are the run's sweeps with their knees (--clients).
+	Sweeps []analysis.SweepView `json:"sweeps,omitempty"`
 }
 
 // LoadRunOutcome reads what st holds of run r.
@@ -278,7 +282,8 @@ func LoadRunOutcome(ctx context.Context, st store.Reader, r *result.Run) (*RunOu
 	if results == nil {
 		results = []result.Result{}
 	}
-	return &RunOutcome{Run: r, Results: results, Contention: contention.Reports(results)}, nil
+	results = analysis.WithMeasuredLinks(results, analysis.LinkMatrices(results))
+	return &RunOutcome{Run: r, Results: results, Contention: contention.Reports(results), Sweeps: analysis.Sweeps(results)}, nil
 }
 
 // DryRun judges req's fio job on every local target and every SSH host

@@ -64,7 +64,7 @@ type KubeTargetSet struct {
 func KubeTargets(ctx context.Context, k KubeRequest, classes []string, report func(target, msg string)) (*KubeTargetSet, error) {
 	opts := kube.TargetOptions{Image: k.Image, Timeout: k.Timeout, Report: report}
 	if k.Timeout <= 0 {
-		return nil, refusef("--timeout %s: must be positive", k.Timeout)
+		return nil, refusef("%s %s: must be positive", FieldKubeTimeout, k.Timeout)
 	}
 	switch k.VolumeMode {
 	case "Filesystem", "filesystem":
@@ -72,26 +72,26 @@ func KubeTargets(ctx context.Context, k KubeRequest, classes []string, report fu
 	case "Block", "block":
 		opts.VolumeMode = corev1.PersistentVolumeBlock
 	default:
-		return nil, refusef("--volume-mode %q: choose Filesystem or Block", k.VolumeMode)
+		return nil, refusef("%s %q: choose Filesystem or Block", FieldKubeVolumeMode, k.VolumeMode)
 	}
 	switch m := corev1.PersistentVolumeAccessMode(k.AccessMode); m {
 	case corev1.ReadWriteOnce, corev1.ReadWriteOncePod, corev1.ReadWriteMany:
 		opts.AccessMode = m
 	case corev1.ReadOnlyMany:
-		return nil, refusef("--access-mode ReadOnlyMany: fio must write its test file; choose ReadWriteOnce, ReadWriteOncePod or ReadWriteMany")
+		return nil, refusef("%s ReadOnlyMany: fio must write its test file; choose ReadWriteOnce, ReadWriteOncePod or ReadWriteMany", FieldKubeAccessMode)
 	default:
-		return nil, refusef("--access-mode %q: choose ReadWriteOnce, ReadWriteOncePod or ReadWriteMany", k.AccessMode)
+		return nil, refusef("%s %q: choose ReadWriteOnce, ReadWriteOncePod or ReadWriteMany", FieldKubeAccessMode, k.AccessMode)
 	}
 	switch p := corev1.PullPolicy(k.PullPolicy); p {
 	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
 		opts.PullPolicy = p
 	default:
-		return nil, refusef("--image-pull-policy %q: choose Always, IfNotPresent or Never", k.PullPolicy)
+		return nil, refusef("%s %q: choose Always, IfNotPresent or Never", FieldKubePullPolicy, k.PullPolicy)
 	}
 	if k.Size != "" {
 		n, err := parsePVCSize(k.Size)
 		if err != nil {
-			return nil, refusef("--size %q: %v", k.Size, err)
+			return nil, refusef("%s %q: %v", FieldKubeSize, k.Size, err)
 		}
 		opts.Size = n
 	}
@@ -114,6 +114,9 @@ func KubeTargets(ctx context.Context, k KubeRequest, classes []string, report fu
 		return nil, refuse(fmt.Errorf("choosing nodes on %s: %w", cluster.Host, err))
 	}
 	set := &KubeTargetSet{Skipped: skipped}
+	if classes, err = resolveClasses(lctx, cluster, classes, report); err != nil {
+		return nil, err
+	}
 	if set.MemBytes, set.MemKnown, err = kube.NodeMemory(lctx, cluster.Client, nodes); err != nil {
 		return nil, err
 	}
@@ -157,7 +160,24 @@ func splitKubeTarget(t string) (class string, ok bool, err error) {
 		return "", false, nil
 	}
 	if class == "" || strings.ContainsAny(class, "@/ ") {
-		return "", true, refusef("--target %s: write k8s:STORAGECLASS (choose nodes with --nodes or --node-selector)", t)
+		return "", true, refusef("%s: %s: write k8s:STORAGECLASS (choose nodes with %s or %s)", FieldTargets, t, FieldKubeNodes, FieldKubeSelector)
 	}
 	return class, true, nil
+}
+
+// resolveClasses turns k8s:default into the cluster's default StorageClass
+// (kube.ResolveClass), saying which it is.
+func resolveClasses(ctx context.Context, c *kube.Cluster, classes []string, report func(target, msg string)) ([]string, error) {
+	out := make([]string, len(classes))
+	for i, class := range classes {
+		name, note, err := kube.ResolveClass(ctx, c.Client, class)
+		if err != nil {
+			return nil, refuse(err)
+		}
+		if note != "" && report != nil {
+			report("", note)
+		}
+		out[i] = name
+	}
+	return out, nil
 }

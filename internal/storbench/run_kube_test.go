@@ -24,11 +24,11 @@ func TestKubeTargetsAndRounds(t *testing.T) {
 		{name: "k8s targets collect classes", targets: []string{"k8s:longhorn", "/tmp", "k8s:local-path"}, classes: []string{"longhorn", "local-path"}},
 		{name: "parallel round", targets: []string{"k8s:a"}, rounds: []string{"isolated", "parallel"}, classes: []string{"a"}, want: []string{"isolated", "parallel"}},
 		{name: "parallel of local targets", targets: []string{"/tmp", "/var/tmp"}, rounds: []string{"parallel"}, want: []string{"parallel"}},
-		{name: "unknown round", targets: []string{"k8s:a"}, rounds: []string{"sideways"}, err: `--rounds "sideways"`},
+		{name: "unknown round", targets: []string{"k8s:a"}, rounds: []string{"sideways"}, err: `Rounds "sideways"`},
 		{name: "round twice", targets: []string{"k8s:a"}, rounds: []string{"parallel", "parallel"}, err: "names parallel twice"},
 		{name: "parallel with contention", targets: []string{"/tmp"}, round: "contention", rounds: []string{"parallel"}, err: "separate experiments"},
 		{name: "empty class", targets: []string{"k8s:"}, err: "write k8s:STORAGECLASS"},
-		{name: "node in the target", targets: []string{"k8s:a@node1"}, err: "--nodes or --node-selector"},
+		{name: "node in the target", targets: []string{"k8s:a@node1"}, err: "Kube.Nodes or Kube.NodeSelector"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,13 +70,13 @@ func TestKubeRequestErrors(t *testing.T) {
 		edit func(k *KubeRequest)
 		err  string
 	}{
-		{"volume mode", func(k *KubeRequest) { k.VolumeMode = "Raw" }, `--volume-mode "Raw"`},
+		{"volume mode", func(k *KubeRequest) { k.VolumeMode = "Raw" }, `Kube.VolumeMode "Raw"`},
 		{"read-only access", func(k *KubeRequest) { k.AccessMode = "ReadOnlyMany" }, "fio must write"},
-		{"access mode", func(k *KubeRequest) { k.AccessMode = "Sometimes" }, `--access-mode "Sometimes"`},
-		{"pull policy", func(k *KubeRequest) { k.PullPolicy = "Sometimes" }, "--image-pull-policy"},
-		{"size", func(k *KubeRequest) { k.Size = "lots" }, `--size "lots"`},
+		{"access mode", func(k *KubeRequest) { k.AccessMode = "Sometimes" }, `Kube.AccessMode "Sometimes"`},
+		{"pull policy", func(k *KubeRequest) { k.PullPolicy = "Sometimes" }, "Kube.PullPolicy"},
+		{"size", func(k *KubeRequest) { k.Size = "lots" }, `Kube.Size "lots"`},
 		{"negative size", func(k *KubeRequest) { k.Size = "-1Gi" }, "must be positive"},
-		{"timeout", func(k *KubeRequest) { k.Timeout = 0 }, "--timeout"},
+		{"timeout", func(k *KubeRequest) { k.Timeout = 0 }, "Kube.Timeout"},
 		{"overrides", func(k *KubeRequest) { k.PodOverrides = overrides }, "--pod-overrides"},
 		{"no kubeconfig", func(k *KubeRequest) { k.Kubeconfig = filepath.Join(t.TempDir(), "missing") }, "kubeconfig"},
 	}
@@ -101,7 +101,7 @@ func TestKubeOptionWithoutKubeTarget(t *testing.T) {
 	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
 	defer st.Close()
 	_, err := Run(context.Background(), st, r, &recorder{})
-	wantRefused(t, err, "Kubernetes options apply to Kubernetes targets: add --target k8s:STORAGECLASS")
+	wantRefused(t, err, "Kube options apply to Kubernetes targets: add Targets k8s:STORAGECLASS")
 }
 
 func TestParsePVCSize(t *testing.T) {

@@ -43,29 +43,30 @@ type runPlan struct {
 	localCache  int64
 }
 
-func refusef(format string, args ...any) error { return refuse(fmt.Errorf(format, args...)) }
+// refusef refuses the request; Field arguments name request fields.
+func refusef(format string, args ...any) error { return refuse(fieldErrorf(format, args...)) }
 
 // buildRunPlan checks req and turns it into a plan of its local targets,
 // in the order the run command always checked its flags.
 func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 	if len(req.Targets) == 0 && req.SSH.Inventory == "" {
-		return nil, refusef("no target: pass --target DIR or --target /dev/DEVICE")
+		return nil, refusef("no target: give %s DIR or %s /dev/DEVICE", FieldTargets, FieldTargets)
 	}
 	if req.Repeat < 1 {
-		return nil, refusef("--repeat %d: must be at least 1", req.Repeat)
+		return nil, refusef("%s %d: must be at least 1", FieldRepeat, req.Repeat)
 	}
 	plan := &engine.Plan{Repeat: req.Repeat, Labels: req.Labels, FailFast: req.FailFast, Round: result.RoundIsolated,
 		Policy: safety.Policy{Destructive: req.Destructive}, LiveProgress: req.LiveProgress}
 	if dryRun && req.FioJob == "" {
-		return nil, refusef("--dry-run applies to --fio-job")
+		return nil, refusef("%s applies to %s", FieldDryRun, FieldFioJob)
 	}
 	suiteSet := req.Suite != "" || req.SuiteSpec != nil
 	switch {
 	case req.FioJob != "" && suiteSet:
-		return nil, refusef("--suite and --fio-job are alternatives: pass one")
+		return nil, refusef("%s and %s are alternatives: give one", FieldSuite, FieldFioJob)
 	case req.FioJob != "":
 		if len(req.Workloads) > 0 {
-			return nil, refusef("--workloads selects suite workloads; it does not apply to --fio-job")
+			return nil, refusef("%s selects suite workloads; it does not apply to %s", FieldWorkloads, FieldFioJob)
 		}
 		var opts fio.ReadOptions
 		if req.Getenv != nil {
@@ -96,7 +97,7 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 	seen := map[string]bool{}
 	for _, t := range req.Targets {
 		if seen[t] {
-			return nil, refusef("--target %s is given twice", t)
+			return nil, refusef("%s: %s is given twice", FieldTargets, t)
 		}
 		seen[t] = true
 		if class, ok, err := splitKubeTarget(t); ok {
@@ -132,11 +133,14 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 	if err := applyRound(p, req, suiteSet); err != nil {
 		return nil, err
 	}
+	if err := applySweep(p, req, suiteSet); err != nil { // sweep.go
+		return nil, err
+	}
 	if req.SSH.AcceptNewHostKeys && len(hosts) == 0 && p.noiseHost == nil {
-		return nil, refusef("%s applies to ssh:// targets and --inventory hosts", ssh.AcceptNewFlag)
+		return nil, refusef("%s applies to ssh:// targets and %s hosts", FieldSSHAcceptNew, FieldSSHInventory)
 	}
 	if req.SSH.Become && !slices.ContainsFunc(req.Targets, isSSHTarget) && p.noiseHost == nil {
-		return nil, refusef("--ssh-become applies to ssh:// targets (inventory hosts use ansible_become)")
+		return nil, refusef("%s applies to ssh:// targets (inventory hosts use ansible_become)", FieldSSHBecome)
 	}
 	if err := applyRounds(plan, req.Rounds); err != nil {
 		return nil, err
@@ -158,48 +162,48 @@ func applyMeasurement(p *runPlan, req *RunRequest) error {
 	// cache answers, so --defeat-cache has nothing to do there.
 	if m.RepeatAuto || m.Precondition {
 		if req.Round == result.RoundContention || slices.Contains(req.Rounds, result.RoundParallel) {
-			return refusef("--repeat auto and --precondition apply to the isolated round: run the contention or parallel round separately")
+			return refusef("%s and %s apply to the isolated round: run the contention or parallel round separately", FieldRepeatAuto, FieldPrecondition)
 		}
 	}
 	if m.DefeatCache && req.Round == result.RoundContention {
-		return refusef("--defeat-cache applies to suite workloads; the contention round's probe is a sync write no cache answers")
+		return refusef("%s applies to suite workloads; the contention round's probe is a sync write no cache answers", FieldDefeatCache)
 	}
 	if m.RepeatAuto {
 		precision, lo, hi := or(m.Precision, DefaultPrecision), or(m.RepeatMin, DefaultRepeatMin), or(m.RepeatMax, DefaultRepeatMax)
 		if precision <= 0 || precision >= 100 {
-			return refusef("--precision %g: give a percentage between 0 and 100", precision)
+			return refusef("%s %g: give a percentage between 0 and 100", FieldPrecision, precision)
 		}
 		if lo < 2 || hi < lo {
-			return refusef("--repeat-min %d, --repeat-max %d: a confidence interval needs at least 2 runs, and the most must not be below the fewest", lo, hi)
+			return refusef("%s %d, %s %d: a confidence interval needs at least 2 runs, and the most must not be below the fewest", FieldRepeatMin, lo, FieldRepeatMax, hi)
 		}
 		plan.Measurement.RepeatAuto = &engine.RepeatAuto{Precision: precision / 100, Min: lo, Max: hi}
 	} else {
 		for _, o := range []struct {
-			flag string
-			set  bool
-		}{{"precision", m.Precision != nil}, {"repeat-min", m.RepeatMin != nil}, {"repeat-max", m.RepeatMax != nil}} {
+			field Field
+			set   bool
+		}{{FieldPrecision, m.Precision != nil}, {FieldRepeatMin, m.RepeatMin != nil}, {FieldRepeatMax, m.RepeatMax != nil}} {
 			if o.set {
-				return refusef("--%s belongs to --repeat auto", o.flag)
+				return refusef("%s belongs to %s", o.field, FieldRepeatAuto)
 			}
 		}
 	}
 	if !m.UntilStable && (m.StableMax != nil || m.StableInterval != nil) {
-		return refusef("--stable-max and --stable-interval belong to --until-stable")
+		return refusef("%s and %s belong to %s", FieldStableMax, FieldStableInterval, FieldUntilStable)
 	}
 	if plan.Suite == nil && (m.UntilStable || m.DefeatCache) {
-		return refusef("--until-stable and --defeat-cache shape suite workloads; a --fio-job runs as written")
+		return refusef("%s and %s shape suite workloads; a %s runs as written", FieldUntilStable, FieldDefeatCache, FieldFioJob)
 	}
 	if m.UntilStable {
 		most, every := or(m.StableMax, DefaultStableMax), or(m.StableInterval, DefaultStableInterval)
 		if every <= 0 {
-			return refusef("--stable-interval %s: must be positive", every)
+			return refusef("%s %s: must be positive", FieldStableInterval, every)
 		}
 		ss := spec.SteadyState{MaxRuntime: spec.Duration(most), Interval: spec.Duration(every)}.WithDefaults()
 		if time.Duration(ss.Window)%every != 0 {
-			return refusef("--stable-interval %s: the %s window must be a whole number of intervals", every, ss.Window)
+			return refusef("%s %s: the %s window must be a whole number of intervals", FieldStableInterval, every, ss.Window)
 		}
 		if most < time.Duration(ss.Window+ss.Ramp) {
-			return refusef("--stable-max %s: leaves no time for the %s ramp and %s window", most, ss.Ramp, ss.Window)
+			return refusef("%s %s: leaves no time for the %s ramp and %s window", FieldStableMax, most, ss.Ramp, ss.Window)
 		}
 		plan.Suite.UntilStable(ss)
 	}
@@ -264,7 +268,7 @@ func (p *runPlan) sizeForCache(mems []cacheMemory) (string, error) {
 	var big cacheMemory
 	for _, m := range mems {
 		if m.err != nil {
-			return "", refusef("--defeat-cache: %v: pass --label %s=BYTES", m.err, result.LabelMemBytes)
+			return "", refusef("%s: %v: give %s %s=BYTES", FieldDefeatCache, m.err, FieldLabels, result.LabelMemBytes)
 		}
 		if m.bytes > big.bytes {
 			big = m
@@ -285,7 +289,7 @@ func applyPrecondition(plan *engine.Plan, req *RunRequest) error {
 	m := req.Measure
 	if m.Precondition {
 		if len(req.Destructive) == 0 {
-			return refusef("--precondition writes whole devices: it needs --destructive naming them")
+			return refusef("%s writes whole devices: it needs %s naming them", FieldPrecondition, FieldDestructive)
 		}
 		plan.Measurement.Precondition = true
 	}
@@ -298,18 +302,18 @@ func cacheBytes(labels map[string]string) (int64, error) {
 	if v := result.LabelMemBytes.Of(labels); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
-			return 0, refusef("--label %s=%s: give the memory in bytes", result.LabelMemBytes, v)
+			return 0, refusef("%s %s=%s: give the memory in bytes", FieldLabels, result.LabelMemBytes, v)
 		}
 		return n, nil
 	}
 	data, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
-		return 0, fmt.Errorf("--defeat-cache: reading this host's memory size: %w", err)
+		return 0, fieldErrorf("%s: reading this host's memory size: %w", FieldDefeatCache, err)
 	}
 	if n := engine.MemTotal(data); n > 0 {
 		return n, nil
 	}
-	return 0, fmt.Errorf("--defeat-cache: /proc/meminfo has no MemTotal")
+	return 0, fieldErrorf("%s: /proc/meminfo has no MemTotal", FieldDefeatCache)
 }
 
 // applyRound turns on telemetry and, for the contention round, replaces
@@ -320,18 +324,18 @@ func applyRound(p *runPlan, req *RunRequest, suiteSet bool) error {
 	switch req.Round {
 	case result.RoundIsolated:
 		if req.Probe != "" || req.NoiseTarget != "" {
-			return refusef("--probe and --noise-target belong to the contention round: add --round contention")
+			return refusef("%s and %s belong to the contention round: set %s contention", FieldProbe, FieldNoiseTarget, FieldRound)
 		}
 		return nil
 	case result.RoundContention:
 	default:
-		return refusef("--round %q: choose isolated (the suite, one target at a time) or contention (a latency probe alone, then beside a bulk writer)", req.Round)
+		return refusef("%s %q: choose isolated (the suite, one target at a time) or contention (a latency probe alone, then beside a bulk writer)", FieldRound, req.Round)
 	}
 	if plan.RawJob != nil {
-		return refusef("--round contention runs a probe workload: choose it with --probe instead of --fio-job")
+		return refusef("%s contention runs a probe workload: choose it with %s instead of %s", FieldRound, FieldProbe, FieldFioJob)
 	}
 	if len(req.Workloads) > 0 && !suiteSet {
-		return refusef("--round contention measures one workload: choose it with --probe instead of --workloads")
+		return refusef("%s contention measures one workload: choose it with %s instead of %s", FieldRound, FieldProbe, FieldWorkloads)
 	}
 	probe, err := resolveProbe(plan.Suite, req.Probe, suiteSet)
 	if err != nil {
@@ -340,14 +344,14 @@ func applyRound(p *runPlan, req *RunRequest, suiteSet bool) error {
 	c := &engine.Contention{Probe: probe}
 	if req.NoiseTarget != "" {
 		if slices.Contains(req.Targets, req.NoiseTarget) {
-			return refusef("--noise-target %s is also a --target: leave it out to put the bulk writer on the probe's own target", req.NoiseTarget)
+			return refusef("%s %s is also in %s: leave it out to put the bulk writer on the probe's own target", FieldNoiseTarget, req.NoiseTarget, FieldTargets)
 		}
 		if isSSHTarget(req.NoiseTarget) {
 			// Connected with the hosts (Run), on a connection of its own
 			// or the probe host's.
 			o, path, err := ssh.ParseTarget(req.NoiseTarget)
 			if err != nil {
-				return refuse(fmt.Errorf("--noise-target: %w", err))
+				return refusef("%s: %w", FieldNoiseTarget, err)
 			}
 			o.Become = req.SSH.Become
 			p.noiseHost = &sshHost{name: req.NoiseTarget, opts: o, path: path}
@@ -367,12 +371,12 @@ func resolveProbe(suite *spec.Suite, name string, suiteSet bool) (spec.Workload,
 			if len(suite.Workloads) == 1 {
 				return suite.Workloads[0], nil
 			}
-			return spec.Workload{}, refusef("suite %s has %d workloads: choose the probe with --probe (%s)", suite.Name, len(suite.Workloads), strings.Join(suiteWorkloadNames(suite), ", "))
+			return spec.Workload{}, refusef("suite %s has %d workloads: choose the probe with %s (%s)", suite.Name, len(suite.Workloads), FieldProbe, strings.Join(suiteWorkloadNames(suite), ", "))
 		}
 		if w, ok := suite.Workload(name); ok {
 			return w, nil
 		}
-		return spec.Workload{}, refusef("--probe %s: suite %s has no such workload (it has %s)", name, suite.Name, strings.Join(suiteWorkloadNames(suite), ", "))
+		return spec.Workload{}, refusef("%s %s: suite %s has no such workload (it has %s)", FieldProbe, name, suite.Name, strings.Join(suiteWorkloadNames(suite), ", "))
 	}
 	if name == "" {
 		name = DefaultProbe
@@ -398,7 +402,7 @@ func resolveProbe(suite *spec.Suite, name string, suiteSet bool) (spec.Workload,
 		all = append(all, n)
 	}
 	sort.Strings(all)
-	return spec.Workload{}, refusef("--probe %s: no built-in workload has that name (built-in: %s; or pass --suite FILE with your own)", name, strings.Join(all, ", "))
+	return spec.Workload{}, refusef("%s %s: no built-in workload has that name (built-in: %s; or give %s a suite file with your own)", FieldProbe, name, strings.Join(all, ", "), FieldSuite)
 }
 
 func suiteWorkloadNames(s *spec.Suite) []string {
@@ -416,10 +420,10 @@ func applyRounds(plan *engine.Plan, rounds []string) error {
 		switch r {
 		case result.RoundIsolated, result.RoundParallel, result.RoundNetwork:
 		default:
-			return refusef("--rounds %q: choose from network, isolated and parallel, in the order to run them (network,isolated,parallel)", r)
+			return refusef("%s %q: choose from network, isolated and parallel, in the order to run them (network,isolated,parallel)", FieldRounds, r)
 		}
 		if seen[r] {
-			return refusef("--rounds names %s twice", r)
+			return refusef("%s names %s twice", FieldRounds, r)
 		}
 		seen[r] = true
 	}
@@ -427,7 +431,7 @@ func applyRounds(plan *engine.Plan, rounds []string) error {
 		return nil
 	}
 	if plan.Contention != nil {
-		return refusef("--rounds %s and --round contention are separate experiments: run them one at a time", strings.Join(rounds, ","))
+		return refusef("%s %s and %s contention are separate experiments: run them one at a time", FieldRounds, strings.Join(rounds, ","), FieldRound)
 	}
 	plan.Rounds = rounds
 	return nil

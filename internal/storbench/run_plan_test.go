@@ -63,12 +63,12 @@ func TestRunRequestBasics(t *testing.T) {
 		edit func(r *RunRequest)
 		err  string
 	}{
-		{"no target", func(r *RunRequest) { r.Targets = nil }, "no target: pass --target DIR or --target /dev/DEVICE"},
-		{"repeat zero", func(r *RunRequest) { r.Repeat = 0 }, "--repeat 0: must be at least 1"},
-		{"target twice", func(r *RunRequest) { r.Targets = []string{"/tmp", "/tmp"} }, "--target /tmp is given twice"},
+		{"no target", func(r *RunRequest) { r.Targets = nil }, "no target: give Targets DIR or Targets /dev/DEVICE"},
+		{"repeat zero", func(r *RunRequest) { r.Repeat = 0 }, "Repeat 0: must be at least 1"},
+		{"target twice", func(r *RunRequest) { r.Targets = []string{"/tmp", "/tmp"} }, "Targets: /tmp is given twice"},
 		{"unknown suite", func(r *RunRequest) { r.Suite = "no-such-suite" }, "no-such-suite"},
 		{"unknown workload", func(r *RunRequest) { r.Suite, r.Workloads = "quick", []string{"nope"} }, "nope"},
-		{"workloads of a job", func(r *RunRequest) { r.FioJob, r.Workloads = "x.fio", []string{"a"} }, "does not apply to --fio-job"},
+		{"workloads of a job", func(r *RunRequest) { r.FioJob, r.Workloads = "x.fio", []string{"a"} }, "does not apply to FioJob"},
 		{"missing job file", func(r *RunRequest) { r.FioJob = "testdata/none.fio" }, "none.fio"},
 	}
 	for _, tt := range tests {
@@ -79,11 +79,11 @@ func TestRunRequestBasics(t *testing.T) {
 	}
 	t.Run("suite and job", func(t *testing.T) {
 		_, err := buildRunPlan(new(request(func(r *RunRequest) { r.Suite, r.FioJob = "quick", "x.fio" })), false)
-		wantRefused(t, err, "--suite and --fio-job are alternatives: pass one")
+		wantRefused(t, err, "Suite and FioJob are alternatives: give one")
 	})
 	t.Run("dry run of a suite", func(t *testing.T) {
 		_, err := buildRunPlan(new(request(nil)), true)
-		wantRefused(t, err, "--dry-run applies to --fio-job")
+		wantRefused(t, err, "DryRun applies to FioJob")
 	})
 }
 
@@ -124,12 +124,12 @@ func TestContentionRequest(t *testing.T) {
 		{"built-in workload", func(r *RunRequest) { r.Round, r.Probe = "contention", "rand-read-4k-qd1" }, "rand-read-4k-qd1", ""},
 		{"suite of one", func(r *RunRequest) { r.Round, r.Probe = "contention", "etcd" }, "etcd-fdatasync", ""},
 		{"workload of --suite", func(r *RunRequest) { r.Round, r.Suite, r.Probe = "contention", "quick", "seq-read" }, "seq-read", ""},
-		{"unknown probe", func(r *RunRequest) { r.Round, r.Probe = "contention", "nope" }, "", "--probe nope: no built-in workload"},
-		{"--suite with many workloads", func(r *RunRequest) { r.Round, r.Suite = "contention", "quick" }, "", "choose the probe with --probe"},
-		{"probe without the round", func(r *RunRequest) { r.Probe = "etcd" }, "", "add --round contention"},
-		{"unknown round", func(r *RunRequest) { r.Round = "chaos" }, "", `--round "chaos"`},
-		{"noise target is a target", func(r *RunRequest) { r.Round, r.NoiseTarget = "contention", "/tmp" }, "", "is also a --target"},
-		{"workloads instead of a probe", func(r *RunRequest) { r.Round, r.Workloads = "contention", []string{"seq-read"} }, "", "choose it with --probe instead of --workloads"},
+		{"unknown probe", func(r *RunRequest) { r.Round, r.Probe = "contention", "nope" }, "", "Probe nope: no built-in workload"},
+		{"--suite with many workloads", func(r *RunRequest) { r.Round, r.Suite = "contention", "quick" }, "", "choose the probe with Probe"},
+		{"probe without the round", func(r *RunRequest) { r.Probe = "etcd" }, "", "set Round contention"},
+		{"unknown round", func(r *RunRequest) { r.Round = "chaos" }, "", `Round "chaos"`},
+		{"noise target is a target", func(r *RunRequest) { r.Round, r.NoiseTarget = "contention", "/tmp" }, "", "is also in Targets"},
+		{"workloads instead of a probe", func(r *RunRequest) { r.Round, r.Workloads = "contention", []string{"seq-read"} }, "", "choose it with Probe instead of Workloads"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,7 +146,7 @@ func TestContentionRequest(t *testing.T) {
 	t.Run("fio job", func(t *testing.T) {
 		job := readJob(t)
 		_, err := buildRunPlan(new(request(func(r *RunRequest) { r.Round, r.FioJob = "contention", job })), false)
-		wantRefused(t, err, "choose it with --probe instead of --fio-job")
+		wantRefused(t, err, "choose it with Probe instead of FioJob")
 	})
 }
 
@@ -180,7 +180,7 @@ func TestMeasurementRequest(t *testing.T) {
 				t.Errorf("repeat %d %+v", p.Repeat, p.Measurement.RepeatAuto)
 			}
 		}},
-		{"precision without auto", func(r *RunRequest) { r.Measure.Precision = new(3.0) }, "--precision belongs to --repeat auto", nil},
+		{"precision without auto", func(r *RunRequest) { r.Measure.Precision = new(3.0) }, "Measure.Precision belongs to Measure.RepeatAuto", nil},
 		{"bad precision", func(r *RunRequest) { r.Measure.RepeatAuto, r.Measure.Precision = true, new(0.0) }, "between 0 and 100", nil},
 		{"bad counts", func(r *RunRequest) { r.Measure.RepeatAuto, r.Measure.RepeatMin = true, new(1) }, "at least 2 runs", nil},
 		{"until stable", func(r *RunRequest) {
@@ -194,7 +194,7 @@ func TestMeasurementRequest(t *testing.T) {
 				}
 			}
 		}},
-		{"stable flags alone", func(r *RunRequest) { r.Measure.StableMax = new(2 * time.Minute) }, "belong to --until-stable", nil},
+		{"stable flags alone", func(r *RunRequest) { r.Measure.StableMax = new(2 * time.Minute) }, "belong to Measure.UntilStable", nil},
 		{"odd interval", func(r *RunRequest) { r.Measure.UntilStable, r.Measure.StableInterval = true, new(700*time.Millisecond) }, "whole number of intervals", nil},
 		{"short max", func(r *RunRequest) { r.Measure.UntilStable, r.Measure.StableMax = true, new(10*time.Second) }, "leaves no time", nil},
 		{"defeat cache", func(r *RunRequest) {
@@ -223,8 +223,8 @@ func TestMeasurementRequest(t *testing.T) {
 		}},
 		{"defeat cache bad label", func(r *RunRequest) {
 			r.Measure.DefeatCache, r.Labels = true, map[string]string{string(result.LabelMemBytes): "lots"}
-		}, "--label mem_bytes=lots: give the memory in bytes", nil},
-		{"precondition needs destructive", func(r *RunRequest) { r.Measure.Precondition = true }, "needs --destructive", nil},
+		}, "Labels mem_bytes=lots: give the memory in bytes", nil},
+		{"precondition needs destructive", func(r *RunRequest) { r.Measure.Precondition = true }, "needs Destructive", nil},
 		{"precondition", func(r *RunRequest) { r.Measure.Precondition, r.Destructive = true, []string{"/dev/loop9"} }, "", func(t *testing.T, p *engine.Plan) {
 			if !p.Measurement.Precondition {
 				t.Error("precondition off")
@@ -247,7 +247,7 @@ func TestMeasurementRequest(t *testing.T) {
 	t.Run("fio job", func(t *testing.T) {
 		job := readJob(t)
 		_, err := buildRunPlan(new(request(func(r *RunRequest) { r.Measure.UntilStable, r.FioJob = true, job })), false)
-		wantRefused(t, err, "a --fio-job runs as written")
+		wantRefused(t, err, "a FioJob runs as written")
 	})
 }
 
@@ -285,7 +285,7 @@ func TestDefeatCacheSizedForNodes(t *testing.T) {
 	// Nodes whose memory cannot be read: refused, naming the way out.
 	p = planOrRefusal(t, request(kubeOnly), "")
 	_, err = p.sizeForCache([]cacheMemory{(&KubeTargetSet{}).memory()})
-	wantRefused(t, err, "--label mem_bytes=BYTES")
+	wantRefused(t, err, "Labels mem_bytes=BYTES")
 
 	// A local target too: the larger of this host's and the nodes' memory.
 	p = planOrRefusal(t, request(func(r *RunRequest) {
@@ -334,5 +334,5 @@ func TestDefeatCacheSizedForNodes(t *testing.T) {
 		r.Targets, r.Measure.DefeatCache = []string{"ssh://pi@pi1/srv"}, true
 	}), "")
 	_, err = p.sizeForCache([]cacheMemory{{err: errors.New("reading the memory of pi1: exit code 1")}})
-	wantRefused(t, err, "reading the memory of pi1: exit code 1: pass --label mem_bytes=BYTES")
+	wantRefused(t, err, "reading the memory of pi1: exit code 1: give Labels mem_bytes=BYTES")
 }

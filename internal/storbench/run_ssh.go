@@ -78,7 +78,7 @@ func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
 	s := req.SSH
 	if s.Inventory == "" {
 		if s.Hosts != "" || s.Path != "" {
-			return nil, refusef("--hosts and --path choose hosts of an inventory: add --inventory FILE")
+			return nil, refusef("%s and %s choose hosts of an inventory: set %s", FieldSSHHosts, FieldSSHPath, FieldSSHInventory)
 		}
 		return hosts, nil
 	}
@@ -92,10 +92,10 @@ func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
 	}
 	selected, err := inv.Select(pattern)
 	if err != nil {
-		return nil, refuse(fmt.Errorf("--hosts: %w", err))
+		return nil, refusef("%s: %w", FieldSSHHosts, err)
 	}
 	if len(selected) == 0 {
-		return nil, refusef("--hosts %s selects no host of %s", pattern, s.Inventory)
+		return nil, refusef("%s %s selects no host of %s", FieldSSHHosts, pattern, s.Inventory)
 	}
 	for _, h := range selected {
 		path := h.Path
@@ -103,7 +103,7 @@ func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
 			path = s.Path
 		}
 		if path == "" {
-			return nil, refusef("host %s of %s has no storbench_path: set it in the inventory or pass --path DIR", h.Name, s.Inventory)
+			return nil, refusef("host %s of %s has no storbench_path: set it in the inventory or give %s", h.Name, s.Inventory, FieldSSHPath)
 		}
 		if !strings.HasPrefix(path, "/") {
 			return nil, refusef("host %s: path %q is not absolute", h.Name, path)
@@ -114,7 +114,7 @@ func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
 			// This host itself: a local target, named by its path as
 			// local targets are.
 			if seen[path] {
-				return nil, refusef("target %s is given twice (--target and host %s of --inventory)", path, h.Name)
+				return nil, refusef("target %s is given twice (%s and host %s of %s)", path, FieldTargets, h.Name, FieldSSHInventory)
 			}
 			seen[path] = true
 			hosts = append(hosts, sshHost{name: path, path: path, local: true})
@@ -124,7 +124,7 @@ func sshHosts(req *RunRequest, seen map[string]bool) ([]sshHost, error) {
 		}
 		name := ssh.TargetName(h.Name, path)
 		if seen[name] {
-			return nil, refusef("target %s is given twice (--target and --inventory)", name)
+			return nil, refusef("target %s is given twice (%s and %s)", name, FieldTargets, FieldSSHInventory)
 		}
 		seen[name] = true
 		o, err := ssh.ForHost(h)

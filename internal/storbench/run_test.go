@@ -185,8 +185,8 @@ func TestRunRefusals(t *testing.T) {
 		{"fio refuses the job", func(r *RunRequest, _ string) { r.FioJob = bad }, "bad.fio:3: fio refuses the job: fio: failed parsing rw=sideways"},
 		{"fio lacks the engine", func(r *RunRequest, _ string) { r.FioJob = engineless }, `fio here has no I/O engine "storbench-none"`},
 		{"no such target", func(r *RunRequest, target string) { r.FioJob, r.Targets = bad, []string{filepath.Join(target, "none")} }, "no such file"},
-		{"bad option", func(r *RunRequest, _ string) { r.Repeat = 0 }, "--repeat 0: must be at least 1"},
-		{"k8s option alone", func(r *RunRequest, _ string) { r.Kube = &KubeRequest{Timeout: time.Minute} }, "Kubernetes options apply to Kubernetes targets"},
+		{"bad option", func(r *RunRequest, _ string) { r.Repeat = 0 }, "Repeat 0: must be at least 1"},
+		{"k8s option alone", func(r *RunRequest, _ string) { r.Kube = &KubeRequest{Timeout: time.Minute} }, "options apply to Kubernetes targets"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ package cleanupcmd
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -35,9 +36,11 @@ directory targets (TARGET/storbench-RUNID, only when it holds nothing but
 storbench's files), and record the run as abandoned. Its finished workloads
 stay stored. A run recorded on another host is left alone.
 
-With --k8s: find every pod and PVC labelled app.kubernetes.io/managed-by=storbench (in all
-namespaces, or -n NAMESPACE), delete them, wait for them to go, and report what
-could not be deleted. PersistentVolumes that a Retain class kept after
+With --k8s: find every pod, PVC and VolumeSnapshot labelled
+app.kubernetes.io/managed-by=storbench (in all namespaces, or -n NAMESPACE),
+delete them, lift the cordons and out-of-service taints that storbench's
+annotations (storbench.io/cordoned-by, tainted-by) mark on nodes, wait for the
+objects to go, and report what could not be deleted. PersistentVolumes that a Retain class kept after
 storbench's claims went are listed with the command that removes them.
 
 Runs clean up after themselves, also on failure, timeout and Ctrl-C; this is
@@ -55,7 +58,7 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&f.k8s, "k8s", false, "clean up Kubernetes objects instead of local test files")
 	fl.BoolVar(&f.ssh, "ssh", false, "remove what killed runs left on hosts over SSH (work directories marked as theirs, docs/ssh.md)")
-	fl.StringArrayVarP(&f.hosts.Targets, "target", "t", nil, "--ssh: ssh://[user@]host[:port]/path to clean (repeatable)")
+	fl.StringArrayVarP(&f.hosts.Targets, "target", "t", nil, "ssh://[user@]host[:port]/path to clean (with --ssh), or another kind's target: what runs left there (repeatable)")
 	fl.StringVar(&f.hosts.SSH.Inventory, "inventory", "", "--ssh: Ansible inventory whose hosts to clean")
 	fl.StringVar(&f.hosts.SSH.Hosts, "hosts", "", "--ssh --inventory: the hosts, an Ansible pattern (default all)")
 	fl.StringVar(&f.hosts.SSH.Path, "path", "", "--ssh --inventory: the directory on every host without storbench_path")
@@ -71,6 +74,14 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {
 			return err
+		}
+		if !f.ssh && !f.k8s && len(f.hosts.Targets) > 0 && f.hosts.SSH == (storbench.SSHRequest{}) && !strings.HasPrefix(f.hosts.Targets[0], "ssh://") {
+			// Another kind's targets (an RBD pool, a Gluster volume).
+			rep, err := storbench.CleanupKinds(cmd.Context(), storbench.KindCleanupRequest{Targets: f.hosts.Targets, Getenv: d.Getenv, RunID: f.kube.RunID, DryRun: f.kube.DryRun})
+			if rep == nil {
+				return cli.FromLibrary(err)
+			}
+			return finish(render.Formatted(d.Out, f.output, rep, render.KindCleanupText), err)
 		}
 		ssh := f.ssh || len(f.hosts.Targets) > 0 || f.hosts.SSH != (storbench.SSHRequest{})
 		if ssh && f.k8s {

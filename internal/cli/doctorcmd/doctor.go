@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storbench/storbench/internal/cli"
-	"github.com/storbench/storbench/internal/execx"
-	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/render"
 	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/storbench"
@@ -47,7 +45,7 @@ Exit code 1 when a check fails.`,
 	fl.StringVar(&f.req.Cluster.Context, "context", "", "kubeconfig context")
 	fl.StringVarP(&f.req.Cluster.Namespace, "namespace", "n", "", "namespace storbench would use (default storbench)")
 	fl.StringVar(&f.req.Image, "image", kube.DefaultImage, "fio image runs would use")
-	fl.StringArrayVarP(&f.req.SSHTargets, "target", "t", nil, "ssh://[user@]host[:port]/path to check: connection, sudo, fio version, path, clock (repeatable)")
+	fl.StringArrayVarP(&f.req.Targets, "target", "t", nil, "a target to check: ssh://[user@]host[:port]/path (connection, sudo, fio version, path, clock), or any other kind's (repeatable)")
 	fl.StringVar(&f.req.SSH.Inventory, "inventory", "", "Ansible inventory whose hosts to check")
 	fl.StringVar(&f.req.SSH.Hosts, "hosts", "", "--inventory: the hosts, an Ansible pattern (default all)")
 	fl.StringVar(&f.req.SSH.Path, "path", "", "--inventory: the directory or device on every host without storbench_path")
@@ -59,7 +57,7 @@ Exit code 1 when a check fails.`,
 		if err := check(); err != nil {
 			return err
 		}
-		f.req.Fio, f.req.DB = fio.Runner{Cmder: execx.Local{}}, d.DBPath()
+		f.req.DB, f.req.Getenv = d.DBPath(), d.Getenv
 		checks := storbench.Doctor(cmd.Context(), f.req)
 		if err := render.Formatted(d.Out, f.output, render.DoctorDocument{Checks: checks}, render.DoctorText); err != nil {
 			return err

@@ -41,19 +41,19 @@ func TestFlagsToRequest(t *testing.T) {
 		args []string
 		err  string
 	}{
-		{"no target", nil, "no target: pass --target DIR or --target /dev/DEVICE"},
+		{"no target", nil, "no target: give --target DIR or --target /dev/DEVICE"},
 		{"repeat zero", []string{"-t", dir, "--repeat", "0"}, "--repeat 0: must be at least 1"},
 		{"given option alone", []string{"-t", dir, "--precision", "3"}, "--precision belongs to --repeat auto"},
 		{"repeat auto reaches the request", []string{"-t", dir, "--repeat", "auto", "--precision", "100"}, "--precision 100: give a percentage between 0 and 100"},
 		{"k8s option alone", []string{"-t", dir, "--suite", "quick", "--nodes", "a", "--telemetry=false"}, "--nodes, --size and the other Kubernetes options apply to Kubernetes targets: add --target k8s:STORAGECLASS"},
-		{"suite given with a job", []string{"-t", dir, "--suite", "standard", "--fio-job", "x.fio"}, "--suite and --fio-job are alternatives: pass one"},
+		{"suite given with a job", []string{"-t", dir, "--suite", "standard", "--fio-job", "x.fio"}, "--suite and --fio-job are alternatives: give one"},
 		{"dry run of a suite", []string{"-t", dir, "--dry-run"}, "--dry-run applies to --fio-job"},
 		{"rounds", []string{"-t", dir, "--rounds", "sideways"}, `--rounds "sideways": choose from network, isolated and parallel, in the order to run them (network,isolated,parallel)`},
 		{"accept-new alone", []string{"-t", dir, "--ssh-accept-new-host-keys"}, "--ssh-accept-new-host-keys applies to ssh:// targets and --inventory hosts"},
 		{"become without an ssh target", []string{"-t", dir, "--ssh-become"}, "--ssh-become applies to ssh:// targets (inventory hosts use ansible_become)"},
-		{"hosts without inventory", []string{"-t", dir, "--hosts", "pis"}, "--hosts and --path choose hosts of an inventory: add --inventory FILE"},
+		{"hosts without inventory", []string{"-t", dir, "--hosts", "pis"}, "--hosts and --path choose hosts of an inventory: set --inventory"},
 		{"ssh target without a path", []string{"-t", "ssh://pi01"}, `target "ssh://pi01" names no path on the host: write ssh://pi01/path/to/dir or ssh://pi01/dev/DEVICE`},
-		{"inventory host without a path", []string{"--inventory", inv, "--hosts", "pis"}, "host pi01 of " + inv + " has no storbench_path: set it in the inventory or pass --path DIR"},
+		{"inventory host without a path", []string{"--inventory", inv, "--hosts", "pis"}, "host pi01 of " + inv + " has no storbench_path: set it in the inventory or give --path"},
 		{"inventory pattern matching nothing", []string{"--inventory", inv, "--hosts", "nas", "--path", "/srv"}, `--hosts: host pattern "nas": "nas" matches no group or host in ` + inv},
 		{"bad label", []string{"-t", dir, "--label", "nokey"}, `--label "nokey": write it as key=value`},
 	}

@@ -1,8 +1,10 @@
 package local
 
 import (
+	"context"
 	"os"
 
+	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 )
 
@@ -46,4 +48,22 @@ func (s spec) Describe() string {
 // Target implements runner.Spec.
 func (s spec) Target(o runner.Options) (runner.Target, error) {
 	return NewTarget(string(s), Options{Destructive: o.Destructive}), nil
+}
+
+var _ runner.KindDoctor = Kind{}
+
+// Doctor implements runner.KindDoctor: each path must be a directory fio
+// can write a small test file in, or a block device whose contents
+// storbench can read (what a write to it then needs is the safety
+// owner's verdict at run time).
+func (Kind) Doctor(ctx context.Context, specs []runner.Spec, o runner.Options) []result.Check {
+	var out []result.Check
+	for _, s := range specs {
+		c := result.Check{Area: "local", Name: "target " + s.String(), Status: result.CheckOK, Detail: s.Describe()}
+		if err := NewTarget(s.String(), Options{Destructive: o.Destructive}).Check(ctx, runner.Need{FileSize: MinFileSize}); err != nil {
+			c.Status, c.Detail, c.Fix = result.CheckFail, err.Error(), "name an existing directory you can write in, or a block device"
+		}
+		out = append(out, c)
+	}
+	return out
 }

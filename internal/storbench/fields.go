@@ -1,0 +1,89 @@
+package storbench
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Field names a request field in the library's errors: they speak of what
+// the caller set, in the request's own terms (RunRequest.Measure.RepeatMin
+// is "Measure.RepeatMin"), and a caller that sets fields from something
+// else (the command line's flags) shows the same error in its own words
+// with FieldError.Render. Every Field is listed in Fields.
+type Field string
+
+// The request fields errors name.
+const (
+	FieldTargets        Field = "Targets"
+	FieldRepeat         Field = "Repeat"
+	FieldDryRun         Field = "DryRun"
+	FieldSuite          Field = "Suite"
+	FieldFioJob         Field = "FioJob"
+	FieldWorkloads      Field = "Workloads"
+	FieldLabels         Field = "Labels"
+	FieldDestructive    Field = "Destructive"
+	FieldRound          Field = "Round"
+	FieldRounds         Field = "Rounds"
+	FieldProbe          Field = "Probe"
+	FieldNoiseTarget    Field = "NoiseTarget"
+	FieldRepeatAuto     Field = "Measure.RepeatAuto"
+	FieldPrecision      Field = "Measure.Precision"
+	FieldRepeatMin      Field = "Measure.RepeatMin"
+	FieldRepeatMax      Field = "Measure.RepeatMax"
+	FieldUntilStable    Field = "Measure.UntilStable"
+	FieldStableMax      Field = "Measure.StableMax"
+	FieldStableInterval Field = "Measure.StableInterval"
+	FieldDefeatCache    Field = "Measure.DefeatCache"
+	FieldPrecondition   Field = "Measure.Precondition"
+	FieldSSHBecome      Field = "SSH.Become"
+	FieldSSHAcceptNew   Field = "SSH.AcceptNewHostKeys"
+	FieldSSHInventory   Field = "SSH.Inventory"
+	FieldSSHHosts       Field = "SSH.Hosts"
+	FieldSSHPath        Field = "SSH.Path"
+	FieldKube           Field = "Kube"
+	FieldKubeTimeout    Field = "Kube.Timeout"
+	FieldKubeVolumeMode Field = "Kube.VolumeMode"
+	FieldKubeAccessMode Field = "Kube.AccessMode"
+	FieldKubePullPolicy Field = "Kube.PullPolicy"
+	FieldKubeSize       Field = "Kube.Size"
+	FieldKubeNodes      Field = "Kube.Nodes"
+	FieldKubeSelector   Field = "Kube.NodeSelector"
+)
+
+// Fields are every Field errors may name, for callers that map them.
+var Fields = []Field{
+	FieldTargets, FieldRepeat, FieldDryRun, FieldSuite, FieldFioJob, FieldWorkloads, FieldLabels, FieldDestructive,
+	FieldRound, FieldRounds, FieldProbe, FieldNoiseTarget, FieldRepeatAuto, FieldPrecision, FieldRepeatMin, FieldRepeatMax,
+	FieldUntilStable, FieldStableMax, FieldStableInterval, FieldDefeatCache, FieldPrecondition,
+	FieldSSHBecome, FieldSSHAcceptNew, FieldSSHInventory, FieldSSHHosts, FieldSSHPath,
+	FieldKube, FieldKubeTimeout, FieldKubeVolumeMode, FieldKubeAccessMode, FieldKubePullPolicy, FieldKubeSize,
+	FieldKubeNodes, FieldKubeSelector,
+}
+
+// FieldError is an error whose message names request fields (its Field
+// arguments): Error names them as the request does, Render as its caller
+// does.
+type FieldError struct {
+	format string
+	args   []any
+	err    error
+}
+
+func fieldErrorf(format string, args ...any) *FieldError {
+	return &FieldError{format: format, args: args, err: fmt.Errorf(format, args...)}
+}
+
+func (e *FieldError) Error() string { return e.err.Error() }
+func (e *FieldError) Unwrap() error { return errors.Unwrap(e.err) }
+
+// Render is the message with each field named by name.
+func (e *FieldError) Render(name func(Field) string) string {
+	args := slices.Clone(e.args)
+	for i, a := range args {
+		if f, ok := a.(Field); ok {
+			args[i] = name(f)
+		}
+	}
+	return fmt.Errorf(e.format, args...).Error()
+}

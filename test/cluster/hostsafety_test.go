@@ -37,7 +37,7 @@ func clusterShOut(args ...string) (string, error) {
 // count them as its own leftovers; a route that would collide with the
 // cluster's pod subnets makes `up` refuse, naming it, having made nothing.
 // It takes the running cluster down and brings it up again (about a minute).
-func TestHostThingsNotOursSurvive(t *testing.T) {
+func TestClusterHostThingsNotOursSurvive(t *testing.T) {
 	root := kubetest.Env(t)["KAPI_ROOT"] // read now: down removes the file
 	id := os.Getpid() % 1000000
 	netns := fmt.Sprintf("cni-sbops%d", id)

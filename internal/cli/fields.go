@@ -43,6 +43,18 @@ var flagOf = map[storbench.Field]string{
 	storbench.FieldKubeSize:       "--size",
 	storbench.FieldKubeNodes:      "--nodes",
 	storbench.FieldKubeSelector:   "--node-selector",
+	storbench.FieldMetric:         "--metric",
+	storbench.FieldSince:          "--since",
+	storbench.FieldClass:          "--measure",
+	storbench.FieldProfile:        "--profile",
+	storbench.FieldNodeStop:       "--node-stop-command",
+	storbench.FieldNodeInventory:  "--inventory",
+	storbench.FieldNodeHost:       "--node-host",
+	storbench.FieldFor:            "--for",
+	storbench.FieldRunIDs:         "RUN-ID arguments",
+	storbench.FieldDeviceSize:     "--device-size",
+	storbench.FieldFormat:         "--format",
+	storbench.FieldStatus:         "--status",
 }
 
 // flagName is a field's flag, or the field itself where no flag sets it.

@@ -22,8 +22,8 @@ func TestNodeFailureRequest(t *testing.T) {
 		req  NodeFailureRequest
 		want string
 	}{
-		{NodeFailureRequest{Inventory: inv}, "--node-stop-command"},
-		{NodeFailureRequest{StopCommand: "true"}, "--inventory"},
+		{NodeFailureRequest{Inventory: inv}, "NodeFailure.StopCommand"},
+		{NodeFailureRequest{StopCommand: "true"}, "NodeFailure.Inventory"},
 		{NodeFailureRequest{StopCommand: "true", Inventory: inv, Host: "node-b"}, "node-b"},
 	} {
 		_, err := NodeFailure(c.req)

@@ -45,7 +45,7 @@ type ExportRequest struct {
 func Export(ctx context.Context, st store.Store, req ExportRequest) error {
 	switch {
 	case !slices.Contains(ExportFormats, req.Format):
-		return badRequest("--format %q: choose %s", req.Format, strings.Join(ExportFormats, ", "))
+		return badRequest("%s %q: choose %s", FieldFormat, req.Format, strings.Join(ExportFormats, ", "))
 	case req.Path == "":
 		return badRequest("name the file to write, or - for standard output")
 	}

@@ -49,6 +49,20 @@ const (
 	FieldKubeSize       Field = "Kube.Size"
 	FieldKubeNodes      Field = "Kube.Nodes"
 	FieldKubeSelector   Field = "Kube.NodeSelector"
+
+	// Other requests' fields.
+	FieldMetric        Field = "Metric"
+	FieldSince         Field = "Since"
+	FieldClass         Field = "Class"
+	FieldProfile       Field = "Profile"
+	FieldNodeStop      Field = "NodeFailure.StopCommand"
+	FieldNodeInventory Field = "NodeFailure.Inventory"
+	FieldNodeHost      Field = "NodeFailure.Host"
+	FieldFor           Field = "For"
+	FieldRunIDs        Field = "RunIDs"
+	FieldDeviceSize    Field = "DeviceSize"
+	FieldFormat        Field = "Format"
+	FieldStatus        Field = "Status"
 )
 
 // Fields are every Field errors may name, for callers that map them.
@@ -59,6 +73,8 @@ var Fields = []Field{
 	FieldSSHBecome, FieldSSHAcceptNew, FieldSSHInventory, FieldSSHHosts, FieldSSHPath,
 	FieldKube, FieldKubeTimeout, FieldKubeVolumeMode, FieldKubeAccessMode, FieldKubePullPolicy, FieldKubeSize,
 	FieldKubeNodes, FieldKubeSelector,
+	FieldMetric, FieldSince, FieldClass, FieldProfile, FieldNodeStop, FieldNodeInventory, FieldNodeHost,
+	FieldFor, FieldRunIDs, FieldDeviceSize, FieldFormat, FieldStatus,
 }
 
 // FieldError is an error whose message names request fields (its Field

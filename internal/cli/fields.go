@@ -55,6 +55,7 @@ var flagOf = map[storbench.Field]string{
 	storbench.FieldDeviceSize:     "--device-size",
 	storbench.FieldFormat:         "--format",
 	storbench.FieldStatus:         "--status",
+	storbench.FieldMaxSize:        "--max-size",
 }
 
 // flagName is a field's flag, or the field itself where no flag sets it.

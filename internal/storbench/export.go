@@ -50,7 +50,7 @@ func Export(ctx context.Context, st store.Store, req ExportRequest) error {
 		return badRequest("name the file to write, or - for standard output")
 	}
 	if _, err := os.Stat(st.Path()); errors.Is(err, fs.ErrNotExist) {
-		return badRequest("no database at %s: nothing to export (storbench run or import stores results there; --db names another)", st.Path())
+		return badRequest("no database at %s: nothing to export (storbench run or import stores results there)", st.Path())
 	}
 	var buf bytes.Buffer
 	if err := metrics.Export(ctx, st, &buf, MetricsOptions(st)); err != nil {

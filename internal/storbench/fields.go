@@ -63,6 +63,7 @@ const (
 	FieldDeviceSize    Field = "DeviceSize"
 	FieldFormat        Field = "Format"
 	FieldStatus        Field = "Status"
+	FieldMaxSize       Field = "MaxSize"
 )
 
 // Fields are every Field errors may name, for callers that map them.
@@ -74,7 +75,7 @@ var Fields = []Field{
 	FieldKube, FieldKubeTimeout, FieldKubeVolumeMode, FieldKubeAccessMode, FieldKubePullPolicy, FieldKubeSize,
 	FieldKubeNodes, FieldKubeSelector,
 	FieldMetric, FieldSince, FieldClass, FieldProfile, FieldNodeStop, FieldNodeInventory, FieldNodeHost,
-	FieldFor, FieldRunIDs, FieldDeviceSize, FieldFormat, FieldStatus,
+	FieldFor, FieldRunIDs, FieldDeviceSize, FieldFormat, FieldStatus, FieldMaxSize,
 }
 
 // FieldError is an error whose message names request fields (its Field

@@ -50,6 +50,8 @@ var flagOf = map[storbench.Field]string{
 	storbench.FieldNodeStop:       "--node-stop-command",
 	storbench.FieldNodeInventory:  "--inventory",
 	storbench.FieldNodeHost:       "--node-host",
+	storbench.FieldNodeName:       "--node NODE",
+	storbench.FieldPullPolicy:     "--image-pull-policy",
 	storbench.FieldFor:            "--for",
 	storbench.FieldRunIDs:         "RUN-ID arguments",
 	storbench.FieldDeviceSize:     "--device-size",

@@ -146,6 +146,17 @@ const (
 	// LabelBaseline names the target whose results are the local disk
 	// under the storage (a local-path class, a host directory).
 	LabelBaseline LabelKey = "baseline"
+	// LabelReplicationModel is how the copies travel (values
+	// ReplicationClient, ReplicationPrimary, ReplicationServer); absent:
+	// the breakdown infers it (Ceph is primary-copy) or takes client-side.
+	LabelReplicationModel LabelKey = "replication_model"
+)
+
+// Set by the rbd target kind (internal/runner/rbd) on what it measured.
+const (
+	LabelCephPool  LabelKey = "ceph_pool"  // the RBD image's pool
+	LabelCephImage LabelKey = "ceph_image" // the image fio's rbd engine wrote or read
+	LabelCephOSDs  LabelKey = "ceph_osds"  // the OSDs acting for the pool's PGs, "osd.0,osd.1,osd.2"
 )
 
 // ClassParameter is the label a Kubernetes target carries for one of its

@@ -58,6 +58,8 @@ const (
 	FieldNodeStop      Field = "NodeFailure.StopCommand"
 	FieldNodeInventory Field = "NodeFailure.Inventory"
 	FieldNodeHost      Field = "NodeFailure.Host"
+	FieldNodeName      Field = "NodeFailure.Node"
+	FieldPullPolicy    Field = "PullPolicy"
 	FieldFor           Field = "For"
 	FieldRunIDs        Field = "RunIDs"
 	FieldDeviceSize    Field = "DeviceSize"
@@ -74,7 +76,7 @@ var Fields = []Field{
 	FieldSSHBecome, FieldSSHAcceptNew, FieldSSHInventory, FieldSSHHosts, FieldSSHPath,
 	FieldKube, FieldKubeTimeout, FieldKubeVolumeMode, FieldKubeAccessMode, FieldKubePullPolicy, FieldKubeSize,
 	FieldKubeNodes, FieldKubeSelector,
-	FieldMetric, FieldSince, FieldClass, FieldProfile, FieldNodeStop, FieldNodeInventory, FieldNodeHost,
+	FieldMetric, FieldSince, FieldClass, FieldProfile, FieldNodeStop, FieldNodeInventory, FieldNodeHost, FieldNodeName, FieldPullPolicy,
 	FieldFor, FieldRunIDs, FieldDeviceSize, FieldFormat, FieldStatus, FieldMaxSize,
 }
 

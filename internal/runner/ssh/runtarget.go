@@ -261,7 +261,11 @@ func (t *Target) prepareDir(ctx context.Context, f hostFacts, need runner.Need) 
 		Net:       t.netEndpoint(),
 		Cleanup: func(ctx context.Context) error {
 			serr := stopSampling()
-			if err := run(t.client.Command(ctx, "rm", "-rf", "--", work)); err != nil {
+			err := run(t.client.Command(ctx, "rm", "-rf", "--", work))
+			if errors.Is(err, ErrConnectionLost) {
+				return errors.Join(fmt.Errorf("target %s: left %s on %s, as the connection was lost: storbench cleanup --ssh --target %s removes it, as does the next run there (%w)", t.name, work, t.client.Name(), t.name, err), serr)
+			}
+			if err != nil {
 				return errors.Join(fmt.Errorf("target %s: removing %s: %w", t.name, work, err), serr)
 			}
 			return serr

@@ -62,14 +62,14 @@ type ClassMeasurement struct {
 // the report and in the cleanup check).
 func MeasureClass(ctx context.Context, st store.Recorder, req MeasureClassRequest) (*ClassMeasurement, error) {
 	if req.Class == "" {
-		return nil, badRequest("--measure needs a StorageClass name")
+		return nil, badRequest("%s needs a StorageClass name", FieldClass)
 	}
 	prof := classcheck.Profile(req.Profile)
 	if prof == "" {
 		prof = classcheck.Quick
 	}
 	if prof != classcheck.Quick && prof != classcheck.Full {
-		return nil, badRequest("--profile %q: want quick or full", req.Profile)
+		return nil, badRequest("%s %q: want quick or full", FieldProfile, req.Profile)
 	}
 	var nf *classcheck.NodeFailure
 	if req.NodeFailure.StopCommand != "" {
@@ -88,7 +88,7 @@ func MeasureClass(ctx context.Context, st store.Recorder, req MeasureClassReques
 	switch corev1.PullPolicy(req.PullPolicy) {
 	case "", corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
 	default:
-		return nil, refusef("--image-pull-policy %q: choose Always, IfNotPresent or Never", req.PullPolicy)
+		return nil, refusef("%s %q: choose Always, IfNotPresent or Never", FieldPullPolicy, req.PullPolicy)
 	}
 	c, err := kube.Connect(req.Cluster)
 	if err != nil {

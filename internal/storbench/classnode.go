@@ -44,13 +44,13 @@ type NodeFailureRequest struct {
 // inventory now so that a bad one is refused before anything starts.
 func NodeFailure(req NodeFailureRequest) (*classcheck.NodeFailure, error) {
 	if req.StopCommand == "" {
-		return nil, badRequest("the node-failure check needs the command that stops a node (--node-stop-command)")
+		return nil, badRequest("the node-failure check needs the command that stops a node (%s)", FieldNodeStop)
 	}
 	if req.Node == "" {
-		return nil, badRequest("the node-failure check stops the node you choose: add --node NODE (its commands run on that node's own host)")
+		return nil, badRequest("the node-failure check stops the node you choose: set %s (its commands run on that node's own host)", FieldNodeName)
 	}
 	if req.Inventory == "" {
-		return nil, badRequest("the node-failure check runs its commands on a host of an inventory: add --inventory FILE")
+		return nil, badRequest("the node-failure check runs its commands on a host of an inventory: set %s", FieldNodeInventory)
 	}
 	inv, err := inventory.Load(req.Inventory)
 	if err != nil {
@@ -95,7 +95,7 @@ func hostOf(inv *inventory.Inventory, host string, req NodeFailureRequest, node 
 		if err == nil {
 			err = fmt.Errorf("selects %d hosts, not one", len(hosts))
 		}
-		return ssh.Options{}, refuse(fmt.Errorf("inventory %s: host %q for the node-failure commands (--node-host): %w", req.Inventory, name, err))
+		return ssh.Options{}, refusef("inventory %s: host %q for the node-failure commands (%s): %w", req.Inventory, name, FieldNodeHost, err)
 	}
 	o, err := ssh.ForHost(hosts[0])
 	if err != nil {

@@ -22,9 +22,9 @@ func TestNodeFailureRequest(t *testing.T) {
 		req  NodeFailureRequest
 		want string
 	}{
-		{NodeFailureRequest{Inventory: inv, Node: "node-a"}, "--node-stop-command"},
-		{NodeFailureRequest{StopCommand: "true", Inventory: inv}, "--node NODE"},
-		{NodeFailureRequest{StopCommand: "true", Node: "node-a"}, "--inventory"},
+		{NodeFailureRequest{Inventory: inv, Node: "node-a"}, "NodeFailure.StopCommand"},
+		{NodeFailureRequest{StopCommand: "true", Inventory: inv}, "NodeFailure.Node"},
+		{NodeFailureRequest{StopCommand: "true", Node: "node-a"}, "NodeFailure.Inventory"},
 		{NodeFailureRequest{StopCommand: "true", Inventory: inv, Node: "node-a", Host: "node-b"}, "node-b"},
 		{NodeFailureRequest{StopCommand: "true", Inventory: inv, Node: "node-c"}, "node-c"},
 	} {

@@ -23,11 +23,11 @@ type ReportRequest struct {
 
 // Report compares the named runs and judges them. Besides Compare's
 // errors, an unknown verdict, or one the runs hold no data for, is a
-// RequestError (its message names the option as the command line does).
+// RequestError (its message names the request field: storbench.Field).
 func Report(ctx context.Context, st store.Reader, req ReportRequest) (*Comparison, error) {
 	for _, k := range req.For {
 		if !slices.Contains(analysis.Kinds, k) {
-			return nil, badRequest("--for %q: choose among %s", k, strings.Join(analysis.Kinds, ", "))
+			return nil, badRequest("%s %q: choose among %s", FieldFor, k, strings.Join(analysis.Kinds, ", "))
 		}
 	}
 	cmp, err := Compare(ctx, st, req.CompareRequest)

@@ -22,10 +22,9 @@ import (
 // RunRequest is what to run, where and how: the run command's options as
 // values. Start from DefaultRunRequest, which holds the command's defaults.
 // An option that may be left unset is a pointer or an empty value, so the
-// request itself says whether the caller chose it. Errors name options by
-// their flag names (--repeat, --target), so the command line, the dashboard
-// and the bench programs all report a mistake in the words the
-// documentation uses.
+// request itself says whether the caller chose it. Errors name the
+// request's fields (Repeat, Measure.RepeatMin: storbench.Field), which the
+// command line shows as its flags.
 type RunRequest struct {
 	// Suite is a built-in suite name or a suite YAML file; empty is the
 	// standard suite (DefaultSuite), and a suite named here is one the

@@ -356,7 +356,11 @@ func applyRound(p *runPlan, req *RunRequest, suiteSet bool) error {
 			o.Become = req.SSH.Become
 			p.noiseHost = &sshHost{name: req.NoiseTarget, opts: o, path: path}
 		} else {
-			c.NoiseTarget = localTarget(req, req.NoiseTarget)
+			t, _, err := kindTarget(req, req.NoiseTarget)
+			if err != nil {
+				return err
+			}
+			c.NoiseTarget = t
 		}
 	}
 	plan.Suite, plan.Contention, plan.Round = nil, c, result.RoundContention

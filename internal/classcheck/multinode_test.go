@@ -108,7 +108,7 @@ func noSnapshotsLeft(t *testing.T, client kubernetes.Interface, runID string) {
 		t.Fatal(err)
 	}
 	for _, c := range list.Items {
-		if strings.HasPrefix(c.Spec.VolumeSnapshotRef.Name, "sbq-"+strings.ToLower(runID[:8])) {
+		if strings.HasPrefix(c.Spec.VolumeSnapshotRef.Name, "sbq-"+strings.ToLower(runID)+"-") {
 			t.Errorf("left behind: VolumeSnapshotContent %s", c.Metadata.Name)
 		}
 	}

@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 // cordon (marked with its run ID), its snapshot, claims and pods; the next
 // run names the cordon and the snapshot before it starts, and cleanup
 // --k8s lists and removes them all. Cost on the harness: about 50 s.
-func TestKilledRunLeavesWhatCleanupUndoes(t *testing.T) {
+func TestClusterKilledRunLeavesWhatCleanupUndoes(t *testing.T) {
 	c, client := connect(t)
 	needClass(t, client, "testcsi-shared")
 	fakeNodes(t, client)
@@ -145,7 +145,7 @@ func TestKilledRunLeavesWhatCleanupUndoes(t *testing.T) {
 // Two measurements of one class at once both complete, and neither's
 // cleanup touches the other's objects: each finds its own by its labels
 // and the names it created. Cost on the harness: about 30 s.
-func TestTwoRunsOnOneClass(t *testing.T) {
+func TestClusterTwoRunsOnOneClass(t *testing.T) {
 	c, client := connect(t)
 	needClass(t, client, "testcsi-shared")
 	fakeNodes(t, client)
@@ -184,7 +184,7 @@ func TestTwoRunsOnOneClass(t *testing.T) {
 // With two snapshot classes for the driver, the one marked default making
 // backups, the snapshot check uses the other and says so. Cost on the
 // harness: about 15 s.
-func TestSnapshotClassNeverABackup(t *testing.T) {
+func TestClusterSnapshotClassNeverABackup(t *testing.T) {
 	_, client := connect(t)
 	needClass(t, client, "testcsi-shared")
 	classes, err := kube.SnapshotClasses(context.Background(), client)

@@ -385,7 +385,7 @@ const (
 // the writer pod's own process still answers: the node is not tainted
 // out-of-service, no second writer starts on the volume, and the report
 // says why. Cost on the harness: about 50 s.
-func TestQualifyNodeFailureContainersStillRun(t *testing.T) {
+func TestClusterQualifyNodeFailureContainersStillRun(t *testing.T) {
 	_, client := connect(t)
 	needClass(t, client, "testcsi-shared")
 	scripts, err := filepath.Abs(filepath.Join("..", "..", "test", "cluster"))

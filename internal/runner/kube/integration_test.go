@@ -721,7 +721,7 @@ func optInRBAC(t *testing.T, e *env, saKubeconfig string) {
 // An image the node cannot pull stops the target at its first pull
 // failure, well within a minute (not the 2-minute wait), naming the ways
 // out, and leaves nothing. Cost on the harness: a few seconds.
-func TestRealNodeImageCannotBePulled(t *testing.T) {
+func TestClusterRealNodeImageCannotBePulled(t *testing.T) {
 	e := integration(t)
 	class := unique("sb-pull")
 	e.class(t, class)

@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 // A qualification SIGKILLed during the graceful failover check leaves its
 // cordon (marked with its run ID), its snapshot, claims and pods; the next
 // run names the cordon and the snapshot before it starts, and cleanup
-// --k8s lists and removes them all. Cost on the harness: about 50 s.
+// --k8s lists and removes them all. Cost on the harness: 23 s (02:35 UTC).
 func TestClusterKilledRunLeavesWhatCleanupUndoes(t *testing.T) {
 	c, client := connect(t)
 	needClass(t, client, "testcsi-shared")

@@ -720,7 +720,7 @@ func optInRBAC(t *testing.T, e *env, saKubeconfig string) {
 
 // An image the node cannot pull stops the target at its first pull
 // failure, well within a minute (not the 2-minute wait), naming the ways
-// out, and leaves nothing. Cost on the harness: a few seconds.
+// out, and leaves nothing. Cost on the harness: 3.7 s (02:35 UTC).
 func TestClusterRealNodeImageCannotBePulled(t *testing.T) {
 	e := integration(t)
 	class := unique("sb-pull")

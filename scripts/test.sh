@@ -29,7 +29,10 @@ if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then
 fi
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   need=()
-  for p in fio hdparm chromium e2fsprogs util-linux procps f2fs-tools ntfs-3g exfatprogs xorriso squashfs-tools genromfs lvm2 bcache-tools cryptsetup-bin fdisk xfsprogs btrfs-progs dosfstools openssh-server openssh-client prometheus curl iproute2 sudo; do
+  for p in fio hdparm chromium e2fsprogs util-linux procps f2fs-tools ntfs-3g exfatprogs xorriso squashfs-tools genromfs lvm2 bcache-tools cryptsetup-bin fdisk xfsprogs btrfs-progs dosfstools openssh-server openssh-client prometheus curl iproute2 sudo glusterfs-server glusterfs-client iperf3; do
+    dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+  done
+  for p in ceph-mon ceph-osd ceph-mgr ceph-mds ceph-fuse ceph-common; do   # a real Ceph: test/cluster/ceph.sh, test/cephtest
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
   done
   if [ ${#need[@]} -gt 0 ]; then

@@ -82,7 +82,7 @@ const (
 )
 
 // Kinds lists the verdicts qualify knows.
-var Kinds = []string{ForEtcd, ForCephOSD, ForPiScore, ForGeneral}
+var Kinds = []string{ForEtcd, ForCephOSD, ForPiScore, ForGeneral, ForSQLite}
 
 // Suite returns the built-in suite a verdict needs.
 func Suite(kind string) string {
@@ -93,6 +93,8 @@ func Suite(kind string) string {
 		return "ceph-osd"
 	case ForPiScore:
 		return "pi"
+	case ForSQLite:
+		return "appfit"
 	}
 	return "standard"
 }
@@ -130,6 +132,8 @@ func Judge(kind string, c *Comparison, opts VerdictOptions) (*Verdict, error) {
 		v, err = piVerdict(c)
 	case ForGeneral:
 		v, err = generalVerdict(c)
+	case ForSQLite: // judged from app-fitness results: SQLiteVerdict
+		return nil, &MissingError{For: ForSQLite, What: "app-fitness results, which a comparison does not hold"}
 	default:
 		return nil, fmt.Errorf("%w %q: choose one of %s", ErrUnknownVerdict, kind, strings.Join(Kinds, ", "))
 	}

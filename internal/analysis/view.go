@@ -47,6 +47,9 @@ type View struct {
 	// fills them where the results hold a network round or replicas.
 	Links      []LinkMatrix
 	Breakdowns []Breakdown
+	// Sweeps are the saturation sweeps among the figures (knee.go); the
+	// library fills them.
+	Sweeps []SweepView
 }
 
 // TableMetrics are the figures a workload table may show, in column order.

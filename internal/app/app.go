@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storbench/storbench/internal/cli"
+	"github.com/storbench/storbench/internal/cli/appfitcmd"
 	"github.com/storbench/storbench/internal/cli/classescmd"
 	"github.com/storbench/storbench/internal/cli/cleanupcmd"
 	"github.com/storbench/storbench/internal/cli/comparecmd"
@@ -136,6 +137,7 @@ func NewRootCommand(d cli.Deps) *cobra.Command {
 		trendcmd.NewCommand(d),
 		exportcmd.NewCommand(d),
 		servecmd.NewCommand(d),
+		appfitcmd.NewCommand(d),
 	)
 	return root
 }

@@ -96,14 +96,26 @@ func nothingLeft(t *testing.T, client kubernetes.Interface, runID string) {
 	for _, o := range objs {
 		t.Errorf("left behind: %s", o)
 	}
-	pvs, err := client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prefix := "sbq-" + strings.ToLower(runID[:8])
-	for _, pv := range pvs.Items {
-		if pv.Spec.ClaimRef != nil && strings.HasPrefix(pv.Spec.ClaimRef.Name, prefix) {
-			t.Errorf("left behind: PV %s for claim %s (%s)", pv.Name, pv.Spec.ClaimRef.Name, pv.Status.Phase)
+	// The run's claims are named with its whole ID; their PVs go after
+	// the claims (the provisioner deletes them), within a minute.
+	prefix := "sbq-" + strings.ToLower(runID) + "-"
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		pvs, err := client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var left []string
+		for _, pv := range pvs.Items {
+			if pv.Spec.ClaimRef != nil && strings.HasPrefix(pv.Spec.ClaimRef.Name, prefix) {
+				left = append(left, fmt.Sprintf("PV %s for claim %s (%s)", pv.Name, pv.Spec.ClaimRef.Name, pv.Status.Phase))
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("left behind: %v", left)
+			break
 		}
 	}
 	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})

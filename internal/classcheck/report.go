@@ -8,7 +8,11 @@
 // could not be removed is reported as a leak.
 package classcheck
 
-import "time"
+import (
+	"time"
+
+	"github.com/storbench/storbench/internal/result"
+)
 
 // Outcome is how a check ended.
 type Outcome string
@@ -120,6 +124,8 @@ type Report struct {
 	Leaks []string `json:"leaks,omitempty"`
 	// Notes are things the user should know that are not failures.
 	Notes []string `json:"notes,omitempty"`
+	// Apps are the app-fit check's answers and figures, stored as they are.
+	Apps []result.Result `json:"-"`
 }
 
 // Check returns the named check, or nil.

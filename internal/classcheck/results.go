@@ -79,7 +79,7 @@ func (rep *Report) Results() []result.Result {
 			out = append(out, sr)
 		}
 	}
-	return out
+	return append(out, rep.Apps...)
 }
 
 // latency is samples as a latency distribution.

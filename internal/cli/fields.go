@@ -43,6 +43,21 @@ var flagOf = map[storbench.Field]string{
 	storbench.FieldKubeSize:       "--size",
 	storbench.FieldKubeNodes:      "--nodes",
 	storbench.FieldKubeSelector:   "--node-selector",
+	storbench.FieldMetric:         "--metric",
+	storbench.FieldSince:          "--since",
+	storbench.FieldClass:          "--measure",
+	storbench.FieldProfile:        "--profile",
+	storbench.FieldNodeStop:       "--node-stop-command",
+	storbench.FieldNodeInventory:  "--inventory",
+	storbench.FieldNodeHost:       "--node-host",
+	storbench.FieldNodeName:       "--node NODE",
+	storbench.FieldPullPolicy:     "--image-pull-policy",
+	storbench.FieldFor:            "--for",
+	storbench.FieldRunIDs:         "RUN-ID arguments",
+	storbench.FieldDeviceSize:     "--device-size",
+	storbench.FieldFormat:         "--format",
+	storbench.FieldStatus:         "--status",
+	storbench.FieldMaxSize:        "--max-size",
 }
 
 // flagName is a field's flag, or the field itself where no flag sets it.

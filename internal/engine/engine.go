@@ -67,6 +67,9 @@ type Plan struct {
 	// Contention, when set, runs the contention round (contention.go)
 	// instead of a suite: Suite and RawJob stay nil.
 	Contention *Contention
+	// Sweep, when set, runs the saturation sweep (sweep.go) instead of a
+	// suite: Suite and RawJob stay nil.
+	Sweep *Sweep
 	// Measurement asks for repeat-until-precise, cache dropping and
 	// preconditioning (measure.go).
 	Measurement Measurement
@@ -164,6 +167,9 @@ func (p Plan) withDefaults() Plan {
 	if p.Contention != nil {
 		p.Suite, p.Round = p.Contention.suite(), result.RoundContention
 	}
+	if p.Sweep != nil {
+		p.Suite, p.Round = p.Sweep.suite(), RoundSweep
+	}
 	return p
 }
 
@@ -259,6 +265,9 @@ func (e *Engine) runTarget(ctx context.Context, run *result.Run, plan Plan, t ru
 	}
 	if plan.Contention != nil {
 		return e.runContention(ctx, run, plan, rt)
+	}
+	if plan.Sweep != nil {
+		return e.runSweep(ctx, run, plan, rt) // sweep.go
 	}
 	return e.runSteps(ctx, run, plan, rt) // measure.go
 }
@@ -425,6 +434,7 @@ func (e *Engine) need(plan Plan, runID string) runner.Need {
 			}
 		}
 		plan.Contention.adjustNeed(&n)
+		plan.Sweep.adjustNeed(&n)
 		return n
 	}
 	n.FileSize, n.Writers, n.Direct = RawNeeds(plan.RawJob.File)

@@ -67,7 +67,7 @@ func (e *Engine) prepare(ctx context.Context, plan Plan, need runner.Need, t run
 		rt.sampler = s
 	}
 	rt.steps = measuredSteps(plan, p)
-	if plan.Contention == nil {
+	if plan.Contention == nil && plan.Sweep == nil { // their own files, in storbench's work directory
 		if rt.fr, rt.dropJobs, err = e.judgeOn(ctx, plan, p, rt.fr, rt.ioEngine); err != nil {
 			return rt, err
 		}

@@ -59,7 +59,8 @@ const (
 // and _count included.
 func Names() []string {
 	return []string{NameIOPS, NameBandwidth, NameLatency, NameLatency + "_sum", NameLatency + "_count", NameSyncP99,
-		NameLastRun, NameVerdictStatus, NameBuildInfo, NameRegression, NameTrendChange}
+		NameLastRun, NameVerdictStatus, NameBuildInfo, NameRegression, NameTrendChange,
+		NameSweepKneeClients, NameSweepKneeIOPS, NameSweepMaxClients}
 }
 
 // Descriptions of the metric families, one per figure.
@@ -277,6 +278,7 @@ func collect(ctx context.Context, r store.Reader, prev *store.LatestFigures, pre
 			f(s, g, emit)
 		}
 	}
+	out = append(out, kneeSeries(latest.Figures)...) // knee.go
 	return out, latest, nil
 }
 

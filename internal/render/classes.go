@@ -25,15 +25,15 @@ func ClassesText(w io.Writer, doc ClassesDocument) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLASS\tPROVISIONER\tDYNAMIC\tFAILOVER\tACCESS\tEXPAND\tSNAPSHOTS\tBINDING\tRECLAIM")
+	fmt.Fprintln(tw, "CLASS\tPROVISIONER\tDYNAMIC\tFAILOVER\tACCESS\tEXPAND\tSNAPSHOTS\tBINDING\tRECLAIM"+appHeads())
 	for _, c := range classes {
 		name := c.Name
 		if c.Default {
 			name += " (default)"
 		}
 		access := strings.NewReplacer("ReadWriteOncePod", "RWOP", "ReadWriteOnce", "RWO", "ReadWriteMany", "RWX").Replace(strings.Join(c.AccessModes, ","))
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, c.Provisioner, yesNo(c.Dynamic), c.Failover, access,
-			yesNo(c.Expansion), c.Snapshots, c.BindingMode, c.Reclaim)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", name, c.Provisioner, yesNo(c.Dynamic), c.Failover, access,
+			yesNo(c.Expansion), c.Snapshots, c.BindingMode, c.Reclaim, appCells(c.Qualification))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -204,6 +204,7 @@ func (r *Report) doc() *doc {
 		workloadSection(d, v, s)
 	}
 	nodeSection(d, v)
+	sweepDocSection(d, v.Sweeps)             // sweep_doc.go
 	explainSection(d, v.Links, v.Breakdowns) // links.go
 	d.add(latencyCharts{v.Latency})
 	if len(c.Efficiency) > 0 {

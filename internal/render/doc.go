@@ -159,6 +159,8 @@ func (d *doc) plain() []block {
 			out = append(out, b.table())
 		case nodeCharts:
 			out = append(out, b.blocks()...)
+		case sweepCharts:
+			out = append(out, b.blocks()...)
 		default:
 			out = append(out, b)
 		}

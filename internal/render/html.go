@@ -58,6 +58,8 @@ func writeHTMLBody(d *doc) string {
 			x.html(&b)
 		case nodeCharts:
 			x.html(&b)
+		case sweepCharts:
+			x.html(&b)
 		case environments:
 			htmlEnvironments(&b, x.list)
 		case table:

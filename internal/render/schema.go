@@ -48,6 +48,8 @@ type CompareDocument struct {
 	Cliffs     []analysis.Cliff      `json:"write_cliffs"`
 	Sanity     []analysis.Sanity     `json:"sanity"`
 	Indistinct []analysis.Indistinct `json:"no_measurable_difference"`
+	// Sweeps are the saturation sweeps with their knees (docs/sweep.md).
+	Sweeps []analysis.SweepView `json:"sweeps"`
 }
 
 // RunRef identifies a run the comparison read.
@@ -86,6 +88,7 @@ func (r *Report) Document() CompareDocument {
 		Unstable: empty(c.Unstable), Bottlenecks: empty(c.Bottlenecks), Environment: empty(c.Environments),
 		Skipped: empty(c.Skipped), Methods: empty(c.Methods), Verdicts: empty(r.Verdicts), Runs: []RunRef{}, Metrics: []MetricRef{},
 		Marks: empty(c.Marks), Cliffs: empty(c.Cliffs), Sanity: empty(c.Sanity), Indistinct: empty(c.Indistinct),
+		Sweeps: empty(r.View.Sweeps),
 	}
 	if !r.Generated.IsZero() {
 		g := r.Generated.UTC()

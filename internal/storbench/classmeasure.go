@@ -2,6 +2,7 @@ package storbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -29,6 +30,14 @@ type MeasureClassRequest struct {
 	Claims     int
 	Image      string
 	PullPolicy string
+	// PodOverrides is a YAML/JSON strategic-merge patch file applied to
+	// every check pod, as run's --pod-overrides.
+	PodOverrides string
+	// SnapshotClass is the VolumeSnapshotClass for the snapshot check; ""
+	// is the driver's default (never a backup class).
+	SnapshotClass string
+	// NoCordon skips the graceful failover check, which cordons a node.
+	NoCordon bool
 	// WaitTimeout bounds each wait; 0 is two minutes.
 	WaitTimeout time.Duration
 	Labels      map[string]string
@@ -53,14 +62,14 @@ type ClassMeasurement struct {
 // the report and in the cleanup check).
 func MeasureClass(ctx context.Context, st store.Recorder, req MeasureClassRequest) (*ClassMeasurement, error) {
 	if req.Class == "" {
-		return nil, badRequest("--measure needs a StorageClass name")
+		return nil, badRequest("%s needs a StorageClass name", FieldClass)
 	}
 	prof := classcheck.Profile(req.Profile)
 	if prof == "" {
 		prof = classcheck.Quick
 	}
 	if prof != classcheck.Quick && prof != classcheck.Full {
-		return nil, badRequest("--profile %q: want quick or full", req.Profile)
+		return nil, badRequest("%s %q: want quick or full", FieldProfile, req.Profile)
 	}
 	var nf *classcheck.NodeFailure
 	if req.NodeFailure.StopCommand != "" {
@@ -68,6 +77,18 @@ func MeasureClass(ctx context.Context, st store.Recorder, req MeasureClassReques
 		if nf, err = NodeFailure(req.NodeFailure); err != nil {
 			return nil, err
 		}
+	}
+	var overrides []byte
+	if req.PodOverrides != "" {
+		var err error
+		if overrides, err = kube.LoadPodOverrides(req.PodOverrides); err != nil {
+			return nil, refuse(err)
+		}
+	}
+	switch corev1.PullPolicy(req.PullPolicy) {
+	case "", corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+	default:
+		return nil, refusef("%s %q: choose Always, IfNotPresent or Never", FieldPullPolicy, req.PullPolicy)
 	}
 	c, err := kube.Connect(req.Cluster)
 	if err != nil {
@@ -84,9 +105,11 @@ func MeasureClass(ctx context.Context, st store.Recorder, req MeasureClassReques
 		run.Process = &p
 	}
 	rep, err := classcheck.Qualify(ctx, c, classcheck.Options{Class: req.Class, Profile: prof, Claims: req.Claims,
-		Image: req.Image, PullPolicy: corev1.PullPolicy(req.PullPolicy), Timeout: req.WaitTimeout, RunID: run.ID, NodeFailure: nf, Progress: req.Progress})
+		Image: kube.ImageAlias(req.Image), PullPolicy: corev1.PullPolicy(req.PullPolicy), Timeout: req.WaitTimeout, RunID: run.ID, NodeFailure: nf,
+		NoCordon: req.NoCordon, SnapshotClass: req.SnapshotClass, PodOverrides: overrides, Progress: req.Progress})
 	if err != nil {
-		if strings.Contains(err.Error(), "not found") {
+		var refused *classcheck.RefusedError
+		if strings.Contains(err.Error(), "not found") || errors.As(err, &refused) {
 			return nil, &RequestError{err}
 		}
 		return nil, fmt.Errorf("qualifying %s on %s: %w", req.Class, c.Host, err)

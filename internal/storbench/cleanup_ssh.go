@@ -31,7 +31,7 @@ type SSHCleanupRequest struct {
 func CleanupSSH(ctx context.Context, req SSHCleanupRequest) (*result.SSHCleanup, error) {
 	for _, t := range req.Targets {
 		if !isSSHTarget(t) {
-			return nil, refusef("cleanup --ssh: %s is not an ssh:// target", t)
+			return nil, refusef("%s: %s is not an ssh:// target", FieldTargets, t)
 		}
 	}
 	hosts, err := sshHosts(&RunRequest{Targets: req.Targets, SSH: req.SSH}, map[string]bool{})
@@ -41,7 +41,7 @@ func CleanupSSH(ctx context.Context, req SSHCleanupRequest) (*result.SSHCleanup,
 	// Local inventory hosts are this one: storbench cleanup cleans them.
 	hosts = remoteHosts(hosts)
 	if len(hosts) == 0 {
-		return nil, refusef("cleanup --ssh: name the hosts with --target ssh://host/path or --inventory FILE")
+		return nil, refusef("name the hosts: %s ssh://host/path or %s", FieldTargets, FieldSSHInventory)
 	}
 	ctx = context.WithoutCancel(ctx)
 	clients, errs, closeAll := dialHosts(ctx, req.SSH.AcceptNewHostKeys, hosts)
@@ -58,7 +58,7 @@ func CleanupSSH(ctx context.Context, req SSHCleanupRequest) (*result.SSHCleanup,
 		failed += n
 	}
 	if failed > 0 {
-		return rep, fmt.Errorf("cleanup --ssh: %d host(s) or directories could not be cleaned", failed)
+		return rep, fmt.Errorf("cleanup: %d host(s) or directories could not be cleaned", failed)
 	}
 	return rep, nil
 }

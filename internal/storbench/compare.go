@@ -64,9 +64,11 @@ func Compare(ctx context.Context, st store.Reader, req CompareRequest) (*Compari
 		return nil, &RequestError{err}
 	}
 	out.View = analysis.NewView(c)
+	out.View.Sweeps = analysis.SweepsOf(figs)
 	if err := explain(ctx, st, runIDs, figs, out.View); err != nil {
 		return nil, err
 	}
+	analysis.BoundBy(out.View.Sweeps, out.View.Breakdowns)
 	return out, nil
 }
 

@@ -45,12 +45,12 @@ type ExportRequest struct {
 func Export(ctx context.Context, st store.Store, req ExportRequest) error {
 	switch {
 	case !slices.Contains(ExportFormats, req.Format):
-		return badRequest("--format %q: choose %s", req.Format, strings.Join(ExportFormats, ", "))
+		return badRequest("%s %q: choose %s", FieldFormat, req.Format, strings.Join(ExportFormats, ", "))
 	case req.Path == "":
 		return badRequest("name the file to write, or - for standard output")
 	}
 	if _, err := os.Stat(st.Path()); errors.Is(err, fs.ErrNotExist) {
-		return badRequest("no database at %s: nothing to export (storbench run or import stores results there; --db names another)", st.Path())
+		return badRequest("no database at %s: nothing to export (storbench run or import stores results there)", st.Path())
 	}
 	var buf bytes.Buffer
 	if err := metrics.Export(ctx, st, &buf, MetricsOptions(st)); err != nil {

@@ -103,7 +103,7 @@ func TestExportRefused(t *testing.T) {
 		req  ExportRequest
 		want string
 	}{
-		"unknown format": {st, ExportRequest{Format: "csv", Path: "x.prom"}, `--format "csv": choose prometheus`},
+		"unknown format": {st, ExportRequest{Format: "csv", Path: "x.prom"}, `Format "csv": choose prometheus`},
 		"no path":        {st, ExportRequest{Format: ExportPrometheus}, "name the file to write"},
 		"no database":    {missing, ExportRequest{Format: ExportPrometheus, Path: filepath.Join(dir, "x.prom")}, "no database at " + missing.Path()},
 	} {

@@ -49,6 +49,23 @@ const (
 	FieldKubeSize       Field = "Kube.Size"
 	FieldKubeNodes      Field = "Kube.Nodes"
 	FieldKubeSelector   Field = "Kube.NodeSelector"
+
+	// Other requests' fields.
+	FieldMetric        Field = "Metric"
+	FieldSince         Field = "Since"
+	FieldClass         Field = "Class"
+	FieldProfile       Field = "Profile"
+	FieldNodeStop      Field = "NodeFailure.StopCommand"
+	FieldNodeInventory Field = "NodeFailure.Inventory"
+	FieldNodeHost      Field = "NodeFailure.Host"
+	FieldNodeName      Field = "NodeFailure.Node"
+	FieldPullPolicy    Field = "PullPolicy"
+	FieldFor           Field = "For"
+	FieldRunIDs        Field = "RunIDs"
+	FieldDeviceSize    Field = "DeviceSize"
+	FieldFormat        Field = "Format"
+	FieldStatus        Field = "Status"
+	FieldMaxSize       Field = "MaxSize"
 )
 
 // Fields are every Field errors may name, for callers that map them.
@@ -59,6 +76,8 @@ var Fields = []Field{
 	FieldSSHBecome, FieldSSHAcceptNew, FieldSSHInventory, FieldSSHHosts, FieldSSHPath,
 	FieldKube, FieldKubeTimeout, FieldKubeVolumeMode, FieldKubeAccessMode, FieldKubePullPolicy, FieldKubeSize,
 	FieldKubeNodes, FieldKubeSelector,
+	FieldMetric, FieldSince, FieldClass, FieldProfile, FieldNodeStop, FieldNodeInventory, FieldNodeHost, FieldNodeName, FieldPullPolicy,
+	FieldFor, FieldRunIDs, FieldDeviceSize, FieldFormat, FieldStatus, FieldMaxSize,
 }
 
 // FieldError is an error whose message names request fields (its Field

@@ -279,7 +279,7 @@ func checkInput(stdin io.Reader, name string, limit int64, keep *int64) (*input,
 			return nil, fmt.Errorf("reading standard input: %w", err)
 		}
 		if int64(len(data)) > limit {
-			return nil, fmt.Errorf("standard input is larger than --max-size %s: raise --max-size to import it", units.Bytes(limit))
+			return nil, fieldErrorf("standard input is larger than %s %s: raise %s to import it", FieldMaxSize, units.Bytes(limit), FieldMaxSize)
 		}
 		in.keep(data)
 		return in, nil
@@ -292,7 +292,7 @@ func checkInput(stdin io.Reader, name string, limit int64, keep *int64) (*input,
 		return nil, fmt.Errorf("%s is not a regular file (%s): import reads files of tools' output, or \"-\" for standard input", name, modeName(fi.Mode()))
 	}
 	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s is %s, larger than --max-size %s: raise --max-size to import it", name, units.Bytes(fi.Size()), units.Bytes(limit))
+		return nil, fieldErrorf("%s is %s, larger than %s %s: raise %s to import it", name, units.Bytes(fi.Size()), FieldMaxSize, units.Bytes(limit), FieldMaxSize)
 	}
 	file, err := os.Open(name)
 	if err != nil {
@@ -319,7 +319,7 @@ func checkInput(stdin io.Reader, name string, limit int64, keep *int64) (*input,
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
 	if n > limit {
-		return nil, fmt.Errorf("%s grew beyond --max-size %s while it was read", name, units.Bytes(limit))
+		return nil, fieldErrorf("%s grew beyond %s %s while it was read", name, FieldMaxSize, units.Bytes(limit))
 	}
 	in.path, in.size, in.sum = name, n, hex.EncodeToString(h.Sum(nil))
 	return in, nil

@@ -162,8 +162,8 @@ func TestImportRefusesBadInputWhole(t *testing.T) {
 		{"missing file", storbench.ImportRequest{}, []string{filepath.Join(dir, "missing.txt")}, "missing.txt: no such file"},
 		{"directory", storbench.ImportRequest{}, []string{dir}, "is not a regular file (a directory)"},
 		{"device", storbench.ImportRequest{}, []string{"/dev/zero"}, "is not a regular file (a character device)"},
-		{"too large", storbench.ImportRequest{MaxSize: 1024}, []string{sample("fio-text-pi4-usb-sata.txt")}, "larger than --max-size 1.0 KiB"},
-		{"stdin too large", storbench.ImportRequest{MaxSize: 1024, Stdin: strings.NewReader(strings.Repeat("x", 2048))}, []string{"-"}, "standard input is larger than --max-size"},
+		{"too large", storbench.ImportRequest{MaxSize: 1024}, []string{sample("fio-text-pi4-usb-sata.txt")}, "larger than MaxSize 1.0 KiB"},
+		{"stdin too large", storbench.ImportRequest{MaxSize: 1024, Stdin: strings.NewReader(strings.Repeat("x", 2048))}, []string{"-"}, "standard input is larger than MaxSize"},
 		{"wrong format", storbench.ImportRequest{Format: importer.CSV}, []string{sample("ceph-osd-bench-2osd.txt")}, "ceph-osd-bench-2osd.txt"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

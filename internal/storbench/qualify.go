@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
@@ -37,6 +38,12 @@ type QualifyRequest struct {
 	// GroupBy and Baseline shape the comparison judged (general).
 	GroupBy  string
 	Baseline string
+	// Binary is storbench's own binary, whose hidden appfit-probe command
+	// runs the clients of --for sqlite; empty: this process's executable.
+	Binary string
+	// AppDuration is each SQLite mode's commit time per client (sqlite);
+	// 0 means 3 s.
+	AppDuration time.Duration
 	// DeviceSize is the data device's size for ceph-osd block.db advice
 	// (4TB, 960GiB); empty reads each target's disk from sysfs when its
 	// results come from this host.
@@ -61,26 +68,26 @@ func (r QualifyRequest) validate() (deviceBytes int64, err error) {
 	kinds := strings.Join(analysis.Kinds, ", ")
 	switch {
 	case r.For == "":
-		return 0, badRequest("--for is required: choose one of %s", kinds)
+		return 0, badRequest("%s is required: choose one of %s", FieldFor, kinds)
 	case !slices.Contains(analysis.Kinds, r.For):
-		return 0, badRequest("--for %q: choose one of %s", r.For, kinds)
+		return 0, badRequest("%s %q: choose one of %s", FieldFor, r.For, kinds)
 	case len(r.RunIDs) == 0 && len(r.Targets) == 0:
-		return 0, badRequest("name stored runs (storbench qualify --for %s RUN-ID) or a --target to measure", r.For)
+		return 0, badRequest("name stored runs (%s) or a target to measure (%s)", FieldRunIDs, FieldTargets)
 	case len(r.RunIDs) > 0 && len(r.Targets) > 0:
-		return 0, badRequest("give run IDs or --target, not both")
+		return 0, badRequest("give %s or %s, not both", FieldRunIDs, FieldTargets)
 	case len(r.Targets) == 0 && (len(r.Labels) > 0 || len(r.Destructive) > 0 || r.Suite != "" || r.Repeat != 1):
-		return 0, badRequest("--label, --repeat, --destructive and --suite apply to --target runs only")
+		return 0, badRequest("%s, %s, %s and %s apply to %s runs only", FieldLabels, FieldRepeat, FieldDestructive, FieldSuite, FieldTargets)
 	case r.Repeat < 1:
-		return 0, badRequest("--repeat %d: must be at least 1", r.Repeat)
+		return 0, badRequest("%s %d: must be at least 1", FieldRepeat, r.Repeat)
 	case r.DeviceSize == "":
 		return 0, nil
 	}
 	sz, err := units.ParseSize(r.DeviceSize)
 	if err != nil && strings.Contains(err.Error(), "too large") {
-		return 0, badRequest("--device-size: %w", err)
+		return 0, badRequest("%s: %w", FieldDeviceSize, err)
 	}
 	if err != nil || sz <= 0 {
-		return 0, badRequest("--device-size %q: give a size such as 4TB or 960GiB", r.DeviceSize)
+		return 0, badRequest("%s %q: give a size such as 4TB or 960GiB", FieldDeviceSize, r.DeviceSize)
 	}
 	return int64(sz), nil
 }
@@ -95,6 +102,9 @@ func Qualify(ctx context.Context, st store.Store, req QualifyRequest) (*Qualific
 	deviceBytes, err := req.validate()
 	if err != nil {
 		return nil, err
+	}
+	if req.For == analysis.ForSQLite {
+		return qualifySQLite(ctx, st, req)
 	}
 	q := &Qualification{}
 	ids := req.RunIDs
@@ -140,7 +150,7 @@ func measure(ctx context.Context, st store.Store, req QualifyRequest) (string, e
 	seen := map[string]bool{}
 	for _, t := range req.Targets {
 		if seen[t] {
-			return "", badRequest("--target %s is given twice", t)
+			return "", badRequest("%s: %s is given twice", FieldTargets, t)
 		}
 		seen[t] = true
 		plan.Targets = append(plan.Targets, runner.Target(local.NewTarget(t, local.Options{Destructive: req.Destructive})))

@@ -74,13 +74,13 @@ func TestQualifyBadRequests(t *testing.T) {
 		req  storbench.QualifyRequest
 		want string
 	}{
-		{"no verdict", storbench.QualifyRequest{RunIDs: []string{id}, Repeat: 1}, "--for is required"},
-		{"unknown verdict", storbench.QualifyRequest{For: "zfs", RunIDs: []string{id}, Repeat: 1}, `--for "zfs"`},
+		{"no verdict", storbench.QualifyRequest{RunIDs: []string{id}, Repeat: 1}, "For is required"},
+		{"unknown verdict", storbench.QualifyRequest{For: "zfs", RunIDs: []string{id}, Repeat: 1}, `For "zfs"`},
 		{"nothing to judge", storbench.QualifyRequest{For: "etcd", Repeat: 1}, "name stored runs"},
 		{"runs and targets", storbench.QualifyRequest{For: "etcd", RunIDs: []string{id}, Targets: []string{dir}, Repeat: 1}, "not both"},
-		{"run options without a target", storbench.QualifyRequest{For: "etcd", RunIDs: []string{id}, Repeat: 1, Suite: "quick"}, "apply to --target runs only"},
-		{"no repetition", storbench.QualifyRequest{For: "etcd", Targets: []string{dir}}, "--repeat 0"},
-		{"bad device size", storbench.QualifyRequest{For: "ceph-osd", RunIDs: []string{id}, Repeat: 1, DeviceSize: "big"}, `--device-size "big"`},
+		{"run options without a target", storbench.QualifyRequest{For: "etcd", RunIDs: []string{id}, Repeat: 1, Suite: "quick"}, "apply to Targets runs only"},
+		{"no repetition", storbench.QualifyRequest{For: "etcd", Targets: []string{dir}}, "Repeat 0"},
+		{"bad device size", storbench.QualifyRequest{For: "ceph-osd", RunIDs: []string{id}, Repeat: 1, DeviceSize: "big"}, `DeviceSize "big"`},
 		{"device size too large", storbench.QualifyRequest{For: "ceph-osd", RunIDs: []string{id}, Repeat: 1, DeviceSize: "9999999TiB"}, "too large"},
 		{"missing measurements", storbench.QualifyRequest{For: "pi-score", RunIDs: []string{id}, Repeat: 1}, "run the pi suite"},
 		{"unknown run", storbench.QualifyRequest{For: "etcd", RunIDs: []string{"19990101"}, Repeat: 1}, "not found"},

@@ -23,18 +23,25 @@ type ReportRequest struct {
 
 // Report compares the named runs and judges them. Besides Compare's
 // errors, an unknown verdict, or one the runs hold no data for, is a
-// RequestError (its message names the option as the command line does).
+// RequestError (its message names the request field: storbench.Field).
 func Report(ctx context.Context, st store.Reader, req ReportRequest) (*Comparison, error) {
 	for _, k := range req.For {
 		if !slices.Contains(analysis.Kinds, k) {
-			return nil, badRequest("--for %q: choose among %s", k, strings.Join(analysis.Kinds, ", "))
+			return nil, badRequest("%s %q: choose among %s", FieldFor, k, strings.Join(analysis.Kinds, ", "))
 		}
 	}
 	cmp, err := Compare(ctx, st, req.CompareRequest)
 	if err != nil {
 		return nil, err
 	}
-	cmp.Verdicts, err = analysis.Verdicts(cmp.View.Comparison, req.For)
+	// sqlite is judged from app-fitness results, not the comparison.
+	kinds := slices.DeleteFunc(slices.Clone(req.For), func(k string) bool { return k == analysis.ForSQLite })
+	if len(kinds) > 0 || len(req.For) == 0 {
+		cmp.Verdicts, err = analysis.Verdicts(cmp.View.Comparison, kinds)
+	}
+	if err == nil {
+		err = appVerdict(ctx, st, cmp, slices.Contains(req.For, analysis.ForSQLite))
+	}
 	var missing *analysis.MissingError
 	if errors.As(err, &missing) {
 		return nil, &RequestError{err}

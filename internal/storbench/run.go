@@ -22,10 +22,9 @@ import (
 // RunRequest is what to run, where and how: the run command's options as
 // values. Start from DefaultRunRequest, which holds the command's defaults.
 // An option that may be left unset is a pointer or an empty value, so the
-// request itself says whether the caller chose it. Errors name options by
-// their flag names (--repeat, --target), so the command line, the dashboard
-// and the bench programs all report a mistake in the words the
-// documentation uses.
+// request itself says whether the caller chose it. Errors name the
+// request's fields (Repeat, Measure.RepeatMin: storbench.Field), which the
+// command line shows as its flags.
 type RunRequest struct {
 	// Suite is a built-in suite name or a suite YAML file; empty is the
 	// standard suite (DefaultSuite), and a suite named here is one the
@@ -76,6 +75,8 @@ type RunRequest struct {
 	// A Kube without any k8s: target is refused.
 	Kube *KubeRequest
 	SSH  SSHRequest
+	// Sweep, when its Clients is set, runs the saturation sweep (sweep.go).
+	Sweep SweepRequest
 }
 
 // DefaultSuite is the suite a request without Suite, SuiteSpec or FioJob
@@ -267,6 +268,8 @@ type RunOutcome struct {
 	Results []result.Result `json:"results"`
 	// Contention pairs the probe alone and under load (--round contention).
 	Contention []analysis.ContentionReport `json:"contention,omitempty"`
+	// Sweeps are the run's sweeps with their knees (--clients).
+	Sweeps []analysis.SweepView `json:"sweeps,omitempty"`
 }
 
 // LoadRunOutcome reads what st holds of run r.
@@ -278,7 +281,8 @@ func LoadRunOutcome(ctx context.Context, st store.Reader, r *result.Run) (*RunOu
 	if results == nil {
 		results = []result.Result{}
 	}
-	return &RunOutcome{Run: r, Results: results, Contention: contention.Reports(results)}, nil
+	results = analysis.WithMeasuredLinks(results, analysis.LinkMatrices(results))
+	return &RunOutcome{Run: r, Results: results, Contention: contention.Reports(results), Sweeps: analysis.Sweeps(results)}, nil
 }
 
 // DryRun judges req's fio job on every local target and every SSH host

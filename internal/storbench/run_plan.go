@@ -133,6 +133,9 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 	if err := applyRound(p, req, suiteSet); err != nil {
 		return nil, err
 	}
+	if err := applySweep(p, req, suiteSet); err != nil { // sweep.go
+		return nil, err
+	}
 	if req.SSH.AcceptNewHostKeys && len(hosts) == 0 && p.noiseHost == nil {
 		return nil, refusef("%s applies to ssh:// targets and %s hosts", FieldSSHAcceptNew, FieldSSHInventory)
 	}
@@ -353,7 +356,11 @@ func applyRound(p *runPlan, req *RunRequest, suiteSet bool) error {
 			o.Become = req.SSH.Become
 			p.noiseHost = &sshHost{name: req.NoiseTarget, opts: o, path: path}
 		} else {
-			c.NoiseTarget = localTarget(req, req.NoiseTarget)
+			t, _, err := kindTarget(req, req.NoiseTarget)
+			if err != nil {
+				return err
+			}
+			c.NoiseTarget = t
 		}
 	}
 	plan.Suite, plan.Contention, plan.Round = nil, c, result.RoundContention

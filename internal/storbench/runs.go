@@ -34,7 +34,7 @@ func Runs(ctx context.Context, st store.Reader, req RunsRequest) ([]result.Run, 
 	switch req.Status {
 	case "", result.StatusComplete, result.StatusFailed, result.StatusInterrupted, result.StatusRunning, result.StatusAbandoned:
 	default:
-		return nil, badRequest("--status %q: choose complete, failed, interrupted, running or abandoned", req.Status)
+		return nil, badRequest("%s %q: choose complete, failed, interrupted, running or abandoned", FieldStatus, req.Status)
 	}
 	if req.Limit < 0 || req.Offset < 0 {
 		return nil, badRequest("a limit or offset below 0")

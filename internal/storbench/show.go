@@ -29,6 +29,10 @@ type RunDetail struct {
 	// each network-backed or replicated result.
 	Links      []analysis.LinkMatrix `json:"links,omitempty"`
 	Breakdowns []analysis.Breakdown  `json:"breakdowns,omitempty"`
+	// Sweeps are the run's sweeps with their knees (run --clients).
+	Sweeps []analysis.SweepView `json:"sweeps,omitempty"`
+	// Apps is the run's app fitness (round app), judged for SQLite apps.
+	Apps *analysis.AppReport `json:"apps,omitempty"`
 }
 
 // Show reads a run and its results. A run that is not stored (or an
@@ -47,6 +51,10 @@ func Show(ctx context.Context, st store.Reader, req ShowRequest) (*RunDetail, er
 		results = []result.Result{}
 	}
 	links := analysis.LinkMatrices(results)
-	return &RunDetail{Run: run, Results: results, Contention: contention.Reports(results), Links: links,
-		Breakdowns: analysis.Breakdowns(results, links)}, nil
+	results = analysis.WithMeasuredLinks(results, links)
+	d := &RunDetail{Run: run, Results: results, Contention: contention.Reports(results), Links: links,
+		Breakdowns: append(analysis.Breakdowns(results, links), analysis.ServerBreakdowns(results, links)...),
+		Sweeps:     analysis.Sweeps(results), Apps: analysis.AppReportOf(results)}
+	analysis.BoundBy(d.Sweeps, d.Breakdowns)
+	return d, nil
 }

@@ -67,7 +67,7 @@ func (r *TrendReport) Count(v trend.Verdict) int {
 // database with no filter is an empty report).
 func Trend(ctx context.Context, st store.Reader, req TrendRequest) (*TrendReport, error) {
 	if req.Metric != "" && result.MetricIndex(req.Metric) < 0 {
-		return nil, badRequest("--metric %q: choose one of %s", req.Metric, strings.Join(result.Metrics, ", "))
+		return nil, badRequest("%s %q: choose one of %s", FieldMetric, req.Metric, strings.Join(result.Metrics, ", "))
 	}
 	hist, err := st.History(ctx, store.HistoryFilter{Target: req.Target, Workload: req.Workload, Round: req.Round,
 		Labels: req.Labels, Since: req.Since, Status: result.StatusComplete})
@@ -204,10 +204,10 @@ func describeTrend(req TrendRequest) string {
 
 // ParseSince reads a --since value: a span back from now ("90d", "12w",
 // "36h", any Go duration), a date ("2026-03-02", midnight in loc) or an
-// RFC 3339 time. A malformed value is a RequestError naming --since.
+// RFC 3339 time. A malformed value is a RequestError naming Since.
 func ParseSince(s string, now time.Time, loc *time.Location) (time.Time, error) {
 	v := strings.TrimSpace(s)
-	bad := badRequest("--since %q: give a span back from now (90d, 12w, 36h), a date (2026-03-02) or an RFC 3339 time", s)
+	bad := badRequest("%s %q: give a span back from now (90d, 12w, 36h), a date (2026-03-02) or an RFC 3339 time", FieldSince, s)
 	if v == "" {
 		return time.Time{}, bad
 	}

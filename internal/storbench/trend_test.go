@@ -136,8 +136,8 @@ func TestParseSince(t *testing.T) {
 	}
 	for _, bad := range []string{"", "d", "-3d", "last tuesday", "3.5d", "2026-13-01", "-36h", "99999999d"} {
 		var req *storbench.RequestError
-		if _, err := storbench.ParseSince(bad, now, berlin); !errors.As(err, &req) || !strings.Contains(err.Error(), "--since") {
-			t.Errorf("ParseSince(%q): %v, want a RequestError naming --since", bad, err)
+		if _, err := storbench.ParseSince(bad, now, berlin); !errors.As(err, &req) || !strings.Contains(err.Error(), "Since") {
+			t.Errorf("ParseSince(%q): %v, want a RequestError naming Since", bad, err)
 		}
 	}
 }

@@ -216,7 +216,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		Live: detail.Run.Status == result.StatusRunning, StatusURL: "/runs/" + url.PathEscape(detail.Run.ID) + "/status.json",
 		Timelines: render.Timelines(detail.Results)}
 	var text bytes.Buffer
-	if err := render.RunDetail(&text, detail.Run, detail.Results, detail.Contention); err != nil {
+	if err := errors.Join(render.RunDetail(&text, detail.Run, detail.Results, detail.Contention), render.SweepSection(&text, detail.Sweeps)); err != nil {
 		s.problem(w, http.StatusInternalServerError, v.Title, "runs", err.Error())
 		return
 	}

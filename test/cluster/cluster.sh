@@ -18,7 +18,9 @@
 #   cluster.sh sshd NAME stop
 #   cluster.sh kwok-nodes N [k=v...] | pvs N [class]    fake nodes kwok-node-1..N, static fake PVs
 # Environment: CLUSTER_NODES (real nodes, default 3), CLUSTER_RATE (tbf rate of every link,
-# default 1gbit), NODE_GRACE (node-monitor grace, default 16s), KAPI_ROOT.
+# default 1gbit), NODE_GRACE (node-monitor grace, default 16s), KAPI_ROOT, CLUSTER_CEPH=1 (a real
+# Ceph across the real nodes, test/cluster/ceph.sh; CEPH_FS=1 adds CephFS and class cephfs),
+# CLUSTER_GLUSTER=1 (a GlusterFS volume and class "gluster": gluster.sh).
 # While up, $KAPI_ROOT/run/cluster.env (bash) describes the cluster for scripts and tests.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -33,7 +35,7 @@ install() {
   local need=() p
   for p in containerd runc containernetworking-plugins iptables iproute2 etcd-server iperf3 sshfs fuse3 socat \
            openssh-server openssh-client openssl curl gcc libc6-dev fio python3 util-linux procps \
-           xfsprogs e2fsprogs; do
+           xfsprogs e2fsprogs glusterfs-server glusterfs-client; do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
   done
   [ ${#need[@]} -eq 0 ] && return 0
@@ -82,8 +84,10 @@ up() {
   for i in $(seq 1 "$N"); do bash "$C/nodes.sh" up "$i"; done
   bash "$C/nodes.sh" routes "$N"
   bash "$C/storage.sh" up "$N"
+  if [ "${CLUSTER_GLUSTER:-}" = 1 ]; then bash "$C/gluster.sh" cluster-up "$N"; fi
   write_env
   if [ -f "$C/csi.sh" ]; then bash "$C/csi.sh" up; fi
+  if [ "${CLUSTER_CEPH:-}" = 1 ]; then bash "$C/ceph.sh" cluster up; fi   # opt-in: Ceph across the real nodes
   trap - ERR
   echo "cluster up in $(since "$t0") s: KUBECONFIG=$KUBECONFIG, env $RUN/cluster.env"
 }
@@ -124,6 +128,7 @@ write_env() {
       echo "${v}_CGROUP=$(node_cgroup "$i")"
       if [ "$N" -ge 2 ] && [ "$i" != "$N" ]; then echo "${v}_NETFS=$RUN/netfs/mnt/$(node_name "$i")"; fi
     done
+    if [ -f "$RUN/gluster/gluster.env" ]; then cat "$RUN/gluster/gluster.env"; fi
   } > "$f"
   mkdir -p "$RUN/shared"; chmod 0777 "$RUN/shared"
 }
@@ -133,6 +138,8 @@ down() { # every step tolerates a half-built cluster
   trap - ERR
   set +e
   if [ -f "$C/csi.sh" ] && [ -f "$RUN/kubeconfig" ]; then bash "$C/csi.sh" down; fi
+  if [ -d "$RUN/ceph" ]; then bash "$C/ceph.sh" cluster down; fi
+  bash "$C/gluster.sh" cluster-down "$N"
   bash "$C/storage.sh" down
   for i in $(seq "$N" -1 1); do bash "$C/nodes.sh" down "$i"; done
   bash "$C/control-plane.sh" down
@@ -192,8 +199,10 @@ node() { # stop|start|cut|restore|shape|unshape NAME [RATE]
           local j; for j in $(seq 1 $((N - 1))); do bash "$C/storage.sh" netfs_mount_node "$N" "$j"; done
         else bash "$C/storage.sh" netfs_mount_node "$N" "$i"; fi
       fi
+      bash "$C/gluster.sh" cluster-node-start "$N" "$i"   # a no-op without GlusterFS
       # the test CSI driver's node plugin died with it too (it runs in the node's cgroup)
-      if [ -f "$C/csi.sh" ]; then bash "$C/csi.sh" node-up "$name"; fi ;;
+      if [ -f "$C/csi.sh" ]; then bash "$C/csi.sh" node-up "$name"; fi
+      if [ -f "$RUN/ceph/ceph.env" ]; then bash "$C/ceph.sh" cluster node-start "$name"; fi ;;
     cut|restore) [ "$i" -ge 2 ] || { log "$name is the host's own node: it has no link"; return 1; }
       bash "$C/nodes.sh" "link_$op" "$i" ;;
     shape|unshape) [ "$i" -ge 2 ] || { log "$name is the host's own node: it has no link"; return 1; }
@@ -243,6 +252,8 @@ check-clean() { # everything a cluster could leave on the host; prints each left
   if [ -f "$ROOT/host-baseline/created" ]; then
     while read -r x; do case $x in ""|cgroup:*) ;; *) [ ! -e "$x" ] || say "host path $x" ;; esac; done < "$ROOT/host-baseline/created"
   fi
+  while read -r x; do say "ceph: $x"; done < <(bash "$C/ceph.sh" check-clean cluster | sed -n 's/^left behind: //p')
+  bash "$C/gluster.sh" check-clean cluster "$RUN/gluster" | grep -v '^clean$' && bad=1
   [ "$bad" = 0 ] && echo "clean"
   return "$bad"
 }

@@ -25,7 +25,7 @@ BIN=$KAPI_ROOT/bin CSIBIN=$KAPI_ROOT/bin/csi
 RUN=$KAPI_ROOT/run/csi
 CLUSTER_ENV=${CLUSTER_ENV:-$KAPI_ROOT/run/cluster.env}
 DRIVER=testcsi.storbench.io
-MODES="local shared bad-snapshot stuck-expand root-only"
+MODES="local shared bad-snapshot stuck-expand root-only no-fsync"
 CTRL_SOCK=$RUN/controller.sock
 MAX_VOLUMES=${TESTCSI_MAX_VOLUMES:-8}       # per node: CSINode allocatable count, loop devices held
 CAPACITY=${TESTCSI_CAPACITY_BYTES:-68719476736}

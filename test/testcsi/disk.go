@@ -225,6 +225,35 @@ func (d disk) bindMount(ctx context.Context, src, dst string, readOnly bool) err
 	return nil
 }
 
+// volatileMount publishes the staged filesystem src at dst through an
+// overlay mounted volatile (no-fsync mode): its files live in src's
+// .testcsi-upper, and every sync on dst is skipped.
+func (d disk) volatileMount(ctx context.Context, src, dst string, readOnly bool) error {
+	var dirs [3]string
+	for i, n := range []string{".testcsi-lower", ".testcsi-upper", ".testcsi-work"} {
+		dirs[i] = filepath.Join(src, n)
+		if err := os.MkdirAll(dirs[i], 0o755); err != nil {
+			return err
+		}
+	}
+	// A volatile overlay's work directory keeps "incompat/volatile" after
+	// it is unmounted, and the kernel refuses it again until it is gone: a
+	// fresh one each time (the staged filesystem's own unmount syncs the
+	// data in the upper directory).
+	if err := os.RemoveAll(dirs[2]); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dirs[2], 0o755); err != nil {
+		return err
+	}
+	opts := "lowerdir=" + dirs[0] + ",upperdir=" + dirs[1] + ",workdir=" + dirs[2] + ",volatile"
+	if readOnly {
+		opts += ",ro"
+	}
+	_, err := d.run(ctx, "mount", "-t", "overlay", "overlay", "-o", opts, dst)
+	return err
+}
+
 // unmount unmounts path when it is a mount point.
 func (d disk) unmount(ctx context.Context, path string) error {
 	for {

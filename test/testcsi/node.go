@@ -324,8 +324,12 @@ func (n node) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolumeR
 	if err := os.MkdirAll(target, 0o750); err != nil {
 		return nil, errStatus(err, "target directory")
 	}
-	if err := d.disk.bindMount(ctx, req.GetStagingTargetPath(), target, req.GetReadonly()); err != nil {
-		return nil, errStatus(err, "bind mount")
+	publish := d.disk.bindMount
+	if v.Mode == ModeNoFsync {
+		publish = d.disk.volatileMount
+	}
+	if err := publish(ctx, req.GetStagingTargetPath(), target, req.GetReadonly()); err != nil {
+		return nil, errStatus(err, "publish mount")
 	}
 	if req.GetReadonly() {
 		return &csi.NodePublishVolumeResponse{}, nil

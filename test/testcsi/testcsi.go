@@ -46,10 +46,13 @@ const (
 	// ModeRootOnly is shared, but ignores the fsGroup the kubelet delegates
 	// to it: only root can write its volumes.
 	ModeRootOnly Mode = "root-only"
+	// ModeNoFsync is shared, but publishes its volume through an overlay
+	// mounted volatile: fsync returns at once and writes nothing.
+	ModeNoFsync Mode = "no-fsync"
 )
 
 // Modes lists every mode, capable ones first.
-var Modes = []Mode{ModeLocal, ModeShared, ModeBadSnapshot, ModeStuckExpand, ModeRootOnly}
+var Modes = []Mode{ModeLocal, ModeShared, ModeBadSnapshot, ModeStuckExpand, ModeRootOnly, ModeNoFsync}
 
 // ParseMode returns the mode named s.
 func ParseMode(s string) (Mode, error) {

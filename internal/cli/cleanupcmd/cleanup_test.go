@@ -31,7 +31,7 @@ func TestCleanupSSHFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no host", []string{"--ssh"}, "name the hosts with --target ssh://host/path or --inventory FILE"},
+		{"no host", []string{"--ssh"}, "name the hosts: --target ssh://host/path or --inventory"},
 		{"local target", []string{"--ssh", "-t", "/srv"}, "/srv is not an ssh:// target"},
 		{"with --k8s", []string{"--ssh", "--k8s"}, "and --k8s are exclusive"},
 		{"target with --k8s", []string{"-t", "ssh://h/srv", "--k8s"}, "and --k8s are exclusive"},

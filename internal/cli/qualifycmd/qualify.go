@@ -29,7 +29,7 @@ type flags struct {
 func NewCommand(d cli.Deps) *cobra.Command {
 	f := &flags{}
 	cmd := &cobra.Command{
-		Use:   "qualify --for etcd|ceph-osd|pi-score|general (RUN-ID... | --target PATH)",
+		Use:   "qualify --for etcd|ceph-osd|pi-score|general|sqlite (RUN-ID... | --target PATH)",
 		Short: "Judge storage for etcd, a Ceph OSD, a Raspberry Pi or general use; exit 0 pass, 3 warn, 4 fail",
 		Long: `Judge whether storage is fit for a purpose, from stored runs or, with
 --target, after running the suite the verdict needs (and storing it).
@@ -43,6 +43,8 @@ func NewCommand(d cli.Deps) *cobra.Command {
   pi-score  the PiBenchmarks score from fio equivalents of its tests. Suite: pi.
   general   placement advice per target or group (read-heavy services,
             databases, CI caches, log aggregation, etcd). Suite: standard.
+  sqlite    file locks, fsync, rename between two clients and SQLite's commits
+            (WAL/rollback x FULL/NORMAL) for SQLite apps. Its own probe.
 
 Every verdict states its threshold and where it comes from. Exit codes: 0
 pass, 3 warn, 4 fail, 2 bad usage or missing data, 1 a workload failed.`,

@@ -86,6 +86,8 @@ known_hosts); --inventory FILE adds the hosts of an Ansible inventory that
 	fl.StringVar(&r.NoiseTarget, "noise-target", "", "contention round: run the bulk writer on this directory or device (a local path or an ssh:// target) instead of the probe's target")
 	fl.BoolVar(&r.Telemetry, "telemetry", def.Telemetry, "sample CPU, disk, pressure, temperature and network once a second while each workload runs")
 	fl.StringSliceVar(&r.Rounds, "rounds", def.Rounds, "isolated (each target alone), parallel (each workload on all targets at once), network (the links between the targets' nodes), in the order given: network,isolated,parallel")
+	fl.StringVar(&r.Sweep.Clients, "clients", "", "the saturation sweep: run one workload (--workloads; default "+storbench.DefaultSweepWorkload+") on this many clients at once, 1,2,4,8, or auto: doubling until the knee is known (docs/sweep.md)")
+	fl.StringVar(&r.Sweep.MaxSize, "max-size", "", "--clients: cap each client's file, e.g. 1GiB (the free space, shared by the most clients, may cap it further)")
 	fl.BoolVar(&r.NetworkAllPairs, "network-all-pairs", false, "the network round measures every pair of the run's nodes (replica and server nodes among themselves too), not only each fio node against the others")
 	kube := addKubeFlags(fl, &f.kube)
 	fl.BoolVar(&r.SSH.AcceptNewHostKeys, "ssh-accept-new-host-keys", false, "ssh targets: record the key of a host not yet in known_hosts instead of refusing it (a changed key is always refused)")
@@ -137,7 +139,7 @@ func addKubeFlags(fl *pflag.FlagSet, k *storbench.KubeRequest) *pflag.FlagSet {
 	kf.StringVar(&k.AccessMode, "access-mode", dk.AccessMode, "k8s targets: PVC access mode: ReadWriteOnce, ReadWriteOncePod, ReadWriteMany")
 	kf.StringVar(&k.Image, "image", dk.Image, "k8s targets: container image with sh and fio (the release's storbench-fio by default; alpine: Alpine, installing fio at start)")
 	kf.StringVar(&k.PullPolicy, "image-pull-policy", dk.PullPolicy, "k8s targets: Always, IfNotPresent or Never")
-	kf.StringVar(&k.PodOverrides, "pod-overrides", "", "k8s targets: YAML/JSON strategic-merge patch for the pod (tolerations, resources, securityContext...)")
+	kf.StringVar(&k.PodOverrides, "pod-overrides", "", "k8s targets: YAML/JSON strategic-merge patch for every pod storbench makes, fio and sampler pods (imagePullSecrets, tolerations, resources...); classes --measure takes the same")
 	kf.DurationVar(&k.Timeout, "timeout", dk.Timeout, "k8s targets: bound on each wait (binding, scheduling, start, deletion)")
 	fl.AddFlagSet(kf)
 	return kf
@@ -285,10 +287,7 @@ func report(ctx context.Context, d cli.Deps, st store.Store, r *result.Run, outp
 		_, err := fmt.Fprintln(d.Out, "No workload finished.")
 		return err
 	}
-	if err := render.ResultsTable(d.Out, o.Results); err != nil {
-		return err
-	}
-	if err := render.ContentionSection(d.Out, o.Contention); err != nil {
+	if err := errors.Join(render.ResultsTable(d.Out, o.Results), render.ContentionSection(d.Out, o.Contention), render.SweepSection(d.Out, o.Sweeps)); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(d.Out, "\nStored in %s as run %s (storbench show %s).\n", dbPath(st), r.ID, r.ID)

@@ -10,7 +10,7 @@ import (
 // Pods run the project's fio image of this storbench's version unless the
 // user names another; "alpine" is the fallback that installs fio at start.
 func TestDefaultImage(t *testing.T) {
-	if DefaultImage != FioImageRepository+":"+version.Version || !strings.HasPrefix(DefaultImage, "ghcr.io/storbench/storbench-fio:") {
+	if DefaultImage != FioImageRepository+":"+version.ImageTag() || !strings.HasPrefix(DefaultImage, "ghcr.io/storbench/storbench-fio:") {
 		t.Errorf("DefaultImage %q", DefaultImage)
 	}
 	for _, c := range []struct{ in, want string }{

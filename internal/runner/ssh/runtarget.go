@@ -251,6 +251,7 @@ func (t *Target) prepareDir(ctx context.Context, f hostFacts, need runner.Need) 
 	}
 	labels := t.labels(f)
 	t.addLinkFacts(ctx, labels)
+	netNotices := t.addNetworkFS(ctx, labels) // netfs.go
 	sample, stopSampling := samplerFor(t.client, labels)
 	p := &runner.Prepared{
 		Name: t.name, Kind: "directory", Cmder: t.client, Dir: work,
@@ -274,6 +275,7 @@ func (t *Target) prepareDir(ctx context.Context, f hostFacts, need runner.Need) 
 	if notice != "" {
 		p.Notices = append(p.Notices, notice)
 	}
+	p.Notices = append(p.Notices, netNotices...)
 	if need.Direct {
 		if err := t.checkDirectIO(ctx, work); err != nil {
 			return nil, errors.Join(err, p.Cleanup(context.WithoutCancel(ctx)))

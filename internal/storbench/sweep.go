@@ -1,0 +1,96 @@
+package storbench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/storbench/storbench/internal/analysis"
+	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/units"
+)
+
+// SweepRequest asks for the saturation sweep (docs/sweep.md): one workload
+// on N clients at once, for several N, on every target.
+type SweepRequest struct {
+	// Clients is the steps, "1,2,4,8", or "auto": doubling from one until
+	// the knee is known or MaxClients is reached. Empty runs no sweep.
+	Clients string
+	// MaxClients caps an automatic sweep; 0 is engine.DefaultMaxClients.
+	MaxClients int
+	// MaxSize caps each client's file ("1GiB"); empty keeps the workload's
+	// size. The target's free space, shared by the most clients, may cap
+	// it further.
+	MaxSize string
+}
+
+// DefaultSweepWorkload is the workload a sweep runs when the request
+// chooses none: one outstanding I/O per client, so the clients, not a
+// queue inside each, load the storage.
+const DefaultSweepWorkload = "rand-read-4k-qd1"
+
+// applySweep replaces the suite by the sweep of its one workload.
+func applySweep(p *runPlan, req *RunRequest, suiteSet bool) error {
+	s := req.Sweep
+	if s.Clients == "" {
+		if s.MaxSize != "" || s.MaxClients != 0 {
+			return refusef("--max-size belongs to the sweep: add --clients 1,2,4,8 or --clients auto")
+		}
+		return nil
+	}
+	plan := p.plan
+	switch {
+	case req.Round != result.RoundIsolated || !slices.Equal(req.Rounds, []string{result.RoundIsolated}):
+		return refusef("--clients is an experiment of its own: run it without --round and --rounds")
+	case plan.Suite == nil:
+		return refusef("--clients sweeps a suite workload: choose it with --workloads instead of --fio-job")
+	case req.Repeat > 1 || req.Measure != (MeasureRequest{}):
+		return refusef("--clients runs each step once: leave out --repeat and the measurement options")
+	case len(p.classes) > 0:
+		return refusef("--clients on Kubernetes targets is not built yet: sweep directories, here or over ssh:// (docs/sweep.md)")
+	}
+	if !suiteSet && len(req.Workloads) == 0 {
+		if err := plan.Suite.Select([]string{DefaultSweepWorkload}); err != nil {
+			return refuse(err)
+		}
+	}
+	if len(plan.Suite.Workloads) != 1 {
+		return refusef("--clients sweeps one workload; the suite has %d: choose one with --workloads", len(plan.Suite.Workloads))
+	}
+	sw := &engine.Sweep{Workload: plan.Suite.Workloads[0], MaxClients: s.MaxClients}
+	if s.Clients != "auto" {
+		for _, f := range strings.Split(s.Clients, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return refusef("--clients %s: give client counts (1,2,4,8) or auto", s.Clients)
+			}
+			sw.Clients = append(sw.Clients, n)
+		}
+	}
+	if s.MaxSize != "" {
+		n, err := units.ParseSize(s.MaxSize)
+		if err != nil || n <= 0 {
+			return refusef("--max-size %s: give a size such as 1GiB", s.MaxSize)
+		}
+		sw.ClientSize = n
+	}
+	if err := sw.Validate(); err != nil {
+		return refuse(fmt.Errorf("--clients: %w", err))
+	}
+	plan.Suite, plan.Sweep, plan.Round = nil, sw, engine.RoundSweep
+	return nil
+}
+
+// Sweeps reads the sweeps of the given runs (all when none are named),
+// each with its steps and knee.
+func Sweeps(ctx context.Context, st store.Reader, runIDs []string) ([]analysis.SweepView, error) {
+	rs, err := st.Results(ctx, store.ResultFilter{RunIDs: runIDs})
+	if err != nil {
+		return nil, fmt.Errorf("reading the sweeps' results: %w", err)
+	}
+	return analysis.Sweeps(rs), nil
+}

@@ -7,7 +7,7 @@
 # /tmp/storbench-cluster.lock, always brings it down, and exits with the
 # tests' status.
 #
-# Usage (root): scripts/k8s-integration.sh [go test flags, e.g. -run Kwok]
+# Usage (root): scripts/k8s-integration.sh [go test flags, e.g. -run ClusterKwok]
 # Environment: KAPI_ROOT (default ~/.cache/storbench-kapi), SKIP_INSTALL=1 to
 # skip apt-get, CLUSTER_NODES / CLUSTER_RATE as for test/cluster/cluster.sh.
 set -euo pipefail
@@ -17,9 +17,15 @@ if [ "${SKIP_INSTALL:-0}" != 1 ]; then bash "$HERE/test/cluster/cluster.sh" inst
 bash "$HERE/test/cluster/cluster.sh" build
 
 export STORBENCH_K8S_INTEGRATION=1 CLUSTER_ENV=$KAPI_ROOT/run/cluster.env KUBECONFIG=$KAPI_ROOT/run/kubeconfig
+# The cluster tier is every test named TestCluster... (test/kubetest fails any
+# other test that asks for the cluster), in the packages that declare one;
+# PKGS narrows it, go test flags given here (-run, -v) come after the default.
 # internal/classcheck: classes --measure on the test classes (quick profiles, one full, node failure), about 7 min.
-PKGS=${PKGS:-"./internal/runner/kube/ ./test/deploytest/ ./test/cluster/ ./internal/classcheck/"}
-if [ -d "$HERE/test/testcsi/incluster" ]; then PKGS="$PKGS ./test/testcsi/incluster/"; fi   # the test CSI driver's
+if [ -z "${PKGS:-}" ]; then
+  PKGS=$(cd "$HERE" && grep -rl --include='*_test.go' '^func TestCluster' internal test | xargs -n1 dirname | sort -u | sed 's|^|./|; s|$|/|' | tr '\n' ' ')
+fi
+[ -n "$PKGS" ] || { echo "k8s-integration.sh: no test named TestCluster... found" >&2; exit 1; }
+echo "cluster tier: go test -run '^TestCluster' $PKGS"
 # One package at a time: all use the one cluster.
 export PKGS
-exec bash "$HERE/test/cluster/cluster.sh" run bash -c 'cd "$0" && go test -count=1 -p 1 -timeout 25m "$@" $PKGS' "$HERE" "$@"
+exec bash "$HERE/test/cluster/cluster.sh" run bash -c 'cd "$0" && go test -count=1 -p 1 -timeout 25m -run "^TestCluster" "$@" $PKGS' "$HERE" "$@"

@@ -5,7 +5,7 @@
 # images as OCI layouts and archives. No Docker: Go, apt-get and dpkg-deb
 # (Debian's packages for each architecture are fetched into a private apt
 # folder, ~/.cache/storbench-release). The same commit gives the same files.
-# Usage: scripts/release.sh [-version v1.2.3] [-registry REG] [-only archives|images] [-platforms linux/amd64,...] [-out DIR]
+# Usage: scripts/release.sh [-version v1.2.3] [-registry REG] [-only archives|images] [-platforms linux/amd64,...] [-out DIR] [-push]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD

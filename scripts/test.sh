@@ -3,8 +3,24 @@
 # Ubuntu), then runs every Go test with real fio, loop devices, SQLite and
 # headless Chromium, the brief fuzz runs, and the Kubernetes integration tests
 # against a real control plane on loopback.
+#
+# Usage: bash scripts/test.sh [host|cluster]
+#   (none)   the whole suite: the host tier, then the cluster tier
+#   host     every test but the cluster's: real fio, loop devices, sshd,
+#            Chromium, the tools module, the brief fuzz runs
+#   cluster  the tests named TestCluster... on the test cluster
+#            (scripts/k8s-integration.sh)
+# The unit tier needs no script, no root and no tools: go test -short ./...
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tier=${1:-all}
+case "$tier" in
+all | host | cluster) ;;
+*)
+  echo "usage: bash scripts/test.sh [host|cluster] (the unit tier: go test -short ./...)" >&2
+  exit 2
+  ;;
+esac
 # Loop devices, mounts, network namespaces and the loopback cluster need
 # root: a user with sudo is taken there (keeping PATH, so the same go runs);
 # root on a bare Debian has no sudo and needs none.
@@ -13,11 +29,20 @@ if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then
 fi
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   need=()
-  for p in fio hdparm chromium e2fsprogs util-linux procps f2fs-tools ntfs-3g exfatprogs xorriso squashfs-tools genromfs lvm2 bcache-tools cryptsetup-bin fdisk xfsprogs btrfs-progs dosfstools openssh-server openssh-client prometheus curl iproute2 sudo; do
+  for p in fio hdparm chromium e2fsprogs util-linux procps f2fs-tools ntfs-3g exfatprogs xorriso squashfs-tools genromfs lvm2 bcache-tools cryptsetup-bin fdisk xfsprogs btrfs-progs dosfstools openssh-server openssh-client prometheus curl iproute2 sudo glusterfs-server glusterfs-client iperf3; do
+    dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+  done
+  for p in ceph-mon ceph-osd ceph-mgr ceph-mds ceph-fuse ceph-common; do   # a real Ceph: test/cluster/ceph.sh, test/cephtest
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
   done
   if [ ${#need[@]} -gt 0 ]; then
     apt-get update -qq
+    # nothing the machine has may go to make room for the tests' packages
+    gone=$(apt-get -s install --no-install-recommends "${need[@]}" 2>/dev/null | awk '$1 == "Remv" {print $2}' | tr '\n' ' ')
+    if [ -n "$gone" ]; then
+      echo "test.sh: refusing to install ${need[*]}: apt-get would remove ${gone% }; install them yourself if that is what you want" >&2
+      exit 1
+    fi
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   fi
 fi
@@ -29,8 +54,11 @@ fi
 # (test/cluster/cluster.sh cached): about 20 minutes in all instead of 32 on 2
 # cores, but the load of both at once (6-7) has made timing-sensitive tests
 # fail (BENCHMARKS.md), so it is not the default.
+if [ "$tier" = cluster ]; then
+  exec bash scripts/k8s-integration.sh
+fi
 serial=1
-if [ "${STORBENCH_TEST_PARALLEL:-0}" = 1 ] && KAPI_ROOT=${KAPI_ROOT:-$HOME/.cache/storbench-kapi} bash test/cluster/cluster.sh cached; then
+if [ "$tier" = all ] && [ "${STORBENCH_TEST_PARALLEL:-0}" = 1 ] && KAPI_ROOT=${KAPI_ROOT:-$HOME/.cache/storbench-kapi} bash test/cluster/cluster.sh cached; then
   serial=0
 fi
 if [ "$serial" != 1 ]; then
@@ -46,6 +74,9 @@ go test -count=1 -timeout 30m ./... || status=1
 (cd tools && go test -count=1 -timeout 30m ./...) || status=1
 # Each importer fuzz target for 5000 executions (the seed corpus ran above).
 bash scripts/fuzz-brief.sh 5000 || status=1
+if [ "$tier" = host ]; then
+  exit "$status"
+fi
 if [ "$serial" != 1 ]; then
   wait "$cluster_pid" || { echo "the cluster tests failed (lines marked [cluster])"; status=1; }
 else

@@ -14,7 +14,10 @@ const (
 	PartLocalDisk   = "local disk"
 	PartLink        = "link"
 	PartReplication = "replication"
-	PartRest        = "the rest (storage engine)"
+	// PartLinks is the busiest link of the per-link plan (Breakdown.Traffic):
+	// its speed over the bytes it carries per byte written.
+	PartLinks = "links (per-link plan)"
+	PartRest  = "the rest (storage engine)"
 )
 
 // What a breakdown says limited the result.
@@ -49,7 +52,10 @@ type Breakdown struct {
 	// Replicas is the copies kept (1 for a plain network filesystem);
 	// RemoteCopies those that cross the network from Node.
 	Replicas, RemoteCopies int
-	MeasuredBPS            float64
+	// ReplicationModel is how the copies travel (result.Replication*);
+	// ModelReason says why storbench took it (ReplicationModelOf).
+	ReplicationModel, ModelReason string
+	MeasuredBPS                   float64
 	// Parts are the ceilings, in path order; a part whose input is
 	// missing is left out and named in Missing.
 	Parts []BreakdownPart
@@ -69,6 +75,10 @@ type Breakdown struct {
 	// Latency is the synchronous write's floor, for writes with a local
 	// baseline and a measured round trip.
 	Latency *LatencyFloor
+	// Traffic is the per-link prediction for a write by the replication
+	// model, beside each node's measured counters, where the result's
+	// telemetry sampled the nodes (nil otherwise).
+	Traffic *TrafficPlan
 	// Missing names each input that was not available and how to give it.
 	Missing []string
 	// Summary says it in one line.
@@ -166,6 +176,7 @@ func breakdown(r result.Result, all []result.Result, m *LinkMatrix) (Breakdown, 
 		return Breakdown{}, false
 	}
 	b := Breakdown{Target: r.Target, Workload: r.Workload, Round: r.Round, Node: nodeOf(r), Direction: "read"}
+	b.ReplicationModel, b.ModelReason = ReplicationModelOf(r)
 	dir := r.Read
 	if r.Write != nil && (dir == nil || r.Write.BytesPerSec > dir.BytesPerSec) {
 		dir, b.Direction = r.Write, "write"
@@ -233,13 +244,19 @@ func breakdown(r result.Result, all []result.Result, m *LinkMatrix) (Breakdown, 
 		}
 		if linkBPS > 0 {
 			b.Parts = append(b.Parts, BreakdownPart{PartLink, linkBPS, "network round, " + pairWords(b, strings.Join(named, " and "))})
-			if b.Direction == "write" && remoteCopies > 1 {
-				b.Parts = append(b.Parts, BreakdownPart{PartReplication, linkBPS / float64(remoteCopies),
-					fmt.Sprintf("%d remote copies share the node's link (%d replicas, from %s)", remoteCopies, replicas, replicaSource)})
+			if p, ok := replicationPart(b, linkBPS, remoteCopies, replicaSource); ok {
+				b.Parts = append(b.Parts, p)
 			}
 		}
 	}
 	b.RemoteCopies = remoteCopies
+	if b.Direction == "write" {
+		b.Traffic = trafficOf(r, b, remoteList, dir.Bytes)
+		if t := b.Traffic; t != nil && t.Binding != nil {
+			b.Parts = append(b.Parts, BreakdownPart{PartLinks, t.CeilingBPS, fmt.Sprintf("%s %s carries %.2fx the payload by the %s model, at %.0f MB/s",
+				t.Binding.Node, t.Binding.Direction, t.Binding.PerPayload, t.Model, t.Binding.CeilingBPS*t.Binding.PerPayload/1e6)})
+		}
+	}
 	b.finish()
 	return b, true
 }
@@ -295,12 +312,15 @@ func (b *Breakdown) finish() {
 	for _, p := range b.Parts {
 		if b.CeilingBPS == 0 || p.CeilingBPS < b.CeilingBPS {
 			b.CeilingBPS = p.CeilingBPS
-			b.LimitedBy = map[string]string{PartLocalDisk: BoundLocalDisk, PartLink: BoundNetwork, PartReplication: BoundReplication}[p.Name]
+			b.LimitedBy = map[string]string{PartLocalDisk: BoundLocalDisk, PartLink: BoundNetwork, PartReplication: BoundReplication, PartLinks: BoundNetwork}[p.Name]
 		}
 	}
 	words := []string{fmt.Sprintf("%s %.0f MB/s", b.Workload, b.MeasuredBPS/1e6)}
 	if b.CeilingBPS == 0 {
 		b.Summary = words[0] + ": no ceiling known (" + strings.Join(b.Missing, "; ") + ")"
+		if b.ReplicationModel != "" && b.ReplicationModel != result.ReplicationClient {
+			b.Summary += fmt.Sprintf("; replication model %s (%s)", b.ReplicationModel, b.ModelReason)
+		}
 		return
 	}
 	b.Percent = b.MeasuredBPS / b.CeilingBPS * 100
@@ -326,6 +346,8 @@ func (b *Breakdown) finish() {
 			words = append(words, fmt.Sprintf("link %s %.0f MB/s", strings.TrimPrefix(p.Source, "network round, "), p.CeilingBPS/1e6))
 		case PartReplication:
 			words = append(words, fmt.Sprintf("%d remote copies share it: %.0f MB/s", b.RemoteCopies, p.CeilingBPS/1e6))
+		case PartLinks:
+			words = append(words, fmt.Sprintf("busiest link %s: %.0f MB/s", p.Source, p.CeilingBPS/1e6))
 		}
 	}
 	b.Steps = append(b.Steps, BreakdownStep{Name: PartRest, LeftBPS: b.MeasuredBPS, LostBPS: left - b.MeasuredBPS})
@@ -336,6 +358,9 @@ func (b *Breakdown) finish() {
 	}
 	if b.Percent > 105 {
 		words = append(words, "above the ceiling: the model does not hold here (a cache, compression, or a copy not written synchronously)")
+	}
+	if b.ReplicationModel != "" && b.ReplicationModel != result.ReplicationClient {
+		words = append(words, fmt.Sprintf("replication model %s (%s)", b.ReplicationModel, b.ModelReason))
 	}
 	if b.Latency != nil {
 		words = append(words, fmt.Sprintf("latency p50 %s, at least %s (local %s + round trip %s)", fmtDur(b.Latency.MeasuredP50), fmtDur(b.Latency.FloorP50), fmtDur(b.Latency.LocalP50), fmtDur(b.Latency.RoundTripP50)))

@@ -49,9 +49,18 @@ func (r *run) snapshot(ctx context.Context) Check {
 	switch {
 	case !r.decl.SnapshotAPI:
 		return Check{Outcome: NotSupportedDeclared, Reason: "the snapshot API (snapshot.storage.k8s.io/v1) is not installed"}
-	case len(r.decl.SnapshotClasses) == 0:
+	case len(r.decl.SnapshotClasses) == 0 && r.o.SnapshotClass == "":
 		return Check{Outcome: NotSupportedDeclared, Reason: "no VolumeSnapshotClass for " + r.decl.Provisioner}
 	}
+	classes, err := kube.SnapshotClasses(ctx, r.c.Client)
+	if err != nil {
+		return failed(start, err)
+	}
+	class, classWhy, err := kube.ChooseSnapshotClass(classes, r.decl.Provisioner, r.o.SnapshotClass)
+	if err != nil {
+		return Check{Outcome: Skipped, Reason: err.Error(), Took: time.Since(start)}
+	}
+	r.progress("%s: snapshot: with %s", r.o.Class, classWhy)
 	v, err := r.startVolume(ctx, claimSpec{}, podSpec{})
 	vols := []*volume{v}
 	defer func() { r.deleteVolumes(ctx, vols) }()
@@ -60,7 +69,7 @@ func (r *run) snapshot(ctx context.Context) Check {
 	}
 	snap := r.name("snap")
 	t0 := time.Now()
-	if err := r.createSnapshot(ctx, snap, r.decl.SnapshotClasses[0], v.claim); err != nil {
+	if err := r.createSnapshot(ctx, snap, class, v.claim); err != nil {
 		return failed(start, err)
 	}
 	ready, err := r.snapshotReady(ctx, snap)
@@ -102,7 +111,7 @@ func (r *run) snapshot(ctx context.Context) Check {
 	return Check{Outcome: Works, Took: time.Since(t0), Stages: []Stage{
 		{Name: "snapshot-ready", Samples: []time.Duration{ready.Sub(t0)}},
 		{Name: "restore-running", Samples: []time.Duration{rv.running.Sub(rv.created)}},
-	}, Reason: "point in time; restored to a larger size"}
+	}, Reason: "point in time; restored to a larger size; " + classWhy}
 }
 
 // capacity is a bound claim's capacity (drivers round requests up: the

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/storbench/storbench/internal/runner/kube"
 )
@@ -80,7 +78,7 @@ func (r *run) remaining(ctx context.Context, notes *[]string) []string {
 	ours := map[string]bool{}
 	for _, pv := range pvs.Items {
 		ref := pv.Spec.ClaimRef
-		if ref == nil || ref.Namespace != r.ns || !strings.HasPrefix(ref.Name, r.prefix()) {
+		if ref == nil || ref.Namespace != r.ns || !r.createdClaim(ref.Name) {
 			continue
 		}
 		ours[pv.Name] = true
@@ -127,7 +125,7 @@ func (r *run) remainingSnapshots(ctx context.Context) []string {
 	if err == nil && json.Unmarshal(raw, &list) == nil {
 		for _, c := range list.Items {
 			ref := c.Spec.VolumeSnapshotRef
-			if ref.Namespace == r.ns && strings.HasPrefix(ref.Name, r.prefix()) {
+			if ref.Namespace == r.ns && r.createdSnapshot(ref.Name) {
 				left = append(left, "VolumeSnapshotContent "+c.Metadata.Name)
 			}
 		}
@@ -135,12 +133,25 @@ func (r *run) remainingSnapshots(ctx context.Context) []string {
 	return left
 }
 
-// setUnschedulable cordons or uncordons a node.
+// setUnschedulable cordons or uncordons a node, the cordon marked with
+// the run's annotation (kube.SetCordon).
 func (r *run) setUnschedulable(ctx context.Context, node string, on bool) error {
-	patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on)
-	_, err := r.c.Client.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
-	if err != nil {
+	if err := kube.SetCordon(ctx, r.c.Client, node, r.runID, on); err != nil {
 		return fmt.Errorf("cordon %s=%t: %w", node, on, err)
 	}
 	return nil
+}
+
+// createdClaim and createdSnapshot report whether this run created the
+// claim or VolumeSnapshot of that name.
+func (r *run) createdClaim(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.claims[name]
+}
+
+func (r *run) createdSnapshot(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.snapshots[name]
 }

@@ -82,6 +82,9 @@ func (e *errPinned) Error() string { return "node-pinned: " + e.event }
 // "node-pinned", taken from the scheduler's event.
 func (r *run) failover(ctx context.Context) Check {
 	start := time.Now()
+	if r.o.NoCordon {
+		return Check{Outcome: Skipped, Reason: "--no-cordon: it cordons a node"}
+	}
 	if len(r.nodes) < 2 {
 		return Check{Outcome: Skipped, Reason: "needs two schedulable nodes"}
 	}

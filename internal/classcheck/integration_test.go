@@ -22,9 +22,9 @@ import (
 	"github.com/storbench/storbench/internal/classcheck"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner/kube"
-	"github.com/storbench/storbench/test/kubetest"
 	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
 const (
@@ -117,7 +117,7 @@ func nothingLeft(t *testing.T, client kubernetes.Interface, runID string) {
 	}
 }
 
-func TestQualifyNodeLocalStaticClass(t *testing.T) {
+func TestClusterQualifyNodeLocalStaticClass(t *testing.T) {
 	c, client := connect(t)
 	class := staticClass(t, client, 8)
 	runID := fmt.Sprintf("it%06x", time.Now().UnixNano()&0xffffff)
@@ -170,7 +170,7 @@ func TestQualifyNodeLocalStaticClass(t *testing.T) {
 }
 
 // Ctrl-C in the middle of provisioning leaves nothing behind.
-func TestQualifyCancelledDuringProvisioning(t *testing.T) {
+func TestClusterQualifyCancelledDuringProvisioning(t *testing.T) {
 	c, client := connect(t)
 	class := staticClass(t, client, 4)
 	runID := fmt.Sprintf("ic%06x", time.Now().UnixNano()&0xffffff)
@@ -198,7 +198,7 @@ func TestQualifyCancelledDuringProvisioning(t *testing.T) {
 
 // The library's entry point stores the qualification as a run that
 // `storbench classes` reads back with a pick-two line.
-func TestMeasureClassStoredAndShown(t *testing.T) {
+func TestClusterMeasureClassStoredAndShown(t *testing.T) {
 	_, client := connect(t)
 	_, kc := kubetest.Cluster(t)
 	class := staticClass(t, client, 8)

@@ -127,7 +127,7 @@ func wantOutcomes(t *testing.T, rep *classcheck.Report, want map[string]classche
 // but ReadWriteMany, which the driver refuses (it offers single-node
 // access only): provisioning with enough claims for a p95, failover
 // between real nodes with every acknowledged record read back.
-func TestQualifyCapableCSIFull(t *testing.T) {
+func TestClusterQualifyCapableCSIFull(t *testing.T) {
 	start := time.Now()
 	rep := qualify(t, "testcsi-shared", classcheck.Options{Profile: classcheck.Full})
 	t.Logf("full profile on testcsi-shared: %s wall", time.Since(start).Round(time.Second))
@@ -161,7 +161,7 @@ func TestQualifyCapableCSIFull(t *testing.T) {
 }
 
 // A driver mode that lies fails the check of what it declares.
-func TestQualifyBrokenModes(t *testing.T) {
+func TestClusterQualifyBrokenModes(t *testing.T) {
 	for _, c := range []struct{ class, check string }{
 		{"testcsi-bad-snapshot", classcheck.CheckSnapshot},
 		{"testcsi-stuck-expand", classcheck.CheckExpansionOnline},
@@ -179,8 +179,8 @@ func TestQualifyBrokenModes(t *testing.T) {
 }
 
 // Node-local classes are node-pinned, measured from the scheduler's event.
-func TestQualifyNodePinned(t *testing.T) {
-	for _, class := range []string{"testcsi-local"} { // local-path's: TestQualifyLocalPathQuick
+func TestClusterQualifyNodePinned(t *testing.T) {
+	for _, class := range []string{"testcsi-local"} { // local-path's: TestClusterQualifyLocalPathQuick
 		t.Run(class, func(t *testing.T) {
 			rep := qualify(t, class, classcheck.Options{Only: []string{classcheck.CheckFailover}})
 			ch := rep.Check(classcheck.CheckFailover)
@@ -193,7 +193,7 @@ func TestQualifyNodePinned(t *testing.T) {
 
 // Ctrl-C in the middle of a snapshot, an expansion and a failover leaves
 // no claim, volume, snapshot or cordoned node behind.
-func TestQualifyCancelled(t *testing.T) {
+func TestClusterQualifyCancelled(t *testing.T) {
 	for _, c := range []struct {
 		check string
 		after time.Duration
@@ -234,7 +234,7 @@ func TestQualifyCancelled(t *testing.T) {
 
 // The k3s default, local-path: provisions dynamically (its PVs go when
 // their claims do), declares no snapshots or expansion, and is node-pinned.
-func TestQualifyLocalPathQuick(t *testing.T) {
+func TestClusterQualifyLocalPathQuick(t *testing.T) {
 	start := time.Now()
 	rep := qualify(t, "local-path", classcheck.Options{Claims: 3})
 	t.Logf("quick profile on local-path: %s wall", time.Since(start).Round(time.Second))
@@ -259,9 +259,12 @@ func TestQualifyLocalPathQuick(t *testing.T) {
 const failNode = "kreal-node-2"
 
 // nodeCommands gives the node-failure check the harness's own node stop
-// and start, run over SSH (a real sshd on 127.0.0.1) on the one host of a
-// real inventory file, as a user's `systemctl stop k3s-agent` would be.
-func nodeCommands(t *testing.T, client kubernetes.Interface) *classcheck.NodeFailure {
+// and start, run over SSH (a real sshd on 127.0.0.1) on the inventory host
+// named like the node (the node's own host, as the check requires; the
+// harness's nodes all live on this machine), as a user's k3s-killall.sh
+// would be. stop and start are cluster.sh node's words, or a shell
+// command of the test's own.
+func nodeCommands(t *testing.T, client kubernetes.Interface, stop, start string) *classcheck.NodeFailure {
 	t.Helper()
 	if _, err := client.CoreV1().Nodes().Get(context.Background(), failNode, metav1.GetOptions{}); err != nil {
 		t.Skipf("needs node %s (test/cluster/cluster.sh with 2 or more real nodes): %v", failNode, err)
@@ -279,8 +282,8 @@ func nodeCommands(t *testing.T, client kubernetes.Interface) *classcheck.NodeFai
 		t.Fatal(err)
 	}
 	inv := filepath.Join(dir, "hosts.ini")
-	line := fmt.Sprintf("harness ansible_host=127.0.0.1 ansible_port=%d ansible_user=%s ansible_ssh_private_key_file=%s ansible_ssh_common_args='-F none -o UserKnownHostsFile=%s'\n",
-		srv.Port, sshtest.User(t), key, known)
+	line := fmt.Sprintf("%s ansible_host=127.0.0.1 ansible_port=%d ansible_user=%s ansible_ssh_private_key_file=%s ansible_ssh_common_args='-F none -o UserKnownHostsFile=%s'\n",
+		failNode, srv.Port, sshtest.User(t), key, known)
 	if err := os.WriteFile(inv, []byte(line), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -288,9 +291,14 @@ func nodeCommands(t *testing.T, client kubernetes.Interface) *classcheck.NodeFai
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := fmt.Sprintf("KAPI_ROOT=%s bash %s node %%s {node}", kapi, script)
-	nf, err := storbench.NodeFailure(storbench.NodeFailureRequest{Node: failNode, Inventory: inv, Host: "harness",
-		StopCommand: fmt.Sprintf(cmd, "stop"), StartCommand: fmt.Sprintf(cmd, "start"), OutOfService: true})
+	command := func(op string) string {
+		if op == "stop" || op == "start" {
+			return fmt.Sprintf("KAPI_ROOT=%s bash %s node %s {node}", kapi, script, op)
+		}
+		return strings.ReplaceAll(op, "$KAPI_ROOT", kapi)
+	}
+	nf, err := storbench.NodeFailure(storbench.NodeFailureRequest{Node: failNode, Inventory: inv,
+		StopCommand: command(stop), StartCommand: command(start), OutOfService: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,14 +328,15 @@ func nodeRestored(t *testing.T, client kubernetes.Interface, name string) {
 // the writer runs again on another node with every acknowledged record;
 // the node comes back and the taint goes. Ctrl-C while the node is down
 // leaves it started and untainted, and nothing behind.
-func TestQualifyNodeFailure(t *testing.T) {
+func TestClusterQualifyNodeFailure(t *testing.T) {
 	cl, client := connect(t)
 	needClass(t, client, "testcsi-shared")
-	nf := nodeCommands(t, client)
+	nf := nodeCommands(t, client, "stop", "start")
 	t.Run("out-of-service", func(t *testing.T) {
 		rep := qualify(t, "testcsi-shared", classcheck.Options{Only: []string{classcheck.CheckNodeFailure}, NodeFailure: nf})
 		ch := rep.Check(classcheck.CheckNodeFailure)
-		if ch == nil || ch.Outcome != classcheck.Works || !strings.Contains(ch.Reason, "out-of-service taint") || !strings.Contains(ch.Reason, "records intact") {
+		if ch == nil || ch.Outcome != classcheck.Works || !strings.Contains(ch.Reason, "out-of-service taint") || !strings.Contains(ch.Reason, "records intact") ||
+			!strings.Contains(ch.Reason, "verified gone: the writer pod's own process no longer answers") {
 			t.Fatalf("node failure: %+v", ch)
 		}
 		t.Logf("%s: %s", ch.Took.Round(time.Millisecond), ch.Reason)
@@ -346,7 +355,7 @@ func TestQualifyNodeFailure(t *testing.T) {
 			Progress: func(m string) {
 				t.Log(m)
 				if strings.HasSuffix(m, classcheck.CheckNodeFailure+" ...") {
-					time.AfterFunc(12*time.Second, cancel) // the node is stopped by then, not yet NotReady
+					time.AfterFunc(20*time.Second, cancel) // the node is stopped by then (after the writer and the prober), not yet NotReady
 				}
 			}})
 		if err != nil {
@@ -361,4 +370,67 @@ func TestQualifyNodeFailure(t *testing.T) {
 		}
 		nodeRestored(t, client, failNode)
 	})
+}
+
+// halfStop stops a node's kubelet and containerd and leaves its shims and
+// containers running, as `systemctl stop k3s-agent` does on k3s (the unit's
+// KillMode is process); halfStart starts them again (containerd takes the
+// running shims back).
+const (
+	halfStop  = "kill -9 $(cat $KAPI_ROOT/run/nodes/{node}/run/kubelet.pid) $(cat $KAPI_ROOT/run/nodes/{node}/run/containerd.pid)"
+	halfStart = "KAPI_ROOT=$KAPI_ROOT bash " + "$SCRIPTS/nodes.sh start 2"
+)
+
+// A node "stopped" so that its containers keep running goes NotReady, but
+// the writer pod's own process still answers: the node is not tainted
+// out-of-service, no second writer starts on the volume, and the report
+// says why. Cost on the harness: about 50 s.
+func TestQualifyNodeFailureContainersStillRun(t *testing.T) {
+	_, client := connect(t)
+	needClass(t, client, "testcsi-shared")
+	scripts, err := filepath.Abs(filepath.Join("..", "..", "test", "cluster"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	nf := nodeCommands(t, client, halfStop, strings.ReplaceAll(halfStart, "$SCRIPTS", scripts))
+	tainted := make(chan string, 1)
+	go watchTaint(t, client, tainted)
+	rep := qualify(t, "testcsi-shared", classcheck.Options{Only: []string{classcheck.CheckNodeFailure}, NodeFailure: nf})
+	ch := rep.Check(classcheck.CheckNodeFailure)
+	t.Logf("%s wall: %+v", time.Since(start).Round(time.Second), ch)
+	if ch == nil || ch.Outcome != classcheck.Failed || !strings.Contains(ch.Reason, "its containers still run") ||
+		!strings.Contains(ch.Reason, "not tainted out-of-service") || !strings.Contains(ch.Reason, "k3s-killall.sh") {
+		t.Errorf("node failure with the containers still running: %+v", ch)
+	}
+	select {
+	case n := <-tainted:
+		t.Errorf("node %s was tainted out-of-service while its containers ran", n)
+	default:
+	}
+	nodeRestored(t, client, failNode)
+}
+
+// watchTaint reports the first node seen with the out-of-service taint,
+// until the test ends.
+func watchTaint(t *testing.T, client kubernetes.Interface, seen chan<- string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	for ctx.Err() == nil {
+		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err == nil {
+			for _, n := range nodes.Items {
+				for _, tn := range n.Spec.Taints {
+					if tn.Key == corev1.TaintNodeOutOfService {
+						select {
+						case seen <- n.Name:
+						default:
+						}
+						return
+					}
+				}
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

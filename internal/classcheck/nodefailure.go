@@ -2,7 +2,6 @@ package classcheck
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/storbench/storbench/internal/runner/kube"
@@ -22,11 +20,11 @@ import (
 // NodeFailure asks for the failover after a node failure, which stops a
 // node: opt-in, and only with the user's own commands.
 type NodeFailure struct {
-	// Node is the node to stop (the writer is placed there); "" stops the
-	// node the scheduler put the writer on.
+	// Node is the node to stop, the user's choice (the writer is placed
+	// there); required.
 	Node string
-	// Stop stops the node as a failure would (on k3s `systemctl stop
-	// k3s-agent`, run over SSH); required.
+	// Stop stops the node as a failure would, containers and all (on k3s
+	// `k3s-killall.sh`, run over SSH on the node's own host); required.
 	Stop func(ctx context.Context, node string) error
 	// Start brings the node back; nil leaves that to the user, whom the
 	// report tells how (StartHint).
@@ -34,6 +32,10 @@ type NodeFailure struct {
 	StartHint string
 	// StopCommand names what Stop runs, for the report.
 	StopCommand string
+	// HostName and HostAddress are the inventory host the commands run
+	// on: it must be the node's own (its name, hostname label or an
+	// address), or the check is refused. Both "" skip that check.
+	HostName, HostAddress string
 	// OutOfService applies the non-graceful shutdown taint
 	// (node.kubernetes.io/out-of-service=nodeshutdown:NoExecute) once the
 	// node is NotReady: its pods are force-deleted and its volumes detached
@@ -48,16 +50,17 @@ type NodeFailure struct {
 
 // The taint of the non-graceful node shutdown (Kubernetes 1.28 on).
 const (
-	outOfServiceValue  = "nodeshutdown"
 	forceDetachTimer   = 6 * time.Minute  // the attach-detach controller's maxWaitForUnmountDuration
 	defaultNodeGrace   = 50 * time.Second // kube-controller-manager's --node-monitor-grace-period default (v1.33)
 	defaultEvictionSec = 300              // the DefaultTolerationSeconds admission's not-ready/unreachable toleration
 )
 
-// nodeFailure stops the writer's node with the user's command and times
-// until every acknowledged record reads back on another node. Records the
-// old writer may add after the stop do not count; none acknowledged before
-// it may be lost.
+// nodeFailure stops the user's node (--node) with the user's command,
+// with the writer placed on it, and times until every acknowledged record
+// reads back on another node. Records the old writer may add after the
+// stop do not count; none acknowledged before it may be lost. Nothing acts
+// as if the node were dead (the out-of-service taint, a replacement
+// writer on its volume) before its workloads are verified gone.
 func (r *run) nodeFailure(ctx context.Context) Check {
 	start := time.Now()
 	nf := r.o.NodeFailure
@@ -66,7 +69,7 @@ func (r *run) nodeFailure(ctx context.Context) Check {
 		return Check{Outcome: Skipped, Reason: "opt-in: it stops a node with a command you give (--node-stop-command)"}
 	case len(r.nodes) < 2:
 		return Check{Outcome: Skipped, Reason: "needs two schedulable nodes"}
-	case nf.Node != "" && !slices.Contains(r.nodes, nf.Node):
+	case !slices.Contains(r.nodes, nf.Node):
 		return Check{Outcome: Skipped, Reason: fmt.Sprintf("node %s is not one a check may use (%s)", nf.Node, strings.Join(r.nodes, ", "))}
 	}
 	w, err := r.startWriter(ctx, nf.Node)
@@ -75,6 +78,15 @@ func (r *run) nodeFailure(ctx context.Context) Check {
 		return failed(start, err)
 	}
 	from := w.from
+	if from != nf.Node {
+		w.stop()
+		return failed(start, fmt.Errorf("the writer runs on %s, not on the node to stop (%s)", from, nf.Node))
+	}
+	pr, err := r.startProber(ctx, w)
+	if err != nil {
+		w.stop()
+		return failed(start, err)
+	}
 
 	// The failure. From here on the node is brought back and the taint
 	// removed whatever happens (Ctrl-C included), before the claim goes.
@@ -94,13 +106,34 @@ func (r *run) nodeFailure(ctx context.Context) Check {
 	case <-w.done:
 	case <-time.After(10 * time.Second):
 	}
-	if stopErr != nil {
+	if stopErr != nil && !lostConnection(stopErr) {
 		return failed(start, fmt.Errorf("stopping node %s: %w", from, stopErr))
 	}
 	notReady, err := r.waitNodeReady(ctx, from, false, defaultNodeGrace+r.o.Timeout)
 	if err != nil {
 		return failed(start, err)
 	}
+	verified, err := r.workloadsGone(ctx, pr, from)
+	if err != nil {
+		return failed(start, err)
+	}
+	r.progress("%s: %s: node %s %s", r.o.Class, CheckNodeFailure, from, verified)
+	return r.failOver(ctx, w, acked, t0, notReady, verified)
+}
+
+// lostConnection is a stop command whose SSH connection died with the
+// node (a power-off run on the node itself): the stop may have worked,
+// and the checks that follow say whether it did.
+func lostConnection(err error) bool {
+	return strings.Contains(err.Error(), "connection lost")
+}
+
+// failOver moves the writer off the stopped, verified-dead node: the
+// out-of-service taint when asked for, the old pod deleted (it cannot
+// finish terminating on a dead node, as a StatefulSet's controller would
+// see it), its replacement started on the claim, the records read back.
+func (r *run) failOver(ctx context.Context, w *writer, acked int, t0, notReady time.Time, verified string) Check {
+	nf, from := r.o.NodeFailure, w.from
 	path := "timers only: the pod deleted by storbench (as its controller would), the volume detached by the attach-detach controller's force detach"
 	wait := nf.Wait
 	if wait <= 0 {
@@ -109,7 +142,7 @@ func (r *run) nodeFailure(ctx context.Context) Check {
 	var tainted time.Time
 	if nf.OutOfService {
 		if err := r.setOutOfService(ctx, from, true); err != nil {
-			return failed(start, err)
+			return failed(t0, err)
 		}
 		tainted = time.Now()
 		path = "out-of-service taint: the pod force-deleted and the volume detached at once (non-graceful node shutdown)"
@@ -117,10 +150,8 @@ func (r *run) nodeFailure(ctx context.Context) Check {
 			wait = r.o.Timeout
 		}
 	}
-	// The pod cannot finish terminating on a dead node: delete it without
-	// waiting, and start its replacement on the claim, as a StatefulSet would.
 	if err := r.c.Client.CoreV1().Pods(r.ns).Delete(ctx, w.v.pod, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return failed(start, fmt.Errorf("deleting pod %s: %w", w.v.pod, err))
+		return failed(t0, fmt.Errorf("deleting pod %s: %w", w.v.pod, err))
 	}
 	moved, err := r.moveWriter(ctx, w, wait)
 	var pinned *errPinned
@@ -128,11 +159,11 @@ func (r *run) nodeFailure(ctx context.Context) Check {
 		return Check{Outcome: NotSupportedMeasured, Reason: "node-pinned: the scheduler: " + pinned.event, Took: time.Since(t0)}
 	}
 	if err != nil {
-		return failed(start, fmt.Errorf("after node %s stopped (%s): %w", from, path, err))
+		return failed(t0, fmt.Errorf("after node %s stopped (%s): %w", from, path, err))
 	}
 	n, to, stages, err := r.readBack(ctx, w, moved, acked, t0)
 	if err != nil {
-		return failed(start, fmt.Errorf("after node %s stopped: %w", from, err))
+		return failed(t0, fmt.Errorf("after node %s stopped: %w", from, err))
 	}
 	head := []Stage{{Name: "not-ready", Samples: []time.Duration{notReady.Sub(t0)}}}
 	if !tainted.IsZero() {
@@ -140,8 +171,8 @@ func (r *run) nodeFailure(ctx context.Context) Check {
 	}
 	stages = append(head, stages...)
 	return Check{Outcome: Works, Took: stages[len(stages)-1].Samples[0], Stages: stages,
-		Reason: fmt.Sprintf("node %s stopped (%s); %s; %d acknowledged records intact on %s; timers: %s",
-			from, nf.StopCommand, path, n, to, r.timers(ctx, notReady.Sub(t0), nf.OutOfService))}
+		Reason: fmt.Sprintf("node %s stopped (%s); its workloads %s; %s; %d acknowledged records intact on %s; timers: %s",
+			from, nf.StopCommand, verified, path, n, to, r.timers(ctx, notReady.Sub(t0), nf.OutOfService))}
 }
 
 // timers says which Kubernetes timers bound a node failure's time: the
@@ -221,41 +252,19 @@ func (r *run) waitNodeReady(ctx context.Context, node string, ready bool, timeou
 	}
 }
 
-// setOutOfService adds or removes the out-of-service taint, keeping the
-// node's other taints (the patch carries the resourceVersion it read, so a
-// concurrent change is retried, not overwritten).
+// setOutOfService adds or removes the out-of-service taint, marked with
+// the run's annotation (kube.SetOutOfService), and keeps r.tainted.
 func (r *run) setOutOfService(ctx context.Context, node string, on bool) error {
-	for attempt := 0; ; attempt++ {
-		n, err := r.c.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-		if err != nil {
-			return fmt.Errorf("out-of-service taint on %s: %w", node, err)
-		}
-		taints := slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeOutOfService })
-		if on {
-			taints = append(taints, corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: outOfServiceValue, Effect: corev1.TaintEffectNoExecute})
-		} else if len(taints) == len(n.Spec.Taints) {
-			return nil
-		}
-		if on {
-			r.tainted = append(r.tainted, node)
-		}
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": n.ResourceVersion},
-			"spec": map[string]any{"taints": taints}})
-		if err != nil {
-			return err
-		}
-		_, err = r.c.Client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{})
-		if apierrors.IsConflict(err) && attempt < 5 {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("out-of-service taint on %s (on=%t): %w", node, on, err)
-		}
-		if !on {
-			r.tainted = slices.DeleteFunc(r.tainted, func(s string) bool { return s == node })
-		}
-		return nil
+	if on {
+		r.tainted = append(r.tainted, node)
 	}
+	if err := kube.SetOutOfService(ctx, r.c.Client, node, r.runID, on); err != nil {
+		return fmt.Errorf("out-of-service taint on %s (on=%t): %w", node, on, err)
+	}
+	if !on {
+		r.tainted = slices.DeleteFunc(r.tainted, func(s string) bool { return s == node })
+	}
+	return nil
 }
 
 // restoreNode undoes a node failure: the taint removed, the node started

@@ -69,6 +69,9 @@ func (r *run) createClaim(ctx context.Context, s claimSpec) (time.Time, error) {
 				corev1.ResourceStorage: *resource.NewQuantity(s.size, resource.BinarySI)}},
 		},
 	}
+	r.mu.Lock()
+	r.claims[s.name] = true
+	r.mu.Unlock()
 	start := time.Now()
 	_, err := r.c.Client.CoreV1().PersistentVolumeClaims(r.ns).Create(ctx, pvc, metav1.CreateOptions{})
 	if err != nil {
@@ -86,9 +89,11 @@ func (r *run) createPod(ctx context.Context, s podSpec) (time.Time, error) {
 		Name: kube.ContainerName, Image: r.o.Image, ImagePullPolicy: r.o.PullPolicy,
 		Command: []string{"sh", "-c", "trap 'exit 0' TERM; sleep 2147483647 & wait"},
 	}
-	if s.block {
+	switch {
+	case s.claim == "": // a prober: no volume
+	case s.block:
 		c.VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: kube.BlockDevicePath}}
-	} else {
+	default:
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: MountPath}}
 	}
 	pod := &corev1.Pod{
@@ -100,11 +105,13 @@ func (r *run) createPod(ctx context.Context, s podSpec) (time.Time, error) {
 			AutomountServiceAccountToken:  &no,
 			EnableServiceLinks:            &no,
 			Containers:                    []corev1.Container{c},
-			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
-				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.claim}}}},
 			// A check's pod must not be stopped by the node failing under it
 			// before storbench says so: it tolerates nothing extra.
 		},
+	}
+	if s.claim != "" {
+		pod.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.claim}}}}
 	}
 	if s.node != "" {
 		pod.Spec.NodeSelector = map[string]string{corev1.LabelHostname: r.hostname(s.node)}
@@ -114,6 +121,10 @@ func (r *run) createPod(ctx context.Context, s podSpec) (time.Time, error) {
 	if s.nonRoot {
 		uid, gid := int64(1000), int64(1000)
 		pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &uid, RunAsGroup: &gid, FSGroup: &gid, RunAsNonRoot: &[]bool{true}[0]}
+	}
+	pod, err := kube.ApplyPodOverrides(pod, r.o.PodOverrides)
+	if err != nil {
+		return time.Now(), err
 	}
 	start := time.Now()
 	if _, err := r.c.Client.CoreV1().Pods(r.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
@@ -161,7 +172,9 @@ func (r *run) stuck(pod, claim string) error {
 		for _, cs := range p.Status.ContainerStatuses {
 			if w := cs.State.Waiting; w != nil {
 				switch w.Reason {
-				case "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError", "ErrImagePull", "ImagePullBackOff":
+				case "ErrImageNeverPull", "ErrImagePull", "ImagePullBackOff":
+					return fmt.Errorf("pod %s: %w", pod, &kube.ImageError{Image: cs.Image, Node: p.Spec.NodeName, Reason: w.Reason, Message: w.Message})
+				case "InvalidImageName", "CreateContainerConfigError":
 					return fmt.Errorf("pod %s: container cannot start: %s: %s", pod, w.Reason, w.Message)
 				}
 			}

@@ -142,7 +142,7 @@ func (r *run) deleteVolumes(ctx context.Context, vols []*volume) ([]time.Duratio
 		go func(v *volume) {
 			defer wg.Done()
 			_, err := r.deletePod(ctx, v.pod)
-			if err == nil {
+			if err == nil && v.claim != "" { // a prober pod has no claim
 				var s, g time.Time
 				s, g, err = r.deleteClaim(ctx, v.claim)
 				if err == nil && !g.IsZero() {

@@ -38,6 +38,15 @@ type Options struct {
 	// NodeFailure, when set, runs the failover after a node failure
 	// (opt-in: it stops a node).
 	NodeFailure *NodeFailure
+	// NoCordon skips the graceful failover check, the one check of the
+	// default profile that changes a node (it cordons one).
+	NoCordon bool
+	// SnapshotClass is the VolumeSnapshotClass to use; "" is the driver's
+	// default (never a class whose parameters make backups).
+	SnapshotClass string
+	// PodOverrides is the user's strategic-merge patch (JSON) for every
+	// pod a check makes, as for runs' pods.
+	PodOverrides []byte
 	// Progress hears each check as it starts and ends. May be nil.
 	Progress func(message string)
 	// AppBinary is the storbench binary copied into the app-fit check's
@@ -83,6 +92,13 @@ type run struct {
 	hostnames map[string]string
 	// nodes are the schedulable, Ready nodes, sorted.
 	nodes []string
+	// controlPlane are the usable nodes labelled control-plane: the
+	// node-failure check stops one only when the user names it.
+	controlPlane []string
+	// claims and snapshots are the names this run created: what it
+	// finds of a PV or VolumeSnapshotContent is matched by them, never by
+	// a name prefix another run could share.
+	claims, snapshots map[string]bool
 	// cordoned are nodes this run cordoned; cleanup uncordons them.
 	cordoned []string
 	// stopped are nodes the node-failure check stopped and has not
@@ -97,13 +113,10 @@ type run struct {
 	seq  int
 }
 
-// prefix starts the name of every object this run creates.
+// prefix starts the name of every object this run creates: the whole run
+// ID, so that two runs (the same day, the same class) never share a name.
 func (r *run) prefix() string {
-	id := r.runID
-	if len(id) > 8 {
-		id = id[:8]
-	}
-	return "sbq-" + strings.ToLower(id) + "-"
+	return "sbq-" + strings.ToLower(r.runID) + "-"
 }
 
 // name returns a fresh object name for this run; safe for concurrent use.
@@ -139,10 +152,15 @@ func Qualify(ctx context.Context, c *kube.Cluster, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{c: c, ns: ns, runID: o.RunID, o: o, decl: decl}
+	r := &run{c: c, ns: ns, runID: o.RunID, o: o, decl: decl, claims: map[string]bool{}, snapshots: map[string]bool{}}
 	if err := r.readNodes(ctx); err != nil {
 		return nil, err
 	}
+	if err := r.checkNodeFailure(ctx); err != nil {
+		return nil, err
+	}
+	rep.Notes = append(rep.Notes, r.earlierLeftovers(ctx)...)
+	r.progress("%s", r.plan())
 	tl, err := startTimeline(ctx, c.Client, ns, o.RunID)
 	if err != nil {
 		return nil, err
@@ -209,7 +227,7 @@ func Qualify(ctx context.Context, c *kube.Cluster, o Options) (*Report, error) {
 }
 
 // readNodes lists the nodes a check may use: Ready, schedulable, without
-// NoSchedule or NoExecute taints.
+// NoSchedule or NoExecute taints, and not kwok's fake nodes.
 func (r *run) readNodes(ctx context.Context) error {
 	list, err := r.c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -220,8 +238,11 @@ func (r *run) readNodes(ctx context.Context) error {
 		if h := n.Labels[corev1.LabelHostname]; h != "" {
 			r.hostnames[n.Name] = h
 		}
-		if n.Spec.Unschedulable || !kube.NodeReady(n) || isFake(n) {
+		if n.Spec.Unschedulable || !kube.NodeReady(n) || kube.FakeNode(n) {
 			continue
+		}
+		if kube.ControlPlane(n) {
+			r.controlPlane = append(r.controlPlane, n.Name)
 		}
 		tainted := false
 		for _, t := range n.Spec.Taints {
@@ -234,13 +255,6 @@ func (r *run) readNodes(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// isFake is a kwok node: it runs no containers, so a check cannot exec
-// there.
-func isFake(n corev1.Node) bool {
-	_, ok := n.Annotations["kwok.x-k8s.io/node"]
-	return ok || n.Labels["type"] == "kwok"
 }
 
 // since returns each stamp's distance from start, in order.

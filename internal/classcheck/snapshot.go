@@ -23,6 +23,9 @@ func (r *run) createSnapshot(ctx context.Context, name, class, claim string) err
 	if err != nil {
 		return err
 	}
+	r.mu.Lock()
+	r.snapshots[name] = true
+	r.mu.Unlock()
 	err = r.c.Client.Discovery().RESTClient().Post().AbsPath(snapshotAPI, "namespaces", r.ns, "volumesnapshots").
 		SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
 	if err != nil {

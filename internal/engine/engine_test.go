@@ -5,38 +5,44 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/fio/fiotest"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
 )
 
-// fakeFio is a recording Cmder that answers like a fio without libaio and
-// prints a real fio JSON document for every job.
-type fakeFio struct {
-	mu       sync.Mutex
-	calls    [][]string
-	json     []byte
-	block    chan struct{} // when set, jobs wait here until the context ends
-	started  chan struct{}
-	noLibaio bool
+// fakeFio is the shared fake fio (fiotest) behind the engine's start
+// line: it answers a parallel round's gate as the gate script does, then
+// runs the command behind it; the measurement checks' cat /proc/meminfo
+// reads 1 MiB.
+type fakeFio struct{ *fiotest.Fio }
+
+func newFakeFio(f *fiotest.Fio) *fakeFio {
+	if f.Other == nil {
+		f.Other = func(args []string, stdout io.Writer) error {
+			if strings.Join(args, " ") == "cat /proc/meminfo" {
+				_, err := io.WriteString(stdout, "MemTotal:       1024 kB\n")
+				return err
+			}
+			return nil // the measurement checks' sh, rm
+		}
+	}
+	return &fakeFio{f}
 }
 
 func (f *fakeFio) Command(ctx context.Context, name string, args ...string) execx.Cmd {
-	return &fakeCmd{f: f, ctx: ctx, args: append([]string{name}, args...)}
+	return &fakeGateCmd{fio: f.Fio, ctx: ctx, args: append([]string{name}, args...)}
 }
 
-type fakeCmd struct {
-	f      *fakeFio
+type fakeGateCmd struct {
+	fio    *fiotest.Fio
 	ctx    context.Context
 	args   []string
 	stdin  io.Reader
@@ -44,57 +50,32 @@ type fakeCmd struct {
 	stderr io.Writer
 }
 
-func (c *fakeCmd) SetDir(string) execx.Cmd         { return c }
-func (c *fakeCmd) SetEnv(...string) execx.Cmd      { return c }
-func (c *fakeCmd) SetStdin(r io.Reader) execx.Cmd  { c.stdin = r; return c }
-func (c *fakeCmd) SetStdout(w io.Writer) execx.Cmd { c.stdout = w; return c }
-func (c *fakeCmd) SetStderr(w io.Writer) execx.Cmd { c.stderr = w; return c }
+func (c *fakeGateCmd) SetDir(string) execx.Cmd         { return c }
+func (c *fakeGateCmd) SetEnv(...string) execx.Cmd      { return c }
+func (c *fakeGateCmd) SetStdin(r io.Reader) execx.Cmd  { c.stdin = r; return c }
+func (c *fakeGateCmd) SetStdout(w io.Writer) execx.Cmd { c.stdout = w; return c }
+func (c *fakeGateCmd) SetStderr(w io.Writer) execx.Cmd { c.stderr = w; return c }
 
-func (c *fakeCmd) Run() error {
-	if len(c.args) > 4 && c.args[0] == "sh" && (c.args[2] == gateScript || c.args[2] == fioGateScript) {
+func (c *fakeGateCmd) Run() error {
+	args := c.args
+	if len(args) > 4 && args[0] == "sh" && (args[2] == gateScript || args[2] == fioGateScript) {
 		// A parallel round's start line, as the gate behaves: ready on
 		// stderr, then the command once a "go" line arrives on stdin.
 		if _, err := io.WriteString(c.stderr, gateMarker+"\n"); err != nil {
 			return err
 		}
 		if line, err := bufio.NewReader(c.stdin).ReadString('\n'); err != nil || line != gateGo+"\n" {
-			return &execx.RunError{Command: c.args, ExitCode: 125}
+			return &execx.RunError{Command: args, ExitCode: 125}
 		}
-		if c.args[2] == fioGateScript {
-			if c.args[len(c.args)-1] != fioGatePrerun {
-				return &execx.RunError{Command: c.args, ExitCode: 1, Stderr: "no prerun gate"}
+		if args[2] == fioGateScript {
+			if args[len(args)-1] != fioGatePrerun {
+				return &execx.RunError{Command: args, ExitCode: 1, Stderr: "no prerun gate"}
 			}
-			c.args = c.args[:len(c.args)-1]
+			args = args[:len(args)-1]
 		}
-		c.args = c.args[4:]
+		args = args[4:]
 	}
-	if !slices.Contains(c.args, "fio") { // the measurement checks' cat, sh, rm
-		if strings.Join(c.args, " ") == "cat /proc/meminfo" {
-			_, err := io.WriteString(c.stdout, "MemTotal:       1024 kB\n")
-			return err
-		}
-		return nil
-	}
-	c.f.mu.Lock()
-	c.f.calls = append(c.f.calls, c.args)
-	c.f.mu.Unlock()
-	switch {
-	case c.args[1] == "--version":
-		_, err := io.WriteString(c.stdout, "fio-3.33\n")
-		return err
-	case strings.HasPrefix(c.args[1], "--enghelp="):
-		if c.f.noLibaio {
-			return &execx.RunError{Command: c.args, ExitCode: 1, Stderr: "fio: engine libaio not loadable"}
-		}
-		return nil
-	}
-	if c.f.block != nil {
-		close(c.f.started)
-		<-c.ctx.Done()
-		return &execx.RunError{Command: c.args, ExitCode: -1, Inner: c.ctx.Err()}
-	}
-	_, err := c.stdout.Write(c.f.json)
-	return err
+	return c.fio.Command(c.ctx, args[0], args[1:]...).SetStdin(c.stdin).SetStdout(c.stdout).SetStderr(c.stderr).Run()
 }
 
 type fakeTarget struct {
@@ -156,16 +137,12 @@ func setup(t *testing.T) (*store.SQLite, *spec.Suite, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile("../fio/testdata/libaio-randread.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st, s, raw
+	return st, s, fiotest.Recorded(t, "libaio-randread.json")
 }
 
 func TestFallsBackToPsyncWithANotice(t *testing.T) {
 	st, s, raw := setup(t)
-	ff := &fakeFio{json: raw, noLibaio: true}
+	ff := newFakeFio(&fiotest.Fio{JSON: raw, NoLibaio: true})
 	tgt := &fakeTarget{name: "t1", cmder: ff}
 	n := &notes{}
 	run, err := (&Engine{Store: st, Observer: n}).Run(context.Background(), Plan{Suite: s, Targets: []runner.Target{tgt}, Labels: map[string]string{"storage": "x"}})
@@ -179,7 +156,7 @@ func TestFallsBackToPsyncWithANotice(t *testing.T) {
 		t.Errorf("notices: %q", n.messages)
 	}
 	jobs := 0
-	for _, c := range ff.calls {
+	for _, c := range ff.Calls() {
 		if strings.HasPrefix(c[len(c)-1], "--stonewall") {
 			jobs++
 			if !contains(c, "--ioengine=psync") || contains(c, "--ioengine=libaio") {
@@ -205,7 +182,7 @@ func TestFallsBackToPsyncWithANotice(t *testing.T) {
 func TestPrepareFailureIsRecordedAndOtherTargetsRun(t *testing.T) {
 	st, s, raw := setup(t)
 	bad := &fakeTarget{name: "bad", prepareErr: errors.New("PVC never bound")}
-	good := &fakeTarget{name: "good", cmder: &fakeFio{json: raw}}
+	good := &fakeTarget{name: "good", cmder: newFakeFio(&fiotest.Fio{JSON: raw})}
 	run, err := (&Engine{Store: st, Observer: &notes{}}).Run(context.Background(), Plan{Suite: s, Targets: []runner.Target{bad, good}})
 	if !errors.Is(err, ErrWorkloadFailed) || !strings.Contains(err.Error(), "PVC never bound") {
 		t.Fatalf("error %v", err)
@@ -230,11 +207,11 @@ func TestPrepareFailureIsRecordedAndOtherTargetsRun(t *testing.T) {
 
 func TestCancelCleansUpAndMarksInterrupted(t *testing.T) {
 	st, s, raw := setup(t)
-	ff := &fakeFio{json: raw, block: make(chan struct{}), started: make(chan struct{})}
+	ff := newFakeFio(&fiotest.Fio{JSON: raw, Block: true})
 	tgt := &fakeTarget{name: "t", cmder: ff}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		<-ff.started
+		<-ff.Started()
 		cancel()
 	}()
 	run, err := (&Engine{Store: st, Observer: &notes{}}).Run(ctx, Plan{Suite: s, Targets: []runner.Target{tgt}})

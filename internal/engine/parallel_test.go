@@ -9,6 +9,7 @@ import (
 
 	"github.com/storbench/storbench/internal/testenv"
 
+	"github.com/storbench/storbench/internal/fio/fiotest"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/local"
@@ -85,7 +86,7 @@ func overlap(rs []result.Result) bool {
 
 func TestParallelTargetThatFailsToPrepare(t *testing.T) {
 	st, s, raw := setup(t)
-	ok1, ok2 := &fakeTarget{name: "ok1", cmder: &fakeFio{json: raw}}, &fakeTarget{name: "ok2", cmder: &fakeFio{json: raw}}
+	ok1, ok2 := &fakeTarget{name: "ok1", cmder: newFakeFio(&fiotest.Fio{JSON: raw})}, &fakeTarget{name: "ok2", cmder: newFakeFio(&fiotest.Fio{JSON: raw})}
 	bad := &fakeTarget{name: "bad", prepareErr: errors.New("PVC not bound within 5m0s: FailedScheduling")}
 	run, err := (&Engine{Store: st, Observer: &notes{}}).Run(context.Background(), Plan{
 		Suite: s, Targets: []runner.Target{ok1, bad, ok2}, Rounds: []string{result.RoundIsolated, result.RoundParallel}})

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/fio/fiotest"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/local"
@@ -58,8 +59,8 @@ func TestTelemetryComesFromTheRunner(t *testing.T) {
 		for _, asked := range []bool{true, false} {
 			t.Run(name+"/asked="+strconv.FormatBool(asked), func(t *testing.T) {
 				st, s, raw := setup(t)
-				sampled := &fakeTarget{name: "sampled", cmder: &fakeFio{json: raw}, sampler: &countingSampler{host: "h1"}}
-				blind := &fakeTarget{name: "blind", cmder: &fakeFio{json: raw}}
+				sampled := &fakeTarget{name: "sampled", cmder: newFakeFio(&fiotest.Fio{JSON: raw}), sampler: &countingSampler{host: "h1"}}
+				blind := &fakeTarget{name: "blind", cmder: newFakeFio(&fiotest.Fio{JSON: raw})}
 				plan := Plan{Suite: s, Targets: []runner.Target{sampled, blind}, Rounds: rs, Telemetry: asked, Repeat: 2}
 				run, err := (&Engine{Store: st, Observer: &notes{}}).Run(context.Background(), plan)
 				if err != nil {
@@ -110,7 +111,7 @@ func TestTelemetryComesFromTheRunner(t *testing.T) {
 // without telemetry.
 func TestTelemetryFailureIsSaid(t *testing.T) {
 	st, s, raw := setup(t)
-	failing := &fakeTarget{name: "far", cmder: &fakeFio{json: raw}, samplerErr: errors.New("streaming the counters of far: no counters from the host in 10s")}
+	failing := &fakeTarget{name: "far", cmder: newFakeFio(&fiotest.Fio{JSON: raw}), samplerErr: errors.New("streaming the counters of far: no counters from the host in 10s")}
 	n := &notes{}
 	run, err := (&Engine{Store: st, Observer: n}).Run(context.Background(), Plan{Suite: s, Targets: []runner.Target{failing}, Telemetry: true})
 	if err != nil {
@@ -147,7 +148,7 @@ func TestLabelsAreMergedOnceForEveryRound(t *testing.T) {
 			var targets []runner.Target
 			for i := 1; i <= 3; i++ {
 				n := strconv.Itoa(i)
-				targets = append(targets, &fakeTarget{name: "t" + n, cmder: &fakeFio{json: raw},
+				targets = append(targets, &fakeTarget{name: "t" + n, cmder: newFakeFio(&fiotest.Fio{JSON: raw}),
 					labels: map[string]string{string(result.LabelHostname): "host" + n, string(result.LabelDevice): "fake" + n, "storage": "runner's"}})
 			}
 			plan := Plan{Suite: s, Targets: targets, Rounds: rs, Labels: map[string]string{"storage": "user's"}}

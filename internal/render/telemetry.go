@@ -24,9 +24,18 @@ func limitedBy(r result.Result, row int) string {
 func Bottlenecks(w io.Writer, results []result.Result) error {
 	var lines []string
 	missing := map[string]bool{}
+	targets := map[string]bool{}
+	for _, r := range results {
+		if r.Bottleneck != nil {
+			targets[r.Target] = true
+		}
+	}
 	for _, r := range results {
 		if r.Bottleneck != nil {
 			name := r.Workload
+			if len(targets) > 1 {
+				name += " on " + targetWords(r)
+			}
 			if r.Repetition > 1 {
 				name += fmt.Sprintf(" (rep %d)", r.Repetition)
 			}
@@ -56,6 +65,22 @@ func Bottlenecks(w io.Writer, results []result.Result) error {
 	telemetrySources(w, results)
 	otherNodes(w, results)
 	return nil
+}
+
+// targetWords names the target a result ran on, for a list of several:
+// its node and StorageClass when it has them, else the target itself.
+func targetWords(r result.Result) string {
+	var w []string
+	if n := result.LabelNode.Of(r.Labels); n != "" {
+		w = append(w, "node "+n)
+	}
+	if c := result.LabelStorageClass.Of(r.Labels); c != "" {
+		w = append(w, "class "+c)
+	}
+	if len(w) == 0 {
+		return r.Target
+	}
+	return strings.Join(w, ", ")
 }
 
 // telemetrySources writes where each group of series was read, when a

@@ -146,6 +146,17 @@ const (
 	// LabelBaseline names the target whose results are the local disk
 	// under the storage (a local-path class, a host directory).
 	LabelBaseline LabelKey = "baseline"
+	// LabelReplicationModel is how the copies travel (values
+	// ReplicationClient, ReplicationPrimary, ReplicationServer); absent:
+	// the breakdown infers it (Ceph is primary-copy) or takes client-side.
+	LabelReplicationModel LabelKey = "replication_model"
+)
+
+// Set by the rbd target kind (internal/runner/rbd) on what it measured.
+const (
+	LabelCephPool  LabelKey = "ceph_pool"  // the RBD image's pool
+	LabelCephImage LabelKey = "ceph_image" // the image fio's rbd engine wrote or read
+	LabelCephOSDs  LabelKey = "ceph_osds"  // the OSDs acting for the pool's PGs, "osd.0,osd.1,osd.2"
 )
 
 // ClassParameter is the label a Kubernetes target carries for one of its
@@ -215,3 +226,27 @@ func shortQuote(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// A network filesystem mounted on a host, as internal/netfs explains it
+// (the mount's type and source are LabelFSType and LabelMountSource).
+const (
+	// LabelVolumeServers are every server behind the mount, host:port at
+	// the service's port, comma separated (a Gluster volume's bricks).
+	LabelVolumeServers LabelKey = "volume_servers"
+	// LabelServerRTT is the round trip to each server's port, measured
+	// when the target was prepared: "10.0.0.5:2049 0.21 ms, ...".
+	LabelServerRTT LabelKey = "server_rtt"
+	// LabelServerLink says how the link to the servers was measured, or
+	// that it was not and how to measure it.
+	LabelServerLink LabelKey = "server_link"
+)
+
+// A network volume's server outside the cluster (a NAS), for the
+// breakdown (internal/analysis, breakdown_server.go).
+const (
+	// LabelServerLinkBPS is the server's own link as measured (iperf3, or
+	// a network round against it), in bytes per second: given with
+	// --label until storbench measures the link to a server that is not
+	// a node.
+	LabelServerLinkBPS LabelKey = "server_link_bps"
+)

@@ -2,6 +2,7 @@ package storbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -29,6 +30,14 @@ type MeasureClassRequest struct {
 	Claims     int
 	Image      string
 	PullPolicy string
+	// PodOverrides is a YAML/JSON strategic-merge patch file applied to
+	// every check pod, as run's --pod-overrides.
+	PodOverrides string
+	// SnapshotClass is the VolumeSnapshotClass for the snapshot check; ""
+	// is the driver's default (never a backup class).
+	SnapshotClass string
+	// NoCordon skips the graceful failover check, which cordons a node.
+	NoCordon bool
 	// WaitTimeout bounds each wait; 0 is two minutes.
 	WaitTimeout time.Duration
 	Labels      map[string]string
@@ -69,6 +78,18 @@ func MeasureClass(ctx context.Context, st store.Recorder, req MeasureClassReques
 			return nil, err
 		}
 	}
+	var overrides []byte
+	if req.PodOverrides != "" {
+		var err error
+		if overrides, err = kube.LoadPodOverrides(req.PodOverrides); err != nil {
+			return nil, refuse(err)
+		}
+	}
+	switch corev1.PullPolicy(req.PullPolicy) {
+	case "", corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+	default:
+		return nil, refusef("--image-pull-policy %q: choose Always, IfNotPresent or Never", req.PullPolicy)
+	}
 	c, err := kube.Connect(req.Cluster)
 	if err != nil {
 		return nil, &RequestError{err}
@@ -84,9 +105,11 @@ func MeasureClass(ctx context.Context, st store.Recorder, req MeasureClassReques
 		run.Process = &p
 	}
 	rep, err := classcheck.Qualify(ctx, c, classcheck.Options{Class: req.Class, Profile: prof, Claims: req.Claims,
-		Image: req.Image, PullPolicy: corev1.PullPolicy(req.PullPolicy), Timeout: req.WaitTimeout, RunID: run.ID, NodeFailure: nf, Progress: req.Progress})
+		Image: kube.ImageAlias(req.Image), PullPolicy: corev1.PullPolicy(req.PullPolicy), Timeout: req.WaitTimeout, RunID: run.ID, NodeFailure: nf,
+		NoCordon: req.NoCordon, SnapshotClass: req.SnapshotClass, PodOverrides: overrides, Progress: req.Progress})
 	if err != nil {
-		if strings.Contains(err.Error(), "not found") {
+		var refused *classcheck.RefusedError
+		if strings.Contains(err.Error(), "not found") || errors.As(err, &refused) {
 			return nil, &RequestError{err}
 		}
 		return nil, fmt.Errorf("qualifying %s on %s: %w", req.Class, c.Host, err)

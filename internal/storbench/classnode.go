@@ -16,14 +16,17 @@ import (
 // failure: the node is stopped by the user's command, run over SSH on a
 // host of the fleet's inventory.
 type NodeFailureRequest struct {
-	// Node is the node to stop; "" is the one the writer lands on.
+	// Node is the node to stop, the user's choice; required.
 	Node string
 	// Inventory is the fleet's Ansible inventory.
 	Inventory string
 	// Host is the inventory host the commands run on; "" is the host
-	// named like the node (an inventory of the cluster's nodes).
+	// named like the node (an inventory of the cluster's nodes). It must
+	// be the node's own host (its name, hostname label or an address).
 	Host string
-	// StopCommand stops the node (on k3s: systemctl stop k3s-agent);
+	// StopCommand stops the node, containers and all (on k3s:
+	// /usr/local/bin/k3s-killall.sh; systemctl stop k3s-agent leaves the
+	// containers running and is refused by the check's verification);
 	// StartCommand brings it back ("": the user does, and is told). In
 	// both, {node} is replaced by the node's name.
 	StopCommand, StartCommand string
@@ -43,6 +46,9 @@ func NodeFailure(req NodeFailureRequest) (*classcheck.NodeFailure, error) {
 	if req.StopCommand == "" {
 		return nil, badRequest("the node-failure check needs the command that stops a node (--node-stop-command)")
 	}
+	if req.Node == "" {
+		return nil, badRequest("the node-failure check stops the node you choose: add --node NODE (its commands run on that node's own host)")
+	}
 	if req.Inventory == "" {
 		return nil, badRequest("the node-failure check runs its commands on a host of an inventory: add --inventory FILE")
 	}
@@ -50,11 +56,14 @@ func NodeFailure(req NodeFailureRequest) (*classcheck.NodeFailure, error) {
 	if err != nil {
 		return nil, refuse(err)
 	}
-	if req.Host != "" {
-		if _, err := hostOf(inv, req.Host, req); err != nil {
-			return nil, err
-		}
+	host := req.Host
+	if host == "" {
+		host = req.Node
 	}
+	if _, err := hostOf(inv, host, req); err != nil {
+		return nil, err
+	}
+	hosts, _ := inv.Select(host) // one host: hostOf checked
 	run := func(command string) func(ctx context.Context, node string) error {
 		return func(ctx context.Context, node string) error {
 			o, err := hostOf(inv, req.Host, req, node)
@@ -65,11 +74,11 @@ func NodeFailure(req NodeFailureRequest) (*classcheck.NodeFailure, error) {
 		}
 	}
 	nf := &classcheck.NodeFailure{Node: req.Node, Stop: run(req.StopCommand), StopCommand: req.StopCommand,
-		OutOfService: req.OutOfService, Wait: req.Wait}
+		OutOfService: req.OutOfService, Wait: req.Wait, HostName: hosts[0].Name, HostAddress: hosts[0].Address}
 	if req.StartCommand != "" {
 		nf.Start = run(req.StartCommand)
 	} else {
-		nf.StartHint = "start it again yourself (on k3s: systemctl start k3s-agent on the node), or give --node-start-command"
+		nf.StartHint = "start it again yourself (on k3s: sudo systemctl start k3s-agent, or k3s for a server, on the node; after a power-off, power it on), or give --node-start-command"
 	}
 	return nf, nil
 }

@@ -22,18 +22,23 @@ func TestNodeFailureRequest(t *testing.T) {
 		req  NodeFailureRequest
 		want string
 	}{
-		{NodeFailureRequest{Inventory: inv}, "--node-stop-command"},
-		{NodeFailureRequest{StopCommand: "true"}, "--inventory"},
-		{NodeFailureRequest{StopCommand: "true", Inventory: inv, Host: "node-b"}, "node-b"},
+		{NodeFailureRequest{Inventory: inv, Node: "node-a"}, "--node-stop-command"},
+		{NodeFailureRequest{StopCommand: "true", Inventory: inv}, "--node NODE"},
+		{NodeFailureRequest{StopCommand: "true", Node: "node-a"}, "--inventory"},
+		{NodeFailureRequest{StopCommand: "true", Inventory: inv, Node: "node-a", Host: "node-b"}, "node-b"},
+		{NodeFailureRequest{StopCommand: "true", Inventory: inv, Node: "node-c"}, "node-c"},
 	} {
 		_, err := NodeFailure(c.req)
 		if !errors.As(err, &reqErr) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want a refusal naming %s", c.req, err, c.want)
 		}
 	}
-	nf, err := NodeFailure(NodeFailureRequest{StopCommand: "systemctl stop k3s-agent", Inventory: inv})
+	nf, err := NodeFailure(NodeFailureRequest{StopCommand: "/usr/local/bin/k3s-killall.sh", Inventory: inv, Node: "node-a"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if nf.HostName != "node-a" || nf.HostAddress != "127.0.0.1" {
+		t.Errorf("the host the commands run on, for the check against the node: %q %q", nf.HostName, nf.HostAddress)
 	}
 	if nf.Start != nil || !strings.Contains(nf.StartHint, "k3s-agent") {
 		t.Errorf("without a start command the user is told how: %+v", nf)

@@ -74,9 +74,10 @@ type KubeCleanupRequest struct {
 	Timeout time.Duration
 }
 
-// CleanupKube deletes the pods and PVCs storbench's labels mark, after
-// wiping the test file each pod left, waits for them to go, and lists the
-// PersistentVolumes a Retain class kept. Deleting finishes even when ctx
+// CleanupKube deletes the pods, PVCs and VolumeSnapshots storbench's
+// labels mark, after wiping the test file each pod left, lifts the cordons
+// and out-of-service taints its annotations mark on nodes, waits for the
+// objects to go, and lists the PersistentVolumes a Retain class kept. Deleting finishes even when ctx
 // is cancelled: leftovers are what it exists to remove. Objects that could
 // not be deleted are in the report's Failed, not an error. A cluster that
 // cannot be reached with the configuration named is an *RequestError.
@@ -105,7 +106,15 @@ func CleanupKube(ctx context.Context, req KubeCleanupRequest) (*result.KubeClean
 		}
 		rep.Found = append(rep.Found, o)
 	}
-	if !req.DryRun && len(rep.Found) > 0 {
+	snaps, err := findSnapshots(wctx, c, rep.Namespace, req, rep) // cleanup_kube_marks.go
+	if err != nil {
+		rep.Notes = append(rep.Notes, "could not look for storbench's VolumeSnapshots: "+err.Error())
+	}
+	cleanupNodeMarks(wctx, c, req, rep)
+	if !req.DryRun {
+		deleteSnapshots(wctx, c, snaps, rep)
+	}
+	if !req.DryRun && len(objs) > 0 {
 		for _, o := range rep.Found {
 			if o.Kind != "pod" {
 				continue
@@ -115,7 +124,13 @@ func CleanupKube(ctx context.Context, req KubeCleanupRequest) (*result.KubeClean
 				rep.Notes = append(rep.Notes, err.Error())
 			}
 		}
-		res := kube.DeleteObjects(wctx, c.Client, rep.Found, req.Timeout)
+		var podsAndClaims []result.KubeObject
+		for _, o := range rep.Found {
+			if o.Kind == "pod" || o.Kind == "pvc" {
+				podsAndClaims = append(podsAndClaims, o)
+			}
+		}
+		res := kube.DeleteObjects(wctx, c.Client, podsAndClaims, req.Timeout)
 		rep.Deleted = append(rep.Deleted, res.Deleted...)
 		for o, e := range res.Failed {
 			rep.Failed = append(rep.Failed, result.KubeFailure{KubeObject: o, Error: e.Error()})

@@ -3,7 +3,6 @@ package storbench
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -41,27 +40,12 @@ func TestHelperRunSSHKilled(t *testing.T) {
 func killedRun(t *testing.T, target, dir string) string {
 	t.Helper()
 	before := entries(t, dir)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRunSSHKilled$")
-	cmd.Env = append(os.Environ(), "STORBENCH_SSH_KILLED_RUN="+target, "STORBENCH_SSH_KILLED_STORE="+t.TempDir())
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for fioIn(dir) == 0 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("no fio in %s after 30s:\n%s", dir, out.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	cmd, _ := startWriting(t, "TestHelperRunSSHKilled", dir, "STORBENCH_SSH_KILLED_RUN="+target, "STORBENCH_SSH_KILLED_STORE="+t.TempDir())
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	// fio goes first; the wrapper that stopped it (working in the
 	// directory too) a moment later.
-	deadline = time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for fioIn(dir) > 0 || workingIn(dir) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("processes still work in %s on the host 30s after storbench was killed: %q", dir, working(dir))
@@ -149,9 +133,7 @@ func TestCleanupSSHAfterKilledRun(t *testing.T) {
 	run := DefaultRunRequest()
 	run.Suite, run.Telemetry, run.Workloads = "testdata/run-tiny.yaml", false, []string{"rr"}
 	run.Targets = []string{target}
-	// The store lives in the parent test's directory: this process is
-	// killed, so a t.TempDir of its own would never be removed.
-	st := store.NewLazy(filepath.Join(os.Getenv("STORBENCH_SSH_KILLED_STORE"), "r.db"))
+	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
 	defer st.Close()
 	obs := &recorder{}
 	if _, err := Run(context.Background(), st, run, obs); err != nil {

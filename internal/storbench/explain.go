@@ -17,7 +17,7 @@ func explain(ctx context.Context, st store.Reader, runIDs []string, figs []resul
 	needed := false
 	for _, f := range figs {
 		if f.Round == result.RoundNetwork || result.LabelReplicaNodes.Of(f.Labels) != "" || result.LabelReplicas.Of(f.Labels) != "" ||
-			result.ClassParameter("numberOfReplicas").Of(f.Labels) != "" {
+			result.ClassParameter("numberOfReplicas").Of(f.Labels) != "" || result.LabelVolumeServer.Of(f.Labels) != "" {
 			needed = true
 			break
 		}
@@ -30,6 +30,6 @@ func explain(ctx context.Context, st store.Reader, runIDs []string, figs []resul
 		return fmt.Errorf("reading results: %w", err)
 	}
 	v.Links = analysis.LinkMatrices(results)
-	v.Breakdowns = analysis.Breakdowns(results, v.Links)
+	v.Breakdowns = append(analysis.Breakdowns(results, v.Links), analysis.ServerBreakdowns(results, v.Links)...)
 	return nil
 }

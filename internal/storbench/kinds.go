@@ -12,7 +12,9 @@ import (
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/gluster"
 	"github.com/storbench/storbench/internal/runner/local"
+	"github.com/storbench/storbench/internal/runner/rbd"
 )
 
 // Kinds are the target kinds the library knows, in the order they
@@ -22,6 +24,8 @@ import (
 // adds a kind of its own with RunRequest.Kinds (Kinds().With(k)).
 func Kinds() *runner.Registry {
 	return runner.NewRegistry(
+		rbd.Kind{},
+		gluster.Kind{},
 		local.Kind{},
 	)
 }

@@ -278,6 +278,7 @@ func LoadRunOutcome(ctx context.Context, st store.Reader, r *result.Run) (*RunOu
 	if results == nil {
 		results = []result.Result{}
 	}
+	results = analysis.WithMeasuredLinks(results, analysis.LinkMatrices(results))
 	return &RunOutcome{Run: r, Results: results, Contention: contention.Reports(results)}, nil
 }
 

@@ -114,6 +114,9 @@ func KubeTargets(ctx context.Context, k KubeRequest, classes []string, report fu
 		return nil, refuse(fmt.Errorf("choosing nodes on %s: %w", cluster.Host, err))
 	}
 	set := &KubeTargetSet{Skipped: skipped}
+	if classes, err = resolveClasses(lctx, cluster, classes, report); err != nil {
+		return nil, err
+	}
 	if set.MemBytes, set.MemKnown, err = kube.NodeMemory(lctx, cluster.Client, nodes); err != nil {
 		return nil, err
 	}
@@ -160,4 +163,21 @@ func splitKubeTarget(t string) (class string, ok bool, err error) {
 		return "", true, refusef("%s: %s: write k8s:STORAGECLASS (choose nodes with %s or %s)", FieldTargets, t, FieldKubeNodes, FieldKubeSelector)
 	}
 	return class, true, nil
+}
+
+// resolveClasses turns k8s:default into the cluster's default StorageClass
+// (kube.ResolveClass), saying which it is.
+func resolveClasses(ctx context.Context, c *kube.Cluster, classes []string, report func(target, msg string)) ([]string, error) {
+	out := make([]string, len(classes))
+	for i, class := range classes {
+		name, note, err := kube.ResolveClass(ctx, c.Client, class)
+		if err != nil {
+			return nil, refuse(err)
+		}
+		if note != "" && report != nil {
+			report("", note)
+		}
+		out[i] = name
+	}
+	return out, nil
 }

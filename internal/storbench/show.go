@@ -49,6 +49,7 @@ func Show(ctx context.Context, st store.Reader, req ShowRequest) (*RunDetail, er
 		results = []result.Result{}
 	}
 	links := analysis.LinkMatrices(results)
+	results = analysis.WithMeasuredLinks(results, links)
 	return &RunDetail{Run: run, Results: results, Contention: contention.Reports(results), Links: links,
-		Breakdowns: analysis.Breakdowns(results, links), Apps: analysis.AppReportOf(results)}, nil
+		Breakdowns: append(analysis.Breakdowns(results, links), analysis.ServerBreakdowns(results, links)...), Apps: analysis.AppReportOf(results)}, nil
 }

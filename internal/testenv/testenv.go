@@ -3,12 +3,20 @@
 // is named in STORBENCH_REQUIRE (comma-separated, or "all"), fail. CI sets
 // STORBENCH_REQUIRE so that nothing important is skipped in silence.
 //
+// It also keeps the tiers apart: under go test -short (the unit tier: no
+// root, no fio, no namespaces, no cluster) every check here but the shell's
+// skips the test before looking, whatever STORBENCH_REQUIRE says, so the
+// unit tier stays fast and needs nothing but Go. The host tier (the same
+// tests without -short) runs them.
+//
 // Prerequisite names: fio, root, loop, chromium, k8s, sshd, prometheus,
 // mkfs (filesystem tools), and any tool name passed to Tool.
 package testenv
 
 import (
 	"bytes"
+	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,17 +49,54 @@ func Missing(t testing.TB, prereq, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
+// HostTier skips the test under go test -short: it needs prereq, which
+// belongs to the host tier (real fio, root, loop devices, sshd, Chromium,
+// a cluster). It never fails: the unit tier leaves these tests out by
+// design, and STORBENCH_REQUIRE speaks only of what a machine lacks.
+func HostTier(t testing.TB, prereq string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("needs %s: a host-tier test, left out of the unit tier (go test -short)", prereq)
+	}
+}
+
+// HostTierExamples leaves the named runnable examples out of the unit tier
+// (they run fio or need root): an Example cannot skip itself, so the
+// package's TestMain calls this after flag.Parse. Without -short it does
+// nothing.
+func HostTierExamples(names ...string) error {
+	if !testing.Short() || len(names) == 0 {
+		return nil
+	}
+	skip := "^(" + strings.Join(names, "|") + ")$"
+	if cur := flag.Lookup("test.skip").Value.String(); cur != "" {
+		if strings.Contains(cur, "/") {
+			return fmt.Errorf("-skip %q names subtests: cannot add the host-tier examples %s to it", cur, skip)
+		}
+		skip = cur + "|" + skip
+	}
+	return flag.Set("test.skip", skip)
+}
+
+// unitTools are the programs the unit tier may run: every machine that
+// builds Go has them.
+var unitTools = map[string]bool{"sh": true}
+
 // Tool returns the path of an executable, or skips (fails when required)
 // naming the Debian package that provides it. The prerequisite name is
-// prereq when given, else the tool's own name.
+// prereq when given, else the tool's own name. Under -short it skips
+// (HostTier) unless the tool is the shell.
 func Tool(t testing.TB, name, debianPackage string, prereq ...string) string {
 	t.Helper()
+	pr := name
+	if len(prereq) > 0 {
+		pr = prereq[0]
+	}
+	if !unitTools[name] {
+		HostTier(t, pr)
+	}
 	p, err := exec.LookPath(name)
 	if err != nil {
-		pr := name
-		if len(prereq) > 0 {
-			pr = prereq[0]
-		}
 		Missing(t, pr, "%s is not installed (apt-get install %s)", name, debianPackage)
 	}
 	return p
@@ -66,6 +111,7 @@ func Fio(t testing.TB) string {
 // Root needs the test to run as root.
 func Root(t testing.TB) {
 	t.Helper()
+	HostTier(t, "root")
 	if os.Geteuid() != 0 {
 		Missing(t, "root", "needs root (loop devices, mounts, namespaces); run the tests as root")
 	}
@@ -74,6 +120,7 @@ func Root(t testing.TB) {
 // Loop needs root, losetup and the loop driver.
 func Loop(t testing.TB) {
 	t.Helper()
+	HostTier(t, "loop")
 	Root(t)
 	Tool(t, "losetup", "mount", "loop")
 	if _, err := os.Stat("/dev/loop-control"); err != nil {
@@ -84,6 +131,7 @@ func Loop(t testing.TB) {
 // Chromium returns the path of Debian's headless Chromium.
 func Chromium(t testing.TB) string {
 	t.Helper()
+	HostTier(t, "chromium")
 	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
 		if _, err := os.Stat(p); err == nil {
 			return p

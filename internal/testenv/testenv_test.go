@@ -1,6 +1,10 @@
 package testenv
 
-import "testing"
+import (
+	"flag"
+	"strconv"
+	"testing"
+)
 
 func TestRequired(t *testing.T) {
 	for _, tc := range []struct {
@@ -20,3 +24,72 @@ func TestRequired(t *testing.T) {
 		}
 	}
 }
+
+// TestHostTierUnderShort: under -short every host-tier check skips before
+// looking, even when STORBENCH_REQUIRE=all would fail a missing tool; the
+// shell stays available to the unit tier, and without -short a missing
+// tool fails as required.
+func TestHostTierUnderShort(t *testing.T) {
+	was := flag.Lookup("test.short").Value.String()
+	t.Cleanup(func() {
+		if err := flag.Set("test.short", was); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Setenv(EnvRequire, "all")
+	t.Setenv("PATH", t.TempDir()) // nothing installed: a look fails
+	for _, tc := range []struct {
+		name  string
+		short bool
+		check func(testing.TB)
+		want  string
+	}{
+		{"fio, short", true, func(t testing.TB) { Fio(t) }, "skip"},
+		{"root, short", true, func(t testing.TB) { Root(t) }, "skip"},
+		{"loop, short", true, func(t testing.TB) { Loop(t) }, "skip"},
+		{"chromium, short", true, func(t testing.TB) { Chromium(t) }, "skip"},
+		{"sshd, short", true, func(t testing.TB) { Tool(t, "sshd", "openssh-server", "sshd") }, "skip"},
+		{"host tier, short", true, func(t testing.TB) { HostTier(t, "k8s") }, "skip"},
+		{"the shell, short", true, func(t testing.TB) { Tool(t, "sh", "dash") }, "fail"},
+		{"host tier, long", false, func(t testing.TB) { HostTier(t, "k8s") }, "run"},
+		{"fio, long", false, func(t testing.TB) { Fio(t) }, "fail"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := flag.Set("test.short", strconv.FormatBool(tc.short)); err != nil {
+				t.Fatal(err)
+			}
+			if got := outcome(t, tc.check); got != tc.want {
+				t.Errorf("%s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// outcome runs check against a testing.TB that records a skip or a
+// failure instead of ending the test.
+func outcome(t *testing.T, check func(testing.TB)) (got string) {
+	r := &recorder{TB: t}
+	got = "run"
+	defer func() {
+		if v := recover(); v != nil && v != r {
+			panic(v)
+		}
+		switch {
+		case r.failed:
+			got = "fail"
+		case r.skipped:
+			got = "skip"
+		}
+	}()
+	check(r)
+	return got
+}
+
+type recorder struct {
+	testing.TB
+	skipped, failed bool
+}
+
+func (r *recorder) Helper()               {}
+func (r *recorder) Skipf(string, ...any)  { r.skipped = true; panic(r) }
+func (r *recorder) Fatalf(string, ...any) { r.failed = true; panic(r) }

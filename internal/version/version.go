@@ -7,13 +7,27 @@
 //
 // Without them, the Go toolchain's build information fills in what it
 // recorded (go build with -buildvcs: vcs.revision, vcs.time, vcs.modified),
-// and the version is "dev".
+// and the version is the release this tree is at (the RELEASE file) with
+// "-dev": v0.1.0-dev, v0.1.0-dev-0123456789ab, v0.1.0-dev-0123456789ab-dirty.
+//
+// RELEASE names the release whose images this tree's manifests (deploy/)
+// and a source build's default fio image use: a release commit sets it to
+// the tag it gets (tools/release refuses a tag that differs), so a binary
+// built from any commit names images that exist once that release is out.
 package version
 
 import (
+	_ "embed"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
+
+//go:embed RELEASE
+var release string
+
+// Release is the release this source tree is at: the tag of its images.
+var Release = strings.TrimSpace(release)
 
 // Set by the linker (-X); they must stay uninitialised for -X to apply.
 var (
@@ -53,14 +67,30 @@ func fill(v, commit, date *string) {
 		}
 	}
 	if *v == "" {
-		*v = "dev"
+		*v = Release + devSuffix
 		if len(*commit) >= 12 {
-			*v = "dev-" + (*commit)[:12]
+			*v += "-" + (*commit)[:12]
 			if modified {
 				*v += "-dirty"
 			}
 		}
 	}
+}
+
+// devSuffix marks the version of a build from source, not a release.
+const devSuffix = "-dev"
+
+// ImageTag is the tag of the images this build uses by default: its own
+// version when it is a release (or any version set at build time: a
+// release's images carry it), the release the tree is at when it is a
+// build from source.
+func ImageTag() string { return imageTag(Version) }
+
+func imageTag(v string) string {
+	if strings.HasPrefix(v, Release+devSuffix) {
+		return Release
+	}
+	return v
 }
 
 // Info is the build described in full.

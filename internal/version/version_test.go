@@ -3,6 +3,7 @@ package version
 import (
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -40,5 +41,40 @@ func TestLinkerFlags(t *testing.T) {
 	}
 	if got := string(out); got != "v9.8.7 abc 2026-01-02T03:04:05Z" {
 		t.Errorf("the binary says %q", got)
+	}
+}
+
+// RELEASE holds one release version, vMAJOR.MINOR.PATCH.
+func TestRelease(t *testing.T) {
+	if !regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(Release) {
+		t.Errorf("RELEASE says %q, want vMAJOR.MINOR.PATCH", Release)
+	}
+}
+
+// A build from source says which release it is at, and uses that
+// release's images; a release (or any version set when building) uses
+// its own.
+func TestImageTag(t *testing.T) {
+	for _, tc := range []struct{ name, version, tag string }{
+		{"source build", Release + "-dev", Release},
+		{"source build with commit", Release + "-dev-0123456789ab", Release},
+		{"dirty source build", Release + "-dev-0123456789ab-dirty", Release},
+		{"release", "v9.8.7", "v9.8.7"},
+		{"go install at a tag", "v1.2.3", "v1.2.3"},
+		{"release tool pseudo-version", "v0.0.0-20261124120000-0123456789ab", "v0.0.0-20261124120000-0123456789ab"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := imageTag(tc.version); got != tc.tag {
+				t.Errorf("imageTag(%q) = %q, want %q", tc.version, got, tc.tag)
+			}
+		})
+	}
+}
+
+func TestFillFromSource(t *testing.T) {
+	var v, c, d string
+	fill(&v, &c, &d)
+	if !strings.HasPrefix(v, Release+"-dev") && v != Release {
+		t.Errorf("a test binary (built from source) says version %q, want %s-dev...", v, Release)
 	}
 }

@@ -18,11 +18,14 @@
 #   cluster.sh sshd NAME stop
 #   cluster.sh kwok-nodes N [k=v...] | pvs N [class]    fake nodes kwok-node-1..N, static fake PVs
 # Environment: CLUSTER_NODES (real nodes, default 3), CLUSTER_RATE (tbf rate of every link,
-# default 1gbit), NODE_GRACE (node-monitor grace, default 16s), KAPI_ROOT.
+# default 1gbit), NODE_GRACE (node-monitor grace, default 16s), KAPI_ROOT, CLUSTER_CEPH=1 (a real
+# Ceph across the real nodes, test/cluster/ceph.sh; CEPH_FS=1 adds CephFS and class cephfs),
+# CLUSTER_GLUSTER=1 (a GlusterFS volume and class "gluster": gluster.sh).
 # While up, $KAPI_ROOT/run/cluster.env (bash) describes the cluster for scripts and tests.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
+. "$HERE/host.sh"   # what may be in the way; what the cluster made (OWNED), what was there before (BASELINE)
 C=$HERE
 LOCK=${CLUSTER_LOCK:-/tmp/storbench-cluster.lock}
 N=${CLUSTER_NODES:-3}
@@ -32,11 +35,18 @@ install() {
   local need=() p
   for p in containerd runc containernetworking-plugins iptables iproute2 etcd-server iperf3 sshfs fuse3 socat \
            openssh-server openssh-client openssl curl gcc libc6-dev fio python3 util-linux procps \
-           xfsprogs e2fsprogs; do
+           xfsprogs e2fsprogs glusterfs-server glusterfs-client; do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
   done
   [ ${#need[@]} -eq 0 ] && return 0
   apt-get update -qq
+  # Debian's containerd replaces Docker's containerd.io (and apt then removes docker-ce): nothing
+  # the machine has may go to make room for the cluster.
+  local gone; gone=$(apt_would_remove "${need[@]}" | tr '\n' ' ')
+  if [ -n "$gone" ]; then
+    log "refusing to install ${need[*]}: apt-get would remove ${gone% } (a running Docker's containerd.io, say); install them yourself if that is what you want"
+    return 1
+  fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 }
 
@@ -58,6 +68,13 @@ cached() {
 up() {
   local t0 i; t0=$(now_ms)
   [ ! -f "$RUN/nodes.count" ] || { log "a cluster is up already ($RUN): cluster.sh down first"; return 1; }
+  local way
+  if ! way=$(host_in_the_way "$N"); then   # before anything is made: nothing here is the cluster's
+    log "refusing to start: the cluster would replace or collide with what runs on this host:"
+    echo "$way" | sed 's/^/  - /' >&2
+    REFUSED=1   # nothing was made: run's finish has nothing to bring down
+    return 1
+  fi
   if [ -z "${CLUSTER_LOCK_HELD:-}" ] && flock -n "$LOCK" true 2>/dev/null; then
     log "warning: nobody holds $LOCK; one cluster per machine: use 'cluster.sh run', or flock it yourself"; fi
   mkdir -p "$RUN"; echo "$N" > "$RUN/nodes.count"
@@ -67,8 +84,10 @@ up() {
   for i in $(seq 1 "$N"); do bash "$C/nodes.sh" up "$i"; done
   bash "$C/nodes.sh" routes "$N"
   bash "$C/storage.sh" up "$N"
+  if [ "${CLUSTER_GLUSTER:-}" = 1 ]; then bash "$C/gluster.sh" cluster-up "$N"; fi
   write_env
   if [ -f "$C/csi.sh" ]; then bash "$C/csi.sh" up; fi
+  if [ "${CLUSTER_CEPH:-}" = 1 ]; then bash "$C/ceph.sh" cluster up; fi   # opt-in: Ceph across the real nodes
   trap - ERR
   echo "cluster up in $(since "$t0") s: KUBECONFIG=$KUBECONFIG, env $RUN/cluster.env"
 }
@@ -109,6 +128,7 @@ write_env() {
       echo "${v}_CGROUP=$(node_cgroup "$i")"
       if [ "$N" -ge 2 ] && [ "$i" != "$N" ]; then echo "${v}_NETFS=$RUN/netfs/mnt/$(node_name "$i")"; fi
     done
+    if [ -f "$RUN/gluster/gluster.env" ]; then cat "$RUN/gluster/gluster.env"; fi
   } > "$f"
   mkdir -p "$RUN/shared"; chmod 0777 "$RUN/shared"
 }
@@ -118,6 +138,8 @@ down() { # every step tolerates a half-built cluster
   trap - ERR
   set +e
   if [ -f "$C/csi.sh" ] && [ -f "$RUN/kubeconfig" ]; then bash "$C/csi.sh" down; fi
+  if [ -d "$RUN/ceph" ]; then bash "$C/ceph.sh" cluster down; fi
+  bash "$C/gluster.sh" cluster-down "$N"
   bash "$C/storage.sh" down
   for i in $(seq "$N" -1 1); do bash "$C/nodes.sh" down "$i"; done
   bash "$C/control-plane.sh" down
@@ -147,8 +169,10 @@ run() { # CMD...: the whole life of a cluster around one command, under the mach
 finish() {
   local s=$?
   trap - EXIT
-  down
-  check-clean >&2 || { [ "$s" -ne 0 ] || s=1; }
+  if [ -z "${REFUSED:-}" ]; then
+    down
+    check-clean >&2 || { [ "$s" -ne 0 ] || s=1; }
+  fi
   exit "$s"
 }
 
@@ -175,8 +199,10 @@ node() { # stop|start|cut|restore|shape|unshape NAME [RATE]
           local j; for j in $(seq 1 $((N - 1))); do bash "$C/storage.sh" netfs_mount_node "$N" "$j"; done
         else bash "$C/storage.sh" netfs_mount_node "$N" "$i"; fi
       fi
+      bash "$C/gluster.sh" cluster-node-start "$N" "$i"   # a no-op without GlusterFS
       # the test CSI driver's node plugin died with it too (it runs in the node's cgroup)
-      if [ -f "$C/csi.sh" ]; then bash "$C/csi.sh" node-up "$name"; fi ;;
+      if [ -f "$C/csi.sh" ]; then bash "$C/csi.sh" node-up "$name"; fi
+      if [ -f "$RUN/ceph/ceph.env" ]; then bash "$C/ceph.sh" cluster node-start "$name"; fi ;;
     cut|restore) [ "$i" -ge 2 ] || { log "$name is the host's own node: it has no link"; return 1; }
       bash "$C/nodes.sh" "link_$op" "$i" ;;
     shape|unshape) [ "$i" -ge 2 ] || { log "$name is the host's own node: it has no link"; return 1; }
@@ -196,11 +222,14 @@ check-clean() { # everything a cluster could leave on the host; prints each left
   local bad=0 x
   say() { echo "left behind: $*"; bad=1; }
   [ ! -e "$RUN" ] || say "state $RUN"
-  for x in $(ip netns list 2>/dev/null | awk '{print $1}'); do case $x in sbn[0-9]|sbn[0-9][0-9]|cni-*) say "network namespace $x" ;; esac; done
-  for x in /run/netns/cni-*; do [ ! -e "$x" ] || say "network namespace file $x"; done
+  # what was there before the cluster (BASELINE, host.sh) is not a leftover
+  for x in $(ip netns list 2>/dev/null | awk '{print $1}'); do case $x in sbn[0-9]|sbn[0-9][0-9]) say "network namespace $x" ;;
+    cni-*) preexisting_netns "$x" || say "network namespace $x" ;; esac; done
+  for x in /run/netns/cni-*; do [ ! -e "$x" ] || preexisting_netns "${x##*/}" || say "network namespace file $x"; done
   for x in $(ip -o link show | awk -F': ' '{print $2}' | cut -d@ -f1); do
     case $x in "$BRIDGE"|sbv[0-9]|sbv[0-9][0-9]|sbpod[0-9]|sbpod[0-9][0-9]|kreal0) say "link $x" ;; esac; done
-  for x in $(ip -4 route show | awk '$1 ~ /^10\.244\./ {print $1}'); do say "route $x"; done
+  for x in $(ip -4 route show | awk '$1 ~ /^10\.244\./ {print $1}'); do
+    grep -qxF "$x" "$BASELINE/routes" 2>/dev/null || say "route $x"; done
   local mnt="$ROOT/| /run/netns/cni-|fuse\.sshfs|/run/containerd/"
   for x in $(grep -E " $mnt" /proc/self/mountinfo | awk '{print $5}' || true); do say "mount $x"; done
   for x in /sys/fs/cgroup/*/sbnode*; do [ ! -d "$x" ] || say "cgroup $x"; done
@@ -211,7 +240,8 @@ check-clean() { # everything a cluster could leave on the host; prints each left
   for x in $(pgrep -f "^($BIN/|etcd --name kapi|containerd --config $ROOT/|containerd-shim|socat TCP-LISTEN:($API_PORT|$NETFS_PORT)|sshfs -f -o directport|[^ ]*sshd -D -e -f $ROOT/|bash $C/control-plane.sh podwatch)" || true); do
     [ "$x" = $$ ] || say "process $x: $(tr '\0' ' ' < /proc/"$x"/cmdline 2>/dev/null | cut -c1-120)"; done
   for x in iptables ip6tables; do
-    if $x-save 2>/dev/null | grep -qE '^:KUBE-|-j KUBE-'; then say "$x chains $($x-save | grep -oE '^:KUBE-[A-Z-]+' | tr '\n' ' ')"; fi
+    local new; new=$(new_kube_chains "$x" | tr '\n' ' ')
+    [ -z "$new" ] || say "$x chains $new"
   done
   if [ -f "$ROOT/host-baseline/sysctl" ]; then
     [ "$(sysctl -n vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip_forward)" = "$(cat "$ROOT/host-baseline/sysctl")" ] ||
@@ -220,6 +250,8 @@ check-clean() { # everything a cluster could leave on the host; prints each left
   if [ -f "$ROOT/host-baseline/created" ]; then
     while read -r x; do case $x in ""|cgroup:*) ;; *) [ ! -e "$x" ] || say "host path $x" ;; esac; done < "$ROOT/host-baseline/created"
   fi
+  while read -r x; do say "ceph: $x"; done < <(bash "$C/ceph.sh" check-clean cluster | sed -n 's/^left behind: //p')
+  bash "$C/gluster.sh" check-clean cluster "$RUN/gluster" | grep -v '^clean$' && bad=1
   [ "$bad" = 0 ] && echo "clean"
   return "$bad"
 }

@@ -272,7 +272,7 @@ func rateBits(t *testing.T, rate string) float64 {
 // both nodes' shaped ports at about the shaped rate, fio's TCP engine
 // agrees with iperf3 on the same link, and without the shaping the link
 // is clearly faster.
-func TestShapedLink(t *testing.T) {
+func TestClusterShapedLink(t *testing.T) {
 	h := setup(t)
 	rate := rateBits(t, h.env["RATE"])
 	ip3 := h.env.Node(node3, "IP")
@@ -333,7 +333,7 @@ func (h *harness) waitNode(t *testing.T, name string, ready bool, limit time.Dur
 
 // A node whose link is cut goes NotReady within the short grace (its
 // kubelet cannot renew its lease) and Ready again once the link is back.
-func TestLinkCutRestore(t *testing.T) {
+func TestClusterLinkCutRestore(t *testing.T) {
 	h := setup(t)
 	grace, err := time.ParseDuration(h.env["NODE_GRACE"])
 	if err != nil {
@@ -350,7 +350,7 @@ func TestLinkCutRestore(t *testing.T) {
 
 // A node's sshd answers on the node's own address, as an inventory host
 // would, and a command there sees the node's network namespace.
-func TestSSHIntoNode(t *testing.T) {
+func TestClusterSSHIntoNode(t *testing.T) {
 	h := setup(t)
 	for _, tool := range []string{"ssh", "ssh-keygen", "sshd"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -378,7 +378,7 @@ func TestSSHIntoNode(t *testing.T) {
 
 // A pod's IP on another node is reachable from pods on the bridge
 // networks of the two other nodes (routes between the nodes' pod subnets).
-func TestPodIPAcrossNodes(t *testing.T) {
+func TestClusterPodIPAcrossNodes(t *testing.T) {
 	h := setup(t)
 	h.pod(t, podSpec{name: "server", node: node3, image: h.env["TOOLS_IMAGE"], cmd: []string{"iperf3", "-s"}})
 	h.pod(t, podSpec{name: "client-2", node: node2, image: h.env["TOOLS_IMAGE"]})
@@ -471,7 +471,7 @@ func contains(list []string, s string) bool {
 // controller's short grace, nothing of it keeps running (kubelet,
 // containerd, its containers and its CSI node plugin, in its cgroup or
 // not), and it comes back Ready with its CSI node plugin serving again.
-func TestNodeStopStart(t *testing.T) {
+func TestClusterNodeStopStart(t *testing.T) {
 	h := setup(t)
 	grace, err := time.ParseDuration(h.env["NODE_GRACE"])
 	if err != nil {
@@ -605,7 +605,7 @@ func (h *harness) boundPV(t *testing.T, pvc string) *corev1.PersistentVolume {
 // A local-path volume is made on the node its first pod runs on and pinned
 // there: a pod on another node is refused by the scheduler for the
 // volume's node affinity.
-func TestLocalPathPinned(t *testing.T) {
+func TestClusterLocalPathPinned(t *testing.T) {
 	h := setup(t)
 	h.pvc(t, "local", h.env["LOCAL_PATH_CLASS"])
 	h.pod(t, podSpec{name: "writer", node: node2, image: h.env["TOOLS_IMAGE"], pvc: "local", schedule: true,
@@ -639,7 +639,7 @@ func TestLocalPathPinned(t *testing.T) {
 // A netfs volume is provisioned on demand, written through the network
 // filesystem on one node, lands on the serving node's export, and is read
 // back with the same sha256 on another node.
-func TestNetfsMoves(t *testing.T) {
+func TestClusterNetfsMoves(t *testing.T) {
 	h := setup(t)
 	// The class's mount is kreal-node-2's: its bytes cross kreal-node-2's port and the
 	// serving node's, seen from the bridge as received on one and sent on the other.

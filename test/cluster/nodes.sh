@@ -18,7 +18,7 @@
 #        | link_cut I | link_restore I | shape I RATE | unshape I | sshd_up I PUBKEY [PORT] | sshd_down I
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-BASELINE=$ROOT/host-baseline   # what the host looked like before host-up; kept after host-down for check-clean
+. "$(dirname "$0")/host.sh"   # OWNED, BASELINE: what the cluster made, what was there before
 
 sock() { echo "$(node_state "$1")/containerd/containerd.sock"; }
 CTR() { local i=$1; shift; ctr -a "$(sock "$i")" -n k8s.io "$@"; }
@@ -61,6 +61,7 @@ host_up() { # N: bridge, forwarder, saved host state
   if [ ! -f "$RUN/host.saved" ]; then   # once per cluster: the first host-up after a down
     sysctl -n $SYSCTLS > "$BASELINE/sysctl"
     : > "$BASELINE/created"
+    snapshot_host
     for p in $HOST_PATHS; do [ -e "$p" ] || echo "$p" >> "$BASELINE/created"; done
     # a kubelet with the default cgroup root makes /kubepods in every hierarchy (not ours: each
     # node has its own root), but a crashed or foreign one leaves it behind: ours to remove if new
@@ -69,7 +70,8 @@ host_up() { # N: bridge, forwarder, saved host state
   fi
   sysctl -q -w net.ipv4.ip_forward=1   # the host routes between the nodes' links and its own pod bridge
   [ "$n" -ge 2 ] || return 0
-  ip link show "$BRIDGE" >/dev/null 2>&1 || ip link add "$BRIDGE" type bridge
+  if ! ip link show "$BRIDGE" >/dev/null 2>&1; then ip link add "$BRIDGE" type bridge && own link "$BRIDGE"; fi
+  owned link "$BRIDGE" || { log "$BRIDGE exists and is not the cluster's"; return 1; }
   ip addr replace "$BRIDGE_IP/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
   # The API server listens on 127.0.0.1 only; the nodes reach it at the bridge address (in its
@@ -81,19 +83,14 @@ host_up() { # N: bridge, forwarder, saved host state
   fi
 }
 
-host_down() { # after every node is down
+host_down() { # after every node is down; nothing to undo unless host_up ran (a refused up made nothing)
+  [ -f "$RUN/host.saved" ] || return 0
   if [ -f "$RUN/apifwd.pid" ]; then kill -- "-$(cat "$RUN/apifwd.pid")" 2>/dev/null || true; fi
   stop_pidfile "$RUN/apifwd.pid"
-  ip link del "$BRIDGE" 2>/dev/null || true
-  local r
-  for r in $(ip -4 route show | awk '$1 ~ /^10\.244\./ {print $1}'); do ip route del "$r" 2>/dev/null || true; done
+  drop_owned_routes   # only the routes routes() recorded, never another 10.244.* route
+  if owned link "$BRIDGE"; then ip link del "$BRIDGE" 2>/dev/null || true; fi
   cni_netns_cleanup ''
-  local t ch
-  for t in iptables ip6tables; do   # the chains kubelet creates in the host's namespace
-    $t -D INPUT -j KUBE-FIREWALL 2>/dev/null || true; $t -D OUTPUT -j KUBE-FIREWALL 2>/dev/null || true
-    for ch in filter:KUBE-FIREWALL filter:KUBE-KUBELET-CANARY nat:KUBE-KUBELET-CANARY mangle:KUBE-KUBELET-CANARY mangle:KUBE-IPTABLES-HINT; do
-      $t -t "${ch%%:*}" -F "${ch#*:}" 2>/dev/null || true; $t -t "${ch%%:*}" -X "${ch#*:}" 2>/dev/null || true; done
-  done
+  drop_kube_chains    # the chains kubelet creates in the host's namespace, as they were before
   if [ -f "$BASELINE/sysctl" ] && [ -f "$RUN/host.saved" ]; then
     local k v vals; vals=$(cat "$BASELINE/sysctl")
     for k in $SYSCTLS; do v=$(echo "$vals" | head -1); vals=$(echo "$vals" | tail -n +2); sysctl -q -w "$k=$v"; done
@@ -105,6 +102,7 @@ host_down() { # after every node is down
         "") ;;
         cgroup:*) for d in $(cg_dirs) /sys/fs/cgroup/unified; do
                     if [ -d "$d/${p#cgroup:}" ]; then find "$d/${p#cgroup:}" -depth -type d -exec rmdir {} + 2>/dev/null || true; fi; done ;;
+        /run/netns) rmdir "$p" 2>/dev/null || true ;;   # others' namespaces may live there by now
         *) rm -rf "$p" ;;
       esac
     done < "$BASELINE/created"
@@ -114,11 +112,13 @@ host_down() { # after every node is down
 
 # cni_netns_cleanup CIDR_PREFIX: the pod network namespaces (/run/netns/cni-*) whose pod address
 # is in 10.244.<prefix>: containerd removes one only when the kubelet stops its sandbox, which a
-# killed node never does. '' means every pod subnet of the cluster.
+# killed node never does. '' means every pod subnet of the cluster. A namespace that was there
+# before the cluster (BASELINE) is never one of its pods'.
 cni_netns_cleanup() {
   local pat="10\\.244\\.${1:+$1\\.}" ns
   for ns in /run/netns/cni-*; do
     [ -e "$ns" ] || continue
+    preexisting_netns "${ns##*/}" && continue
     if nsenter --net="$ns" ip -4 -o addr 2>/dev/null | grep -q " inet $pat" ||
        ! nsenter --net="$ns" ip -4 -o addr show scope global 2>/dev/null | grep -q inet; then
       umount "$ns" 2>/dev/null || umount -l "$ns" 2>/dev/null || true
@@ -367,7 +367,7 @@ down() { # I: pods off the node, kubelet, containers, containerd, network, cgrou
 
 routes() { # N: every node's pod subnet reachable from every other node (as a flat CNI's host routes)
   local n=$1 i j via
-  for j in $(seq 2 "$n"); do ip route replace "$(node_podcidr "$j")" via "$(node_ip "$j")" dev "$BRIDGE"; done
+  for j in $(seq 2 "$n"); do owned_route "$(node_podcidr "$j")" "$(node_ip "$j")" "$BRIDGE"; done
   for i in $(seq 2 "$n"); do
     for j in $(seq 1 "$n"); do
       [ "$i" = "$j" ] && continue

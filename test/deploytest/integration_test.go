@@ -25,9 +25,9 @@ import (
 
 	"github.com/storbench/storbench/internal/metrics"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/test/kubetest"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/testenv"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
 // On the test cluster of test/cluster/cluster.sh (scripts/k8s-integration.sh).
@@ -86,7 +86,7 @@ func createNamespace(t *testing.T, c kubernetes.Interface, name string) {
 
 // The API server accepts every object of the base (server-side dry run:
 // admission, validation and defaulting, nothing stored).
-func TestBaseServerDryRun(t *testing.T) {
+func TestClusterBaseServerDryRun(t *testing.T) {
 	c, kc := cluster(t)
 	kubectl := testenv.Tool(t, "kubectl", "kubernetes-client", "k8s")
 	createNamespace(t, c, dryRunNamespace)
@@ -147,7 +147,7 @@ func waitJobIn(t *testing.T, c kubernetes.Interface, testNamespace, job string, 
 // networking with the API server's loopback address (a pod there cannot
 // reach the Service IP) and a free port for the dashboard, the test's
 // class, node, namespace and a short suite.
-func TestCronJobKubeTargets(t *testing.T) {
+func TestClusterCronJobKubeTargets(t *testing.T) {
 	c, kc := cluster(t)
 	kubectl := testenv.Tool(t, "kubectl", "kubernetes-client", "k8s")
 	ctx := context.Background()

@@ -21,9 +21,7 @@ type ClusterEnv map[string]string
 // scripts/k8s-integration.sh and fails when the file is missing there.
 func Env(t *testing.T) ClusterEnv {
 	t.Helper()
-	if os.Getenv("STORBENCH_K8S_INTEGRATION") != "1" {
-		t.Skip("needs a cluster: run scripts/k8s-integration.sh (sets STORBENCH_K8S_INTEGRATION=1 and CLUSTER_ENV)")
-	}
+	ClusterTier(t, "CLUSTER_ENV")
 	path := os.Getenv("CLUSTER_ENV")
 	if path == "" {
 		root := os.Getenv("KAPI_ROOT")

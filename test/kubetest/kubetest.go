@@ -1,6 +1,9 @@
 // Package kubetest connects integration tests to the test cluster that
 // scripts/k8s-integration.sh brings up (test/cluster/cluster.sh), and to nothing
-// else.
+// else. The cluster tier is chosen by name: every test that reaches the
+// cluster is called TestCluster... (Prefix), which k8s-integration.sh runs
+// (go test -run '^TestCluster'); a test of another name that asks for the
+// cluster fails at once, in every tier, so the tier cannot drift from a list.
 package kubetest
 
 import (
@@ -17,11 +20,7 @@ import (
 // fails on a cluster anywhere but 127.0.0.1.
 func Cluster(t *testing.T) (kubernetes.Interface, string) {
 	t.Helper()
-	if os.Getenv("STORBENCH_K8S_INTEGRATION") != "1" {
-		// Not a missing prerequisite: scripts/k8s-integration.sh runs these
-		// tests against the loopback cluster, where nothing may skip.
-		t.Skip("needs a cluster: run scripts/k8s-integration.sh (sets STORBENCH_K8S_INTEGRATION=1 and KUBECONFIG)")
-	}
+	ClusterTier(t, "KUBECONFIG")
 	kc := os.Getenv("KUBECONFIG")
 	if kc == "" {
 		t.Fatal("STORBENCH_K8S_INTEGRATION=1 but KUBECONFIG is not set")
@@ -38,4 +37,25 @@ func Cluster(t *testing.T) (kubernetes.Interface, string) {
 		t.Fatal(err)
 	}
 	return c, kc
+}
+
+// Prefix starts the name of every test that uses the cluster.
+const Prefix = "TestCluster"
+
+// ClusterTier checks that the test is named as a cluster test (Prefix),
+// then skips it outside scripts/k8s-integration.sh (which sets
+// STORBENCH_K8S_INTEGRATION=1 and the variable sets) and always in the
+// unit tier (go test -short). The skip is not a missing prerequisite:
+// k8s-integration.sh runs these tests where nothing may skip.
+func ClusterTier(t testing.TB, sets string) {
+	t.Helper()
+	if top, _, _ := strings.Cut(t.Name(), "/"); !strings.HasPrefix(top, Prefix) {
+		t.Fatalf("%s uses the test cluster, so its name must start with %s: scripts/k8s-integration.sh picks the cluster tier by that name", top, Prefix)
+	}
+	if testing.Short() {
+		t.Skip("needs the test cluster: the cluster tier (scripts/k8s-integration.sh), left out of the unit tier (-short)")
+	}
+	if os.Getenv("STORBENCH_K8S_INTEGRATION") != "1" {
+		t.Skipf("needs a cluster: run scripts/k8s-integration.sh (sets STORBENCH_K8S_INTEGRATION=1 and %s)", sets)
+	}
 }

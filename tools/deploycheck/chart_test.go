@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -227,6 +228,30 @@ func TestChartEqualsBase(t *testing.T) {
 			}
 		}
 	})
+	// The opt-in RBAC: the chart's values make what the base's overlay and
+	// component add, and nothing of it by default.
+	t.Run("class-node-changes", func(t *testing.T) {
+		overlay := normalize(t, renderKustomization(t, filepath.Join(toolenv.Repo(t), "deploy", "overlays", "class-checks")), func(s string) string { return s })
+		chart := normalize(t, renderChart(t, "storbench", "storbench", map[string]any{"createNamespace": true,
+			"rbac": map[string]any{"classNodeChanges": true}}), func(s string) string { return s })
+		same(t, "deploy/overlays/class-checks", overlay, "chart", chart)
+		if _, ok := base["ClusterRole/storbench-class-node-changes"]; ok {
+			t.Error("the base binds the class checks' node changes by default")
+		}
+	})
+	t.Run("kubelet-stats", func(t *testing.T) {
+		withStats := normalize(t, renderChart(t, "storbench", "storbench", map[string]any{"createNamespace": true,
+			"rbac": map[string]any{"kubeletStats": true}}), func(s string) string { return s })
+		component := normalize(t, decode(t, "kubelet-stats", readFile(t, filepath.Join(toolenv.Repo(t), "deploy", "components", "kubelet-stats", "rbac.yaml"))), func(s string) string { return s })
+		for k, v := range component {
+			if !reflect.DeepEqual(withStats[k], v) {
+				t.Errorf("%s: chart with rbac.kubeletStats differs from deploy/components/kubelet-stats", k)
+			}
+		}
+		if _, ok := base["ClusterRole/storbench-kubelet-stats"]; ok {
+			t.Error("the base binds nodes/proxy by default")
+		}
+	})
 	t.Run("servicemonitor", func(t *testing.T) {
 		overlay := normalize(t, renderKustomization(t, filepath.Join(toolenv.Repo(t), "deploy", "overlays", "prometheus-operator")), func(s string) string { return s })
 		chart := normalize(t, renderChart(t, "storbench", "storbench", map[string]any{"createNamespace": true,
@@ -288,4 +313,13 @@ func TestRegistryInOnePlace(t *testing.T) {
 	if ch, err := loader.Load(chartDir(t)); err != nil || ch.Metadata.AppVersion != "v0.1.0" {
 		t.Errorf("the chart's appVersion %v (%v) is not the base's tag", ch.Metadata.AppVersion, err)
 	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"time"
 )
 
@@ -50,6 +51,11 @@ func BuildBinary(src Source, p Platform, out string) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := oneBuildAtATime()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	cmd := exec.Command(goTool(), "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", abs, "./cmd/storbench")
 	cmd.Dir = src.Dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=", "GOARM="+p.Variant)
@@ -59,6 +65,33 @@ func BuildBinary(src Source, p Platform, out string) error {
 		return fmt.Errorf("go build for %s: %w\n%s", p.Name(), err, outb.String())
 	}
 	return nil
+}
+
+// oneBuildAtATime holds a lock shared by this user's release builds while
+// one compiles: two at once (two release builds, or the tools module's
+// release and images tests, which go test runs side by side) would compile
+// the same packages twice over on a cold build cache; one after the other,
+// the second finds them in the user's Go build cache and only links. The
+// lock is an economy, not a guard: without a cache folder there is none.
+// It is released by unlock, or by the process's end.
+func oneBuildAtATime() (unlock func(), err error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return func() {}, nil
+	}
+	path := filepath.Join(dir, "storbench-release", "build.lock")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("the release build lock: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("the release build lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("the release build lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil // closing the file releases the lock
 }
 
 // goTool is the go command of the toolchain that built this program, so

@@ -53,6 +53,9 @@ func Build(o Options) (*Result, error) {
 	if src.Dir, err = filepath.Abs(src.Dir); err != nil {
 		return nil, err
 	}
+	if err := CheckRelease(src.Dir, src.Version); err != nil {
+		return nil, err
+	}
 	if o.Registry == "" {
 		o.Registry = DefaultRegistry
 	}

@@ -25,28 +25,22 @@ func NewCommand(d cli.Deps) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "classes",
 		Short: "List StorageClasses with dynamic provisioning, failover and measured performance",
-		Long: `List the cluster's StorageClasses with the three properties homelab storage
-choices trade off:
-
-  dynamic   can it create volumes on demand (no for kubernetes.io/no-provisioner)
-  failover  does a volume survive losing its node (replicated or network-backed
-            storage such as Longhorn with more than one replica, Rook-Ceph, NFS,
-            iSCSI: yes; node-local storage such as local-path, hostpath, LVM/ZFS
-            local PV, TopoLVM: no)
-  measured  the median figures of stored results for the class, per workload,
-            or the command that measures it
-
-plus access modes, volume expansion and snapshot support (a
-VolumeSnapshotClass for the class's driver).
+		Long: `List the cluster's StorageClasses with what homelab storage choices trade
+off: dynamic (volumes on demand), failover (does a volume survive losing its
+node: Longhorn with replicas, Rook-Ceph, NFS, iSCSI yes; local-path, hostpath,
+LVM/ZFS local PV no), measured (the stored figures, or the command that measures
+them), plus access modes, expansion and snapshot support.
 
 With --measure CLASS it measures instead of inferring: provisioning timed from
 its own watches, persistence, snapshot and restore, clone, expansion and
 graceful failover, data checked by sha256, all it made removed (Ctrl-C too), stored
-as round "class"; --node-stop-command also fails a node over SSH (docs/kubernetes.md).`,
+as round "class". The plan printed first says what it changes: the failover
+check CORDONS a node (--no-cordon skips it); --node-stop-command STOPS --node,
+over SSH on its own host (on k3s 'sudo /usr/local/bin/k3s-killall.sh': 'systemctl
+stop k3s-agent' leaves the containers running). docs/kubernetes.md.`,
 		Example: `  storbench classes
-  storbench classes --output json
-  storbench classes --measure local-path
-  storbench classes --measure longhorn --inventory hosts.ini --node-stop-command 'sudo systemctl stop k3s-agent' --out-of-service`,
+  storbench classes --measure longhorn --no-cordon
+  storbench classes --measure longhorn --inventory hosts.ini --node pi-3 --node-stop-command 'sudo /usr/local/bin/k3s-killall.sh' --out-of-service`,
 		Args: cobra.NoArgs,
 	}
 	fl := cmd.Flags()
@@ -56,15 +50,21 @@ as round "class"; --node-stop-command also fails a node over SSH (docs/kubernete
 	fl.StringVar(&f.measure.Class, "measure", "", "measure this StorageClass (provisioning, failover, snapshots, ...) and store the answers")
 	fl.StringVar(&f.measure.Profile, "profile", "quick", "with --measure: quick or full")
 	fl.IntVar(&f.measure.Claims, "claims", 0, "with --measure: claims provisioned at once (default 3 quick, 20 full)")
-	fl.StringVar(&f.measure.Image, "image", "", "with --measure: the check pods' image (needs sh, dd, sha256sum, df, sync)")
-	fl.StringVar(&f.measure.PullPolicy, "pull-policy", "", "with --measure: the check pods' imagePullPolicy")
+	fl.StringVar(&f.measure.Image, "image", "", "with --measure: the check pods' image (needs sh, dd, sha256sum, df, sync; fio for the node-failure check; alpine: docker.io/library/alpine)")
+	fl.StringVar(&f.measure.PullPolicy, "image-pull-policy", "", "with --measure: the check pods' imagePullPolicy: Always, IfNotPresent or Never (as run's)")
+	fl.StringVar(&f.measure.PullPolicy, "pull-policy", "", "")
+	_ = fl.MarkDeprecated("pull-policy", "use --image-pull-policy (the same flag as run's)")
+	fl.StringVar(&f.measure.PodOverrides, "pod-overrides", "", "with --measure: YAML/JSON strategic-merge patch for every check pod (imagePullSecrets, tolerations, resources...), as run's")
+	fl.StringVar(&f.measure.SnapshotClass, "snapshot-class", "", "with --measure: the VolumeSnapshotClass to use (default: the driver's default class; never a backup class)")
+	fl.BoolVar(&f.measure.NoCordon, "no-cordon", false, "with --measure: skip the graceful failover check, which cordons a node for about a minute")
+	fl.StringVar(&f.measure.NodeFailure.Node, "node", "", "with --node-stop-command: the node to stop (required; the writer is placed there, the commands run on its own host)")
 	fl.DurationVar(&f.measure.WaitTimeout, "wait-timeout", 2*time.Minute, "with --measure: bound on each wait (binding, a pod running, a snapshot ready)")
 	fl.StringVarP(&f.req.Cluster.Namespace, "namespace", "n", "", "with --measure: namespace for the check objects (default storbench)")
-	fl.StringVar(&f.measure.NodeFailure.StopCommand, "node-stop-command", "", "with --measure: also fail a node: this command stops it ({node} is its name; on k3s: systemctl stop k3s-agent), run over SSH on --node-host of --inventory; docs/kubernetes.md")
+	fl.StringVar(&f.measure.NodeFailure.StopCommand, "node-stop-command", "", "with --measure: also fail --node: this command stops it, containers and all ({node} is its name; on k3s: sudo /usr/local/bin/k3s-killall.sh), run over SSH on the node's own host of --inventory; docs/kubernetes.md")
 	fl.StringVar(&f.measure.NodeFailure.StartCommand, "node-start-command", "", "with --node-stop-command: the command that brings the node back (default: you are told to)")
 	fl.StringVar(&f.measure.NodeFailure.Inventory, "inventory", "", "with --node-stop-command: the fleet's Ansible inventory")
-	fl.StringVar(&f.measure.NodeFailure.Host, "node-host", "", "with --node-stop-command: the inventory host the commands run on (default: the host named like the node)")
-	fl.BoolVar(&f.measure.NodeFailure.OutOfService, "out-of-service", false, "with --node-stop-command: apply the node.kubernetes.io/out-of-service taint once the node is NotReady (removed again always)")
+	fl.StringVar(&f.measure.NodeFailure.Host, "node-host", "", "with --node-stop-command: the inventory host the commands run on, which must be the node's own (default: the host named like the node)")
+	fl.BoolVar(&f.measure.NodeFailure.OutOfService, "out-of-service", false, "with --node-stop-command: apply the node.kubernetes.io/out-of-service taint once the node is NotReady and its workloads are verified gone (removed again always)")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {

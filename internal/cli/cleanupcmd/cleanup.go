@@ -36,9 +36,11 @@ directory targets (TARGET/storbench-RUNID, only when it holds nothing but
 storbench's files), and record the run as abandoned. Its finished workloads
 stay stored. A run recorded on another host is left alone.
 
-With --k8s: find every pod and PVC labelled app.kubernetes.io/managed-by=storbench (in all
-namespaces, or -n NAMESPACE), delete them, wait for them to go, and report what
-could not be deleted. PersistentVolumes that a Retain class kept after
+With --k8s: find every pod, PVC and VolumeSnapshot labelled
+app.kubernetes.io/managed-by=storbench (in all namespaces, or -n NAMESPACE),
+delete them, lift the cordons and out-of-service taints that storbench's
+annotations (storbench.io/cordoned-by, tainted-by) mark on nodes, wait for the
+objects to go, and report what could not be deleted. PersistentVolumes that a Retain class kept after
 storbench's claims went are listed with the command that removes them.
 
 Runs clean up after themselves, also on failure, timeout and Ctrl-C; this is

@@ -137,7 +137,7 @@ func addKubeFlags(fl *pflag.FlagSet, k *storbench.KubeRequest) *pflag.FlagSet {
 	kf.StringVar(&k.AccessMode, "access-mode", dk.AccessMode, "k8s targets: PVC access mode: ReadWriteOnce, ReadWriteOncePod, ReadWriteMany")
 	kf.StringVar(&k.Image, "image", dk.Image, "k8s targets: container image with sh and fio (the release's storbench-fio by default; alpine: Alpine, installing fio at start)")
 	kf.StringVar(&k.PullPolicy, "image-pull-policy", dk.PullPolicy, "k8s targets: Always, IfNotPresent or Never")
-	kf.StringVar(&k.PodOverrides, "pod-overrides", "", "k8s targets: YAML/JSON strategic-merge patch for the pod (tolerations, resources, securityContext...)")
+	kf.StringVar(&k.PodOverrides, "pod-overrides", "", "k8s targets: YAML/JSON strategic-merge patch for every pod storbench makes, fio and sampler pods (imagePullSecrets, tolerations, resources...); classes --measure takes the same")
 	kf.DurationVar(&k.Timeout, "timeout", dk.Timeout, "k8s targets: bound on each wait (binding, scheduling, start, deletion)")
 	fl.AddFlagSet(kf)
 	return kf

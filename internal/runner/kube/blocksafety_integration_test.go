@@ -9,10 +9,10 @@ import (
 	"github.com/storbench/storbench/internal/safety/safetytest"
 )
 
-// TestRealNodeBlockVolumeWithDataIsRefused binds a new claim to a retained
+// TestClusterRealNodeBlockVolumeWithDataIsRefused binds a new claim to a retained
 // Block-mode PV whose device holds data: every write run is refused inside
 // the pod, the device's bytes are unchanged, and nothing is left.
-func TestRealNodeBlockVolumeWithDataIsRefused(t *testing.T) {
+func TestClusterRealNodeBlockVolumeWithDataIsRefused(t *testing.T) {
 	e := integration(t)
 	for _, name := range []string{"ext4", "zfs", "md-1.0"} {
 		t.Run(name, func(t *testing.T) {

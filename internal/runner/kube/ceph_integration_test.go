@@ -15,11 +15,11 @@ import (
 	"github.com/storbench/storbench/internal/runner/kube"
 )
 
-// TestCephPoolSizeThroughTheAPIServer installs Rook's CephBlockPool CRD
+// TestClusterCephPoolSizeThroughTheAPIServer installs Rook's CephBlockPool CRD
 // on the test cluster's API server (a CRD and an object suffice: no Ceph
 // runs), makes a pool of size 3 and a Rook RBD class naming it, and reads
 // the class's replication factor through the dynamic client.
-func TestCephPoolSizeThroughTheAPIServer(t *testing.T) {
+func TestClusterCephPoolSizeThroughTheAPIServer(t *testing.T) {
 	e := integration(t)
 	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {

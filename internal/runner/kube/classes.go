@@ -146,3 +146,39 @@ func SnapshotDrivers(ctx context.Context, client kubernetes.Interface) (map[stri
 	}
 	return out, nil
 }
+
+// DefaultClass is the class name that stands for the cluster's default
+// StorageClass (k8s:default), so that a manifest need not know the
+// cluster's classes.
+const DefaultClass = "default"
+
+// ResolveClass turns DefaultClass into the cluster's default StorageClass
+// (the one annotated is-default-class; the newest when several are, as
+// the API server's admission picks); a class really named "default" is
+// itself. Other names are returned as they are. note says what
+// DefaultClass became, for the user.
+func ResolveClass(ctx context.Context, client kubernetes.Interface, class string) (name, note string, err error) {
+	if class != DefaultClass {
+		return class, "", nil
+	}
+	list, err := client.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", "", fmt.Errorf("k8s:%s: finding the cluster's default StorageClass: %w", DefaultClass, err)
+	}
+	var def *storagev1.StorageClass
+	for i, sc := range list.Items {
+		if sc.Name == DefaultClass {
+			return DefaultClass, "", nil
+		}
+		isDefault := sc.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" ||
+			sc.Annotations["storageclass.beta.kubernetes.io/is-default-class"] == "true"
+		if isDefault && (def == nil || sc.CreationTimestamp.After(def.CreationTimestamp.Time)) {
+			def = &list.Items[i]
+		}
+	}
+	if def == nil {
+		return "", "", fmt.Errorf("k8s:%s: the cluster has no default StorageClass: name one (storbench classes lists them), or mark one default: "+
+			"kubectl patch storageclass NAME -p '{\"metadata\":{\"annotations\":{\"storageclass.kubernetes.io/is-default-class\":\"true\"}}}'", DefaultClass)
+	}
+	return def.Name, fmt.Sprintf("k8s:%s is StorageClass %s, the cluster's default", DefaultClass, def.Name), nil
+}

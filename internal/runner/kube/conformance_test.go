@@ -46,7 +46,7 @@ func kubeSubject(t *testing.T, f *fakeCluster, class string, opts TargetOptions,
 
 // TestKubeTargetConformance runs the Target conformance suite on the fake
 // cluster (Filesystem volumes; Block volumes holding data are refused in
-// TestRealNodeBlockVolumeWithDataIsRefused on a real node).
+// TestClusterRealNodeBlockVolumeWithDataIsRefused on a real node).
 func TestKubeTargetConformance(t *testing.T) {
 	testenv.Fio(t)
 	runnertest.TargetConformance(t, runnertest.TargetSuite{

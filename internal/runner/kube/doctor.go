@@ -85,6 +85,7 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []result.Check {
 	if provisioners["driver.longhorn.io"] {
 		out = append(out, longhornChecks(ctx, c, nodesOrNil(nodes))...)
 	}
+	out = append(out, podSecurityCheck(ctx, c))   // podsecurity.go
 	out = append(out, telemetryChecks(ctx, c)...) // doctor_telemetry.go
 	out = append(out, classCheckDoctor(ctx, c)...)
 	return out

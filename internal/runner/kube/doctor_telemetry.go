@@ -16,8 +16,7 @@ var telemetrySources = []struct {
 	perm Permission
 	what string
 }{
-	{Permission{Verb: "get", Resource: "nodes", Subresource: "proxy", Why: "read each node's network counters from the kubelet's Summary API"},
-		"node network counters from the kubelet (when no host-network sampler pod may run)"},
+	{KubeletStatsPermissions[0], "node network counters from the kubelet (when no host-network sampler pod may run)"},
 	{Permission{Verb: "get", Group: "ceph.rook.io", Resource: "cephblockpools", Why: "read a Rook-Ceph RBD class's pool size (its replication factor, for the breakdown)"},
 		"Ceph pool size of Rook-Ceph RBD classes"},
 	{Permission{Verb: "get", Group: "ceph.rook.io", Resource: "cephfilesystems", Why: "read a Rook-Ceph CephFS class's data pool size (its replication factor, for the breakdown)"},
@@ -43,7 +42,7 @@ func telemetryChecks(ctx context.Context, c *Cluster) []result.Check {
 		default:
 			out = append(out, result.Check{Area: "telemetry", Name: s.what, Status: result.CheckInfo,
 				Detail: fmt.Sprintf("not sampled: may not %s (to %s)", s.perm.String(), s.perm.Why),
-				Fix:    "grant " + s.perm.String() + " (the storbench-telemetry block of deploy/base/rbac.yaml and of the chart)"})
+				Fix:    "grant " + s.perm.String() + telemetryGrant(s.perm)})
 		}
 	}
 	return out
@@ -57,7 +56,7 @@ func telemetryChecks(ctx context.Context, c *Cluster) []result.Check {
 func samplerCheck(ctx context.Context, c *Cluster) result.Check {
 	const name = "node network counters from a host-network sampler pod"
 	ns := c.Namespace()
-	n, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	_, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return result.Check{Area: "telemetry", Name: name, Status: result.CheckOK,
@@ -66,16 +65,22 @@ func samplerCheck(ctx context.Context, c *Cluster) result.Check {
 		return result.Check{Area: "telemetry", Name: name, Status: result.CheckInfo,
 			Detail: fmt.Sprintf("namespace %s's Pod Security level is not readable (%v); the run tries the sampler and says if it is refused", ns, apiMessage(err))}
 	}
-	level := n.Labels[PodSecurityEnforce]
+	ps := EffectivePodSecurity(ctx, c, ns)
 	if ok, why := HostNetworkAllowed(ctx, c, ns); !ok {
 		return result.Check{Area: "telemetry", Name: name, Status: result.CheckInfo,
 			Detail: "not sampled: " + why + "; each node's network counters come from the kubelet's Summary API instead, which on some clusters reports the host's interfaces for every node, or not at all",
 			Fix: fmt.Sprintf("kubectl label namespace %s %s=privileged --overwrite (cost: Pod Security then lets every pod in %s use the host's network, PID and IPC namespaces, host paths and privileged containers; keep %s for storbench alone)",
 				ns, PodSecurityEnforce, ns, ns)}
 	}
-	if level == "" {
-		level = "unlabelled: the cluster's default level"
-	}
 	return result.Check{Area: "telemetry", Name: name, Status: result.CheckOK,
-		Detail: fmt.Sprintf("namespace %s's Pod Security level (%s) allows hostNetwork; the sampler needs only create pods and pods/exec, which runs need anyway", ns, level)}
+		Detail: fmt.Sprintf("namespace %s's Pod Security level, %s, allows hostNetwork; the sampler needs only create pods and pods/exec, which runs need anyway", ns, ps)}
+}
+
+// telemetryGrant says where the base and the chart grant a telemetry
+// permission: nodes/proxy only opt-in.
+func telemetryGrant(p Permission) string {
+	if p.Subresource == "proxy" {
+		return " (opt-in: deploy/components/kubelet-stats, or the chart's rbac.kubeletStats; it also lets its holder run commands in pods through the kubelet)"
+	}
+	return " (the storbench-telemetry block of deploy/base/rbac.yaml and of the chart)"
 }

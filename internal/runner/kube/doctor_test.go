@@ -145,3 +145,29 @@ func TestLeftoversAndReleasedVolumes(t *testing.T) {
 		t.Errorf("released volumes: %+v %v", vols, err)
 	}
 }
+
+// k8s:default is the cluster's default StorageClass (the newest of
+// several), a class really named default itself, and a cluster without a
+// default a refusal saying how to mark one.
+func TestResolveClass(t *testing.T) {
+	ctx := context.Background()
+	def := func(name string, at time.Time) *storagev1.StorageClass {
+		return &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(at),
+			Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}}, Provisioner: "p"}
+	}
+	now := time.Now()
+	f := newFakeCluster(t, def("local-path", now.Add(-time.Hour)), def("longhorn", now))
+	if name, note, err := ResolveClass(ctx, f.client, "default"); err != nil || name != "longhorn" || !strings.Contains(note, "longhorn, the cluster's default") {
+		t.Errorf("default: %q %q %v", name, note, err)
+	}
+	if name, _, err := ResolveClass(ctx, f.client, "fast"); err != nil || name != "fast" {
+		t.Errorf("a named class: %q %v", name, err)
+	}
+	named := newFakeCluster(t, def("local-path", now), &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Provisioner: "p"})
+	if name, note, err := ResolveClass(ctx, named.client, "default"); err != nil || name != "default" || note != "" {
+		t.Errorf("a class named default: %q %q %v", name, note, err)
+	}
+	if _, _, err := ResolveClass(ctx, newFakeCluster(t).client, "default"); err == nil || !strings.Contains(err.Error(), "no default StorageClass") {
+		t.Errorf("no default: %v", err)
+	}
+}

@@ -37,7 +37,7 @@ workloads:
   - {name: seq-write, rw: write, bs: 1MiB, size: 2GiB, runtime: 8s, time_based: true, ioengine: psync, direct: false, end_fsync: true}
 `
 
-// TestNetfsBreakdownOnShapedLinks runs the network round and a large
+// TestClusterNetfsBreakdownOnShapedLinks runs the network round and a large
 // sequential write on the test cluster's real nodes (test/cluster/cluster.sh):
 // local-path on kreal-node-2 and -3, and netfs on kreal-node-2, served by
 // kreal-node-3 across 1 Gbit/s tbf ports. The network round measures the
@@ -48,7 +48,7 @@ workloads:
 // measured link; its results carry node telemetry read through the pod,
 // node network counters included. Unshaped, the link is far above the
 // disk and the network no longer binds.
-func TestNetfsBreakdownOnShapedLinks(t *testing.T) {
+func TestClusterNetfsBreakdownOnShapedLinks(t *testing.T) {
 	e := integration(t)
 	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {
@@ -217,7 +217,7 @@ func measureNetfs(t *testing.T, ctx context.Context, targets []runner.Target, ne
 		}
 	}
 	// The node counters come from the host-network sampler pods, each
-	// node's own (TestHostNetworkSamplerTellsNodesApart asserts it):
+	// node's own (TestClusterHostNetworkSamplerTellsNodesApart asserts it):
 	// logged here.
 	for _, r := range rs {
 		if r.Round == result.RoundIsolated && r.Telemetry != nil {
@@ -249,10 +249,10 @@ workloads:
   - {name: randread, rw: randread, bs: 4KiB, size: 64MiB, runtime: 6s, time_based: true, ioengine: psync, direct: false}
 `
 
-// TestNeighbourCPUSeenThroughThePod: a CPU-bound pod beside fio on the same
+// TestClusterNeighbourCPUSeenThroughThePod: a CPU-bound pod beside fio on the same
 // node (two busy loops, one per core) shows in the node telemetry read
 // through fio's pod, and the result is attributed to the CPU.
-func TestNeighbourCPUSeenThroughThePod(t *testing.T) {
+func TestClusterNeighbourCPUSeenThroughThePod(t *testing.T) {
 	e := integration(t)
 	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {

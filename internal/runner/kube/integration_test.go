@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -40,8 +41,8 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
-	"github.com/storbench/storbench/test/kubetest"
 	"github.com/storbench/storbench/internal/runner/runnertest"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
 const (
@@ -227,7 +228,7 @@ func parseRun(t *testing.T, r cliRun) runJSON {
 	return out
 }
 
-func TestKwokConformance(t *testing.T) {
+func TestClusterKwokConformance(t *testing.T) {
 	e := integration(t)
 	class := unique("sb-conf")
 	e.class(t, class)
@@ -243,7 +244,7 @@ func TestKwokConformance(t *testing.T) {
 	})
 }
 
-func TestRealNodeConformance(t *testing.T) {
+func TestClusterRealNodeConformance(t *testing.T) {
 	e := integration(t)
 	class := unique("sb-realconf")
 	e.class(t, class)
@@ -293,7 +294,7 @@ func prepare(t *testing.T, tg *kube.Target) *runner.Prepared {
 	return p
 }
 
-func TestRealNodeEndToEnd(t *testing.T) {
+func TestClusterRealNodeEndToEnd(t *testing.T) {
 	e := integration(t)
 	class := unique("sb-real")
 	dir := t.TempDir()
@@ -331,7 +332,7 @@ func TestRealNodeEndToEnd(t *testing.T) {
 	}
 }
 
-func TestRealNodeBlock(t *testing.T) {
+func TestClusterRealNodeBlock(t *testing.T) {
 	e := integration(t)
 	testenv.Loop(t)
 	img := filepath.Join(t.TempDir(), "block.img")
@@ -374,9 +375,9 @@ func TestRealNodeBlock(t *testing.T) {
 	}
 }
 
-// TestRealNodeInterrupt cancels a run mid-workload, as Ctrl-C does: fio
+// TestClusterRealNodeInterrupt cancels a run mid-workload, as Ctrl-C does: fio
 // stops in the container and no labelled object remains.
-func TestRealNodeInterrupt(t *testing.T) {
+func TestClusterRealNodeInterrupt(t *testing.T) {
 	e := integration(t)
 	class := unique("sb-intr")
 	dir := t.TempDir()
@@ -441,7 +442,7 @@ func fioOn(dir string) []string {
 	return out
 }
 
-func TestKwokRoundsAndGrouping(t *testing.T) {
+func TestClusterKwokRoundsAndGrouping(t *testing.T) {
 	e := integration(t)
 	e.fakeNodes(t)
 	class := unique("sb-rounds")
@@ -491,7 +492,7 @@ func TestKwokRoundsAndGrouping(t *testing.T) {
 	}
 }
 
-func TestKwokClassThatNeverBinds(t *testing.T) {
+func TestClusterKwokClassThatNeverBinds(t *testing.T) {
 	e := integration(t)
 	e.fakeNodes(t)
 	good, never := unique("sb-good"), unique("sb-never")
@@ -526,10 +527,10 @@ func TestKwokClassThatNeverBinds(t *testing.T) {
 	}
 }
 
-// TestRBACIsSufficient applies deploy/base/rbac.yaml, runs storbench with the
+// TestClusterRBACIsSufficient applies deploy/base/rbac.yaml, runs storbench with the
 // ServiceAccount's token, then removes one verb and expects doctor to name
 // the missing permission.
-func TestRBACIsSufficient(t *testing.T) {
+func TestClusterRBACIsSufficient(t *testing.T) {
 	e := integration(t)
 	e.fakeNodes(t)
 	ctx := context.Background()
@@ -566,6 +567,7 @@ func TestRBACIsSufficient(t *testing.T) {
 	if c := storbench(ctx, t, "cleanup", "--k8s", "--kubeconfig", saKubeconfig); c.code != 0 {
 		t.Errorf("cleanup with the documented RBAC: exit %d\n%s%s", c.code, c.out, c.errOut)
 	}
+	optInRBAC(t, e, saKubeconfig)
 
 	// Remove "delete" from the PVC rule.
 	for i, rule := range role.Rules {
@@ -656,4 +658,96 @@ func apply(ctx context.Context, c kubernetes.Interface, obj runtime.Object) erro
 		return nil
 	}
 	return err
+}
+
+// optInRBAC: the base's ServiceAccount may not patch nodes, delete
+// PersistentVolumes or get nodes/proxy (as kubectl auth can-i asks: a
+// SelfSubjectAccessReview with its own token), and doctor says those
+// blocks are not granted and what they unlock; once the class checks'
+// opt-in component is applied, it may patch nodes and delete PVs.
+func optInRBAC(t *testing.T, e *env, saKubeconfig string) {
+	ctx := context.Background()
+	sa, err := kube.Connect(kube.ConnectOptions{Kubeconfig: saKubeconfig, Namespace: "storbench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	optIn := append(append([]kube.Permission{}, kube.ClassNodeChangePermissions...), kube.KubeletStatsPermissions...)
+	access, err := kube.CheckAccess(ctx, sa.Client, "storbench", optIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range access {
+		if a.Allowed {
+			t.Errorf("the base's ServiceAccount may %s by default", a.Permission)
+		}
+	}
+	d := storbench(ctx, t, "doctor", "--k8s", "--kubeconfig", saKubeconfig, "--db", filepath.Join(t.TempDir(), "d.db"))
+	for _, want := range []string{"class checks' node changes (opt-in)", "not granted", "kubectl apply -k deploy/overlays/class-checks", "kubelet stats (opt-in)"} {
+		if !strings.Contains(d.out, want) {
+			t.Errorf("doctor does not say %q:\n%s", want, d.out)
+		}
+	}
+	data, err := os.ReadFile("../../../deploy/components/class-node-changes/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		js, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(js, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := apply(ctx, e.client, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		e.client.RbacV1().ClusterRoleBindings().Delete(context.Background(), "storbench-class-node-changes", metav1.DeleteOptions{})
+		e.client.RbacV1().ClusterRoles().Delete(context.Background(), "storbench-class-node-changes", metav1.DeleteOptions{})
+	})
+	if access, err = kube.CheckAccess(ctx, sa.Client, "storbench", kube.ClassNodeChangePermissions); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range access {
+		if !a.Allowed {
+			t.Errorf("with deploy/components/class-node-changes the ServiceAccount may still not %s", a.Permission)
+		}
+	}
+}
+
+// An image the node cannot pull stops the target at its first pull
+// failure, well within a minute (not the 2-minute wait), naming the ways
+// out, and leaves nothing. Cost on the harness: a few seconds.
+func TestRealNodeImageCannotBePulled(t *testing.T) {
+	e := integration(t)
+	class := unique("sb-pull")
+	e.class(t, class)
+	e.realPV(t, class, t.TempDir(), "1Gi", false)
+	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := kube.NewTarget(c, class, realNode, 1, kube.TargetOptions{Timeout: 2 * time.Minute,
+		Image: "registry.invalid/storbench/storbench-fio:v0.0.0-none", PullPolicy: corev1.PullAlways})
+	start := time.Now()
+	p, err := tg.Prepare(context.Background(), runner.Need{RunID: unique("pull"), FileSize: 8 << 20})
+	took := time.Since(start)
+	if err == nil {
+		p.Cleanup(context.Background())
+		t.Fatal("a pod whose image cannot be pulled was prepared")
+	}
+	t.Logf("%s: %v", took.Round(time.Millisecond), err)
+	var ie *kube.ImageError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "--image") || !strings.Contains(err.Error(), "ctr images import") {
+		t.Errorf("want the ways out, got %v", err)
+	}
+	if took > time.Minute {
+		t.Errorf("took %s to give up on the image", took)
+	}
+	if left := e.labelled(t); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
 }

@@ -18,7 +18,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
+	"github.com/go-logr/logr"
 	"github.com/storbench/storbench/internal/version"
 )
 
@@ -44,7 +46,7 @@ const FioImageRepository = "ghcr.io/storbench/storbench-fio"
 // DefaultImage is the fio image of this storbench's own release: nothing
 // is installed when a pod starts, so air-gapped clusters work once the
 // image is in their registry (docs/install.md).
-var DefaultImage = FioImageRepository + ":" + version.Version
+var DefaultImage = FioImageRepository + ":" + version.ImageTag()
 
 // AlpineImage is the fallback a user chooses with --image alpine: a public
 // multi-arch image that installs fio with apk when the pod starts (it
@@ -118,6 +120,7 @@ func Connect(o ConnectOptions) (*Cluster, error) {
 // NewCluster makes a Cluster from a REST config. contextNamespace is the
 // fallback when storbench may not create its own namespace.
 func NewCluster(cfg *rest.Config, contextNamespace, namespace string) (*Cluster, error) {
+	quietClientGo()
 	cfg = rest.CopyConfig(cfg)
 	// Many targets poll and exec at once; client-go's default of 5 requests a
 	// second would serialise them and skew parallel rounds.
@@ -211,4 +214,13 @@ func (c *Cluster) NamespaceNotice() string {
 	n := c.nsCreatedNote
 	c.nsCreatedNote = ""
 	return n
+}
+
+var quiet sync.Once
+
+// quietClientGo stops client-go's own log lines (klog: "E1127 ...
+// websocket.go:500] Websocket Ping failed") from reaching the user's
+// terminal: what matters of them comes back as errors storbench reports.
+func quietClientGo() {
+	quiet.Do(func() { klog.SetLogger(logr.Discard()) })
 }

@@ -268,11 +268,15 @@ func TestPodOverridesMerge(t *testing.T) {
 }
 
 func TestResolveNodes(t *testing.T) {
-	tainted := node("cp", nil)
+	tainted := node("cp", map[string]string{"node-role.kubernetes.io/control-plane": "true"})
 	tainted.Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
 	notReady := node("down", nil)
 	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
-	f := newFakeCluster(t, tainted, notReady)
+	fake := node("kwok-node-1", nil) // Ready, untainted: kwok's fake node runs no container
+	fake.Annotations = map[string]string{"kwok.x-k8s.io/node": "fake"}
+	cordoned := node("drained", nil)
+	cordoned.Spec.Unschedulable = true
+	f := newFakeCluster(t, tainted, notReady, fake, cordoned)
 	cases := []struct {
 		name        string
 		ch          NodeChoice
@@ -280,10 +284,10 @@ func TestResolveNodes(t *testing.T) {
 		wantSkipped int
 		wantErr     string
 	}{
-		{"all", NodeChoice{Names: []string{"all"}}, "node-a,node-b", 2, ""},
+		{"all", NodeChoice{Names: []string{"all"}}, "node-a,node-b", 4, ""},
 		{"selector", NodeChoice{Selector: "storage=sd"}, "node-b", 0, ""},
 		{"named tainted node is kept", NodeChoice{Names: []string{"cp", "node-a"}}, "cp,node-a", 0, ""},
-		{"tolerated taint", NodeChoice{Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists}}}, "cp,node-a,node-b", 1, ""},
+		{"tolerated taint", NodeChoice{Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists}}}, "cp,node-a,node-b", 3, ""},
 		{"missing node", NodeChoice{Names: []string{"nope"}}, "", 0, `node "nope" does not exist`},
 		{"nothing matches", NodeChoice{Selector: "storage=tape"}, "", 0, "no usable node matches"},
 		{"bad selector", NodeChoice{Selector: "a=b=c"}, "", 0, "--node-selector"},
@@ -304,6 +308,16 @@ func TestResolveNodes(t *testing.T) {
 				t.Errorf("nodes %s skipped %v; want %s and %d skipped", got, skipped, tc.want, tc.wantSkipped)
 			}
 		})
+	}
+	// Each skipped node is named with why, for the plan printed before the run.
+	_, skipped, err := ResolveNodes(context.Background(), f.client, NodeChoice{Names: []string{"all"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"cp: control-plane node, taint", "down: not Ready", "kwok-node-1: a kwok fake node", "drained: cordoned"} {
+		if !strings.Contains(strings.Join(skipped, "\n"), want) {
+			t.Errorf("skipped %q lacks %q", skipped, want)
+		}
 	}
 }
 
@@ -452,5 +466,53 @@ func TestNodeMemory(t *testing.T) {
 		if err != nil || got != tc.want || known != tc.known {
 			t.Errorf("%v: %d %v %v, want %d %v", tc.nodes, got, known, err, tc.want, tc.known)
 		}
+	}
+}
+
+// A claim its provisioner fails, and an image its node cannot pull, end
+// the wait at once (not after the timeout), with the provisioner's words
+// or the ways to get the image, and leave nothing.
+func TestHopelessWaitsEndAtOnce(t *testing.T) {
+	name := objectName(testRunID, 1)
+	failedEvent := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name + ".pf", Namespace: "bench"},
+		InvolvedObject: corev1.ObjectReference{Kind: "PersistentVolumeClaim", Name: name, Namespace: "bench"},
+		Reason:         "ProvisioningFailed", Message: "rpc error: code = ResourceExhausted desc = no space left on pool", Type: corev1.EventTypeWarning}
+	cases := []struct {
+		name   string
+		events []runtime.Object
+		noBind bool
+		mutate func(*corev1.Pod)
+		want   []string
+	}{
+		{name: "provisioner failed", noBind: true, events: []runtime.Object{failedEvent},
+			want: []string{"not bound: its provisioner failed", "no space left on pool"}},
+		{name: "image not pullable", mutate: func(p *corev1.Pod) {
+			p.Status.Phase, p.Status.Conditions = corev1.PodPending, nil
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ContainerName, Image: p.Spec.Containers[0].Image, State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "ghcr.io/storbench/storbench-fio:v0"`}}}}
+		}, want: []string{"cannot be had on node node-a", "ImagePullBackOff", "k3s ctr images import", "--image alpine"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeCluster(t, tc.events...)
+			f.noBind, f.mutatePod = tc.noBind, tc.mutate
+			tg := NewTarget(f.cluster(), "fast", "node-a", 1, TargetOptions{Timeout: time.Minute})
+			start := time.Now()
+			_, err := tg.Prepare(context.Background(), need())
+			if err == nil {
+				t.Fatal("Prepare succeeded")
+			}
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("took %s: waited for the timeout", took)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q: %v", w, err)
+				}
+			}
+			if n := f.labelled(); n != 0 {
+				t.Errorf("%d labelled objects left", n)
+			}
+		})
 	}
 }

@@ -99,6 +99,20 @@ func ResolveNodes(ctx context.Context, client kubernetes.Interface, ch NodeChoic
 	return nodes, skipped, nil
 }
 
+// FakeNode reports a kwok node: it runs no containers, so a pod "runs"
+// there without a process and a claim for it may never bind.
+func FakeNode(n corev1.Node) bool {
+	_, ok := n.Annotations["kwok.x-k8s.io/node"]
+	return ok || n.Labels["type"] == "kwok"
+}
+
+// ControlPlane reports a node labelled as the cluster's control plane.
+func ControlPlane(n corev1.Node) bool {
+	_, cp := n.Labels["node-role.kubernetes.io/control-plane"]
+	_, master := n.Labels["node-role.kubernetes.io/master"]
+	return cp || master
+}
+
 // unusable says why a node cannot take storbench's pod, or "".
 func unusable(n corev1.Node, tolerations []corev1.Toleration) string {
 	if n.Spec.Unschedulable {
@@ -106,6 +120,9 @@ func unusable(n corev1.Node, tolerations []corev1.Toleration) string {
 	}
 	if !NodeReady(n) {
 		return "not Ready"
+	}
+	if FakeNode(n) {
+		return "a kwok fake node: it runs no containers"
 	}
 	for _, t := range n.Spec.Taints {
 		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
@@ -116,6 +133,9 @@ func unusable(n corev1.Node, tolerations []corev1.Toleration) string {
 			if tol.ToleratesTaint(&t) {
 				tolerated = true
 			}
+		}
+		if !tolerated && ControlPlane(n) {
+			return fmt.Sprintf("control-plane node, taint %s=%s:%s (name it in --nodes, with a toleration in --pod-overrides, to include it)", t.Key, t.Value, t.Effect)
 		}
 		if !tolerated {
 			return fmt.Sprintf("taint %s=%s:%s (add a toleration with --pod-overrides, or name the node in --nodes)", t.Key, t.Value, t.Effect)

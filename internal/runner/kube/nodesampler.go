@@ -32,18 +32,15 @@ const (
 	SourceSummary = "the kubelet's Summary API (nodes/proxy)"
 )
 
-// HostNetworkAllowed reads the namespace's Pod Security level and says
-// whether a hostNetwork pod may run there, and if not why and what label
-// would allow it. A namespace storbench may not read is not judged: the
-// API server's answer to the pod decides.
+// HostNetworkAllowed reads the Pod Security level the namespace enforces
+// (its label, else the cluster's default as the API server applies it:
+// EffectivePodSecurity) and says whether a hostNetwork pod may run there,
+// and if not why and what label would allow it. A level that cannot be
+// read is not judged: the API server's answer to the pod decides.
 func HostNetworkAllowed(ctx context.Context, c *Cluster, ns string) (bool, string) {
-	n, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-	if err != nil {
-		return true, ""
-	}
-	switch level := n.Labels[PodSecurityEnforce]; level {
-	case "baseline", "restricted":
-		return false, fmt.Sprintf("namespace %s enforces Pod Security %q, which forbids hostNetwork (%s=privileged would allow it)", ns, level, PodSecurityEnforce)
+	ps := EffectivePodSecurity(ctx, c, ns)
+	if podSecurityForbids(ps.Level) {
+		return false, fmt.Sprintf("namespace %s enforces Pod Security %q (%s), which forbids hostNetwork (%s=privileged would allow it)", ns, ps.Level, ps.Source, PodSecurityEnforce)
 	}
 	return true, ""
 }
@@ -163,16 +160,17 @@ const samplerScript = `trap 'exit 0' TERM INT
 while :; do sleep 3600 & wait $!; done`
 
 // samplerSpec is a pod on the node's own network (hostNetwork), whose
-// /proc/net and /sys/class/net are the node's, pinned to the node and
-// tolerating its taints (replica nodes may carry them). It reads, and
-// needs no privilege beyond the host network.
-func (s *samplerPods) samplerSpec(name, node string) *corev1.Pod {
+// /proc/net and /sys/class/net are the node's, pinned to the node by its
+// hostname label and tolerating its taints (replica nodes may carry
+// them), with the user's pod overrides as every pod storbench makes. It
+// reads, and needs no privilege beyond the host network.
+func (s *samplerPods) samplerSpec(name, hostname string) (*corev1.Pod, error) {
 	grace, no := int64(2), false
-	return &corev1.Pod{
+	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns, Labels: s.t.labels(s.runID),
 			Annotations: map[string]string{AnnotationTarget: s.t.Name()}},
 		Spec: corev1.PodSpec{
-			NodeSelector:                  map[string]string{"kubernetes.io/hostname": node},
+			NodeSelector:                  map[string]string{corev1.LabelHostname: hostname},
 			HostNetwork:                   true,
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: &grace,
@@ -183,12 +181,35 @@ func (s *samplerPods) samplerSpec(name, node string) *corev1.Pod {
 				Command: []string{"sh", "-c", samplerScript}}},
 		},
 	}
+	out, err := ApplyPodOverrides(pod, s.t.opts.PodOverrides)
+	if err != nil {
+		return nil, err
+	}
+	// The overrides' tolerations replace the list: the sampler still
+	// tolerates every taint of the node it reads.
+	out.Spec.Tolerations = append(out.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists})
+	return out, nil
+}
+
+// hostnameOf is a node's kubernetes.io/hostname label, which a pod's node
+// selector matches (it may differ from the node's name); the name when
+// the node cannot be read.
+func (t *Target) hostnameOf(ctx context.Context, node string) string {
+	n, err := t.cluster.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil || n.Labels[corev1.LabelHostname] == "" {
+		return node
+	}
+	return n.Labels[corev1.LabelHostname]
 }
 
 // startOne creates the sampler pod on node and waits for it to run.
 func (s *samplerPods) startOne(ctx context.Context, name, node string) (*PodCmder, error) {
 	pods := s.t.cluster.Client.CoreV1().Pods(s.ns)
-	_, err := pods.Create(ctx, s.samplerSpec(name, node), metav1.CreateOptions{})
+	spec, err := s.samplerSpec(name, s.t.hostnameOf(ctx, node))
+	if err != nil {
+		return nil, err
+	}
+	_, err = pods.Create(ctx, spec, metav1.CreateOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
 		return nil, fmt.Errorf("creating a host-network pod is forbidden: %s", apiMessage(err))

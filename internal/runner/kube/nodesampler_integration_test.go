@@ -27,7 +27,7 @@ workloads:
   - {name: randread, rw: randread, bs: 4KiB, size: 64MiB, runtime: 8s, time_based: true, ioengine: psync, direct: false}
 `
 
-// TestHostNetworkSamplerTellsNodesApart: fio runs on kreal-node-2 with
+// TestClusterHostNetworkSamplerTellsNodesApart: fio runs on kreal-node-2 with
 // kreal-node-3 named as a replica node, while iperf3 sends from the host
 // to kreal-node-3 across its 1 Gbit/s port only. The host-network
 // sampler pods read each node's own interfaces: kreal-node-3's counters
@@ -36,7 +36,7 @@ workloads:
 // are gone after the run. Then, in a namespace whose Pod Security level
 // is baseline, no sampler is made and the Summary API is the source, said
 // so with the label that would allow the sampler.
-func TestHostNetworkSamplerTellsNodesApart(t *testing.T) {
+func TestClusterHostNetworkSamplerTellsNodesApart(t *testing.T) {
 	e := integration(t)
 	env := clusterEnv(t)
 	ip3 := env["kreal_node_3_IP"]
@@ -170,13 +170,13 @@ workloads:
   - {name: randread, rw: randread, bs: 4KiB, size: 16MiB, runtime: 1s, time_based: true, ioengine: psync, direct: false}
 `
 
-// TestNetworkAllPairsMeasuresOtherNodesAmongThemselves: fio on kreal-node
+// TestClusterNetworkAllPairsMeasuresOtherNodesAmongThemselves: fio on kreal-node
 // with kreal-node-2 and -3 named as the replica nodes; with all pairs on,
 // the round also measures -2 and -3 between themselves on the host network
 // (their sampler pods), the link a replica sync between them would use,
 // about the shaped 1 Gbit/s. (kreal-node's own address is 127.0.0.1: it
 // gets a notice instead of a host-network endpoint.)
-func TestNetworkAllPairsMeasuresOtherNodesAmongThemselves(t *testing.T) {
+func TestClusterNetworkAllPairsMeasuresOtherNodesAmongThemselves(t *testing.T) {
 	e := integration(t)
 	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {

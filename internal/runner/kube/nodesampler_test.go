@@ -54,3 +54,39 @@ func TestSamplerCheck(t *testing.T) {
 		t.Errorf("no namespace: %+v", c)
 	}
 }
+
+// A sampler pod takes the user's pod overrides as the fio pod does, keeps
+// tolerating every taint, and is pinned by the node's hostname label,
+// which may differ from its name.
+func TestSamplerSpecOverridesAndHostname(t *testing.T) {
+	n := node("node-a", nil)
+	n.Labels[corev1.LabelHostname] = "node-a.lan"
+	f := newFakeCluster(t)
+	if _, err := f.client.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	patch := []byte(`{"spec":{"imagePullSecrets":[{"name":"regcred"}],"tolerations":[{"key":"gpu","operator":"Exists"}],
+		"containers":[{"name":"fio","resources":{"limits":{"memory":"64Mi"}}}]}}`)
+	tg := NewTarget(f.cluster(), "fast", "node-a", 1, TargetOptions{PodOverrides: patch})
+	s := &samplerPods{t: tg, ns: "bench", base: "b", runID: testRunID}
+	pod, err := s.samplerSpec("b-sampler", tg.hostnameOf(context.Background(), "node-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pod.Spec.NodeSelector[corev1.LabelHostname]; got != "node-a.lan" {
+		t.Errorf("pinned to hostname %q, want the label's node-a.lan", got)
+	}
+	if len(pod.Spec.ImagePullSecrets) != 1 || pod.Spec.Containers[0].Resources.Limits.Memory().String() != "64Mi" {
+		t.Errorf("overrides not applied: %+v", pod.Spec)
+	}
+	all := false
+	for _, tol := range pod.Spec.Tolerations {
+		all = all || (tol.Operator == corev1.TolerationOpExists && tol.Key == "")
+	}
+	if !all || len(pod.Spec.Tolerations) != 2 {
+		t.Errorf("tolerations %+v: want the user's and tolerate-all", pod.Spec.Tolerations)
+	}
+	if !pod.Spec.HostNetwork || pod.Labels[LabelRunID] != testRunID {
+		t.Errorf("sampler lost what it is: %+v", pod)
+	}
+}

@@ -13,7 +13,7 @@ import (
 // kbench's job file, includes and all, runs unchanged in a real pod: the
 // job file is written into the pod, fio's reading judged there, one result
 // per job report, nothing left on the volume.
-func TestRealNodeKbenchJob(t *testing.T) {
+func TestClusterRealNodeKbenchJob(t *testing.T) {
 	e := integration(t)
 	class := unique("sb-job")
 	dir := t.TempDir()

@@ -52,8 +52,9 @@ func hostOf(addr string) string {
 // Hostname) is a network volume's server, and, unless the user named the
 // replica nodes, records it as the node serving the data: its telemetry
 // is then sampled with the run, and the breakdown measures the link to
-// it. A server outside the cluster, or nodes storbench may not list, leave
-// only the address.
+// it. A server outside the cluster is labelled a single server
+// (replication model "server"); nodes storbench may not list leave only
+// the address.
 func (o *objects) serverNode(ctx context.Context, addr string, labels map[string]string) {
 	if result.LabelReplicaNodes.Of(labels) != "" {
 		return
@@ -65,6 +66,13 @@ func (o *objects) serverNode(ctx context.Context, addr string, labels map[string
 	if name, kind := NodeWithAddress(nodes.Items, addr); name != "" {
 		result.LabelReplicaNodes.Set(labels, name)
 		result.LabelReplicaNodesSource.Set(labels, fmt.Sprintf("the PV's server %s is node %s's %s", addr, name, kind))
+		return
+	}
+	// A server outside the cluster (a NAS): one server, its copies its
+	// own business; the breakdown takes the node's link and the server's
+	// (analysis.ServerBreakdowns).
+	if result.LabelReplicationModel.Of(labels) == "" {
+		result.LabelReplicationModel.Set(labels, result.ReplicationServer)
 	}
 }
 

@@ -94,3 +94,23 @@ func TestVolumeLabelsFindTheServerNode(t *testing.T) {
 		t.Errorf("a user's replica nodes replaced: %v", given)
 	}
 }
+
+// A PV whose server is not a node (a NAS) is labelled a single server, for
+// the server breakdown (analysis.ServerBreakdowns).
+func TestVolumeLabelsServerOutsideTheCluster(t *testing.T) {
+	pv := &corev1.PersistentVolume{Spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: corev1.PersistentVolumeSource{
+		NFS: &corev1.NFSVolumeSource{Server: "192.168.1.20", Path: "/volume1/k8s"}}}}
+	pv.Name = "pv-nas"
+	pvc := &corev1.PersistentVolumeClaim{Spec: corev1.PersistentVolumeClaimSpec{VolumeName: pv.Name}}
+	pvc.Namespace, pvc.Name = "storbench", "claim"
+	n1 := &corev1.Node{Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.168.1.11"}}}}
+	n1.Name = "kube-1"
+	o := &objects{cluster: &Cluster{Client: fake.NewClientset(pvc, pv, n1)}, ns: "storbench", name: "claim"}
+	labels := map[string]string{}
+	if err := o.volumeLabels(context.Background(), labels); err != nil {
+		t.Fatal(err)
+	}
+	if labels["volume_server"] != "192.168.1.20" || labels["replica_nodes"] != "" || labels["replication_model"] != "server" {
+		t.Errorf("labels %v", labels)
+	}
+}

@@ -271,6 +271,10 @@ func (t *Target) create(ctx context.Context, o *objects, env *targetEnv, need ru
 	}
 	o.pvcCreated = true
 	if _, err := t.cluster.Client.CoreV1().Pods(env.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		if m := podSecurityViolation.FindStringSubmatch(apiMessage(err)); m != nil {
+			return 0, fmt.Errorf("target %s: namespace %s's Pod Security level %q refuses the fio pod (%s): label the namespace %s=baseline, "+
+				"or give the pod a securityContext that level allows with --pod-overrides (docs/kubernetes.md): %w", t.Name(), env.ns, m[1], apiMessage(err), PodSecurityEnforce, err)
+		}
 		return 0, fmt.Errorf("target %s: creating pod %s/%s: %w", t.Name(), env.ns, o.name, err)
 	}
 	o.podCreated = true
@@ -403,14 +407,23 @@ func (t *Target) podSpec(name, ns, runID string, nodeSelector map[string]string)
 			Volumes:                       vols,
 		},
 	}
-	if len(t.opts.PodOverrides) == 0 {
+	return ApplyPodOverrides(pod, t.opts.PodOverrides)
+}
+
+// ApplyPodOverrides applies the user's --pod-overrides (a strategic-merge
+// patch, JSON) to a pod storbench makes: every pod it creates takes the
+// same overrides (imagePullSecrets, tolerations, resources...). What
+// cleanup and exec rely on cannot be overridden: the name, namespace and
+// labels, the node selector and the first container's name.
+func ApplyPodOverrides(pod *corev1.Pod, patch []byte) (*corev1.Pod, error) {
+	if len(patch) == 0 {
 		return pod, nil
 	}
 	orig, err := json.Marshal(pod)
 	if err != nil {
 		return nil, err
 	}
-	patched, err := strategicpatch.StrategicMergePatch(orig, t.opts.PodOverrides, corev1.Pod{})
+	patched, err := strategicpatch.StrategicMergePatch(orig, patch, corev1.Pod{})
 	if err != nil {
 		return nil, fmt.Errorf("--pod-overrides: %w", err)
 	}
@@ -418,16 +431,21 @@ func (t *Target) podSpec(name, ns, runID string, nodeSelector map[string]string)
 	if err := json.Unmarshal(patched, &out); err != nil {
 		return nil, fmt.Errorf("--pod-overrides: the patched pod does not parse: %w", err)
 	}
-	// What cleanup relies on cannot be overridden.
-	out.Name, out.Namespace = name, ns
+	out.Name, out.Namespace = pod.Name, pod.Namespace
 	if out.Labels == nil {
 		out.Labels = map[string]string{}
 	}
-	for k, v := range t.labels(runID) {
+	for k, v := range pod.Labels {
 		out.Labels[k] = v
 	}
-	if len(out.Spec.Containers) == 0 || out.Spec.Containers[0].Name != ContainerName {
-		return nil, fmt.Errorf("--pod-overrides: the first container must stay %q", ContainerName)
+	for k, v := range pod.Spec.NodeSelector {
+		if out.Spec.NodeSelector == nil {
+			out.Spec.NodeSelector = map[string]string{}
+		}
+		out.Spec.NodeSelector[k] = v
+	}
+	if len(out.Spec.Containers) == 0 || out.Spec.Containers[0].Name != pod.Spec.Containers[0].Name {
+		return nil, fmt.Errorf("--pod-overrides: the first container must stay %q", pod.Spec.Containers[0].Name)
 	}
 	return &out, nil
 }
@@ -491,10 +509,8 @@ func (o *objects) waitRunning(ctx context.Context) (*corev1.Pod, error) {
 			}
 		}
 	}
+	var lastEvents time.Time
 	err := phase("PVC "+o.name+" not bound and pod not scheduled", func() (bool, error) {
-		if pod.Spec.NodeName == "" {
-			return false, nil
-		}
 		pvc, err := pvcs.Get(ctx, o.name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("PVC %s/%s was deleted while storbench waited for it", o.ns, o.name)
@@ -502,7 +518,16 @@ func (o *objects) waitRunning(ctx context.Context) (*corev1.Pod, error) {
 		if err != nil {
 			return false, nil // transient: the phase's deadline bounds it
 		}
-		return pvc.Status.Phase == corev1.ClaimBound, nil
+		if pvc.Status.Phase == corev1.ClaimBound {
+			return pod.Spec.NodeName != "", nil
+		}
+		if time.Since(lastEvents) >= time.Second {
+			lastEvents = time.Now()
+			if msg := o.provisioningFailed(ctx); msg != "" {
+				return false, fmt.Errorf("PVC %s/%s not bound: its provisioner failed: %s", o.ns, o.name, msg)
+			}
+		}
+		return false, nil
 	})
 	if err != nil {
 		return nil, err
@@ -546,7 +571,10 @@ func podFailed(p *corev1.Pod) error {
 	return errors.New(msg)
 }
 
-// containerStuck reports waiting reasons that never resolve by themselves.
+// containerStuck reports waiting reasons that never resolve by themselves:
+// an image the node cannot have (a failed pull is retried with a growing
+// back-off for as long as the pod lives, so the first failure ends the
+// wait, with the ways out) or a container that cannot be configured.
 func containerStuck(p *corev1.Pod) error {
 	for _, cs := range p.Status.ContainerStatuses {
 		w := cs.State.Waiting
@@ -554,11 +582,48 @@ func containerStuck(p *corev1.Pod) error {
 			continue
 		}
 		switch w.Reason {
-		case "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError":
+		case "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull":
+			return &ImageError{Image: cs.Image, Node: p.Spec.NodeName, Reason: w.Reason, Message: w.Message}
+		case "InvalidImageName", "CreateContainerConfigError":
 			return fmt.Errorf("container %s cannot start: %s: %s", cs.Name, w.Reason, w.Message)
 		}
 	}
 	return nil
+}
+
+// ImageError is a pod whose image its node cannot pull (or, with pull
+// policy Never, does not have).
+type ImageError struct {
+	Image, Node     string
+	Reason, Message string
+}
+
+func (e *ImageError) Error() string {
+	return fmt.Sprintf("image %s cannot be had on node %s (%s: %s); ways out: "+
+		"push the release's storbench-fio image to a registry the nodes can pull from and pass --image REGISTRY/storbench-fio:TAG (docs/install.md); "+
+		"or import it into every node (k3s: sudo k3s ctr images import storbench-fio.tar); "+
+		"or pass --image with any image that has fio in it (--image alpine installs fio when the pod starts)",
+		e.Image, e.Node, e.Reason, strings.TrimSpace(e.Message))
+}
+
+// provisioningFailed returns the provisioner's last failure for the claim
+// ("ProvisioningFailed" warning events), "" when it reported none.
+func (o *objects) provisioningFailed(ctx context.Context) string {
+	list, err := o.cluster.Client.CoreV1().Events(o.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + o.name})
+	if err != nil {
+		return ""
+	}
+	var last *corev1.Event
+	for i, e := range list.Items {
+		if e.InvolvedObject.Kind == "PersistentVolumeClaim" && e.Reason == "ProvisioningFailed" && e.Type == corev1.EventTypeWarning &&
+			(last == nil || eventTime(e).After(eventTime(*last))) {
+			last = &list.Items[i]
+		}
+	}
+	if last == nil {
+		return ""
+	}
+	return strings.TrimSpace(last.Message)
 }
 
 // explain adds what the cluster says about the PVC and pod: the scheduler's

@@ -105,7 +105,7 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (*runner.Prepare
 		if err := writable(t.path); err != nil {
 			return nil, fmt.Errorf("target %s: %w", t.path, err)
 		}
-		return t.prepareDir(need)
+		return t.prepareDir(ctx, need)
 	case fi.Mode()&os.ModeDevice != 0 && fi.Mode()&os.ModeCharDevice == 0:
 		return t.prepareDevice(ctx, need)
 	default:
@@ -113,7 +113,7 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (*runner.Prepare
 	}
 }
 
-func (t *Target) prepareDir(need runner.Need) (*runner.Prepared, error) {
+func (t *Target) prepareDir(ctx context.Context, need runner.Need) (*runner.Prepared, error) {
 	dir, err := filepath.Abs(t.path)
 	if err != nil {
 		return nil, err
@@ -150,6 +150,7 @@ func (t *Target) prepareDir(need runner.Need) (*runner.Prepared, error) {
 		}
 	}
 	p.Labels = t.environment(dir, "")
+	t.explainNetworkFS(ctx, p)
 	p.Telemetry = t.sampler(p.Labels)
 	switch result.LabelFSType.Of(p.Labels) {
 	case "tmpfs", "ramfs":

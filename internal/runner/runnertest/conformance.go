@@ -16,6 +16,7 @@ import (
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // Env is a Cmder under test and a directory it can write in, as the Cmder
@@ -88,6 +89,7 @@ func Conformance(t *testing.T, newEnv func(t *testing.T) Env) {
 		}
 	})
 	t.Run("fio runs and parses", func(t *testing.T) {
+		testenv.HostTier(t, "fio")
 		e := newEnv(t)
 		fr := fio.Runner{Cmder: e.Cmder, Dir: e.Dir}
 		v, err := fr.Version(context.Background())

@@ -248,6 +248,13 @@ workloads:
 	if f.Size == 0 || f.Size > 8<<20 {
 		f.Size = 8 << 20
 	}
+	if engine != "" && f.Engine != nil {
+		// An engine target's own engine replaces the workload's: the
+		// engine asked for (a missing one) replaces it instead.
+		e := *f.Engine
+		e.IOEngine = engine
+		f.Engine = &e
+	}
 	return fio.FromWorkload(s.Workloads[0], f, engine)
 }
 

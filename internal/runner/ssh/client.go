@@ -2,12 +2,15 @@ package ssh
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	xssh "golang.org/x/crypto/ssh"
@@ -27,9 +30,21 @@ type Client struct {
 	become     []string
 	becomeUser string
 
+	// opts reach the host again after the connection is lost, to see
+	// what its commands left (lost.go); id marks those commands there.
+	opts Options
+	id   string
+
 	closeOnce sync.Once
 	done      chan struct{}
 	closeErr  error
+	// closed says Close was called: sessions ending then are not a loss.
+	closed atomic.Bool
+
+	lostMu     sync.Mutex
+	lostCause  error
+	settleOnce sync.Once
+	settled    *LostError
 }
 
 // Name is the host as the user named it (for messages).
@@ -79,7 +94,13 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 		closeHops()
 		return nil, err
 	}
-	c := &Client{name: ep.name, addr: ep.addr(), user: ep.user, conn: conn, hops: hops, done: make(chan struct{})}
+	id, err := newConnID()
+	if err != nil {
+		conn.Close()
+		closeHops()
+		return nil, err
+	}
+	c := &Client{name: ep.name, addr: ep.addr(), user: ep.user, conn: conn, hops: hops, done: make(chan struct{}), opts: o, id: id}
 	keepAlive := o.KeepAlive
 	if keepAlive <= 0 {
 		keepAlive = 15 * time.Second
@@ -185,11 +206,11 @@ func (c *Client) keepAlive(every time.Duration) {
 			return
 		case err := <-reply:
 			if err != nil {
-				c.Close()
+				c.lose(fmt.Errorf("keepalive: %w", err))
 				return
 			}
 		case <-time.After(3 * every):
-			c.Close()
+			c.lose(fmt.Errorf("the host answered no keepalive for %s", 3*every))
 			return
 		}
 	}
@@ -198,6 +219,12 @@ func (c *Client) keepAlive(every time.Duration) {
 // Close closes the connection; commands still running on it stop (their
 // wrapper sees its lifeline break).
 func (c *Client) Close() error {
+	c.closed.Store(true)
+	return c.shut()
+}
+
+// shut closes the connection without marking it closed by its user.
+func (c *Client) shut() error {
 	c.closeOnce.Do(func() {
 		close(c.done)
 		c.closeErr = c.conn.Close()
@@ -290,4 +317,14 @@ func (a *auth) close() {
 	if a.agentConn != nil {
 		a.agentConn.Close()
 	}
+}
+
+// newConnID is a connection's id on its host: random, so no two
+// connections' commands are ever taken for each other's.
+func newConnID() (string, error) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("making a connection id: %w", err)
+	}
+	return hex.EncodeToString(b), nil
 }

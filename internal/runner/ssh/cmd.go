@@ -69,7 +69,7 @@ func (c *cmd) commandLine() (string, error) {
 	// "$PPID" is the login shell's parent, the sshd process of this
 	// session: the wrapper's watch in pipe mode (its own parent may be
 	// sudo, which outlives the session).
-	words := append(append([]string{"exec"}, c.client.become...), "sh", "-c", quote(wrapper), "storbench-ssh", `"$PPID"`,
+	words := append(append([]string{"exec"}, c.client.become...), "env", connEnv+"="+c.client.id, "sh", "-c", quote(wrapper), "storbench-ssh", `"$PPID"`,
 		quote(c.dir), strconv.Itoa(int(execx.StopGrace/time.Second)), mode, strconv.Itoa(len(c.env)))
 	for _, e := range c.env {
 		if !envName.MatchString(e) {
@@ -103,13 +103,23 @@ func (c *cmd) Run() error {
 	if err := c.ctx.Err(); err != nil {
 		return &execx.RunError{Command: argv, ExitCode: -1, Inner: fmt.Errorf("on %s: %w", c.client.name, err)}
 	}
+	if cause := c.client.lost(); cause != nil {
+		return &execx.RunError{Command: argv, ExitCode: -1, Inner: errLostBefore(c.client.name, cause)}
+	}
 	sess, err := c.client.conn.NewSession()
 	var refused *xssh.OpenChannelError
 	if errors.As(err, &refused) {
 		return &execx.RunError{Command: argv, ExitCode: -1, Inner: fmt.Errorf("on %s: the host refused a new session (too many at once? sshd's MaxSessions is 10 by default): %w", c.client.name, err)}
 	}
 	if err != nil {
-		return &execx.RunError{Command: argv, ExitCode: -1, Inner: fmt.Errorf("on %s: opening a session: %w: %w", c.client.name, ErrConnectionLost, err)}
+		if cause := c.client.lost(); cause != nil {
+			return &execx.RunError{Command: argv, ExitCode: -1, Inner: errLostBefore(c.client.name, cause)}
+		}
+		if c.client.closed.Load() {
+			return &execx.RunError{Command: argv, ExitCode: -1, Inner: fmt.Errorf("on %s: opening a session: the connection was closed: %w", c.client.name, err)}
+		}
+		lost := c.client.afterLoss(fmt.Errorf("opening a session: %w", err))
+		return &execx.RunError{Command: argv, ExitCode: -1, Inner: fmt.Errorf("on %s: %w", c.client.name, lost)}
 	}
 	defer sess.Close()
 	lifeline, err := sess.StdinPipe()
@@ -201,8 +211,12 @@ func (c *cmd) runError(argv []string, err error, cancelled bool, stderr string) 
 		re.Inner = fmt.Errorf("on %s", c.client.name)
 	case errors.As(err, &ee):
 		re.Inner = fmt.Errorf("on %s: killed by SIG%s", c.client.name, ee.Signal())
+	case (errors.As(err, &missing) || errors.Is(err, io.EOF)) && c.client.closed.Load():
+		re.Inner = fmt.Errorf("on %s: the connection was closed while the command ran; the wrapper stops the command on the host", c.client.name)
 	case errors.As(err, &missing), errors.Is(err, io.EOF):
-		re.Inner = fmt.Errorf("on %s: %w while the command ran (the host, the network or its sshd went away); the wrapper stops the command on the host", c.client.name, ErrConnectionLost)
+		// Reported once what the command started on the host is gone.
+		lost := c.client.afterLoss(errors.New("the session ended without an exit status while the command ran (the host, the network or its sshd went away)"))
+		re.Inner = fmt.Errorf("on %s: %w", c.client.name, lost)
 	default:
 		re.Inner = fmt.Errorf("on %s: %w", c.client.name, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/proc"
@@ -39,33 +40,60 @@ type owner struct {
 // holds storbench's ownership file for that run, the storbench process
 // named there is gone from this machine (killed, or the machine rebooted),
 // no process on the host works in it, and it holds only regular files
-// storbench makes. It changes nothing.
+// storbench makes. Processes a storbench command started that still work
+// in such a directory are stopping (their wrapper ends them once their
+// connection is gone): FindLeftovers waits for them, up to lostBound,
+// before it judges. It changes nothing.
 func FindLeftovers(ctx context.Context, c *Client, dir string) ([]result.LeftoverDir, error) {
+	deadline := time.Now().Add(lostBound)
+	for {
+		all, stopping, err := findLeftovers(ctx, c, dir)
+		if err != nil || !stopping || !time.Now().Before(deadline) {
+			return all, err
+		}
+		select {
+		case <-ctx.Done():
+			return all, nil
+		case <-time.After(lostPoll):
+		}
+	}
+}
+
+// listing is what leftovers.sh said of one directory.
+type listing struct {
+	owner    string
+	busy     []string // "PID COMM" of processes not storbench's
+	stopping []string // "PID COMM" of storbench's commands' processes
+}
+
+// findLeftovers lists and judges once, and says whether a directory
+// would be removed but for storbench's processes still stopping in it.
+func findLeftovers(ctx context.Context, c *Client, dir string) ([]result.LeftoverDir, bool, error) {
 	out, err := execx.Output(c.Command(ctx, "sh", "-c", leftoversScript, "sh", dir))
 	if err != nil {
-		return nil, fmt.Errorf("%s: listing storbench's work directories in %s: %w", c.Name(), dir, err)
+		return nil, false, fmt.Errorf("%s: listing storbench's work directories in %s: %w", c.Name(), dir, err)
 	}
 	var all []result.LeftoverDir
-	var owners []string
-	var busy [][]string
+	var lists []listing
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	for sc.Scan() {
 		k, v, _ := strings.Cut(sc.Text(), "=")
 		if k == "dir" {
 			all = append(all, result.LeftoverDir{Host: c.Name(), Dir: path.Join(dir, v), RunID: strings.TrimPrefix(v, "storbench-"), Files: []string{}})
-			owners = append(owners, "")
-			busy = append(busy, nil)
+			lists = append(lists, listing{})
 			continue
 		}
 		if len(all) == 0 {
 			continue
 		}
-		l, i := &all[len(all)-1], len(all)-1
+		l, li := &all[len(all)-1], &lists[len(all)-1]
 		switch k {
 		case "owner":
-			owners[i] = v
+			li.owner = v
 		case "busy":
-			busy[i] = append(busy[i], v)
+			li.busy = append(li.busy, v)
+		case "stopping":
+			li.stopping = append(li.stopping, v)
 		case "entry":
 			t, name, _ := strings.Cut(v, " ")
 			l.Files = append(l.Files, name)
@@ -74,20 +102,28 @@ func FindLeftovers(ctx context.Context, c *Client, dir string) ([]result.Leftove
 			}
 		}
 	}
+	waiting := false
 	for i := range all {
-		judge(&all[i], owners[i], busy[i])
+		judge(&all[i], lists[i])
+		if strings.HasPrefix(all[i].Kept, stoppingKept) {
+			waiting = true
+		}
 	}
-	return all, nil
+	return all, waiting, nil
 }
 
+// stoppingKept begins Kept for a directory kept only because storbench's
+// commands still stop in it.
+const stoppingKept = "storbench's commands still stop in it on the host"
+
 // judge sets Why, or Kept when the directory must stay.
-func judge(l *result.LeftoverDir, ownerLine string, busy []string) {
+func judge(l *result.LeftoverDir, li listing) {
 	var o owner
 	switch {
-	case ownerLine == "":
+	case li.owner == "":
 		l.Kept = "no " + OwnerFile + " in it: not a work directory storbench made"
 		return
-	case json.Unmarshal([]byte(ownerLine), &o) != nil || o.RunID != l.RunID:
+	case json.Unmarshal([]byte(li.owner), &o) != nil || o.RunID != l.RunID:
 		l.Kept = OwnerFile + " does not name run " + l.RunID
 		return
 	}
@@ -101,8 +137,12 @@ func judge(l *result.LeftoverDir, ownerLine string, busy []string) {
 		return
 	}
 	l.Why = why
-	if len(busy) > 0 && l.Kept == "" {
-		l.Kept = "processes still work in it on the host: " + strings.Join(busy, ", ")
+	switch {
+	case l.Kept != "":
+	case len(li.busy) > 0:
+		l.Kept = "processes still work in it on the host: " + strings.Join(append(li.busy, li.stopping...), ", ")
+	case len(li.stopping) > 0:
+		l.Kept = fmt.Sprintf("%s after %s: %s", stoppingKept, lostBound, strings.Join(li.stopping, ", "))
 	}
 }
 

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/proc"
 )
 
@@ -120,5 +122,84 @@ func TestFindLeftovers(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(d, "appeared")); err != nil {
 			t.Errorf("the file that appeared is gone: %v", err)
 		}
+	}
+}
+
+// The connection of a run killed outright is dropped while its command
+// still stops on the host (it ignores TERM, so its wrapper waits out the
+// grace before the KILL): FindLeftovers, run straight after, waits for it
+// within its bound and then finds the directory removable, where it used
+// to keep it as busy. A process of the user's working there is not waited
+// for.
+func TestFindLeftoversWaitsForStoppingCommands(t *testing.T) {
+	h := newHost(t)
+	run := dial(t, h.options(t))
+	self, err := proc.Reader{}.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := self
+	dead.StartTicks++
+	dir := t.TempDir()
+	work := filepath.Join(dir, "storbench-stopping")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(owner{"stopping", dead})
+	if err := os.WriteFile(filepath.Join(work, OwnerFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, procs := marker(t)
+	done := make(chan error, 1)
+	go func() {
+		done <- run.Command(context.Background(), "sh", "-c", `trap "" TERM; sleep `+m+` & sleep `+m+` & wait`).SetDir(work).Run()
+	}()
+	waitFor(t, "remote command running", 20*time.Second, func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("the command ended: %v", err)
+		default:
+		}
+		return len(procs()) >= 2
+	})
+	h.srv.DropConnections(t)
+	look := dial(t, h.options(t))
+	start := time.Now()
+	found, err := FindLeftovers(context.Background(), look, dir)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].Kept != "" {
+		t.Fatalf("want the directory removable once its command stopped, got %+v", found)
+	}
+	if took < execx.StopGrace/2 || took > lostBound+5*time.Second {
+		t.Errorf("FindLeftovers took %s: want it to wait out the command's stop (grace %s), within its bound %s", took, execx.StopGrace, lostBound)
+	}
+	t.Logf("FindLeftovers waited %s for the command to stop", took.Round(10*time.Millisecond))
+	if err := RemoveLeftover(context.Background(), look, &found[0]); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+
+	// A user's process in such a directory is not storbench's to wait for.
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, OwnerFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	user := exec.Command("sleep", m)
+	user.Dir = work
+	if err := user.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { user.Process.Kill(); user.Wait() })
+	start = time.Now()
+	if found, err = FindLeftovers(context.Background(), look, dir); err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || !strings.Contains(found[0].Kept, "processes still work in it") || time.Since(start) > lostBound/2 {
+		t.Errorf("a user's process in it: want it kept at once, got %+v after %s", found, time.Since(start))
 	}
 }

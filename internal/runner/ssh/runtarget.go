@@ -251,6 +251,7 @@ func (t *Target) prepareDir(ctx context.Context, f hostFacts, need runner.Need) 
 	}
 	labels := t.labels(f)
 	t.addLinkFacts(ctx, labels)
+	netNotices := t.addNetworkFS(ctx, labels) // netfs.go
 	sample, stopSampling := samplerFor(t.client, labels)
 	p := &runner.Prepared{
 		Name: t.name, Kind: "directory", Cmder: t.client, Dir: work,
@@ -261,7 +262,11 @@ func (t *Target) prepareDir(ctx context.Context, f hostFacts, need runner.Need) 
 		Net:       t.netEndpoint(),
 		Cleanup: func(ctx context.Context) error {
 			serr := stopSampling()
-			if err := run(t.client.Command(ctx, "rm", "-rf", "--", work)); err != nil {
+			err := run(t.client.Command(ctx, "rm", "-rf", "--", work))
+			if errors.Is(err, ErrConnectionLost) {
+				return errors.Join(fmt.Errorf("target %s: left %s on %s, as the connection was lost: storbench cleanup --ssh --target %s removes it, as does the next run there (%w)", t.name, work, t.client.Name(), t.name, err), serr)
+			}
+			if err != nil {
 				return errors.Join(fmt.Errorf("target %s: removing %s: %w", t.name, work, err), serr)
 			}
 			return serr
@@ -270,6 +275,7 @@ func (t *Target) prepareDir(ctx context.Context, f hostFacts, need runner.Need) 
 	if notice != "" {
 		p.Notices = append(p.Notices, notice)
 	}
+	p.Notices = append(p.Notices, netNotices...)
 	if need.Direct {
 		if err := t.checkDirectIO(ctx, work); err != nil {
 			return nil, errors.Join(err, p.Cleanup(context.WithoutCancel(ctx)))

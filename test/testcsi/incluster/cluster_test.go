@@ -264,7 +264,7 @@ const (
 
 // Every class provisions a volume that a pod on a real node can write as
 // root, and as a non-root user with fsGroup everywhere except root-only.
-func TestEveryClassProvisionsAndAPodWrites(t *testing.T) {
+func TestClusterEveryClassProvisionsAndAPodWrites(t *testing.T) {
 	e := setup(t)
 	node := e.nodes[0]
 	// VolumeAttachments are watched from the start: once a pod has
@@ -332,7 +332,7 @@ func watchAttached(t *testing.T, c kubernetes.Interface, node string) (count fun
 // A shared volume written on one real node is read back intact on another
 // after the first pod is gone; a local one is refused there by the
 // scheduler.
-func TestVolumeMovesBetweenNodesOnlyWhenShared(t *testing.T) {
+func TestClusterVolumeMovesBetweenNodesOnlyWhenShared(t *testing.T) {
 	e := setup(t)
 	if len(e.nodes) < 2 {
 		t.Fatalf("needs two real nodes, the cluster has %v", e.nodes)
@@ -369,7 +369,7 @@ func TestVolumeMovesBetweenNodesOnlyWhenShared(t *testing.T) {
 
 // Snapshot restore (to a larger size) and clone: the capable class gives the
 // snapshot's data; bad-snapshot visibly gives the source's current data.
-func TestSnapshotRestoreAndClone(t *testing.T) {
+func TestClusterSnapshotRestoreAndClone(t *testing.T) {
 	e := setup(t)
 	node := e.nodes[len(e.nodes)-1]
 	for _, m := range []testcsi.Mode{testcsi.ModeShared, testcsi.ModeBadSnapshot} {
@@ -459,7 +459,7 @@ func dfKiB(t *testing.T, log string) int64 {
 
 // Online expansion: a running pod sees its filesystem grow on the capable
 // class; on stuck-expand the claim never grows.
-func TestOnlineExpansion(t *testing.T) {
+func TestClusterOnlineExpansion(t *testing.T) {
 	e := setup(t)
 	node := e.nodes[0]
 	watchDF := `while true; do df -k /data | tail -1; sleep 1; done`
@@ -519,7 +519,7 @@ func hasResizing(pvc *corev1.PersistentVolumeClaim) bool {
 }
 
 // A raw block volume: bytes written on one node read back on another.
-func TestBlockVolumeMoves(t *testing.T) {
+func TestClusterBlockVolumeMoves(t *testing.T) {
 	e := setup(t)
 	a, b := e.nodes[0], e.nodes[len(e.nodes)-1]
 	e.claim(t, claimSpec{name: "block", class: "testcsi-shared", size: "64Mi", block: true})

@@ -3,10 +3,15 @@
 // with SHA256SUMS and the krew manifest, and the storbench and
 // storbench-fio images as OCI layouts and archives (scripts/release.sh).
 //
-//	storbench-release [-repo DIR] [-out DIR] [-version V] [-registry R] [-only archives|images] [-platforms linux/amd64,...]
+// With -push the images then go to the registry they are named after
+// (the credentials of docker login); a release version (vX.Y.Z) must be
+// the one internal/version/RELEASE names.
+//
+//	storbench-release [-repo DIR] [-out DIR] [-version V] [-registry R] [-only archives|images] [-platforms linux/amd64,...] [-push]
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -28,7 +33,12 @@ func main() {
 	flag.StringVar(&o.Cache, "cache", defaultCache(), "where Debian's package lists and packages are kept between builds")
 	only := flag.String("only", "", "build only archives or only images")
 	platforms := flag.String("platforms", "", "build only these platforms, separated by commas (linux/amd64,linux/arm64,linux/arm/v7)")
+	push := flag.Bool("push", false, "push the images to the registry they are named after (credentials: docker login)")
 	flag.Parse()
+	if *push && *only == "archives" {
+		fmt.Fprintln(os.Stderr, "storbench-release: -push pushes the images: not with -only archives")
+		os.Exit(2)
+	}
 	if *platforms != "" {
 		o.Platforms = strings.Split(*platforms, ",")
 	}
@@ -41,6 +51,12 @@ func main() {
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintln(os.Stderr, "storbench-release: warning:", w)
+	}
+	if *push {
+		if err := release.Push(context.Background(), res.Images); err != nil {
+			fmt.Fprintln(os.Stderr, "storbench-release:", err)
+			os.Exit(1)
+		}
 	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")

@@ -92,3 +92,20 @@ func Kubectl(t testing.TB) string {
 	}
 	return Need(t, "kubectl")
 }
+
+// EnvReleaseProof names the environment variable that asks for the
+// release's whole reproducibility proof: set to 1, the reproducibility
+// tests build every platform a second time and compare every byte.
+// Without it they rebuild linux/amd64 only and compare what that build
+// makes: the proof of every platform is a release's, not every run's.
+const EnvReleaseProof = "STORBENCH_RELEASE_PROOF"
+
+// ProofPlatforms are the platforms (OCI names) a reproducibility test
+// builds a second time: nil (all of them) under STORBENCH_RELEASE_PROOF=1,
+// else linux/amd64.
+func ProofPlatforms() []string {
+	if os.Getenv(EnvReleaseProof) == "1" {
+		return nil
+	}
+	return []string{"linux/amd64"}
+}

@@ -31,6 +31,7 @@ type Node struct {
 // NewNetwork makes a bridge with n namespaces on it.
 func NewNetwork(t testing.TB, n int) *Network {
 	t.Helper()
+	testenv.HostTier(t, "netns")
 	testenv.Root(t)
 	testenv.Tool(t, "ip", "iproute2")
 	testenv.Tool(t, "tc", "iproute2")

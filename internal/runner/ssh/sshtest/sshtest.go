@@ -2,7 +2,8 @@
 // with host keys of its own, standing in for the hosts of an inventory,
 // and real ssh-agents. It needs Debian's openssh-server and
 // openssh-client; tests skip (or fail under STORBENCH_REQUIRE) without
-// them.
+// them, and always skip in the unit tier (go test -short): sshd is the
+// host tier's.
 package sshtest
 
 import (
@@ -62,6 +63,7 @@ func User(t testing.TB) string {
 // sshd_config lines come first, so they win over the defaults.
 func Start(t testing.TB, extra ...string) *Server {
 	t.Helper()
+	testenv.HostTier(t, "sshd")
 	if _, err := os.Stat("/usr/sbin/sshd"); err != nil {
 		testenv.Tool(t, "sshd", "openssh-server", "sshd")
 	}
@@ -317,6 +319,7 @@ func run(name string, args ...string) error {
 // returns its socket; it is stopped when the test ends.
 func Agent(t testing.TB, keys ...string) string {
 	t.Helper()
+	testenv.HostTier(t, "sshd")
 	agentBin := testenv.Tool(t, "ssh-agent", "openssh-client", "sshd")
 	testenv.Tool(t, "ssh-add", "openssh-client", "sshd")
 	sock := filepath.Join(shortTempDir(t), "agent.sock")

@@ -1,0 +1,242 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/storbench/storbench/internal/result"
+)
+
+// ReplicationModelOf says how r's copies travel, and why storbench thinks
+// so: the label result.LabelReplicationModel when set, primary-copy for
+// Ceph (its CSI driver, provisioner or an RBD target), else client-side
+// (today's default: GlusterFS, Longhorn).
+func ReplicationModelOf(r result.Result) (model, why string) {
+	if m := result.LabelReplicationModel.Of(r.Labels); m != "" {
+		return m, "label " + string(result.LabelReplicationModel)
+	}
+	for _, k := range []result.LabelKey{result.LabelCSIDriver, result.LabelProvisioner, result.LabelTargetKind} {
+		if v := strings.ToLower(k.Of(r.Labels)); strings.Contains(v, "ceph") || v == "rbd" {
+			return result.ReplicationPrimary, fmt.Sprintf("Ceph (%s %s): the client sends each write once, to the primary OSD, which forwards the copies", k, k.Of(r.Labels))
+		}
+	}
+	return result.ReplicationClient, "the default: the client writes every copy (GlusterFS, Longhorn); set label " + string(result.LabelReplicationModel) + " otherwise"
+}
+
+// TrafficInput is what the per-link model needs for one write.
+type TrafficInput struct {
+	Model    string // a result.Replication* value
+	Client   string // the node the writer ran on
+	Replicas int
+	// Hosts hold the copies (the OSD hosts, the bricks' nodes, the server).
+	Hosts []string
+	// PrimaryShare is each host's share of the writes it leads (primary
+	// model): the PGs it is acting primary of, weighted by their bytes
+	// where known. Absent: an even share.
+	PrimaryShare map[string]float64
+	// LinkBytesPerSec is each node's link capacity per direction; absent:
+	// unknown, no ceiling for that link.
+	LinkBytesPerSec map[string]float64
+}
+
+// LinkTraffic is one direction of one node's link: the bytes the model
+// predicts on it per byte written, and what it measured.
+type LinkTraffic struct {
+	Node      string
+	Direction string // "tx" (the node sends) or "rx"
+	// PerPayload is the predicted bytes on the link per byte written.
+	PerPayload float64
+	// PredictedBytes and MeasuredBytes for the run's payload; MeasuredBytes
+	// is 0 when the node's counters were not read.
+	PredictedBytes, MeasuredBytes float64
+	// CeilingBPS is the write throughput this link allows (capacity /
+	// PerPayload); 0 when its capacity is unknown.
+	CeilingBPS float64
+}
+
+// PredictTraffic returns the bytes each link carries per byte written, in
+// node order (client first), for in's replication model.
+func PredictTraffic(in TrafficInput) []LinkTraffic {
+	per := map[string]map[string]float64{} // node -> tx/rx -> per payload
+	add := func(node, dir string, v float64) {
+		if v <= 0 || node == "" {
+			return
+		}
+		if per[node] == nil {
+			per[node] = map[string]float64{}
+		}
+		per[node][dir] += v
+	}
+	share := primaryShares(in)
+	hold := 1.0 // each host's fraction of the copies
+	if len(in.Hosts) > 0 && in.Replicas > 0 {
+		hold = min(1, float64(in.Replicas)/float64(len(in.Hosts)))
+	}
+	switch in.Model {
+	case result.ReplicationPrimary:
+		for _, h := range in.Hosts {
+			if h != in.Client {
+				add(in.Client, "tx", share[h]) // the client to each primary
+				add(h, "rx", hold)             // a copy of its share as primary, the rest from other primaries
+			} else {
+				add(h, "rx", hold-share[h]) // its own primary writes never leave it
+			}
+			add(h, "tx", share[h]*float64(in.Replicas-1)) // the primary forwards the other copies
+		}
+	case result.ReplicationServer:
+		for _, h := range in.Hosts {
+			if h != in.Client {
+				add(in.Client, "tx", 1/float64(len(in.Hosts)))
+				add(h, "rx", 1/float64(len(in.Hosts)))
+			}
+		}
+	default: // client-side: the client sends every copy that lives elsewhere
+		for _, h := range in.Hosts {
+			if h != in.Client {
+				add(in.Client, "tx", hold)
+				add(h, "rx", hold)
+			}
+		}
+	}
+	nodes := make([]string, 0, len(per))
+	for n := range per {
+		nodes = append(nodes, n)
+	}
+	sort.Slice(nodes, func(i, j int) bool {
+		if (nodes[i] == in.Client) != (nodes[j] == in.Client) {
+			return nodes[i] == in.Client
+		}
+		return nodes[i] < nodes[j]
+	})
+	var out []LinkTraffic
+	for _, n := range nodes {
+		for _, d := range []string{"tx", "rx"} {
+			if v := per[n][d]; v > 0 {
+				lt := LinkTraffic{Node: n, Direction: d, PerPayload: v}
+				if c := in.LinkBytesPerSec[n]; c > 0 {
+					lt.CeilingBPS = c / v
+				}
+				out = append(out, lt)
+			}
+		}
+	}
+	return out
+}
+
+func primaryShares(in TrafficInput) map[string]float64 {
+	share := map[string]float64{}
+	total := 0.0
+	for _, h := range in.Hosts {
+		total += in.PrimaryShare[h]
+	}
+	for _, h := range in.Hosts {
+		if total > 0 {
+			share[h] = in.PrimaryShare[h] / total
+		} else {
+			share[h] = 1 / float64(len(in.Hosts))
+		}
+	}
+	return share
+}
+
+// TrafficPlan is the per-link breakdown of one write: the model used and
+// why, every link's predicted and measured bytes, and the link that binds.
+type TrafficPlan struct {
+	Model, Why   string
+	PayloadBytes float64
+	Links        []LinkTraffic
+	// Binding is the link with the lowest ceiling; nil when no capacity is
+	// known. CeilingBPS is its ceiling.
+	Binding    *LinkTraffic
+	CeilingBPS float64
+	Summary    string
+}
+
+// PlanTraffic predicts in's links for payloadBytes written, fills in the
+// measured bytes (node -> direction -> bytes; nil when not measured), and
+// names the binding link.
+func PlanTraffic(in TrafficInput, why string, payloadBytes float64, measured map[string]map[string]float64) TrafficPlan {
+	p := TrafficPlan{Model: in.Model, Why: why, PayloadBytes: payloadBytes, Links: PredictTraffic(in)}
+	var words []string
+	for i := range p.Links {
+		l := &p.Links[i]
+		l.PredictedBytes = l.PerPayload * payloadBytes
+		l.MeasuredBytes = measured[l.Node][l.Direction]
+		if l.CeilingBPS > 0 && (p.Binding == nil || l.CeilingBPS < p.Binding.CeilingBPS) {
+			p.Binding = l
+		}
+		w := fmt.Sprintf("%s %s %.2fx", l.Node, l.Direction, l.PerPayload)
+		if l.MeasuredBytes > 0 && payloadBytes > 0 {
+			w += fmt.Sprintf(" (measured %.2fx)", l.MeasuredBytes/payloadBytes)
+		}
+		words = append(words, w)
+	}
+	p.Summary = fmt.Sprintf("replication model %s (%s): %s", p.Model, p.Why, strings.Join(words, ", "))
+	if p.Binding != nil {
+		p.CeilingBPS = p.Binding.CeilingBPS
+		p.Summary += fmt.Sprintf("; binding link %s %s: ceiling %.1f MB/s", p.Binding.Node, p.Binding.Direction, p.CeilingBPS/1e6)
+	}
+	return p
+}
+
+// replicationPart is what replication takes from a write over linkBPS, by
+// b's model: client-side, the remote copies share the client's link;
+// primary-copy, the client sends once and each of the Remote hosts leads
+// an even share of the writes and forwards Replicas-1 copies of it over
+// its own link (PlanTraffic weighs the shares when they are known);
+// server, nothing.
+func replicationPart(b Breakdown, linkBPS float64, remoteCopies int, replicaSource string) (BreakdownPart, bool) {
+	if b.Direction != "write" {
+		return BreakdownPart{}, false
+	}
+	switch b.ReplicationModel {
+	case result.ReplicationServer:
+		return BreakdownPart{}, false
+	case result.ReplicationPrimary:
+		hosts := max(len(b.Remote), 1)
+		if b.Replicas < 2 {
+			return BreakdownPart{}, false
+		}
+		perPrimary := float64(b.Replicas-1) / float64(hosts)
+		return BreakdownPart{PartReplication, linkBPS / max(perPrimary, 1),
+			fmt.Sprintf("primary-copy: the client sends each write once; each of %d hosts leads about 1/%d of the writes and forwards %d copies (%d replicas, from %s)",
+				hosts, hosts, b.Replicas-1, b.Replicas, replicaSource)}, true
+	}
+	if remoteCopies < 2 {
+		return BreakdownPart{}, false
+	}
+	return BreakdownPart{PartReplication, linkBPS / float64(remoteCopies),
+		fmt.Sprintf("%d remote copies share the node's link (%d replicas, from %s)", remoteCopies, b.Replicas, replicaSource)}, true
+}
+
+// trafficOf plans r's write per link when its telemetry sampled the nodes:
+// the client (the node fio ran on) and the replica nodes, each with its
+// link speed and its interface's byte counters over the workload.
+func trafficOf(r result.Result, b Breakdown, hosts []string, payloadBytes int64) *TrafficPlan {
+	tm := r.Telemetry
+	if tm == nil || len(tm.Nodes) == 0 || payloadBytes <= 0 || len(hosts) == 0 {
+		return nil
+	}
+	client := b.Node
+	if client == "" {
+		client = tm.Host
+	}
+	caps := map[string]float64{}
+	measured := map[string]map[string]float64{}
+	for _, n := range append([]*result.Telemetry{tm}, tm.Nodes...) {
+		name := n.Host
+		if n == tm {
+			name = client
+		}
+		if n.LinkBytesPerSec > 0 {
+			caps[name] = n.LinkBytesPerSec
+		}
+		if n.Totals.NetRxBytes > 0 || n.Totals.NetTxBytes > 0 {
+			measured[name] = map[string]float64{"tx": float64(n.Totals.NetTxBytes), "rx": float64(n.Totals.NetRxBytes)}
+		}
+	}
+	in := TrafficInput{Model: b.ReplicationModel, Client: client, Replicas: b.Replicas, Hosts: hosts, LinkBytesPerSec: caps}
+	p := PlanTraffic(in, b.ModelReason, float64(payloadBytes), measured)
+	return &p
+}

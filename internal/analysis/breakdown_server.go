@@ -1,0 +1,148 @@
+package analysis
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/storbench/storbench/internal/result"
+)
+
+// Parts and bounds of a breakdown of a volume served from outside the
+// cluster (a NAS): the data crosses the node's link, then the server's.
+const (
+	PartNodeLink    = "the node's link"
+	PartServerLink  = "the server's link"
+	BoundNodeLink   = "the node's link"
+	BoundServerLink = "the server's link"
+	// BoundServer: under half of the lowest link, the server itself (its
+	// disks, CPU, protocol) takes more than the links let through.
+	BoundServer = "the server (its disks, CPU or protocol)"
+	// BoundServerSide: the node's link does not bind and the server's is
+	// not measured: the server's link or the server itself.
+	BoundServerSide = "the server's side (its link or the server itself; its link is not measured)"
+)
+
+// NodeLinkBindsPercent is the share of the node's measured link from
+// which the node's link, not the server's side, is what binds.
+const NodeLinkBindsPercent = 90
+
+// ServerBreakdowns explains results on a network volume whose server is
+// not a node of the cluster (result.LabelVolumeServer set, no replica
+// nodes): the node's link, as the network round measured it from (writes)
+// or to (reads) the node, and the server's link, as
+// result.LabelServerLinkBPS gives it; the lower binds, or the server
+// itself when the result is under half of it.
+func ServerBreakdowns(results []result.Result, links []LinkMatrix) []Breakdown {
+	m := hostMatrix(links)
+	var out []Breakdown
+	for _, r := range results {
+		server := result.LabelVolumeServer.Of(r.Labels)
+		if r.Round == result.RoundNetwork || r.Status != result.StatusComplete || server == "" || result.LabelReplicaNodes.Of(r.Labels) != "" {
+			continue
+		}
+		if b, ok := serverBreakdown(r, server, m); ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func serverBreakdown(r result.Result, server string, m *LinkMatrix) (Breakdown, bool) {
+	dir, name := largerDirection(r)
+	b := Breakdown{Target: r.Target, Workload: r.Workload, Round: r.Round, Node: nodeOf(r), Direction: name,
+		Remote: []string{server}, Replicas: 1, RemoteCopies: 1}
+	if dir == nil || dir.BytesPerSec <= 0 {
+		return Breakdown{}, false
+	}
+	b.MeasuredBPS = dir.BytesPerSec
+	if l := nodeLink(m, b.Node, b.Direction); l != nil {
+		b.Parts = append(b.Parts, BreakdownPart{PartNodeLink, l.SendBytesPerSec, fmt.Sprintf("network round, %s -> %s (the fastest link measured %s the node)", l.From, l.To, map[string]string{"write": "from", "read": "to"}[b.Direction])})
+	} else {
+		b.Missing = append(b.Missing, fmt.Sprintf("the link of node %s: not measured (run with --rounds network,...)", b.Node))
+	}
+	if v, err := strconv.ParseFloat(result.LabelServerLinkBPS.Of(r.Labels), 64); err == nil && v > 0 {
+		b.Parts = append(b.Parts, BreakdownPart{PartServerLink, v, "label " + string(result.LabelServerLinkBPS)})
+	} else {
+		b.Missing = append(b.Missing, fmt.Sprintf("the link of server %s: not measured (iperf3 -s on %s, iperf3 -c %s from node %s; give --label %s=BYTES_PER_SEC)",
+			server, server, server, b.Node, result.LabelServerLinkBPS))
+	}
+	b.finishServer(server)
+	return b, true
+}
+
+// nodeLink is the fastest measured link from (write) or to (read) node:
+// what its own port allows.
+func nodeLink(m *LinkMatrix, node, direction string) *Link {
+	if m == nil {
+		return nil
+	}
+	var best *Link
+	for _, other := range m.Nodes {
+		l := m.Link(node, other)
+		if direction == "read" {
+			l = m.Link(other, node)
+		}
+		if other != node && l != nil && l.SendBytesPerSec > 0 && (best == nil || l.SendBytesPerSec > best.SendBytesPerSec) {
+			best = l
+		}
+	}
+	return best
+}
+
+func (b *Breakdown) finishServer(server string) {
+	words := []string{fmt.Sprintf("%s %.0f MB/s from server %s (outside the cluster)", b.Workload, b.MeasuredBPS/1e6, server)}
+	left := 0.0
+	for _, p := range b.Parts {
+		if b.CeilingBPS == 0 || p.CeilingBPS < b.CeilingBPS {
+			b.CeilingBPS, b.LimitedBy = p.CeilingBPS, map[string]string{PartNodeLink: BoundNodeLink, PartServerLink: BoundServerLink}[p.Name]
+		}
+		next := p.CeilingBPS
+		if left > 0 {
+			next = min(left, p.CeilingBPS)
+		}
+		b.Steps = append(b.Steps, BreakdownStep{Name: p.Name, LeftBPS: next, LostBPS: max(left-next, 0)})
+		left = next
+		words = append(words, fmt.Sprintf("%s %.0f MB/s", p.Name, p.CeilingBPS/1e6))
+	}
+	if b.CeilingBPS == 0 {
+		b.Summary = words[0] + ": no ceiling known (" + strings.Join(b.Missing, "; ") + ")"
+		return
+	}
+	b.Percent = b.MeasuredBPS / b.CeilingBPS * 100
+	b.Lowest = b.LimitedBy
+	serverMeasured := len(b.Parts) > 0 && b.Parts[len(b.Parts)-1].Name == PartServerLink
+	switch {
+	case !serverMeasured && b.Percent < NodeLinkBindsPercent:
+		b.LimitedBy = BoundServerSide
+	case b.Percent < EngineBoundPercent:
+		b.LimitedBy = BoundServer
+	}
+	b.Steps = append(b.Steps, BreakdownStep{Name: PartRest, LeftBPS: b.MeasuredBPS, LostBPS: left - b.MeasuredBPS})
+	words = append(words, fmt.Sprintf("limited by %s, %.0f%% of the ceiling", b.LimitedBy, b.Percent))
+	if len(b.Missing) > 0 {
+		words = append(words, "unmeasured: "+strings.Join(b.Missing, "; "))
+	}
+	b.Summary = words[0] + ": " + strings.Join(words[1:], "; ")
+}
+
+// hostMatrix is the host network's matrix where it was measured, else the
+// first; nil without any.
+func hostMatrix(links []LinkMatrix) *LinkMatrix {
+	var m *LinkMatrix
+	for i := range links {
+		if m == nil || links[i].Network == "host" {
+			m = &links[i]
+		}
+	}
+	return m
+}
+
+// largerDirection is the result's read or write, whichever moved more
+// bytes per second ("write" on a tie), and its name.
+func largerDirection(r result.Result) (*result.Direction, string) {
+	if r.Read != nil && (r.Write == nil || r.Read.BytesPerSec > r.Write.BytesPerSec) {
+		return r.Read, "read"
+	}
+	return r.Write, "write"
+}

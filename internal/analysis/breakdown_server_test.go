@@ -1,0 +1,48 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/storbench/storbench/internal/result"
+)
+
+func TestServerBreakdowns(t *testing.T) {
+	net := []result.Result{netSend("n1", "n2", 119.4e6), netSend("n2", "n1", 119.0e6), netSend("n1", "n3", 118.0e6)}
+	nas := func(bps float64, labels map[string]string) result.Result {
+		l := map[string]string{"node": "n1", "volume_server": "192.168.1.20"}
+		for k, v := range labels {
+			l[k] = v
+		}
+		return result.Result{Target: "k8s:nfs", Workload: "seq-write", Status: result.StatusComplete, Labels: l, Write: &result.Direction{BytesPerSec: bps}}
+	}
+	tests := []struct {
+		name      string
+		r         result.Result
+		limitedBy string
+		phrase    string
+	}{
+		{"at the node's link", nas(117e6, nil), BoundNodeLink, "the node's link 119 MB/s"},
+		{"the NAS's link, measured, binds", nas(24e6, map[string]string{"server_link_bps": "25000000"}), BoundServerLink, "the server's link 25 MB/s"},
+		{"the NAS's link not measured", nas(24e6, nil), BoundServerSide, "iperf3 -s on 192.168.1.20"},
+		{"the NAS itself", nas(8e6, map[string]string{"server_link_bps": "117000000"}), BoundServer, "limited by the server (its disks"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := append(append([]result.Result{}, net...), tt.r)
+			bs := ServerBreakdowns(in, LinkMatrices(in))
+			if len(bs) != 1 {
+				t.Fatalf("%d breakdowns", len(bs))
+			}
+			b := bs[0]
+			if b.LimitedBy != tt.limitedBy || !strings.Contains(b.Summary, tt.phrase) || b.Remote[0] != "192.168.1.20" {
+				t.Errorf("limited by %q (want %q); summary %q (want %q)", b.LimitedBy, tt.limitedBy, b.Summary, tt.phrase)
+			}
+		})
+	}
+	// A server that is a node is the ordinary breakdown's, not this one's.
+	r := nas(100e6, map[string]string{"replica_nodes": "n2"})
+	if bs := ServerBreakdowns([]result.Result{r}, nil); len(bs) != 0 {
+		t.Errorf("a node's server explained here: %+v", bs)
+	}
+}

@@ -1,0 +1,190 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// OSDFacts are one Ceph OSD's figures, measured while (or just before) a
+// workload ran on its pool: its own object store's throughput (`ceph tell
+// osd.N bench`), its commit latency sampled during the workload (`ceph osd
+// perf`), and its host's link: what it can carry and what it carried.
+type OSDFacts struct {
+	ID     int
+	Host   string // the crush host: the node
+	Device string // the disk holding its data (ceph osd metadata devices)
+	// BenchBytesPerSec is 0 when the bench was not run.
+	BenchBytesPerSec float64
+	// Commit are the commit latencies sampled during the workload.
+	Commit []time.Duration
+	// LinkBytesPerSec is the host link's capacity in one direction (a NIC
+	// speed, a shaped rate); 0 unknown. LinkUsedBytesPerSec is the busier
+	// direction's average during the workload; 0 not measured.
+	LinkBytesPerSec, LinkUsedBytesPerSec float64
+}
+
+// Causes an OSDVerdict names.
+const (
+	OSDCauseDisk = "disk"
+	OSDCauseLink = "link"
+)
+
+// OSD verdict thresholds: a disk is slow when its bench is under a third of
+// the slowest other OSD's, or its commit latency over five times the
+// highest other's and at least 50 ms; a link binds when it runs at 70% of
+// its capacity or more while the OSD's disk figures are in line.
+const (
+	osdSlowBenchRatio   = 3.0
+	osdSlowCommitRatio  = 5.0
+	osdSlowCommitFloor  = 50 * time.Millisecond
+	osdLinkBusyFraction = 0.70
+)
+
+// OSDVerdict names an OSD that holds its pool back, and why.
+type OSDVerdict struct {
+	OSD          int
+	Host, Device string
+	Cause        string // OSDCauseDisk or OSDCauseLink
+	Summary      string
+}
+
+// CompareOSDs compares each OSD with the others, as storbench compares
+// nodes, and returns a verdict for each one holding the pool back during
+// workload: its disk (bench or commit latency far off the others') or its
+// host's link (busy while its disk is in line). A replicated write waits
+// for every copy, so one slow OSD slows every write of the PGs it holds.
+func CompareOSDs(workload string, osds []OSDFacts) []OSDVerdict {
+	var out []OSDVerdict
+	for i, o := range osds {
+		others := append(append([]OSDFacts{}, osds[:i]...), osds[i+1:]...)
+		if len(others) == 0 {
+			continue
+		}
+		disk := diskEvidence(workload, o, others)
+		if len(disk) > 0 {
+			out = append(out, OSDVerdict{OSD: o.ID, Host: o.Host, Device: o.Device, Cause: OSDCauseDisk,
+				Summary: osdName(o) + ": " + strings.Join(disk, "; ") + "; the pool's writes wait for it"})
+			continue
+		}
+		if link := linkEvidence(workload, o, others); link != "" {
+			out = append(out, OSDVerdict{OSD: o.ID, Host: o.Host, Device: o.Device, Cause: OSDCauseLink,
+				Summary: osdName(o) + ": " + link + "; the pool's writes wait for its link, not its disk"})
+		}
+	}
+	return out
+}
+
+func osdName(o OSDFacts) string {
+	s := fmt.Sprintf("osd.%d on %s", o.ID, o.Host)
+	if o.Device != "" {
+		s += " (" + o.Device + ")"
+	}
+	return s
+}
+
+// diskEvidence is what says o's disk is slow, empty when nothing does.
+func diskEvidence(workload string, o OSDFacts, others []OSDFacts) []string {
+	var ev []string
+	if lo, hi, ok := benchRange(others); ok && o.BenchBytesPerSec > 0 && o.BenchBytesPerSec*osdSlowBenchRatio < lo {
+		ev = append(ev, fmt.Sprintf("%.0f MB/s against %s MB/s for the others (ceph tell osd.N bench)", o.BenchBytesPerSec/1e6, mbRange(lo, hi)))
+	}
+	if c, ok := medianLatency(o.Commit); ok {
+		if lo, hi, ok := commitRange(others); ok && c >= osdSlowCommitFloor && float64(c) > osdSlowCommitRatio*float64(hi) {
+			ev = append(ev, fmt.Sprintf("commit latency %s against %s during %s", msWords(c), msRange(lo, hi), workload))
+		}
+	}
+	return ev
+}
+
+// linkEvidence says o's host link binds, "" when it does not (busy under
+// the threshold, or not known, or another OSD's link as busy).
+func linkEvidence(workload string, o OSDFacts, others []OSDFacts) string {
+	if o.LinkBytesPerSec <= 0 || o.LinkUsedBytesPerSec <= 0 {
+		return ""
+	}
+	busy := o.LinkUsedBytesPerSec / o.LinkBytesPerSec
+	if busy < osdLinkBusyFraction {
+		return ""
+	}
+	for _, x := range others {
+		if x.LinkBytesPerSec > 0 && x.LinkUsedBytesPerSec/x.LinkBytesPerSec >= busy {
+			return "" // every link as busy: the network as a whole, not this OSD's
+		}
+	}
+	s := fmt.Sprintf("its link carried %.1f MB/s of %.1f MB/s (%.0f%%) during %s", o.LinkUsedBytesPerSec/1e6, o.LinkBytesPerSec/1e6, busy*100, workload)
+	var fine []string
+	if lo, hi, ok := benchRange(others); ok && o.BenchBytesPerSec > 0 {
+		fine = append(fine, fmt.Sprintf("bench %.0f MB/s against %s MB/s", o.BenchBytesPerSec/1e6, mbRange(lo, hi)))
+	}
+	if c, ok := medianLatency(o.Commit); ok {
+		if lo, hi, ok := commitRange(others); ok {
+			fine = append(fine, fmt.Sprintf("commit latency %s against %s", msWords(c), msRange(lo, hi)))
+		}
+	}
+	if len(fine) > 0 {
+		s += "; its disk is in line with the others (" + strings.Join(fine, ", ") + ")"
+	}
+	return s
+}
+
+func benchRange(osds []OSDFacts) (lo, hi float64, ok bool) {
+	for _, o := range osds {
+		if o.BenchBytesPerSec <= 0 {
+			continue
+		}
+		if !ok || o.BenchBytesPerSec < lo {
+			lo = o.BenchBytesPerSec
+		}
+		if !ok || o.BenchBytesPerSec > hi {
+			hi = o.BenchBytesPerSec
+		}
+		ok = true
+	}
+	return lo, hi, ok
+}
+
+func commitRange(osds []OSDFacts) (lo, hi time.Duration, ok bool) {
+	for _, o := range osds {
+		c, has := medianLatency(o.Commit)
+		if !has {
+			continue
+		}
+		if !ok || c < lo {
+			lo = c
+		}
+		if !ok || c > hi {
+			hi = c
+		}
+		ok = true
+	}
+	return lo, hi, ok
+}
+
+// medianLatency of samples; Ceph's perf figures repeat between its refreshes, so
+// the median is the typical value of the workload's span.
+func medianLatency(samples []time.Duration) (time.Duration, bool) {
+	if len(samples) == 0 {
+		return 0, false
+	}
+	s := append([]time.Duration{}, samples...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2], true
+}
+
+func mbRange(lo, hi float64) string {
+	if fmt.Sprintf("%.0f", lo/1e6) == fmt.Sprintf("%.0f", hi/1e6) {
+		return fmt.Sprintf("%.0f", lo/1e6)
+	}
+	return fmt.Sprintf("%.0f-%.0f", lo/1e6, hi/1e6)
+}
+
+func msWords(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
+
+func msRange(lo, hi time.Duration) string {
+	if lo.Milliseconds() == hi.Milliseconds() {
+		return msWords(lo)
+	}
+	return fmt.Sprintf("%d-%d ms", lo.Milliseconds(), hi.Milliseconds())
+}

@@ -1,0 +1,330 @@
+package analysis
+
+import (
+	"bufio"
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storbench/storbench/internal/ceph"
+	"github.com/storbench/storbench/internal/result"
+)
+
+// testdata/ceph holds figures recorded on test/cluster/ceph.sh's
+// standalone Ceph (three OSD nodes sbceph-node-1..3 holding osd.0..2, a
+// client namespace, size-3 pool rbd with 32 PGs): a 4 MiB sequential
+// write (fio's rbd engine, QD8) with osd.2's disk throttled to 20 MiB/s,
+// with sbceph-node-3's link shaped to 100 Mbit/s, and with every link
+// shaped to 200 Mbit/s.
+
+func cephFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "ceph", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// commitSamples reads a file of `ceph osd perf -f json` outputs: OSD -> samples.
+func commitSamples(t *testing.T, name string) map[int][]time.Duration {
+	t.Helper()
+	stream, err := ceph.ParsePerfStream(cephFile(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int][]time.Duration{}
+	for _, ls := range stream {
+		for _, l := range ls {
+			out[l.OSD] = append(out[l.OSD], l.Commit)
+		}
+	}
+	return out
+}
+
+func benchOf(t *testing.T, osd int, name string) float64 {
+	t.Helper()
+	b, err := ceph.ParseBench(osd, cephFile(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.BytesPerSec
+}
+
+// linkCounters reads "veth rx tx<TAB>veth rx tx" (before, after) lines:
+// node -> "tx"/"rx" -> bytes the node sent and received during the run.
+func linkCounters(t *testing.T, name string) map[string]map[string]float64 {
+	t.Helper()
+	out := map[string]map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(cephFile(t, name)))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 6 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		n := make([]float64, 6)
+		for _, i := range []int{1, 2, 4, 5} {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n[i] = v
+		}
+		node := "client"
+		if s := strings.TrimPrefix(f[0], "sbct1v"); s != "c" {
+			node = "sbceph-node-" + s
+		}
+		// the host side's rx is what the node sent
+		out[node] = map[string]float64{"tx": n[4] - n[1], "rx": n[5] - n[2]}
+	}
+	return out
+}
+
+func TestCompareOSDsRecorded(t *testing.T) {
+	const mbit100 = 100e6 / 8
+	bench := []float64{benchOf(t, 0, "osd-bench-0.json"), benchOf(t, 1, "osd-bench-1.json"), benchOf(t, 2, "osd-bench-2.json")}
+	slowDisk := commitSamples(t, "osd-perf-seqwrite-osd2-disk-20MBps.txt")
+	slowLink := commitSamples(t, "osd-perf-seqwrite-node3-link-100mbit.txt")
+	links := linkCounters(t, "links-seqwrite-node3-link-100mbit.txt")
+	const linkRunSec = 54.323 // fio's runtime of that write
+	facts := func(benchBPS []float64, commit map[int][]time.Duration, linkCap map[int]float64) []OSDFacts {
+		var fs []OSDFacts
+		for id := 0; id < 3; id++ {
+			host := "sbceph-node-" + strconv.Itoa(id+1)
+			f := OSDFacts{ID: id, Host: host, Device: "vda", BenchBytesPerSec: benchBPS[id], Commit: commit[id], LinkBytesPerSec: linkCap[id]}
+			if l, ok := links[host]; ok && linkCap != nil {
+				f.LinkUsedBytesPerSec = math.Max(l["tx"], l["rx"]) / linkRunSec
+			}
+			fs = append(fs, f)
+		}
+		return fs
+	}
+	tests := []struct {
+		name      string
+		osds      []OSDFacts
+		wantOSD   int // -1: no verdict
+		wantCause string
+		wantWords []string
+	}{
+		{"osd.2's disk throttled to 20 MiB/s",
+			facts([]float64{bench[0], bench[1], benchOf(t, 2, "osd-bench-2-slowed.json")}, slowDisk, nil),
+			2, OSDCauseDisk, []string{"osd.2 on sbceph-node-3 (vda): 21 MB/s against 393-481 MB/s for the others", "commit latency", "during seq-write", "the pool's writes wait for it"}},
+		{"sbceph-node-3's link shaped to 100 Mbit/s",
+			facts(bench, slowLink, map[int]float64{2: mbit100}),
+			2, OSDCauseLink, []string{"osd.2 on sbceph-node-3 (vda): its link carried", "of 12.5 MB/s", "its disk is in line with the others", "wait for its link, not its disk"}},
+		{"nothing wrong", facts(bench, slowLink, nil), -1, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := CompareOSDs("seq-write", tt.osds)
+			if tt.wantOSD < 0 {
+				if len(v) != 0 {
+					t.Fatalf("verdicts %+v, want none", v)
+				}
+				return
+			}
+			if len(v) != 1 || v[0].OSD != tt.wantOSD || v[0].Cause != tt.wantCause || v[0].Host != "sbceph-node-3" {
+				t.Fatalf("verdicts %+v, want one: osd.%d, %s", v, tt.wantOSD, tt.wantCause)
+			}
+			for _, w := range tt.wantWords {
+				if !strings.Contains(v[0].Summary, w) {
+					t.Errorf("summary %q lacks %q", v[0].Summary, w)
+				}
+			}
+			t.Log(v[0].Summary)
+		})
+	}
+}
+
+func TestPrimaryCopyTrafficRecorded(t *testing.T) {
+	const payload = 536870912.0 // fio's io_bytes
+	const mbit200 = 200e6 / 8
+	measured := linkCounters(t, "links-seqwrite-200mbit.txt")
+	pgs, err := ceph.ParsePGs(cephFile(t, "pg-ls-by-pool-rbd-200mbit-after.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := map[string]float64{}
+	for osd, s := range ceph.PrimaryByteShare(pgs) {
+		share["sbceph-node-"+strconv.Itoa(osd+1)] = s
+	}
+	hosts := []string{"sbceph-node-1", "sbceph-node-2", "sbceph-node-3"}
+	caps := map[string]float64{"client": mbit200}
+	for _, h := range hosts {
+		caps[h] = mbit200
+	}
+	model, why := ReplicationModelOf(result.Result{Labels: map[string]string{string(result.LabelTargetKind): "rbd"}})
+	if model != result.ReplicationPrimary {
+		t.Fatalf("model for an rbd target: %s (%s)", model, why)
+	}
+	in := TrafficInput{Model: model, Client: "client", Replicas: 3, Hosts: hosts, PrimaryShare: share, LinkBytesPerSec: caps}
+	p := PlanTraffic(in, why, payload, measured)
+	t.Log(p.Summary)
+	if len(p.Links) != 7 { // client tx, three rx, three tx
+		t.Fatalf("links %+v", p.Links)
+	}
+	for _, l := range p.Links {
+		if d := math.Abs(l.PredictedBytes-l.MeasuredBytes) / l.MeasuredBytes; d > 0.15 {
+			t.Errorf("%s %s: predicted %.0f MiB, measured %.0f MiB (%.0f%% off)", l.Node, l.Direction, l.PredictedBytes/(1<<20), l.MeasuredBytes/(1<<20), d*100)
+		}
+	}
+	if p.Binding == nil || p.CeilingBPS != mbit200 {
+		t.Errorf("binding %+v, ceiling %.0f: want a link at 1.00x the payload, 25 MB/s", p.Binding, p.CeilingBPS)
+	}
+
+	// the client-side model on the same run would predict 3x on the client link: measured 1.00x
+	client := PlanTraffic(TrafficInput{Model: result.ReplicationClient, Client: "client", Replicas: 3, Hosts: hosts}, "", payload, measured)
+	if l := client.Links[0]; l.Node != "client" || l.PerPayload != 3 || l.MeasuredBytes/payload > 1.05 {
+		t.Errorf("client-side model: %+v", l)
+	}
+}
+
+func TestPredictTraffic(t *testing.T) {
+	hosts := []string{"a", "b", "c"}
+	tests := []struct {
+		name string
+		in   TrafficInput
+		want map[string]float64 // node/dir -> per payload
+	}{
+		{"client-side, client outside", TrafficInput{Model: result.ReplicationClient, Client: "x", Replicas: 3, Hosts: hosts},
+			map[string]float64{"x/tx": 3, "a/rx": 1, "b/rx": 1, "c/rx": 1}},
+		{"client-side, client holds a copy", TrafficInput{Model: result.ReplicationClient, Client: "a", Replicas: 3, Hosts: hosts},
+			map[string]float64{"a/tx": 2, "b/rx": 1, "c/rx": 1}},
+		{"primary, even shares", TrafficInput{Model: result.ReplicationPrimary, Client: "x", Replicas: 3, Hosts: hosts},
+			map[string]float64{"x/tx": 1, "a/rx": 1, "b/rx": 1, "c/rx": 1, "a/tx": 2.0 / 3, "b/tx": 2.0 / 3, "c/tx": 2.0 / 3}},
+		{"primary, client on a host leading half", TrafficInput{Model: result.ReplicationPrimary, Client: "a", Replicas: 3, Hosts: hosts,
+			PrimaryShare: map[string]float64{"a": 2, "b": 1, "c": 1}},
+			map[string]float64{"a/tx": 0.5 + 1, "a/rx": 0.5, "b/rx": 1, "c/rx": 1, "b/tx": 0.5, "c/tx": 0.5}},
+		{"server", TrafficInput{Model: result.ReplicationServer, Client: "x", Replicas: 1, Hosts: []string{"nas"}},
+			map[string]float64{"x/tx": 1, "nas/rx": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := map[string]float64{}
+			for _, l := range PredictTraffic(tt.in) {
+				got[l.Node+"/"+l.Direction] = l.PerPayload
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+			for k, v := range tt.want {
+				if math.Abs(got[k]-v) > 1e-9 {
+					t.Errorf("%s = %.3f, want %.3f (all: %v)", k, got[k], v, got)
+				}
+			}
+		})
+	}
+}
+
+func TestReplicationModelOf(t *testing.T) {
+	tests := []struct {
+		labels map[string]string
+		want   string
+	}{
+		{map[string]string{string(result.LabelReplicationModel): "server"}, result.ReplicationServer},
+		{map[string]string{string(result.LabelCSIDriver): "rook-ceph.rbd.csi.ceph.com"}, result.ReplicationPrimary},
+		{map[string]string{string(result.LabelProvisioner): "driver.longhorn.io"}, result.ReplicationClient},
+		{nil, result.ReplicationClient},
+	}
+	for _, tt := range tests {
+		if got, why := ReplicationModelOf(result.Result{Labels: tt.labels}); got != tt.want || why == "" {
+			t.Errorf("%v: %s (%s), want %s", tt.labels, got, why, tt.want)
+		}
+	}
+}
+
+func TestReplicationPart(t *testing.T) {
+	const link = 100e6
+	tests := []struct {
+		model  string
+		remote []string
+		copies int
+		want   float64 // 0: no part
+	}{
+		{result.ReplicationClient, []string{"b", "c"}, 2, link / 2},
+		{result.ReplicationPrimary, []string{"b", "c"}, 2, link},      // 2 hosts forward 2 copies of half the writes each
+		{result.ReplicationPrimary, []string{"a", "b", "c"}, 3, link}, // 2/3 of a payload per primary: the link binds first
+		{result.ReplicationPrimary, []string{"b"}, 1, link / 2},       // one host leads everything and forwards 2 copies
+		{result.ReplicationServer, []string{"nas"}, 1, 0},
+	}
+	for _, tt := range tests {
+		b := Breakdown{Direction: "write", Replicas: 3, Remote: tt.remote, ReplicationModel: tt.model}
+		p, ok := replicationPart(b, link, tt.copies, "test")
+		if got := map[bool]float64{true: p.CeilingBPS}[ok]; got != tt.want {
+			t.Errorf("%s over %v: %.0f (%s), want %.0f", tt.model, tt.remote, got, p.Source, tt.want)
+		}
+	}
+}
+
+func TestOSDFailure(t *testing.T) {
+	log := func(rates ...float64) []RatePoint {
+		var out []RatePoint
+		for i, r := range rates {
+			out = append(out, RatePoint{At: time.Duration(i+1) * 500 * time.Millisecond, BytesPerSec: r})
+		}
+		return out
+	}
+	frozen := OSDFailure{Fault: "frozen", OSD: 1, Host: "n2", FaultAt: 2 * time.Second, MarkedDown: 2 * time.Second, RestoredAt: 4 * time.Second,
+		CleanAfter: 3 * time.Second, Log: log(60e6, 60e6, 60e6, 60e6, 0, 0, 0, 0, 40e6, 40e6), Verified: true}
+	if s := frozen.Stall(); s != 2*time.Second {
+		t.Errorf("stall %s, want 2s", s)
+	}
+	if b, d := frozen.Throughput(); b != 60e6 || d != 0 {
+		t.Errorf("throughput %.0f before, %.0f degraded", b, d)
+	}
+	c := frozen.Check()
+	if c.Status != result.CheckOK || !strings.Contains(c.Detail, "osd.1 on n2 frozen 2s into the write: marked down 2s later; the writer stalled 2s") {
+		t.Errorf("check %+v", c)
+	}
+	// fio leaves periods without I/O out of its log: the gap is the stall too
+	sparse := frozen
+	sparse.Log = append(log(60e6, 60e6, 60e6, 60e6), RatePoint{At: 4500 * time.Millisecond, BytesPerSec: 40e6})
+	if s := sparse.Stall(); s != 2*time.Second {
+		t.Errorf("stall over a gap in the log: %s, want 2s", s)
+	}
+	bad := frozen
+	bad.Verified, bad.VerifyError = false, "verify: bad header"
+	if c := bad.Check(); c.Status != result.CheckFail || c.Fix == "" {
+		t.Errorf("unverified data: %+v", c)
+	}
+}
+
+// TestBreakdownTraffic: a Ceph class's write whose telemetry sampled the
+// fio node and the replica nodes gets the per-link plan (the figures of
+// the 200 Mbit/s recording, the client on a node without an OSD).
+func TestBreakdownTraffic(t *testing.T) {
+	measured := linkCounters(t, "links-seqwrite-200mbit.txt")
+	node := func(name string) *result.Telemetry {
+		return &result.Telemetry{Host: name, LinkBytesPerSec: 25e6,
+			Totals: result.TelemetryTotals{NetTxBytes: int64(measured[name]["tx"]), NetRxBytes: int64(measured[name]["rx"])}}
+	}
+	tm := node("client")
+	tm.Nodes = []*result.Telemetry{node("sbceph-node-1"), node("sbceph-node-2"), node("sbceph-node-3")}
+	r := result.Result{Target: "k8s:ceph-rbd", Workload: "seq-write", Status: result.StatusComplete, Telemetry: tm,
+		Write: &result.Direction{BytesPerSec: 19195212, Bytes: 536870912},
+		Labels: map[string]string{string(result.LabelNode): "client", string(result.LabelReplicas): "3",
+			string(result.LabelReplicaNodes): "sbceph-node-1,sbceph-node-2,sbceph-node-3", string(result.LabelCSIDriver): "rook-ceph.rbd.csi.ceph.com"}}
+	bs := Breakdowns([]result.Result{r}, nil)
+	if len(bs) != 1 || bs[0].Traffic == nil {
+		t.Fatalf("breakdowns %+v", bs)
+	}
+	p := bs[0].Traffic
+	if p.Model != result.ReplicationPrimary || len(p.Links) != 7 || p.CeilingBPS != 25e6 {
+		t.Fatalf("plan %+v", p)
+	}
+	for _, l := range p.Links {
+		// even primary shares (no PG data in a result): within 25% of the uneven real split
+		if d := math.Abs(l.PredictedBytes-l.MeasuredBytes) / l.MeasuredBytes; d > 0.25 {
+			t.Errorf("%s %s: predicted %.0f, measured %.0f", l.Node, l.Direction, l.PredictedBytes, l.MeasuredBytes)
+		}
+	}
+	if !strings.Contains(bs[0].Summary, "replication model primary") {
+		t.Errorf("summary %q", bs[0].Summary)
+	}
+	t.Log(p.Summary)
+}

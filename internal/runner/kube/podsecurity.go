@@ -1,0 +1,99 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/storbench/storbench/internal/result"
+)
+
+// PodSecurity is the Pod Security level a namespace enforces, as the API
+// server applies it, and where storbench read it.
+type PodSecurity struct {
+	// Level is privileged, baseline or restricted; "" when it could not be
+	// read.
+	Level string
+	// Source says how it was read: the namespace's label, or the API
+	// server's answer to a dry-run pod (which applies the cluster's
+	// default from its admission configuration to an unlabelled
+	// namespace: Talos, hardened k3s and RKE2 default to baseline or
+	// restricted), or why it could not be.
+	Source string
+}
+
+func (p PodSecurity) String() string {
+	if p.Level == "" {
+		return "unknown (" + p.Source + ")"
+	}
+	return p.Level + " (" + p.Source + ")"
+}
+
+// podSecurityViolation is the admission's refusal: `violates PodSecurity
+// "baseline:latest": host namespaces (hostNetwork=true)`.
+var podSecurityViolation = regexp.MustCompile(`violates PodSecurity "([a-z]+):`)
+
+// EffectivePodSecurity reads the level namespace ns enforces. A label
+// says it; without one, a server-side dry run of a pod that every level
+// but privileged forbids (host network, root, no seccomp profile) makes
+// the API server say which level it enforces, the cluster default
+// included. Nothing is created. A dry run storbench may not make (RBAC)
+// leaves the level unknown, and Source says so.
+func EffectivePodSecurity(ctx context.Context, c *Cluster, ns string) PodSecurity {
+	n, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err == nil && n.Labels[PodSecurityEnforce] != "" {
+		return PodSecurity{Level: n.Labels[PodSecurityEnforce], Source: "namespace label " + PodSecurityEnforce}
+	}
+	if apierrors.IsNotFound(err) {
+		return PodSecurity{Source: "namespace " + ns + " does not exist yet: the cluster's default level will apply"}
+	}
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "storbench-podsecurity-", Namespace: ns},
+		Spec: corev1.PodSpec{HostNetwork: true, RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "probe", Image: "registry.invalid/storbench-podsecurity-probe"}}},
+	}
+	_, err = c.Client.CoreV1().Pods(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	switch {
+	case err == nil:
+		return PodSecurity{Level: "privileged", Source: "the API server admitted a host-network pod (dry run): no label, the cluster's default"}
+	case apierrors.IsForbidden(err):
+		if m := podSecurityViolation.FindStringSubmatch(apiMessage(err)); m != nil {
+			return PodSecurity{Level: m[1], Source: "the API server's answer to a dry-run pod: no label, the cluster's default (its admission configuration)"}
+		}
+		return PodSecurity{Source: "may not create pods to ask the API server (" + apiMessage(err) + ")"}
+	}
+	return PodSecurity{Source: fmt.Sprintf("the dry-run pod failed: %v", err)}
+}
+
+// podSecurityForbids reports whether the level forbids a host-network pod.
+func podSecurityForbids(level string) bool {
+	return level == "baseline" || level == "restricted"
+}
+
+// podSecurityCheck is doctor's line on Pod Security: the level the
+// namespace enforces and what it means for storbench's pods (the fio pod
+// runs as the image's root user without a seccomp profile: restricted
+// refuses it; the sampler pods need hostNetwork: baseline refuses them,
+// and runs then read the kubelet's counters or none).
+func podSecurityCheck(ctx context.Context, c *Cluster) result.Check {
+	ns := c.Namespace()
+	ps := EffectivePodSecurity(ctx, c, ns)
+	ch := result.Check{Area: "pod-security", Name: "Pod Security of namespace " + ns, Status: result.CheckOK, Detail: ps.String()}
+	switch ps.Level {
+	case "restricted":
+		ch.Status = result.CheckWarn
+		ch.Detail += ": storbench's fio pods (root, no seccomp profile) are refused"
+		ch.Fix = fmt.Sprintf("kubectl label namespace %s %s=baseline --overwrite, or give the pods a restricted securityContext with --pod-overrides (runAsNonRoot, seccompProfile RuntimeDefault, allowPrivilegeEscalation false, capabilities drop ALL; the volume must be writable by that user)", ns, PodSecurityEnforce)
+	case "baseline":
+		ch.Status = result.CheckInfo
+		ch.Detail += ": fio pods run; the host-network sampler pods are refused, so runs read node network counters from the kubelet if allowed, else not at all"
+	case "":
+		ch.Status = result.CheckInfo
+		ch.Detail += ": a pod the level refuses fails at creation with the API server's reason"
+	}
+	return ch
+}

@@ -45,7 +45,7 @@ func appFit(t *testing.T, class string) (*classcheck.Check, map[string]result.Re
 
 // netfs mounts its export once per node (sshfs): two pods on two nodes
 // share the files but not the locks.
-func TestAppFitNetfsLocksNotShared(t *testing.T) {
+func TestClusterAppFitNetfsLocksNotShared(t *testing.T) {
 	ch, got := appFit(t, "netfs")
 	lock := got["appfit:fcntl-lock"]
 	if result.LabelCheckOutcome.Of(lock.Labels) != "broken" || !strings.Contains(result.LabelCheckReason.Of(lock.Labels), "both clients held the same write lock") ||
@@ -58,7 +58,7 @@ func TestAppFitNetfsLocksNotShared(t *testing.T) {
 }
 
 // local-path is ReadWriteOnce: two processes in one pod, whose locks work.
-func TestAppFitLocalPathLocksWork(t *testing.T) {
+func TestClusterAppFitLocalPathLocksWork(t *testing.T) {
 	ch, got := appFit(t, "local-path")
 	lock := got["appfit:fcntl-lock"]
 	if result.LabelCheckOutcome.Of(lock.Labels) != "works" || !strings.HasPrefix(result.LabelAppClients.Of(lock.Labels), "two processes on ") {
@@ -74,7 +74,7 @@ func TestAppFitLocalPathLocksWork(t *testing.T) {
 
 // The test driver's no-fsync mode publishes its volume through an overlay
 // mounted volatile: fsync returns without writing; the check catches it.
-func TestAppFitTestCSINoFsync(t *testing.T) {
+func TestClusterAppFitTestCSINoFsync(t *testing.T) {
 	ch, got := appFit(t, "testcsi-no-fsync")
 	f := got["appfit:fsync-read-back"]
 	if result.LabelCheckOutcome.Of(f.Labels) != "broken" || ch.Outcome != classcheck.Failed {

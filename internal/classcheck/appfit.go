@@ -124,7 +124,9 @@ func (r *run) appClients(ctx context.Context, pods, nodes []string) ([]appfit.Cl
 	}
 	var out []appfit.Client
 	for i, pod := range pods {
-		if _, err := r.exec(ctx, pod, data, "sh", "-c", "cat > "+podBinary+" && chmod 755 "+podBinary); err != nil {
+		// cp gives the file an executable's mode, cat then fills it: the
+		// test cluster's fio image has no chmod.
+		if _, err := r.exec(ctx, pod, data, "sh", "-c", "cp /bin/sh "+podBinary+" && cat > "+podBinary); err != nil {
 			return nil, fmt.Errorf("copying storbench into pod %s: %w", pod, err)
 		}
 		out = append(out, appfit.Client{Cmder: &kube.PodCmder{Exec: r.c.Exec, Namespace: r.ns, Pod: pod, Container: kube.ContainerName},

@@ -22,6 +22,11 @@ const renameBytes = 64 << 10
 // renames before it calls the test enough.
 const minRenameReads = 200
 
+// minRenameVersions is how many of the writer's versions the reader must
+// have seen before it calls the test enough: on a busy host 200 reads can
+// all fall between two renames, which would prove nothing.
+const minRenameVersions = 3
+
 // version is the content of the renamed file's version n: n, the
 // payload's length, the payload and a SHA-256 of all that.
 func version(n int) []byte {
@@ -102,7 +107,7 @@ func renameReader(ctx context.Context, dir string, timeout time.Duration) Answer
 	var reads, missing, torn int
 	versions := map[int]bool{}
 	var first string
-	for reads < minRenameReads && time.Since(start) < timeout && ctx.Err() == nil {
+	for (reads < minRenameReads || len(versions) < minRenameVersions) && time.Since(start) < timeout && ctx.Err() == nil {
 		reads++
 		b, err := os.ReadFile(filepath.Join(dir, "rename.target"))
 		if err == nil {

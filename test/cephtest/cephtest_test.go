@@ -123,8 +123,15 @@ func checkHarness(t *testing.T, c *Cluster) {
 	t.Run("osd freeze and thaw", func(t *testing.T) {
 		c.Script(t, "osd", "freeze", "2")
 		pid := strings.TrimSpace(read(t, filepath.Join(c.Dir, "run", "osd.2.daemon")))
-		if st := read(t, "/proc/"+pid+"/stat"); !strings.Contains(st, ") T ") {
-			t.Errorf("osd.2 not stopped: %s", st)
+		// SIGSTOP reaches every thread of the OSD asynchronously: on a busy
+		// host its state reads R for a moment after kill returns.
+		st := read(t, "/proc/"+pid+"/stat")
+		for deadline := time.Now().Add(5 * time.Second); !strings.Contains(st, ") T ") && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+			st = read(t, "/proc/"+pid+"/stat")
+		}
+		if !strings.Contains(st, ") T ") {
+			t.Errorf("osd.2 not stopped 5 s after SIGSTOP: %s", st)
 		}
 		c.Script(t, "osd", "thaw", "2")
 	})

@@ -75,8 +75,18 @@ func checkHarness(t *testing.T, c *Cluster) {
 			t.Errorf("%s reaches the monitor with its link cut", n.Name)
 		}
 		c.Script(t, "link", "restore", n.Name)
-		if out, err := c.Command(ctx, n, "timeout", "5", "bash", "-c", reach).CombinedOutput(); err != nil {
-			t.Errorf("%s cannot reach the monitor after restore: %v %s", n.Name, err, out)
+		// The connection tried while the link was cut left the monitor's
+		// neighbour entry failed: the kernel answers "no route to host" until
+		// it probes again, as after a real cable is plugged back in.
+		var out []byte
+		var err error
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+			if out, err = c.Command(ctx, n, "timeout", "5", "bash", "-c", reach).CombinedOutput(); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Errorf("%s cannot reach the monitor 15 s after restore: %v %s", n.Name, err, out)
 		}
 	})
 

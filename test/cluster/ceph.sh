@@ -254,7 +254,11 @@ standalone_down() {
   stop_daemons
   cgroups_remove
   for i in $(seq 1 "$n") c; do
-    if [ "$i" = c ]; then ip netns del "$CLIENT_NS" 2>/dev/null; else ip netns del "sbc${tag}n$i" 2>/dev/null; fi
+    # The veth first: a namespace outlives its name while anything still
+    # holds it (a socket, another mount namespace's copy of its bind
+    # mount), and its end of the pair with it.
+    if [ "$i" = c ]; then ip link del "$CLIENT_LINK" 2>/dev/null; ip netns del "$CLIENT_NS" 2>/dev/null
+    else ip link del "sbc${tag}v$i" 2>/dev/null; ip netns del "sbc${tag}n$i" 2>/dev/null; fi
   done
   ip link del "$BR" 2>/dev/null
   rm -rf "$CEPH_DIR"

@@ -34,6 +34,10 @@ func TestLive(t *testing.T) {
 // than the default suite's budget allows.
 const EnvFailures = "STORBENCH_CEPH_FAILURES"
 
+// EnvLinkVerdict set to 1 adds the slow link's verdict to TestLive/verdicts:
+// it needs a host quiet enough for the write to fill the shaped link.
+const EnvLinkVerdict = "STORBENCH_CEPH_LINK_VERDICT"
+
 // checkHarness checks what the harness promises (HEALTH_OK, one crush host
 // per node, a size-3 pool, every fault applies and undoes).
 func checkHarness(t *testing.T, c *Cluster) {

@@ -1,6 +1,7 @@
 package classcheck_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,9 @@ import (
 	"github.com/storbench/storbench/internal/testenv"
 )
 
+// EnvAppFitCluster set to 1 runs the app-fit checks on the test cluster.
+const EnvAppFitCluster = "STORBENCH_APPFIT_CLUSTER"
+
 // appFit runs the app-fit check alone on class with the storbench built
 // from this tree copied into the pods, and returns its check and the
 // outcome of each semantic.
@@ -17,6 +21,13 @@ func appFit(t *testing.T, class string) (*classcheck.Check, map[string]result.Re
 	t.Helper()
 	if testing.Short() {
 		t.Skip("the test cluster")
+	}
+	if os.Getenv(EnvAppFitCluster) != "1" {
+		// Not yet in the cluster tier: on the harness's netfs class both pods
+		// reached one sshfs mount (locks shared, not the two mounts the test
+		// expects), each check took about 5 minutes, and a Released PV was
+		// left behind (docs/appfit.md, "On the test cluster").
+		t.Skipf("on demand: %s=1", EnvAppFitCluster)
 	}
 	var bins testenv.Binaries
 	t.Cleanup(func() {

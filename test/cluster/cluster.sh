@@ -20,7 +20,8 @@
 # Environment: CLUSTER_NODES (real nodes, default 3), CLUSTER_RATE (tbf rate of every link,
 # default 1gbit), NODE_GRACE (node-monitor grace, default 16s), KAPI_ROOT, CLUSTER_CEPH=1 (a real
 # Ceph across the real nodes, test/cluster/ceph.sh; CEPH_FS=1 adds CephFS and class cephfs),
-# CLUSTER_GLUSTER=1 (a GlusterFS volume and class "gluster": gluster.sh).
+# CLUSTER_GLUSTER=1 (a GlusterFS volume and class "gluster": gluster.sh), CLUSTER_FAIL_AT=STEP
+# (the harness's own tests: up fails after STEP, host or node-I, and must tear down everything).
 # While up, $KAPI_ROOT/run/cluster.env (bash) describes the cluster for scripts and tests.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -65,6 +66,10 @@ cached() {
     for b in csi-provisioner csi-attacher csi-snapshotter csi-resizer snapshot-controller; do [ -x "$BIN/csi/$b" ] || return 1; done
 }
 
+# fail_at STEP: CLUSTER_FAIL_AT=STEP makes up fail right after STEP (host, node-I), as a node that
+# never registers would: the harness's own tests check that a half-made cluster is torn down whole.
+fail_at() { [ "${CLUSTER_FAIL_AT:-}" != "$1" ] || { log "failing after $1 (CLUSTER_FAIL_AT)"; return 1; }; }
+
 up() {
   local t0 i; t0=$(now_ms)
   [ ! -f "$RUN/nodes.count" ] || { log "a cluster is up already ($RUN): cluster.sh down first"; return 1; }
@@ -80,8 +85,9 @@ up() {
   mkdir -p "$RUN"; echo "$N" > "$RUN/nodes.count"
   trap 'log "up failed: tearing down"; down' ERR
   bash "$C/nodes.sh" host_up "$N"
+  fail_at host
   bash "$C/control-plane.sh" up >/dev/null
-  for i in $(seq 1 "$N"); do bash "$C/nodes.sh" up "$i"; done
+  for i in $(seq 1 "$N"); do bash "$C/nodes.sh" up "$i"; fail_at "node-$i"; done
   bash "$C/nodes.sh" routes "$N"
   bash "$C/storage.sh" up "$N"
   if [ "${CLUSTER_GLUSTER:-}" = 1 ]; then bash "$C/gluster.sh" cluster-up "$N"; fi

@@ -24,7 +24,9 @@ owned_route() { ip route replace "$1" via "$2" dev "$3"; owned route "$1" via "$
 # drop_owned_routes: every route OWNED names, and only those.
 drop_owned_routes() {
   [ -f "$OWNED" ] || return 0
-  local r; while read -r k r; do [ "$k" = route ] && { ip route del $r 2>/dev/null || true; }; done < "$OWNED"
+  local k r; while read -r k r; do
+    if [ "$k" = route ]; then ip route del $r 2>/dev/null || true; fi
+  done < "$OWNED"   # (an `a && b` last in the loop would make a file without routes fail set -e)
 }
 
 # snapshot_host: what exists before the cluster makes anything (once per cluster, from host_up).

@@ -42,8 +42,8 @@ KC() { "$BIN/kubectl" "$@"; }
 log() { echo "cluster: $*" >&2; }
 waitfor() { # description, command...
   local d=$1; shift
-  for _ in $(seq 1 120); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
-  log "timeout waiting for $d"; return 1
+  for _ in $(seq 1 "${WAITFOR_TRIES:-120}"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
+  log "timeout waiting for $d ($(( ${WAITFOR_TRIES:-120} / 2 )) s)"; return 1
 }
 api() { curl -fsS --cacert "$RUN/pki/ca.crt" -H "Authorization: Bearer $(cut -d, -f1 "$RUN/pki/tokens.csv")" "$@"; }
 node_ready() { [ "$("$BIN/kubectl" get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,14 +14,19 @@ import (
 const (
 	PartNodeLink    = "the node's link"
 	PartServerLink  = "the server's link"
+	PartServerDisk  = "the server's own storage"
 	BoundNodeLink   = "the node's link"
 	BoundServerLink = "the server's link"
+	BoundServerDisk = "the server's own storage"
 	// BoundServer: under half of the lowest link, the server itself (its
 	// disks, CPU, protocol) takes more than the links let through.
 	BoundServer = "the server (its disks, CPU or protocol)"
 	// BoundServerSide: the node's link does not bind and the server's is
 	// not measured: the server's link or the server itself.
 	BoundServerSide = "the server's side (its link or the server itself; its link is not measured)"
+	// BoundServerProtocol: under half of the lowest part with the server's
+	// own storage measured faster: its protocol or CPU.
+	BoundServerProtocol = "the server's protocol or CPU (its own storage measured faster)"
 )
 
 // NodeLinkBindsPercent is the share of the node's measured link from
@@ -30,9 +36,14 @@ const NodeLinkBindsPercent = 90
 // ServerBreakdowns explains results on a network volume whose server is
 // not a node of the cluster (result.LabelVolumeServer set, no replica
 // nodes): the node's link, as the network round measured it from (writes)
-// or to (reads) the node, and the server's link, as
-// result.LabelServerLinkBPS gives it; the lower binds, or the server
-// itself when the result is under half of it.
+// or to (reads) the node; the server's link, as the network round measured
+// it between the node and the server when the server took part in the
+// round (an ssh:// target of the run, found by its name or the address it
+// was reached at), else as result.LabelServerLinkBPS gives it; and the
+// server's own storage when the run measured it there (the same workload
+// on the server's target). The lowest binds, or the server itself (its
+// CPU, protocol, or its disks when they were not measured) when the result
+// is under half of it.
 func ServerBreakdowns(results []result.Result, links []LinkMatrix) []Breakdown {
 	m := hostMatrix(links)
 	var out []Breakdown
@@ -41,14 +52,14 @@ func ServerBreakdowns(results []result.Result, links []LinkMatrix) []Breakdown {
 		if r.Round == result.RoundNetwork || r.Status != result.StatusComplete || server == "" || result.LabelReplicaNodes.Of(r.Labels) != "" {
 			continue
 		}
-		if b, ok := serverBreakdown(r, server, m); ok {
+		if b, ok := serverBreakdown(r, server, m, results); ok {
 			out = append(out, b)
 		}
 	}
 	return out
 }
 
-func serverBreakdown(r result.Result, server string, m *LinkMatrix) (Breakdown, bool) {
+func serverBreakdown(r result.Result, server string, m *LinkMatrix, all []result.Result) (Breakdown, bool) {
 	dir, name := largerDirection(r)
 	b := Breakdown{Target: r.Target, Workload: r.Workload, Round: r.Round, Node: nodeOf(r), Direction: name,
 		Remote: []string{server}, Replicas: 1, RemoteCopies: 1}
@@ -56,24 +67,93 @@ func serverBreakdown(r result.Result, server string, m *LinkMatrix) (Breakdown, 
 		return Breakdown{}, false
 	}
 	b.MeasuredBPS = dir.BytesPerSec
-	if l := nodeLink(m, b.Node, b.Direction); l != nil {
+	sn := serverNode(all, server)
+	if l := nodeLink(m, b.Node, b.Direction, sn); l != nil {
 		b.Parts = append(b.Parts, BreakdownPart{PartNodeLink, l.SendBytesPerSec, fmt.Sprintf("network round, %s -> %s (the fastest link measured %s the node)", l.From, l.To, map[string]string{"write": "from", "read": "to"}[b.Direction])})
 	} else {
-		b.Missing = append(b.Missing, fmt.Sprintf("the link of node %s: not measured (run with --rounds network,...)", b.Node))
+		b.Missing = append(b.Missing, fmt.Sprintf("the link of node %s: not measured (run with --rounds network,... and another node)", b.Node))
 	}
-	if v, err := strconv.ParseFloat(result.LabelServerLinkBPS.Of(r.Labels), 64); err == nil && v > 0 {
+	if l := pathTo(m, b.Node, sn, b.Direction); l != nil {
+		b.Parts = append(b.Parts, BreakdownPart{PartServerLink, l.SendBytesPerSec, fmt.Sprintf("network round, %s -> %s (the path to the server)", l.From, l.To)})
+	} else if v, err := strconv.ParseFloat(result.LabelServerLinkBPS.Of(r.Labels), 64); err == nil && v > 0 {
 		b.Parts = append(b.Parts, BreakdownPart{PartServerLink, v, "label " + string(result.LabelServerLinkBPS)})
 	} else {
-		b.Missing = append(b.Missing, fmt.Sprintf("the link of server %s: not measured (iperf3 -s on %s, iperf3 -c %s from node %s; give --label %s=BYTES_PER_SEC)",
+		b.Missing = append(b.Missing, fmt.Sprintf("the link of server %s: not measured (add the server to the run as an ssh:// target with --rounds network,...; or iperf3 -s on %s, iperf3 -c %s from node %s and --label %s=BYTES_PER_SEC)",
 			server, server, server, b.Node, result.LabelServerLinkBPS))
+	}
+	if d := serverDisk(all, r, sn, b.Direction); d != nil {
+		b.Parts = append(b.Parts, BreakdownPart{PartServerDisk, d.bps, fmt.Sprintf("%s on %s, the server's own target", r.Workload, d.target)})
 	}
 	b.finishServer(server)
 	return b, true
 }
 
-// nodeLink is the fastest measured link from (write) or to (read) node:
-// what its own port allows.
-func nodeLink(m *LinkMatrix, node, direction string) *Link {
+// serverNode is the network round's name for the volume's server: a node
+// named server, or the node the round reached at that address; "" when
+// the server took no part in the round.
+func serverNode(all []result.Result, server string) string {
+	for _, r := range all {
+		if r.Round != result.RoundNetwork {
+			continue
+		}
+		to, from := result.LabelNetTo.Of(r.Labels), result.LabelNetFrom.Of(r.Labels)
+		if to == server || from == server {
+			return server
+		}
+		if result.LabelNetAddress.Of(r.Labels) == server && to != "" {
+			return to
+		}
+	}
+	return ""
+}
+
+// pathTo is the measured link from node to the server (writes) or back
+// (reads).
+func pathTo(m *LinkMatrix, node, server, direction string) *Link {
+	if m == nil || server == "" {
+		return nil
+	}
+	l := m.Link(node, server)
+	if direction == "read" {
+		l = m.Link(server, node)
+	}
+	if l == nil || l.SendBytesPerSec <= 0 {
+		return nil
+	}
+	return l
+}
+
+type diskFigure struct {
+	target string
+	bps    float64
+}
+
+// serverDisk is the same workload, in the same round, on the server's own
+// storage (a target of the run on the server node that is not itself a
+// network volume), in the breakdown's direction.
+func serverDisk(all []result.Result, r result.Result, server, direction string) *diskFigure {
+	if server == "" {
+		return nil
+	}
+	for _, o := range all {
+		if o.Round != r.Round || o.Workload != r.Workload || o.Status != result.StatusComplete || nodeOf(o) != server ||
+			result.LabelVolumeServer.Of(o.Labels) != "" {
+			continue
+		}
+		d := o.Write
+		if direction == "read" {
+			d = o.Read
+		}
+		if d != nil && d.BytesPerSec > 0 {
+			return &diskFigure{target: o.Target, bps: d.BytesPerSec}
+		}
+	}
+	return nil
+}
+
+// nodeLink is the fastest measured link from (write) or to (read) node,
+// the server aside: what the node's own port allows.
+func nodeLink(m *LinkMatrix, node, direction, server string) *Link {
 	if m == nil {
 		return nil
 	}
@@ -83,7 +163,7 @@ func nodeLink(m *LinkMatrix, node, direction string) *Link {
 		if direction == "read" {
 			l = m.Link(other, node)
 		}
-		if other != node && l != nil && l.SendBytesPerSec > 0 && (best == nil || l.SendBytesPerSec > best.SendBytesPerSec) {
+		if other != node && other != server && l != nil && l.SendBytesPerSec > 0 && (best == nil || l.SendBytesPerSec > best.SendBytesPerSec) {
 			best = l
 		}
 	}
@@ -95,7 +175,7 @@ func (b *Breakdown) finishServer(server string) {
 	left := 0.0
 	for _, p := range b.Parts {
 		if b.CeilingBPS == 0 || p.CeilingBPS < b.CeilingBPS {
-			b.CeilingBPS, b.LimitedBy = p.CeilingBPS, map[string]string{PartNodeLink: BoundNodeLink, PartServerLink: BoundServerLink}[p.Name]
+			b.CeilingBPS, b.LimitedBy = p.CeilingBPS, map[string]string{PartNodeLink: BoundNodeLink, PartServerLink: BoundServerLink, PartServerDisk: BoundServerDisk}[p.Name]
 		}
 		next := p.CeilingBPS
 		if left > 0 {
@@ -111,10 +191,12 @@ func (b *Breakdown) finishServer(server string) {
 	}
 	b.Percent = b.MeasuredBPS / b.CeilingBPS * 100
 	b.Lowest = b.LimitedBy
-	serverMeasured := len(b.Parts) > 0 && b.Parts[len(b.Parts)-1].Name == PartServerLink
+	serverMeasured := slices.ContainsFunc(b.Parts, func(p BreakdownPart) bool { return p.Name == PartServerLink })
 	switch {
 	case !serverMeasured && b.Percent < NodeLinkBindsPercent:
 		b.LimitedBy = BoundServerSide
+	case b.Percent < EngineBoundPercent && slices.ContainsFunc(b.Parts, func(p BreakdownPart) bool { return p.Name == PartServerDisk }):
+		b.LimitedBy = BoundServerProtocol
 	case b.Percent < EngineBoundPercent:
 		b.LimitedBy = BoundServer
 	}

@@ -462,7 +462,9 @@ func (t *Target) prepareDevice(ctx context.Context, f hostFacts, need runner.Nee
 
 // labels describe the host and the storage of the target.
 func (t *Target) labels(f hostFacts) map[string]string {
-	l := map[string]string{}
+	// the host as the run names it: the network round's node, so a result
+	// and the links measured from its host meet in the breakdown
+	l := map[string]string{string(result.LabelNode): t.client.Name()}
 	for _, k := range []result.LabelKey{result.LabelHostname, result.LabelKernel, result.LabelArch, result.LabelCPUModel,
 		result.LabelFSType, result.LabelMountPoint, result.LabelMountSource,
 		result.LabelDevice, result.LabelDisk, result.LabelDeviceModel, result.LabelRotational} {

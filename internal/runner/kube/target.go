@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/storbench/storbench/internal/field"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
@@ -425,11 +426,11 @@ func ApplyPodOverrides(pod *corev1.Pod, patch []byte) (*corev1.Pod, error) {
 	}
 	patched, err := strategicpatch.StrategicMergePatch(orig, patch, corev1.Pod{})
 	if err != nil {
-		return nil, fmt.Errorf("--pod-overrides: %w", err)
+		return nil, field.Errorf("%s: %w", FieldPodOverrides, err)
 	}
 	var out corev1.Pod
 	if err := json.Unmarshal(patched, &out); err != nil {
-		return nil, fmt.Errorf("--pod-overrides: the patched pod does not parse: %w", err)
+		return nil, field.Errorf("%s: the patched pod does not parse: %w", FieldPodOverrides, err)
 	}
 	out.Name, out.Namespace = pod.Name, pod.Namespace
 	if out.Labels == nil {
@@ -445,7 +446,7 @@ func ApplyPodOverrides(pod *corev1.Pod, patch []byte) (*corev1.Pod, error) {
 		out.Spec.NodeSelector[k] = v
 	}
 	if len(out.Spec.Containers) == 0 || out.Spec.Containers[0].Name != pod.Spec.Containers[0].Name {
-		return nil, fmt.Errorf("--pod-overrides: the first container must stay %q", pod.Spec.Containers[0].Name)
+		return nil, field.Errorf("%s: the first container must stay %q", FieldPodOverrides, pod.Spec.Containers[0].Name)
 	}
 	return &out, nil
 }

@@ -147,7 +147,7 @@ func (r *run) createPod(ctx context.Context, s podSpec) (time.Time, error) {
 // restricted profile, and what that costs.
 func (r *run) restrictedNote(level string) {
 	note := fmt.Sprintf("Pod Security: namespace %s enforces %q, which refused the usual check pods (root): they ran under the restricted profile instead (user %d, seccomp RuntimeDefault, no privilege escalation, all capabilities dropped, fsGroup %d). "+
-		"What that costs: a volume whose driver ignores fsGroup cannot be written, so the checks on it fail; a raw block device is not writable by that user", r.ns, level, kube.RestrictedUID, kube.RestrictedUID)
+		"What that costs: a volume whose driver ignores fsGroup cannot be written, so the checks on it fail; a raw block device the node does not give to that group is not writable", r.ns, level, kube.RestrictedUID, kube.RestrictedUID)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !slices.Contains(r.notes, note) {

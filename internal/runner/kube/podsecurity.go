@@ -87,7 +87,7 @@ func podSecurityCheck(ctx context.Context, c *Cluster) result.Check {
 	switch ps.Level {
 	case "restricted":
 		ch.Status = result.CheckWarn
-		ch.Detail += fmt.Sprintf(": storbench's usual fio pod (root, no seccomp profile) is refused, so it runs under the restricted profile instead (user %d, fsGroup %d): the image must have fio, the volume's driver must apply fsGroup, the page cache cannot be dropped, and there are no host-network sampler pods", RestrictedUID, RestrictedUID)
+		ch.Detail += fmt.Sprintf(": storbench's usual fio pod (root, no seccomp profile) is refused, so it runs under the restricted profile instead (user %d, fsGroup %d): the image must have fio, the volume's driver must apply fsGroup, and there are no host-network sampler pods", RestrictedUID, RestrictedUID)
 		ch.Fix = fmt.Sprintf("to run as usual: kubectl label namespace %s %s=baseline --overwrite", ns, PodSecurityEnforce)
 	case "baseline":
 		ch.Status = result.CheckInfo

@@ -80,7 +80,7 @@ func restrictedNotice(ns, level string) string {
 	return fmt.Sprintf("Pod Security: namespace %s enforces %q, which refused storbench's usual fio pod (root, no seccomp profile); "+
 		"the fio pod ran under the restricted profile instead (user %d, not root; seccomp RuntimeDefault; no privilege escalation; all capabilities dropped; fsGroup %d on the volume). "+
 		"What that costs: the image must have fio (a non-root pod cannot install it); the volume must honour fsGroup, or fio cannot write to it; "+
-		"the page cache cannot be dropped from the pod; no host-network sampler pods (the level forbids hostNetwork), so node network counters come from the kubelet if allowed, else not at all",
+		"no host-network sampler pods (the level forbids hostNetwork), so node network counters come from the kubelet if allowed, else not at all",
 		ns, level, RestrictedUID, RestrictedUID)
 }
 

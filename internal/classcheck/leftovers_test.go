@@ -245,6 +245,7 @@ func TestClusterSnapshotClassNeverABackup(t *testing.T) {
 // command; the next run names them, and cleanup --k8s starts the node with
 // that command (only that node: the one the run stopped), lifts the taint
 // and removes the run's pods and claims. The node is Ready afterwards.
+// Cost on the harness: 45 s (04:30 UTC; killed 30 s in).
 func TestClusterKilledNodeFailureRunIsUndoneByCleanup(t *testing.T) {
 	c, client := connect(t)
 	needClass(t, client, "testcsi-shared")

@@ -19,6 +19,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/classcheck"
 	"github.com/storbench/storbench/internal/runner/kube"
@@ -30,14 +31,28 @@ import (
 // testcsi-shared, printing its progress, until its parent SIGKILLs it.
 const killHelperEnv = "STORBENCH_CLASSCHECK_KILL_HELPER"
 
+// killNodeFailureEnv, set beside killHelperEnv to a NodeFailureRequest
+// (JSON), makes the helper run the node-failure check instead.
+const killNodeFailureEnv = "STORBENCH_CLASSCHECK_KILL_NODEFAILURE"
+
 func TestMain(m *testing.M) {
 	if runID := os.Getenv(killHelperEnv); runID != "" {
-		c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")})
+		o := classcheck.Options{Class: "testcsi-shared", Image: realImage, PullPolicy: corev1.PullNever, Timeout: time.Minute, RunID: runID,
+			Only: []string{classcheck.CheckSnapshot, classcheck.CheckFailover}, Progress: func(m string) { fmt.Println(m) }}
+		var err error
+		if js := os.Getenv(killNodeFailureEnv); js != "" {
+			var req storbench.NodeFailureRequest
+			if err = json.Unmarshal([]byte(js), &req); err == nil {
+				o.NodeFailure, err = storbench.NodeFailure(req)
+				o.Only = []string{classcheck.CheckNodeFailure}
+			}
+		}
+		var c *kube.Cluster
 		if err == nil {
-			_, err = classcheck.Qualify(context.Background(), c, classcheck.Options{Class: "testcsi-shared", Image: realImage,
-				PullPolicy: corev1.PullNever, Timeout: time.Minute, RunID: runID,
-				Only:     []string{classcheck.CheckSnapshot, classcheck.CheckFailover},
-				Progress: func(m string) { fmt.Println(m) }})
+			c, err = kube.Connect(kube.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")})
+		}
+		if err == nil {
+			_, err = classcheck.Qualify(context.Background(), c, o)
 		}
 		fmt.Println("helper ended:", err)
 		os.Exit(3)
@@ -221,5 +236,149 @@ func TestClusterSnapshotClassNeverABackup(t *testing.T) {
 	ch := rep.Check(classcheck.CheckSnapshot)
 	if ch == nil || ch.Outcome != classcheck.Works || !strings.Contains(ch.Reason, "VolumeSnapshotClass "+usual) || !strings.Contains(ch.Reason, "not "+backup) {
 		t.Errorf("snapshot beside a backup class: %+v", ch)
+	}
+}
+
+// A qualification SIGKILLed during the node-failure check, once its node
+// is stopped and tainted out-of-service, leaves the taint and the stopped
+// node, both marked with its run ID and the stop with the run's start
+// command; the next run names them, and cleanup --k8s starts the node with
+// that command (only that node: the one the run stopped), lifts the taint
+// and removes the run's pods and claims. The node is Ready afterwards.
+// Cost on the harness: 45 s (04:30 UTC; killed 30 s in).
+func TestClusterKilledNodeFailureRunIsUndoneByCleanup(t *testing.T) {
+	c, client := connect(t)
+	needClass(t, client, "testcsi-shared")
+	req := nodeFailureRequest(t, client, "stop", "start")
+	fakeNodes(t, client)
+	start := time.Now()
+	runID := fmt.Sprintf("%s-%04x", time.Now().UTC().Format("20060102-150405"), time.Now().UnixNano()&0xffff)
+	js, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), killHelperEnv+"="+runID, killNodeFailureEnv+"="+string(js))
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Whatever happens below, the node is brought back for the tests after this one.
+	t.Cleanup(func() { bringBack(t, client, req, runID) })
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			t.Log("killed run: " + sc.Text())
+		}
+	}()
+	// Killed once the out-of-service taint is on the node, as the API shows it.
+	if err := waitTainted(client, failNode, runID, 3*time.Minute); err != nil {
+		child.Process.Kill()
+		child.Wait()
+		t.Fatal(err)
+	}
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	t.Logf("killed after %s, with node %s stopped and tainted", time.Since(start).Round(time.Second), failNode)
+	marks, err := kube.FindNodeMarks(context.Background(), client, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var what []string
+	for _, m := range marks {
+		what = append(what, m.What)
+		if m.What == kube.MarkStopped && (m.Start == nil || m.Start.Command != strings.ReplaceAll(req.StartCommand, "{node}", failNode)) {
+			t.Errorf("the stop's record lacks the run's start command: %+v", m.Start)
+		}
+	}
+	if strings.Join(what, ",") != kube.MarkTaint+","+kube.MarkStopped && strings.Join(what, ",") != kube.MarkStopped+","+kube.MarkTaint {
+		t.Fatalf("marks of the killed run: %v", marks)
+	}
+
+	next, err := classcheck.Qualify(context.Background(), c, classcheck.Options{Class: "testcsi-shared", Image: realImage, PullPolicy: corev1.PullNever,
+		RunID: runID + "-next", Only: []string{"nothing"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(next.Notes, "\n")
+	for _, m := range marks {
+		if !strings.Contains(notes, "found "+m.String()) {
+			t.Errorf("the next run's notes lack %q:\n%s", m, notes)
+		}
+	}
+
+	rep, err := storbench.CleanupKube(context.Background(), storbench.KubeCleanupRequest{Cluster: kube.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")},
+		RunID: runID, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rjs, _ := json.Marshal(rep)
+	t.Logf("cleanup: %s", rjs)
+	got := strings.Join(rep.Notes, "\n")
+	for _, want := range []string{"started node " + failNode + ", which storbench run " + runID + " stopped", "ran `" + strings.ReplaceAll(req.StartCommand, "{node}", failNode) + "`",
+		"lifted the " + kube.MarkTaint + " storbench run " + runID + " left on node " + failNode} {
+		if !strings.Contains(got, want) {
+			t.Errorf("cleanup's notes lack %q", want)
+		}
+	}
+	if len(rep.Failed) > 0 {
+		t.Errorf("cleanup failed: %v", rep.Failed)
+	}
+	nodeRestored(t, client, failNode)
+	if left, _ := kube.FindNodeMarks(context.Background(), client, runID); len(left) > 0 {
+		t.Errorf("marks left: %v", left)
+	}
+	nothingLeft(t, client, runID)
+	t.Logf("killed node-failure run and its cleanup: %s", time.Since(start).Round(time.Second))
+}
+
+// waitTainted polls until the node carries the out-of-service taint with
+// storbench's annotation naming runID.
+func waitTainted(client kubernetes.Interface, node, runID string, d time.Duration) error {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		n, err := client.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		for _, tn := range n.Spec.Taints {
+			if tn.Key == corev1.TaintNodeOutOfService && n.Annotations[kube.AnnotationTaintedBy] == runID {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("node %s never got run %s's out-of-service taint within %s", node, runID, d)
+}
+
+// bringBack leaves the harness whole when the test failed before cleanup
+// did: the node started and Ready, the run's marks and objects gone.
+func bringBack(t *testing.T, client kubernetes.Interface, req storbench.NodeFailureRequest, runID string) {
+	ctx := context.Background()
+	if n, err := client.CoreV1().Nodes().Get(ctx, failNode, metav1.GetOptions{}); err == nil && !kube.NodeReady(*n) {
+		t.Logf("the test left node %s down: starting it", failNode)
+		if nf, err := storbench.NodeFailure(req); err != nil {
+			t.Error(err)
+		} else if err := nf.Start(ctx, failNode); err != nil {
+			t.Error(err)
+		}
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+			if n, err := client.CoreV1().Nodes().Get(ctx, failNode, metav1.GetOptions{}); err == nil && kube.NodeReady(*n) {
+				break
+			}
+		}
+	}
+	marks, _ := kube.FindNodeMarks(ctx, client, runID)
+	for _, m := range marks {
+		if err := kube.UndoNodeMark(ctx, client, m); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := storbench.CleanupKube(ctx, storbench.KubeCleanupRequest{Cluster: kube.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")},
+		RunID: runID, Timeout: time.Minute}); err != nil {
+		t.Error(err)
 	}
 }

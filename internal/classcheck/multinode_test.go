@@ -266,6 +266,17 @@ const failNode = "kreal-node-2"
 // command of the test's own.
 func nodeCommands(t *testing.T, client kubernetes.Interface, stop, start string) *classcheck.NodeFailure {
 	t.Helper()
+	nf, err := storbench.NodeFailure(nodeFailureRequest(t, client, stop, start))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nf
+}
+
+// nodeFailureRequest is nodeCommands' request, for a run in another
+// process.
+func nodeFailureRequest(t *testing.T, client kubernetes.Interface, stop, start string) storbench.NodeFailureRequest {
+	t.Helper()
 	if _, err := client.CoreV1().Nodes().Get(context.Background(), failNode, metav1.GetOptions{}); err != nil {
 		t.Skipf("needs node %s (test/cluster/cluster.sh with 2 or more real nodes): %v", failNode, err)
 	}
@@ -297,12 +308,7 @@ func nodeCommands(t *testing.T, client kubernetes.Interface, stop, start string)
 		}
 		return strings.ReplaceAll(op, "$KAPI_ROOT", kapi)
 	}
-	nf, err := storbench.NodeFailure(storbench.NodeFailureRequest{Node: failNode, Inventory: inv,
-		StopCommand: command(stop), StartCommand: command(start), OutOfService: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nf
+	return storbench.NodeFailureRequest{Node: failNode, Inventory: inv, StopCommand: command(stop), StartCommand: command(start), OutOfService: true}
 }
 
 // nodeRestored fails unless the node is Ready, schedulable and free of the

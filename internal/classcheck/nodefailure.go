@@ -30,6 +30,11 @@ type NodeFailure struct {
 	// report tells how (StartHint).
 	Start     func(ctx context.Context, node string) error
 	StartHint string
+	// StartRecord says how Start starts the node, recorded on the node
+	// (kube.SetStopped) before it is stopped, so that cleanup --k8s can
+	// start it after storbench itself was killed; its Command is "" when
+	// Start is nil.
+	StartRecord kube.NodeStart
 	// StopCommand names what Stop runs, for the report.
 	StopCommand string
 	// HostName and HostAddress are the inventory host the commands run
@@ -98,6 +103,10 @@ func (r *run) nodeFailure(ctx context.Context) Check {
 			}
 		}
 	}()
+	if err := kube.SetStopped(ctx, r.c.Client, from, r.runID, nf.StartRecord, true); err != nil {
+		w.stop()
+		return failed(start, fmt.Errorf("recording on node %s that this run stops it: %w", from, err))
+	}
 	t0 := time.Now()
 	stopErr := nf.Stop(ctx, from)
 	acked := w.acks.value() // acknowledged up to the node's death: none may be lost
@@ -282,6 +291,9 @@ func (r *run) restoreNode(ctx context.Context, node string) (errs []string) {
 		} else if _, err := r.waitNodeReady(ctx, node, true, 2*time.Minute); err != nil {
 			errs = append(errs, err.Error())
 		}
+		if len(errs) > 0 {
+			return append(errs, fmt.Sprintf("node %s keeps storbench's record of the stop (%s): storbench cleanup --k8s --run %s starts it again", node, kube.AnnotationStoppedBy, r.runID))
+		}
 	} else {
 		hint := "start its kubelet again (on k3s: systemctl start k3s-agent)"
 		if nf != nil && nf.StartHint != "" {
@@ -289,6 +301,9 @@ func (r *run) restoreNode(ctx context.Context, node string) (errs []string) {
 		}
 		r.notes = append(r.notes, fmt.Sprintf("node %s was stopped for the node-failure check and is not started by storbench: %s", node, hint))
 		r.forceDeletePodsOn(ctx, node)
+	}
+	if err := kube.SetStopped(ctx, r.c.Client, node, r.runID, kube.NodeStart{}, false); err != nil {
+		errs = append(errs, fmt.Sprintf("removing the record that this run stopped node %s: %v (kubectl annotate node %s %s-)", node, err, node, kube.AnnotationStoppedBy))
 	}
 	return errs
 }

@@ -56,8 +56,8 @@ func TestCheckNodeFailureRefusesTheWrongHost(t *testing.T) {
 		{"host named like the node", NodeFailure{Node: "pi-2", HostName: "pi-2", HostAddress: "pi-2"}, ""},
 		{"host at the node's address", NodeFailure{Node: "pi-2", HostName: "agent-b", HostAddress: "192.168.1.12"}, ""},
 		{"another machine", NodeFailure{Node: "pi-2", HostName: "pi-1", HostAddress: "192.168.1.11"}, "not node pi-2"},
-		{"no node named", NodeFailure{HostName: "pi-2"}, "add --node NODE"},
-		{"no such node", NodeFailure{Node: "pi-9", HostName: "pi-9"}, "--node pi-9"},
+		{"no node named", NodeFailure{HostName: "pi-2"}, "set NodeFailure.Node"},
+		{"no such node", NodeFailure{Node: "pi-9", HostName: "pi-9"}, "NodeFailure.Node pi-9"},
 		{"control plane, named", NodeFailure{Node: "pi-1", HostName: "pi-1"}, ""},
 	}
 	for _, tc := range cases {

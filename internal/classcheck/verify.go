@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilexec "k8s.io/client-go/util/exec"
+
+	"github.com/storbench/storbench/internal/field"
 )
 
 // alivePort is where a writer pod answers while its container lives: a
@@ -150,10 +152,19 @@ func (r *run) workloadsGone(ctx context.Context, p *prober, node string) (string
 }
 
 // RefusedError is a qualification refused before anything was created:
-// the options ask for something unsafe or impossible.
-type RefusedError struct{ Reason string }
+// the options ask for something unsafe or impossible. Err names the
+// options' fields (a *field.Error inside), which a caller may show in its
+// own words.
+type RefusedError struct{ Err error }
 
-func (e *RefusedError) Error() string { return e.Reason }
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// The fields of Options the refusals name.
+const (
+	FieldNodeFailureNode field.Name = "NodeFailure.Node"
+	FieldNodeFailureHost field.Name = "NodeFailure.HostName"
+)
 
 // checkNodeFailure refuses a node-failure check that could hit the wrong
 // machine: the node must be named, exist and be one a check may use, and
@@ -166,11 +177,11 @@ func (r *run) checkNodeFailure(ctx context.Context) error {
 		return nil
 	}
 	if nf.Node == "" {
-		return &RefusedError{"the node-failure check stops the node you name: add --node NODE"}
+		return &RefusedError{field.Errorf("the node-failure check stops the node you name: set %s", FieldNodeFailureNode)}
 	}
 	n, err := r.c.Client.CoreV1().Nodes().Get(ctx, nf.Node, metav1.GetOptions{})
 	if err != nil {
-		return &RefusedError{fmt.Sprintf("--node %s: %v", nf.Node, err)}
+		return &RefusedError{field.Errorf("%s %s: %w", FieldNodeFailureNode, nf.Node, err)}
 	}
 	if nf.HostName == "" && nf.HostAddress == "" {
 		return nil // the caller runs the commands itself (tests, a library user)
@@ -184,9 +195,9 @@ func (r *run) checkNodeFailure(ctx context.Context) error {
 			return nil
 		}
 	}
-	return &RefusedError{fmt.Sprintf("the stop command would run on inventory host %s (%s), which is not node %s (its name, hostname label and addresses: %v): "+
-		"it must run on the node's own host; name the node's host with --node-host, or give the inventory host the node's name or address",
-		nf.HostName, nf.HostAddress, nf.Node, compact(names))}
+	return &RefusedError{field.Errorf("the stop command would run on inventory host %s (%s), which is not node %s (its name, hostname label and addresses: %v): "+
+		"it must run on the node's own host; name the node's host with %s, or give the inventory host the node's name or address",
+		nf.HostName, nf.HostAddress, nf.Node, compact(names), FieldNodeFailureHost)}
 }
 
 func compact(s []string) []string {

@@ -58,6 +58,12 @@ var flagOf = map[storbench.Field]string{
 	storbench.FieldFormat:         "--format",
 	storbench.FieldStatus:         "--status",
 	storbench.FieldMaxSize:        "--max-size",
+
+	storbench.FieldNodeChoiceNames:    "--nodes",
+	storbench.FieldNodeChoiceSelector: "--node-selector",
+	storbench.FieldPodOverrides:       "--pod-overrides",
+	storbench.FieldSnapshotClass:      "--snapshot-class",
+	storbench.FieldNodeFailureHost:    "--node-host",
 }
 
 // flagName is a field's flag, or the field itself where no flag sets it.

@@ -95,6 +95,10 @@ const (
 	LabelK8sPVC         LabelKey = "k8s_pvc"
 	LabelPVCSize        LabelKey = "pvc_size"
 	LabelImage          LabelKey = "image" // the container image fio ran in
+	// LabelPodSecurity is "restricted" when the fio pod ran under Pod
+	// Security's restricted profile (non-root) because its namespace
+	// refused the usual pod.
+	LabelPodSecurity LabelKey = "k8s_pod_security"
 )
 
 // Set by the engine on every run or result it measures.

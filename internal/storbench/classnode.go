@@ -77,6 +77,7 @@ func NodeFailure(req NodeFailureRequest) (*classcheck.NodeFailure, error) {
 		OutOfService: req.OutOfService, Wait: req.Wait, HostName: hosts[0].Name, HostAddress: hosts[0].Address}
 	if req.StartCommand != "" {
 		nf.Start = run(req.StartCommand)
+		nf.StartRecord = startRecord(req) // cleanup_kube_stopped.go
 	} else {
 		nf.StartHint = "start it again yourself (on k3s: sudo systemctl start k3s-agent, or k3s for a server, on the node; after a power-off, power it on), or give --node-start-command"
 	}

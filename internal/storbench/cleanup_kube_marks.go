@@ -3,6 +3,7 @@ package storbench
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/storbench/storbench/internal/result"
@@ -27,8 +28,8 @@ func youngerThan(runID string, d time.Duration) bool {
 	return d > 0 && ok && time.Since(t) < d
 }
 
-// cleanupNodeMarks lifts the cordons and out-of-service taints killed
-// runs left on nodes (found by storbench's annotations), and says so in
+// cleanupNodeMarks starts the nodes killed runs stopped, and lifts the
+// cordons and out-of-service taints they left on nodes (found by storbench's annotations), and says so in
 // the report's notes; what it could not lift is a failure.
 func cleanupNodeMarks(ctx context.Context, c *kube.Cluster, req KubeCleanupRequest, rep *result.KubeCleanup) {
 	marks, err := kube.FindNodeMarks(ctx, c.Client, req.RunID)
@@ -36,8 +37,15 @@ func cleanupNodeMarks(ctx context.Context, c *kube.Cluster, req KubeCleanupReque
 		rep.Notes = append(rep.Notes, "could not look for cordons and taints storbench left on nodes: "+err.Error())
 		return
 	}
+	// A stopped node is started first: its pods go, and its taint is
+	// lifted, once it is back.
+	sort.SliceStable(marks, func(i, j int) bool { return marks[i].What == kube.MarkStopped && marks[j].What != kube.MarkStopped })
 	for _, m := range marks {
 		if youngerThan(m.RunID, req.OlderThan) {
+			continue
+		}
+		if m.What == kube.MarkStopped {
+			startStoppedNode(ctx, c, req, m, rep) // cleanup_kube_stopped.go
 			continue
 		}
 		if req.DryRun {

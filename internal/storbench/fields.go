@@ -1,9 +1,9 @@
 package storbench
 
 import (
-	"errors"
-	"fmt"
-	"slices"
+	"github.com/storbench/storbench/internal/classcheck"
+	"github.com/storbench/storbench/internal/field"
+	"github.com/storbench/storbench/internal/runner/kube"
 )
 
 // Field names a request field in the library's errors: they speak of what
@@ -11,7 +11,7 @@ import (
 // is "Measure.RepeatMin"), and a caller that sets fields from something
 // else (the command line's flags) shows the same error in its own words
 // with FieldError.Render. Every Field is listed in Fields.
-type Field string
+type Field = field.Name
 
 // The request fields errors name.
 const (
@@ -66,6 +66,14 @@ const (
 	FieldFormat        Field = "Format"
 	FieldStatus        Field = "Status"
 	FieldMaxSize       Field = "MaxSize"
+
+	// The fields of the requests below the library, which their
+	// refusals name.
+	FieldNodeChoiceNames    = kube.FieldNodeNames
+	FieldNodeChoiceSelector = kube.FieldNodeSelector
+	FieldPodOverrides       = kube.FieldPodOverrides
+	FieldSnapshotClass      = kube.FieldSnapshotClass
+	FieldNodeFailureHost    = classcheck.FieldNodeFailureHost
 )
 
 // Fields are every Field errors may name, for callers that map them.
@@ -78,31 +86,13 @@ var Fields = []Field{
 	FieldKubeNodes, FieldKubeSelector,
 	FieldMetric, FieldSince, FieldClass, FieldProfile, FieldNodeStop, FieldNodeInventory, FieldNodeHost, FieldNodeName, FieldPullPolicy,
 	FieldFor, FieldRunIDs, FieldDeviceSize, FieldFormat, FieldStatus, FieldMaxSize,
+	FieldNodeChoiceNames, FieldNodeChoiceSelector, FieldPodOverrides, FieldSnapshotClass, FieldNodeFailureHost,
 }
 
 // FieldError is an error whose message names request fields (its Field
 // arguments): Error names them as the request does, Render as its caller
-// does.
-type FieldError struct {
-	format string
-	args   []any
-	err    error
-}
+// does. The packages below the library (runner/kube, classcheck) make
+// them too.
+type FieldError = field.Error
 
-func fieldErrorf(format string, args ...any) *FieldError {
-	return &FieldError{format: format, args: args, err: fmt.Errorf(format, args...)}
-}
-
-func (e *FieldError) Error() string { return e.err.Error() }
-func (e *FieldError) Unwrap() error { return errors.Unwrap(e.err) }
-
-// Render is the message with each field named by name.
-func (e *FieldError) Render(name func(Field) string) string {
-	args := slices.Clone(e.args)
-	for i, a := range args {
-		if f, ok := a.(Field); ok {
-			args[i] = name(f)
-		}
-	}
-	return fmt.Errorf(e.format, args...).Error()
-}
+func fieldErrorf(format string, args ...any) *FieldError { return field.Errorf(format, args...) }

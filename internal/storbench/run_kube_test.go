@@ -77,7 +77,7 @@ func TestKubeRequestErrors(t *testing.T) {
 		{"size", func(k *KubeRequest) { k.Size = "lots" }, `Kube.Size "lots"`},
 		{"negative size", func(k *KubeRequest) { k.Size = "-1Gi" }, "must be positive"},
 		{"timeout", func(k *KubeRequest) { k.Timeout = 0 }, "Kube.Timeout"},
-		{"overrides", func(k *KubeRequest) { k.PodOverrides = overrides }, "--pod-overrides"},
+		{"overrides", func(k *KubeRequest) { k.PodOverrides = overrides }, "TargetOptions.PodOverrides"},
 		{"no kubeconfig", func(k *KubeRequest) { k.Kubeconfig = filepath.Join(t.TempDir(), "missing") }, "kubeconfig"},
 	}
 	for _, tt := range tests {

@@ -51,7 +51,7 @@ var Permissions = []Permission{
 	{Verb: "get", Resource: "pods", Subresource: "exec", Namespaced: true, Required: true, Why: "run fio in the pod (WebSocket exec)"},
 	{Verb: "list", Resource: "events", Namespaced: true, Required: true, Why: "explain a PVC or pod that does not start"},
 	{Verb: "get", Resource: "nodes", Required: true, Why: "node labels for results"},
-	{Verb: "list", Resource: "nodes", Required: true, Why: "--nodes all and --node-selector"},
+	{Verb: "list", Resource: "nodes", Required: true, Why: "choosing every node, or nodes by a label selector"},
 	{Verb: "get", Group: "storage.k8s.io", Resource: "storageclasses", Required: true, Why: "provisioner and parameters for results"},
 	{Verb: "list", Group: "storage.k8s.io", Resource: "storageclasses", Required: true, Why: "storbench classes"},
 	{Verb: "get", Resource: "persistentvolumes", Required: true, Why: "the volume behind each PVC; Released volumes"},

@@ -290,7 +290,7 @@ func TestResolveNodes(t *testing.T) {
 		{"tolerated taint", NodeChoice{Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists}}}, "cp,node-a,node-b", 3, ""},
 		{"missing node", NodeChoice{Names: []string{"nope"}}, "", 0, `node "nope" does not exist`},
 		{"nothing matches", NodeChoice{Selector: "storage=tape"}, "", 0, "no usable node matches"},
-		{"bad selector", NodeChoice{Selector: "a=b=c"}, "", 0, "--node-selector"},
+		{"bad selector", NodeChoice{Selector: "a=b=c"}, "", 0, "NodeChoice.Selector"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,6 +35,8 @@ type NodeMark struct {
 	// What is "cordon" or "out-of-service taint".
 	What  string `json:"what"`
 	RunID string `json:"run_id"`
+	// Start is how the run would start a node it stopped (MarkStopped).
+	Start *NodeStart `json:"start,omitempty"`
 }
 
 func (m NodeMark) String() string {
@@ -47,8 +49,8 @@ const (
 	MarkTaint  = "out-of-service taint"
 )
 
-// FindNodeMarks lists the cordons and taints storbench's annotations mark,
-// of one run or, with runID "", of every run.
+// FindNodeMarks lists the cordons, taints and stopped nodes storbench's
+// annotations mark, of one run or, with runID "", of every run.
 func FindNodeMarks(ctx context.Context, client kubernetes.Interface, runID string) ([]NodeMark, error) {
 	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -60,6 +62,9 @@ func FindNodeMarks(ctx context.Context, client kubernetes.Interface, runID strin
 			if id, ok := n.Annotations[key]; ok && (runID == "" || id == runID) {
 				out = append(out, NodeMark{Node: n.Name, What: what, RunID: id})
 			}
+		}
+		if m, ok := stoppedMark(n, runID); ok { // marks_stopped.go
+			out = append(out, m)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
@@ -107,10 +112,14 @@ func SetOutOfService(ctx context.Context, client kubernetes.Interface, node, run
 	})
 }
 
-// UndoNodeMark lifts a mark FindNodeMarks found.
+// UndoNodeMark lifts a mark FindNodeMarks found. For a stopped node it
+// only removes the record: starting the node is the caller's (over SSH).
 func UndoNodeMark(ctx context.Context, client kubernetes.Interface, m NodeMark) error {
-	if m.What == MarkCordon {
+	switch m.What {
+	case MarkCordon:
 		return SetCordon(ctx, client, m.Node, m.RunID, false)
+	case MarkStopped:
+		return SetStopped(ctx, client, m.Node, m.RunID, NodeStart{}, false)
 	}
 	return SetOutOfService(ctx, client, m.Node, m.RunID, false)
 }

@@ -112,7 +112,7 @@ func TestChooseSnapshotClass(t *testing.T) {
 		{"named for another driver", []SnapshotClass{snap, other}, "csi-hostpath", "", "is for driver hostpath.csi.k8s.io"},
 		{"named missing", []SnapshotClass{snap}, "nope", "", "no such VolumeSnapshotClass"},
 		{"only backups", []SnapshotClass{bak, {Name: "b2", Driver: lh, Parameters: map[string]string{"backupTarget": "s3://x"}}}, "", "", "every VolumeSnapshotClass for driver.longhorn.io makes backups"},
-		{"several, none default", []SnapshotClass{snap, {Name: "fast", Driver: lh}}, "", "", "name one with --snapshot-class"},
+		{"several, none default", []SnapshotClass{snap, {Name: "fast", Driver: lh}}, "", "", "name one with SnapshotClass"},
 		{"none", []SnapshotClass{other}, "", "", "no VolumeSnapshotClass for driver.longhorn.io"},
 	}
 	for _, tc := range cases {

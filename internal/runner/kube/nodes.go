@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
+
+	"github.com/storbench/storbench/internal/field"
 )
 
 // NodeChoice is what the user asked for: "all" nodes, named nodes, and/or
@@ -38,21 +40,21 @@ func ResolveNodes(ctx context.Context, client kubernetes.Interface, ch NodeChoic
 	if !all {
 		for _, n := range ch.Names {
 			if n == "all" {
-				return nil, nil, fmt.Errorf("--nodes: \"all\" cannot be combined with node names")
+				return nil, nil, field.Errorf("%s: \"all\" cannot be combined with node names", FieldNodeNames)
 			}
 		}
 	}
 	sel := labels.Everything()
 	if ch.Selector != "" {
 		if sel, err = labels.Parse(ch.Selector); err != nil {
-			return nil, nil, fmt.Errorf("--node-selector %q: %w", ch.Selector, err)
+			return nil, nil, field.Errorf("%s %q: %w", FieldNodeSelector, ch.Selector, err)
 		}
 	}
 	if !all {
 		seen := map[string]bool{}
 		for _, n := range ch.Names {
 			if seen[n] {
-				return nil, nil, fmt.Errorf("--nodes: %s is named twice", n)
+				return nil, nil, field.Errorf("%s: %s is named twice", FieldNodeNames, n)
 			}
 			seen[n] = true
 			node, err := client.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
@@ -62,7 +64,7 @@ func ResolveNodes(ctx context.Context, client kubernetes.Interface, ch NodeChoic
 			}
 			if err != nil {
 				if apierrors.IsNotFound(err) {
-					return nil, nil, fmt.Errorf("--nodes: node %q does not exist", n)
+					return nil, nil, field.Errorf("%s: node %q does not exist", FieldNodeNames, n)
 				}
 				return nil, nil, fmt.Errorf("reading node %s: %w", n, err)
 			}
@@ -172,19 +174,19 @@ func OverrideTolerations(patch []byte) []corev1.Toleration {
 func LoadPodOverrides(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--pod-overrides: %w", err)
+		return nil, field.Errorf("%s: %w", FieldPodOverrides, err)
 	}
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
-		return nil, fmt.Errorf("--pod-overrides %s: %w", path, err)
+		return nil, field.Errorf("%s %s: %w", FieldPodOverrides, path, err)
 	}
 	var probe map[string]any
 	if err := json.Unmarshal(js, &probe); err != nil {
-		return nil, fmt.Errorf("--pod-overrides %s: want a mapping such as {spec: {tolerations: [...]}}: %w", path, err)
+		return nil, field.Errorf("%s %s: want a mapping such as {spec: {tolerations: [...]}}: %w", FieldPodOverrides, path, err)
 	}
 	var pod corev1.Pod
 	if err := json.Unmarshal(js, &pod); err != nil {
-		return nil, fmt.Errorf("--pod-overrides %s: not a pod patch: %w", path, err)
+		return nil, field.Errorf("%s %s: not a pod patch: %w", FieldPodOverrides, path, err)
 	}
 	return js, nil
 }

@@ -77,8 +77,9 @@ func podSecurityForbids(level string) bool {
 // podSecurityCheck is doctor's line on Pod Security: the level the
 // namespace enforces and what it means for storbench's pods (the fio pod
 // runs as the image's root user without a seccomp profile: restricted
-// refuses it; the sampler pods need hostNetwork: baseline refuses them,
-// and runs then read the kubelet's counters or none).
+// refuses it, and the run makes it under the restricted profile instead,
+// podsecurity_restricted.go; the sampler pods need hostNetwork: baseline
+// refuses them, and runs then read the kubelet's counters or none).
 func podSecurityCheck(ctx context.Context, c *Cluster) result.Check {
 	ns := c.Namespace()
 	ps := EffectivePodSecurity(ctx, c, ns)
@@ -86,8 +87,8 @@ func podSecurityCheck(ctx context.Context, c *Cluster) result.Check {
 	switch ps.Level {
 	case "restricted":
 		ch.Status = result.CheckWarn
-		ch.Detail += ": storbench's fio pods (root, no seccomp profile) are refused"
-		ch.Fix = fmt.Sprintf("kubectl label namespace %s %s=baseline --overwrite, or give the pods a restricted securityContext with --pod-overrides (runAsNonRoot, seccompProfile RuntimeDefault, allowPrivilegeEscalation false, capabilities drop ALL; the volume must be writable by that user)", ns, PodSecurityEnforce)
+		ch.Detail += fmt.Sprintf(": storbench's usual fio pod (root, no seccomp profile) is refused, so it runs under the restricted profile instead (user %d, fsGroup %d): the image must have fio, the volume's driver must apply fsGroup, and there are no host-network sampler pods", RestrictedUID, RestrictedUID)
+		ch.Fix = fmt.Sprintf("to run as usual: kubectl label namespace %s %s=baseline --overwrite", ns, PodSecurityEnforce)
 	case "baseline":
 		ch.Status = result.CheckInfo
 		ch.Detail += ": fio pods run; the host-network sampler pods are refused, so runs read node network counters from the kubelet if allowed, else not at all"

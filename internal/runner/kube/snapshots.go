@@ -9,6 +9,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/storbench/storbench/internal/field"
 )
 
 // SnapshotAPI is the path of the VolumeSnapshot API (a CRD, read through
@@ -105,14 +107,14 @@ func ChooseSnapshotClass(classes []SnapshotClass, driver, named string) (name, w
 				continue
 			}
 			if c.Driver != driver {
-				return "", "", fmt.Errorf("--snapshot-class %s is for driver %s, not %s", named, c.Driver, driver)
+				return "", "", field.Errorf("%s %s is for driver %s, not %s", FieldSnapshotClass, named, c.Driver, driver)
 			}
 			if b := c.Backup(); b != "" {
-				return "", "", fmt.Errorf("--snapshot-class %s makes backups (%s): storbench does not push backups to your backup target", named, b)
+				return "", "", field.Errorf("%s %s makes backups (%s): storbench does not push backups to your backup target", FieldSnapshotClass, named, b)
 			}
-			return named, fmt.Sprintf("VolumeSnapshotClass %s (named with --snapshot-class)", named), nil
+			return named, fmt.Sprintf("VolumeSnapshotClass %s (the one named)", named), nil
 		}
-		return "", "", fmt.Errorf("--snapshot-class %s: no such VolumeSnapshotClass", named)
+		return "", "", field.Errorf("%s %s: no such VolumeSnapshotClass", FieldSnapshotClass, named)
 	}
 	var usable, backups []string
 	for _, c := range mine {
@@ -135,11 +137,11 @@ func ChooseSnapshotClass(classes []SnapshotClass, driver, named string) (name, w
 	case len(defaults) == 0 && len(usable) == 1:
 		return usable[0], fmt.Sprintf("VolumeSnapshotClass %s (the only one for %s that is not a backup class%s)", usable[0], driver, skipped), nil
 	case len(usable) == 0 && len(backups) > 0:
-		return "", "", fmt.Errorf("every VolumeSnapshotClass for %s makes backups (%s): name another with --snapshot-class", driver, strings.Join(backups, ", "))
+		return "", "", field.Errorf("every VolumeSnapshotClass for %s makes backups (%s): name another with %s", driver, strings.Join(backups, ", "), FieldSnapshotClass)
 	case len(usable) == 0:
 		return "", "", fmt.Errorf("no VolumeSnapshotClass for %s", driver)
 	}
-	return "", "", fmt.Errorf("several VolumeSnapshotClasses for %s (%s) and not one default: name one with --snapshot-class", driver, strings.Join(usable, ", "))
+	return "", "", field.Errorf("several VolumeSnapshotClasses for %s (%s) and not one default: name one with %s", driver, strings.Join(usable, ", "), FieldSnapshotClass)
 }
 
 // Snapshot is a VolumeSnapshot storbench created, found by its labels.

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/storbench/storbench/internal/field"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
@@ -197,6 +198,13 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
 	}
 	labels := t.podLabels(env, running, size)
+	if env.restricted {
+		result.LabelPodSecurity.Set(labels, "restricted")
+		cmder := &PodCmder{Exec: t.cluster.Exec, Namespace: o.ns, Pod: o.name, Container: ContainerName}
+		if err := writable(ctx, cmder); err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Name(), err)
+		}
+	}
 	if n := t.cephLabels(ctx, env.sc, labels); n != "" { // ceph.go
 		env.notices = append(env.notices, n)
 	}
@@ -217,6 +225,9 @@ type targetEnv struct {
 	sc      *storagev1.StorageClass
 	node    *corev1.Node
 	hostSel map[string]string
+	// restricted is a fio pod made to Pod Security's restricted profile
+	// after its usual form was refused.
+	restricted bool
 }
 
 func (t *Target) lookUp(ctx context.Context) (*targetEnv, error) {
@@ -270,14 +281,15 @@ func (t *Target) create(ctx context.Context, o *objects, env *targetEnv, need ru
 		return 0, fmt.Errorf("target %s: creating PVC %s/%s: %w", t.Name(), env.ns, o.name, err)
 	}
 	o.pvcCreated = true
-	if _, err := t.cluster.Client.CoreV1().Pods(env.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		if m := podSecurityViolation.FindStringSubmatch(apiMessage(err)); m != nil {
-			return 0, fmt.Errorf("target %s: namespace %s's Pod Security level %q refuses the fio pod (%s): label the namespace %s=baseline, "+
-				"or give the pod a securityContext that level allows with --pod-overrides (docs/kubernetes.md): %w", t.Name(), env.ns, m[1], apiMessage(err), PodSecurityEnforce, err)
-		}
+	restricted, err := t.createPod(ctx, pod) // podsecurity_restricted.go
+	if err != nil {
 		return 0, fmt.Errorf("target %s: creating pod %s/%s: %w", t.Name(), env.ns, o.name, err)
 	}
 	o.podCreated = true
+	if restricted != "" {
+		env.restricted = true
+		env.notices = append(env.notices, restricted)
+	}
 	return size, nil
 }
 
@@ -425,11 +437,11 @@ func ApplyPodOverrides(pod *corev1.Pod, patch []byte) (*corev1.Pod, error) {
 	}
 	patched, err := strategicpatch.StrategicMergePatch(orig, patch, corev1.Pod{})
 	if err != nil {
-		return nil, fmt.Errorf("--pod-overrides: %w", err)
+		return nil, field.Errorf("%s: %w", FieldPodOverrides, err)
 	}
 	var out corev1.Pod
 	if err := json.Unmarshal(patched, &out); err != nil {
-		return nil, fmt.Errorf("--pod-overrides: the patched pod does not parse: %w", err)
+		return nil, field.Errorf("%s: the patched pod does not parse: %w", FieldPodOverrides, err)
 	}
 	out.Name, out.Namespace = pod.Name, pod.Namespace
 	if out.Labels == nil {
@@ -445,7 +457,7 @@ func ApplyPodOverrides(pod *corev1.Pod, patch []byte) (*corev1.Pod, error) {
 		out.Spec.NodeSelector[k] = v
 	}
 	if len(out.Spec.Containers) == 0 || out.Spec.Containers[0].Name != pod.Spec.Containers[0].Name {
-		return nil, fmt.Errorf("--pod-overrides: the first container must stay %q", pod.Spec.Containers[0].Name)
+		return nil, field.Errorf("%s: the first container must stay %q", FieldPodOverrides, pod.Spec.Containers[0].Name)
 	}
 	return &out, nil
 }

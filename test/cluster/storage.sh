@@ -74,6 +74,9 @@ apiVersion: v1
 kind: Pod
 metadata: {name: helper-pod}
 spec:
+  # a netfs volume's helper pod names no node: never a kwok node, where it would never finish
+  # (the provisioner then keeps a deleted claim's PV Released, and a new claim Pending, for minutes)
+  nodeSelector: {kreal.local/real: "true"}
   priorityClassName: system-node-critical
   tolerations: [{key: node.kubernetes.io/disk-pressure, operator: Exists, effect: NoSchedule}]
   containers: [{name: helper-pod, image: "$TOOLS_IMAGE", imagePullPolicy: Never}]

@@ -71,7 +71,9 @@ var appFitCases = []appFitCase{
 		want: func(t *testing.T, ch *classcheck.Check, got map[string]result.Result) {
 			wantSemantic(t, got, "appfit:fcntl-lock", "works", "", "two processes on ")
 			wantSemantic(t, got, "appfit:fsync-read-back", "works", "", "two processes on ")
-			if ch.Outcome != classcheck.Works || !strings.Contains(ch.Reason, "locks work") {
+			// Its outcome also weighs SQLite's speed, which a loaded CI
+			// machine may slow: the semantics decide here.
+			if !strings.Contains(ch.Reason, "locks work") || strings.Contains(ch.Reason, "fsync reaches the disk:") {
 				t.Errorf("app-fit: %s %q", ch.Outcome, ch.Reason)
 			}
 			if _, ok := got["sqlite:wal-full"]; !ok {

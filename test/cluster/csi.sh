@@ -282,5 +282,5 @@ case ${1:-} in
   build|up|down|status) "$1" ;;
   node-up) node_up "$2" ;;
   usage) shift; usage "$@" ;;
-  *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -253,8 +253,12 @@ func breakdown(r result.Result, all []result.Result, m *LinkMatrix) (Breakdown, 
 	if b.Direction == "write" {
 		b.Traffic = trafficOf(r, b, remoteList, dir.Bytes)
 		if t := b.Traffic; t != nil && t.Binding != nil {
-			b.Parts = append(b.Parts, BreakdownPart{PartLinks, t.CeilingBPS, fmt.Sprintf("%s %s carries %.2fx the payload by the %s model, at %.0f MB/s",
-				t.Binding.Node, t.Binding.Direction, t.Binding.PerPayload, t.Model, t.Binding.CeilingBPS*t.Binding.PerPayload/1e6)})
+			why := fmt.Sprintf("%s %s carries %.2fx the payload by the %s model, at %.0f MB/s",
+				t.Binding.Node, t.Binding.Direction, t.Binding.PerPayload, t.Model, t.Binding.CeilingBPS*t.Binding.PerPayload/1e6)
+			if len(t.Tied) > 0 {
+				why += fmt.Sprintf("; %d other links reach the same ceiling, and links saturating together leave a write further under it", len(t.Tied))
+			}
+			b.Parts = append(b.Parts, BreakdownPart{PartLinks, t.CeilingBPS, why})
 		}
 	}
 	b.finish()

@@ -150,8 +150,17 @@ type TrafficPlan struct {
 	// known. CeilingBPS is its ceiling.
 	Binding    *LinkTraffic
 	CeilingBPS float64
-	Summary    string
+	// Tied are the other links whose ceiling is within TieFraction of
+	// Binding's: several links saturating together hold a write further
+	// under the ceiling than one would (docs/breakdown.md: four tied links
+	// left a Ceph write at about three quarters of it).
+	Tied    []LinkTraffic
+	Summary string
 }
+
+// TieFraction is how close another link's ceiling must be to the binding
+// one's to be named beside it.
+const TieFraction = 0.02
 
 // PlanTraffic predicts in's links for payloadBytes written, fills in the
 // measured bytes (node -> direction -> bytes; nil when not measured), and
@@ -176,6 +185,17 @@ func PlanTraffic(in TrafficInput, why string, payloadBytes float64, measured map
 	if p.Binding != nil {
 		p.CeilingBPS = p.Binding.CeilingBPS
 		p.Summary += fmt.Sprintf("; binding link %s %s: ceiling %.1f MB/s", p.Binding.Node, p.Binding.Direction, p.CeilingBPS/1e6)
+		var tied []string
+		for i := range p.Links {
+			l := &p.Links[i]
+			if l != p.Binding && l.CeilingBPS > 0 && l.CeilingBPS <= p.CeilingBPS*(1+TieFraction) {
+				p.Tied = append(p.Tied, *l)
+				tied = append(tied, l.Node+" "+l.Direction)
+			}
+		}
+		if len(tied) > 0 {
+			p.Summary += fmt.Sprintf(", tied with %s (%d links saturate together: expect the write well under the ceiling)", strings.Join(tied, ", "), len(tied)+1)
+		}
 	}
 	return p
 }

@@ -176,6 +176,19 @@ func TestPrimaryCopyTrafficRecorded(t *testing.T) {
 	if p.Binding == nil || p.CeilingBPS != mbit200 {
 		t.Errorf("binding %+v, ceiling %.0f: want a link at 1.00x the payload, 25 MB/s", p.Binding, p.CeilingBPS)
 	}
+	// the client's tx and every host's rx carry 1.00x: four links tie
+	var tied []string
+	for _, l := range p.Tied {
+		tied = append(tied, l.Node+"/"+l.Direction)
+	}
+	if p.Binding != nil && (p.Binding.Node != "client" || len(tied) != 3 || !strings.Contains(p.Summary, "4 links saturate together")) {
+		t.Errorf("binding %s/%s, tied %v: want client/tx tied with the three hosts' rx\n%s", p.Binding.Node, p.Binding.Direction, tied, p.Summary)
+	}
+	for _, l := range p.Tied {
+		if l.Direction != "rx" {
+			t.Errorf("%s %s tied at %.2fx: a primary's tx carries under 1x here", l.Node, l.Direction, l.PerPayload)
+		}
+	}
 
 	// the client-side model on the same run would predict 3x on the client link: measured 1.00x
 	client := PlanTraffic(TrafficInput{Model: result.ReplicationClient, Client: "client", Replicas: 3, Hosts: hosts}, "", payload, measured)

@@ -11,6 +11,8 @@
 #                                          sbglus<ID>c, volume "sbvol" mounted at DIR/mnt
 #                                          through the client's link; DIR/gluster.env says what
 #                                          is up. ID: $GLUSTER_ID (default the pid), <= 7 chars.
+#                                          GLUSTER_VOLUME_OPTS="KEY=VALUE ...": volume options
+#                                          set before the volume starts (either mode).
 #   gluster.sh standalone-down DIR         everything undone (always safe to run)
 # In the test cluster (cluster.sh up/down with CLUSTER_GLUSTER=1):
 #   gluster.sh cluster-up N | cluster-down N    glusterd + brick on real nodes 1..min(N,3) (node
@@ -99,6 +101,9 @@ volume_up() {
   gwait "$(($# - 1)) peers connected" bash -c "[ \$(nsenter -t $(cat "$d/glusterd.pid") -n -m gluster --mode=script pool list | grep -c Connected) -eq $#  ]"
   for ip in "$@"; do i=$((i + 1)); bricks+=("$ip:$(cat "$d/../brickdir.$i")"); done
   gcli "$d" volume create "$vol" replica "$#" "${bricks[@]}" force >/dev/null
+  # GLUSTER_VOLUME_OPTS="KEY=VALUE ...": set before start and mount. A client takes some options
+  # (network.ping-timeout) only when it connects: set on a mounted volume, they do not reach it.
+  local kv; for kv in ${GLUSTER_VOLUME_OPTS:-}; do gcli "$d" volume set "$vol" "${kv%%=*}" "${kv#*=}" >/dev/null; done
   # on a loaded machine a brick may start too slowly for glusterd's commit ("Commit failed on
   # localhost"): the volume is then started with the bricks that are up; force starts the rest
   if ! gcli "$d" volume start "$vol" >/dev/null; then

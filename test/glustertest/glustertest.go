@@ -56,6 +56,10 @@ type Node struct {
 type Options struct {
 	// Nodes is the replica count, one server each; 0 means 3.
 	Nodes int
+	// VolumeOptions are gluster volume options ("network.ping-timeout=4")
+	// set before the volume starts and is mounted: the client takes some
+	// only when it connects.
+	VolumeOptions []string
 }
 
 // Script is the harness's path in the source tree.
@@ -93,7 +97,7 @@ func Start(t testing.TB, opts Options) *Volume {
 	t0 := time.Now()
 	cmd := harness("standalone-up", dir, strconv.Itoa(n))
 	id := strconv.Itoa(os.Getpid() % 10_000_000)
-	cmd.Env = append(os.Environ(), "GLUSTER_ID="+id)
+	cmd.Env = append(os.Environ(), "GLUSTER_ID="+id, "GLUSTER_VOLUME_OPTS="+strings.Join(opts.VolumeOptions, " "))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gluster.sh standalone-up: %v\n%s", err, out)
 	}

@@ -74,8 +74,8 @@ apiVersion: v1
 kind: Pod
 metadata: {name: helper-pod}
 spec:
-  # a netfs volume's helper pod names no node: never a kwok node, where it would never finish
-  # (the provisioner then keeps a deleted claim's PV Released, and a new claim Pending, for minutes)
+  # a netfs volume's delete helper pod names no node: never a kwok node, where it would run forever
+  # (the provisioner gives up after 120 s and retries: a deleted claim's PV stays Released)
   nodeSelector: {kreal.local/real: "true"}
   priorityClassName: system-node-critical
   tolerations: [{key: node.kubernetes.io/disk-pressure, operator: Exists, effect: NoSchedule}]

@@ -27,6 +27,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /runs/{id}/status.json", s.runStatus)
 	s.mux.HandleFunc("GET /compare", s.compare)
 	s.mux.HandleFunc("GET /trend", s.trend)
+	s.mux.HandleFunc("GET /classes", s.classes)
 	s.mux.HandleFunc("GET /metrics", s.serveMetrics)
 	s.mux.HandleFunc("GET /login", s.login)
 	s.mux.HandleFunc("POST /login", s.login)

@@ -8,6 +8,7 @@
 #
 #   csi.sh build   the sidecars and CRDs (cached in $KAPI_ROOT/bin/csi) and the driver
 #   csi.sh up      CRDs, CSIDriver, StorageClasses testcsi-<mode>, VolumeSnapshotClass, processes
+#                  (testcsi-netfs, with 2 or more real nodes: the netfs export, mounted by each node)
 #   csi.sh down    claims and snapshots of its classes, processes, mounts, loop devices, state
 #   csi.sh node-up NODE  the node plugin of NODE again, after `cluster.sh node start NODE`
 #   csi.sh status  processes, CSINodes, volumes and loop devices
@@ -38,6 +39,12 @@ load_env() {
   . "$CLUSTER_ENV"
   export KUBECONFIG
   STATE=${SHARED_DIR:-$KAPI_ROOT/run/shared}/testcsi
+  # netfs mode: the cluster's network filesystem export (storage.sh), each volume a directory of
+  # its testcsi/ that every node using it mounts itself (sshfs from the node's namespace)
+  if [ -n "${NETFS_SERVER:-}" ]; then
+    NETFS_SHARE=$NETFS_EXPORT/testcsi NETFS_ADDR=$(nodevar "$NETFS_SERVER" IP):$NETFS_PORT
+    case " $MODES " in *" netfs "*) ;; *) MODES="$MODES netfs" ;; esac
+  fi
 }
 nodevar() { local v; v="$(echo "$1" | tr - _)_$2"; echo "${!v:-}"; }
 waitfor() { local d=$1; shift; for _ in $(seq 1 120); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
@@ -156,16 +163,18 @@ metadata:
 driver: $DRIVER
 deletionPolicy: Delete
 EOF2
-    local m binding
+    local m binding params
     for m in $MODES; do
       binding=Immediate; [ "$m" != local ] || binding=WaitForFirstConsumer
+      params="mode: $m, csi.storage.k8s.io/fstype: xfs"
+      if [ "$m" = netfs ]; then mkdir -p "$NETFS_SHARE"; params="mode: $m, server: \"$NETFS_ADDR\", share: \"$NETFS_SHARE\""; fi
       cat <<EOF2
 ---
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata: {name: testcsi-$m, labels: {app.kubernetes.io/part-of: testcsi}}
 provisioner: $DRIVER
-parameters: {mode: $m, csi.storage.k8s.io/fstype: xfs}
+parameters: {$params}
 reclaimPolicy: Delete
 volumeBindingMode: $binding
 allowVolumeExpansion: true
@@ -216,6 +225,7 @@ down() { # every step tolerates a half-made set-up
   local f
   for f in "$RUN"/pids/*; do [ -e "$f" ] && stop_pid "$f"; done
   release_disks
+  release_shares
   rm -rf "$STATE" "$RUN"
   set -e
 }
@@ -229,6 +239,14 @@ release_disks() { # every mount of a loop device of ours, then the devices
       while read -r mp; do fsfreeze --unfreeze "$mp" 2>/dev/null; umount -l "$mp" || log "umount $mp failed"; done
     losetup --detach "$dev" || log "losetup --detach $dev failed"
   done
+}
+
+release_shares() { # every node's sshfs mount of a netfs volume (its sshfs exits with it)
+  [ -n "${NETFS_ADDR:-}" ] || return 0
+  local mp
+  awk -v src="${NETFS_ADDR%:*}:$NETFS_SHARE/" '{ split($0, a, " - "); split(a[2], b, " ") }
+    b[1] == "fuse.sshfs" && index(b[2], src) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+    while read -r mp; do umount -l "$mp" || log "umount $mp failed"; done
 }
 
 status() {
@@ -264,5 +282,5 @@ case ${1:-} in
   build|up|down|status) "$1" ;;
   node-up) node_up "$2" ;;
   usage) shift; usage "$@" ;;
-  *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -74,6 +74,9 @@ apiVersion: v1
 kind: Pod
 metadata: {name: helper-pod}
 spec:
+  # a netfs volume's delete helper pod names no node: never a kwok node, where it would run forever
+  # (the provisioner gives up after 120 s and retries: a deleted claim's PV stays Released)
+  nodeSelector: {kreal.local/real: "true"}
   priorityClassName: system-node-critical
   tolerations: [{key: node.kubernetes.io/disk-pressure, operator: Exists, effect: NoSchedule}]
   containers: [{name: helper-pod, image: "$TOOLS_IMAGE", imagePullPolicy: Never}]

@@ -86,6 +86,18 @@ func checkCapabilities(caps []*csi.VolumeCapability) (fsType string, err error) 
 	return fsType, nil
 }
 
+// capabilities checks a volume's capabilities for its mode and returns
+// its filesystem ("" for a raw block volume) and least size.
+func (c controller) capabilities(mode Mode, caps []*csi.VolumeCapability) (fsType string, minBytes int64, err error) {
+	if mode == ModeNetfs {
+		return fsNetfs, mib, netfsCapabilities(caps)
+	}
+	if fsType, err = checkCapabilities(caps); err != nil || fsType == "" {
+		return fsType, minBlockBytes, err
+	}
+	return fsType, minFSBytes[fsType], nil
+}
+
 // sizeFor picks a volume's size from its capacity range: the required
 // bytes (or 1 GiB) rounded up to a MiB, at least minBytes.
 func sizeFor(r *csi.CapacityRange, minBytes int64) (int64, error) {
@@ -122,31 +134,36 @@ func (c controller) CreateVolume(ctx context.Context, req *csi.CreateVolumeReque
 	if req.GetName() == "" || idFor(req.GetName()) == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume name missing")
 	}
-	fsType, err := checkCapabilities(req.GetVolumeCapabilities())
-	if err != nil {
-		return nil, err
-	}
-	block := fsType == ""
 	mode := d.cfg.DefaultMode
 	if m, ok := req.GetParameters()[ModeParameter]; ok {
+		var err error
 		if mode, err = ParseMode(m); err != nil {
 			return nil, status.Error(codes.InvalidArgument, err.Error())
 		}
 	}
 	for k := range req.GetParameters() {
-		if k != ModeParameter && !strings.HasPrefix(k, "csi.storage.k8s.io/") {
-			return nil, status.Errorf(codes.InvalidArgument, "unknown parameter %q (only %q)", k, ModeParameter)
+		if k != ModeParameter && k != ServerParameter && k != ShareParameter && !strings.HasPrefix(k, "csi.storage.k8s.io/") {
+			return nil, status.Errorf(codes.InvalidArgument, "unknown parameter %q (only %q, %q and %q)", k, ModeParameter, ServerParameter, ShareParameter)
 		}
 	}
-	minBytes := int64(minBlockBytes)
-	if !block {
-		minBytes = minFSBytes[fsType]
+	server, share, err := netfsShare(mode, req.GetParameters())
+	if err != nil {
+		return nil, err
 	}
+	fsType, minBytes, err := c.capabilities(mode, req.GetVolumeCapabilities())
+	if err != nil {
+		return nil, err
+	}
+	block := fsType == ""
 	size, err := sizeFor(req.GetCapacityRange(), minBytes)
 	if err != nil {
 		return nil, err
 	}
-	v := volume{ID: idFor(req.GetName()), Name: req.GetName(), Mode: mode, SizeBytes: size, Block: block, FsType: fsType, Created: time.Now().UTC()}
+	v := volume{ID: idFor(req.GetName()), Name: req.GetName(), Mode: mode, SizeBytes: size, Block: block, FsType: fsType, Created: time.Now().UTC(),
+		Server: server, Share: share}
+	if mode == ModeNetfs && req.GetVolumeContentSource() != nil {
+		return nil, status.Error(codes.InvalidArgument, "netfs volumes from a snapshot or a volume are not supported")
+	}
 	if mode == ModeLocal {
 		if v.Node = localNode(req.GetAccessibilityRequirements()); v.Node == "" {
 			return nil, status.Errorf(codes.InvalidArgument, "a local volume needs a node: no topology segment %s in the request", TopologyKey)
@@ -185,6 +202,9 @@ func (c controller) CreateVolume(ctx context.Context, req *csi.CreateVolumeReque
 // fill makes v's image: blank, or a copy of its source grown to v's size.
 func (c controller) fill(ctx context.Context, v *volume) error {
 	d := c.d
+	if v.Mode == ModeNetfs {
+		return makeNetfsDir(*v)
+	}
 	img := d.state.volumeImage(v.ID)
 	kind, id, _ := strings.Cut(v.Source, "/")
 	var from string
@@ -289,6 +309,9 @@ func (c controller) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeReque
 	if !ok || err != nil {
 		return &csi.DeleteVolumeResponse{}, err
 	}
+	if v.Mode == ModeNetfs {
+		return &csi.DeleteVolumeResponse{}, c.deleteNetfs(v)
+	}
 	devs, err := d.disk.loopDevices(ctx, d.state.volumeImage(v.ID))
 	if err != nil {
 		return nil, errStatus(err, "loop devices")
@@ -323,7 +346,7 @@ func (c controller) ControllerPublishVolume(ctx context.Context, req *csi.Contro
 	if slices.Contains(v.Published, req.GetNodeId()) {
 		return &csi.ControllerPublishVolumeResponse{PublishContext: ctxOut}, nil
 	}
-	if len(v.Published) > 0 {
+	if len(v.Published) > 0 && v.Mode != ModeNetfs {
 		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is attached to node %s", v.ID, v.Published[0])
 	}
 	v.Published = append(v.Published, req.GetNodeId())
@@ -357,7 +380,7 @@ func (c controller) ValidateVolumeCapabilities(ctx context.Context, req *csi.Val
 	if err != nil {
 		return nil, status.Errorf(codes.NotFound, "volume %q: %v", req.GetVolumeId(), err)
 	}
-	fsType, err := checkCapabilities(req.GetVolumeCapabilities())
+	fsType, _, err := c.capabilities(v.Mode, req.GetVolumeCapabilities())
 	if err != nil || (fsType == "") != v.Block {
 		msg := "block and mount differ from the volume's"
 		if err != nil {
@@ -397,6 +420,9 @@ func (c controller) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotR
 	v, err := d.state.volume(req.GetSourceVolumeId())
 	if err != nil {
 		return nil, status.Errorf(codes.NotFound, "volume %q: %v", req.GetSourceVolumeId(), err)
+	}
+	if v.Mode == ModeNetfs {
+		return nil, status.Errorf(codes.InvalidArgument, "snapshots of netfs volume %s are not supported", v.ID)
 	}
 	sn := snapshot{ID: id, Name: req.GetName(), SourceVolume: v.ID, SizeBytes: v.SizeBytes, Block: v.Block, FsType: v.FsType, Created: time.Now().UTC()}
 	if err := d.disk.copyImage(ctx, d.state.volumeImage(v.ID), d.state.snapshotImage(id)); err != nil {
@@ -484,6 +510,10 @@ func (c controller) ControllerExpandVolume(ctx context.Context, req *csi.Control
 	if size > v.SizeBytes {
 		if err := c.checkCapacity(size - v.SizeBytes); err != nil {
 			return nil, err
+		}
+		if v.Mode == ModeNetfs { // a directory: its size is only a number
+			v.SizeBytes = size
+			return &csi.ControllerExpandVolumeResponse{CapacityBytes: size}, errStatus(d.state.putVolume(v), "record size")
 		}
 		if err := growImage(d.state.volumeImage(v.ID), size); err != nil {
 			return nil, errStatus(err, "grow image")

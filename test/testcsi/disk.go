@@ -305,7 +305,7 @@ func (d disk) copyImage(ctx context.Context, src, dst string) (err error) {
 }
 
 // mountInfo is one line of /proc/self/mountinfo.
-type mountInfo struct{ point, source string }
+type mountInfo struct{ point, source, fsType string }
 
 func readMountInfo() ([]mountInfo, error) {
 	f, err := os.Open("/proc/self/mountinfo")
@@ -328,7 +328,7 @@ func readMountInfo() ([]mountInfo, error) {
 		if len(fields) < 5 || sep < 0 || sep+2 >= len(fields) {
 			continue
 		}
-		out = append(out, mountInfo{point: safety.UnescapeMount(fields[4]), source: safety.UnescapeMount(fields[sep+2])})
+		out = append(out, mountInfo{point: safety.UnescapeMount(fields[4]), source: safety.UnescapeMount(fields[sep+2]), fsType: fields[sep+1]})
 	}
 	return out, sc.Err()
 }

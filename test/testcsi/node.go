@@ -73,6 +73,12 @@ func (n node) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeReque
 	if (req.GetVolumeCapability().GetBlock() != nil) != v.Block {
 		return nil, status.Errorf(codes.InvalidArgument, "volume %s is block=%v", v.ID, v.Block)
 	}
+	if v.Mode == ModeNetfs {
+		if err := d.disk.mountShare(ctx, v, req.GetStagingTargetPath(), req.GetVolumeCapability().GetMount().GetMountFlags()); err != nil {
+			return nil, err
+		}
+		return &csi.NodeStageVolumeResponse{}, applyGroup(v, req.GetStagingTargetPath(), req.GetVolumeCapability().GetMount().GetVolumeMountGroup())
+	}
 	st, err := n.staged(ctx, v)
 	if err != nil {
 		return nil, err
@@ -394,6 +400,9 @@ func (n node) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVolumeReq
 	v, err := n.volumeFor(req.GetVolumeId())
 	if err != nil {
 		return nil, err
+	}
+	if v.Mode == ModeNetfs {
+		return &csi.NodeExpandVolumeResponse{CapacityBytes: v.SizeBytes}, nil
 	}
 	var st staging
 	if err := readJSON(d.state.stagingFile(d.cfg.NodeID, v.ID), &st); err != nil {

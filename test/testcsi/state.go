@@ -25,6 +25,10 @@ type volume struct {
 	Published []string  `json:"published,omitempty"` // nodes it is attached to (ControllerPublish)
 	Source    string    `json:"source,omitempty"`    // "snapshot/ID" or "volume/ID"
 	Created   time.Time `json:"created"`
+	// Server and Share locate a netfs volume's directory (ServerParameter,
+	// ShareParameter): Share/ID.
+	Server string `json:"server,omitempty"`
+	Share  string `json:"share,omitempty"`
 }
 
 // snapshot is one snapshot's metadata, kept beside its image copy.

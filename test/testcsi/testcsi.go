@@ -49,10 +49,16 @@ const (
 	// ModeNoFsync is shared, but publishes its volume through an overlay
 	// mounted volatile: fsync returns at once and writes nothing.
 	ModeNoFsync Mode = "no-fsync"
+	// ModeNetfs volumes are directories of a network filesystem's share
+	// (an SFTP server: StorageClass parameters ServerParameter and
+	// ShareParameter), usable from many nodes at once: each node mounts
+	// the volume itself with sshfs, so two nodes are two clients of one
+	// export, as NFS clients are. No snapshots, clones or block access.
+	ModeNetfs Mode = "netfs"
 )
 
 // Modes lists every mode, capable ones first.
-var Modes = []Mode{ModeLocal, ModeShared, ModeBadSnapshot, ModeStuckExpand, ModeRootOnly, ModeNoFsync}
+var Modes = []Mode{ModeLocal, ModeShared, ModeBadSnapshot, ModeStuckExpand, ModeRootOnly, ModeNoFsync, ModeNetfs}
 
 // ParseMode returns the mode named s.
 func ParseMode(s string) (Mode, error) {

@@ -72,6 +72,10 @@ type KubeCleanupRequest struct {
 	DeleteNamespace bool
 	// Timeout bounds waiting for the objects to go.
 	Timeout time.Duration
+	// StateDir is where the runs on this machine kept the start commands
+	// of the nodes they stop; "" is DefaultStateDir(). A stopped node is
+	// started only with a command found there.
+	StateDir string
 }
 
 // CleanupKube deletes the pods, PVCs and VolumeSnapshots storbench's

@@ -38,9 +38,10 @@ stay stored. A run recorded on another host is left alone.
 
 With --k8s: find every pod, PVC and VolumeSnapshot labelled
 app.kubernetes.io/managed-by=storbench (in all namespaces, or -n NAMESPACE),
-delete them, start a node a killed classes --measure run stopped (with the
-start command that run recorded on it, storbench.io/stopped-by and
-start-with), lift the cordons and out-of-service taints that storbench's
+delete them, start a node a killed classes --measure run stopped (marked
+storbench.io/stopped-by; with the start command that run kept on this
+machine before the stop, under $XDG_STATE_HOME/storbench, never the copy in
+the node's start-with annotation), lift the cordons and out-of-service taints that storbench's
 annotations (storbench.io/cordoned-by, tainted-by) mark on nodes, wait for the
 objects to go, and report what could not be deleted. PersistentVolumes that a Retain class kept after
 storbench's claims went are listed with the command that removes them.

@@ -208,3 +208,11 @@ type RefusedError struct{ Err error }
 
 func (e *RefusedError) Error() string { return e.Err.Error() }
 func (e *RefusedError) Unwrap() error { return e.Err }
+
+// KindRunOnly is a grouped kind whose targets a dry run does not open:
+// opening them creates what a run needs (a PVC and a pod on every node),
+// so fio's reading of the job is judged on them when they run.
+type KindRunOnly interface {
+	KindGroup
+	RunOnly()
+}

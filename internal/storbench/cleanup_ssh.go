@@ -6,6 +6,7 @@ import (
 
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/ssh"
 )
 
 // SSHCleanupRequest says which hosts and directories to clean: ssh://
@@ -57,4 +58,11 @@ func CleanupSSH(ctx context.Context, req SSHCleanupRequest) (*result.SSHCleanup,
 		return rep, fmt.Errorf("cleanup: %d host(s) or directories could not be cleaned", failed)
 	}
 	return rep, nil
+}
+
+// IsSSHTarget says the ssh kind recognises t (ssh://host/path): a target
+// CleanupSSH cleans, where CleanupKinds cleans other kinds'.
+func IsSSHTarget(t string) bool {
+	_, ok, _ := ssh.Kind{}.Parse(t)
+	return ok
 }

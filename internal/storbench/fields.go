@@ -1,17 +1,16 @@
 package storbench
 
 import (
-	"errors"
-	"fmt"
-	"slices"
+	"github.com/storbench/storbench/internal/runner"
 )
 
 // Field names a request field in the library's errors: they speak of what
 // the caller set, in the request's own terms (RunRequest.Measure.RepeatMin
 // is "Measure.RepeatMin"), and a caller that sets fields from something
 // else (the command line's flags) shows the same error in its own words
-// with FieldError.Render. Every Field is listed in Fields.
-type Field string
+// with FieldError.Render. Every Field is listed in Fields. Kinds name the
+// request fields of their settings the same way (runner.Field).
+type Field = runner.Field
 
 // The request fields errors name.
 const (
@@ -80,29 +79,8 @@ var Fields = []Field{
 	FieldFor, FieldRunIDs, FieldDeviceSize, FieldFormat, FieldStatus, FieldMaxSize,
 }
 
-// FieldError is an error whose message names request fields (its Field
-// arguments): Error names them as the request does, Render as its caller
-// does.
-type FieldError struct {
-	format string
-	args   []any
-	err    error
-}
+// FieldError is an error whose message names request fields
+// (runner.FieldError).
+type FieldError = runner.FieldError
 
-func fieldErrorf(format string, args ...any) *FieldError {
-	return &FieldError{format: format, args: args, err: fmt.Errorf(format, args...)}
-}
-
-func (e *FieldError) Error() string { return e.err.Error() }
-func (e *FieldError) Unwrap() error { return errors.Unwrap(e.err) }
-
-// Render is the message with each field named by name.
-func (e *FieldError) Render(name func(Field) string) string {
-	args := slices.Clone(e.args)
-	for i, a := range args {
-		if f, ok := a.(Field); ok {
-			args[i] = name(f)
-		}
-	}
-	return fmt.Errorf(e.format, args...).Error()
-}
+func fieldErrorf(format string, args ...any) *FieldError { return runner.FieldErrorf(format, args...) }

@@ -27,6 +27,16 @@ type groupedSpec struct {
 	spec runner.Spec
 }
 
+// openKinds is the request's registry with every kind's settings, checked
+// (the Kubernetes ones: KubeRequest.kind), to open groups with.
+func (r *RunRequest) openKinds() (*runner.Registry, error) {
+	k, err := r.kube().kind()
+	if err != nil {
+		return nil, err
+	}
+	return r.kinds().Replace(k), nil
+}
+
 // sshKind is the ssh kind with the request's SSH settings.
 func (r *RunRequest) sshKind() ssh.Kind {
 	return ssh.Kind{AcceptNew: r.SSH.AcceptNewHostKeys, Become: r.SSH.Become}
@@ -44,6 +54,9 @@ func (p *runPlan) addToGroup(k runner.KindGroup, spec runner.Spec, named bool) {
 		p.groups[i].named++
 	}
 }
+
+// hasKind says the request has targets of kind k.
+func (p *runPlan) hasKind(k runner.Kind) bool { return p.group(k.Name()) != nil }
 
 // group is the group of the kind named, nil when the request has none.
 func (p *runPlan) group(name string) *kindGroup {
@@ -89,24 +102,33 @@ func openGroups(ctx context.Context, req *RunRequest, p *runPlan, o runner.Group
 	if p.noise != nil && p.group(p.noise.kind.Name()) == nil {
 		groups = append(groups, &kindGroup{kind: p.noise.kind})
 	}
+	reg, err := req.openKinds()
+	if err != nil {
+		return nil, err
+	}
 	out := &openedGroups{}
-	for _, k := range req.kinds().Kinds() {
+	for _, k := range reg.Kinds() {
 		i := slices.IndexFunc(groups, func(g *kindGroup) bool { return g.kind.Name() == k.Name() })
 		if i < 0 {
 			continue
 		}
-		g := groups[i]
-		specs := g.specs
+		// The registry's kind holds the request's settings.
+		kind, _ := k.(runner.KindGroup)
+		specs := groups[i].specs
 		withNoise := p.noise != nil && p.noise.kind.Name() == k.Name()
 		if withNoise {
 			specs = append(slices.Clip(specs), p.noise.spec)
 		}
-		opened, err := g.kind.Open(ctx, specs, o)
+		opened, err := kind.Open(ctx, specs, o)
 		if err != nil {
 			return nil, errors.Join(groupErr(err), out.close())
 		}
 		out.closers, out.names = append(out.closers, opened.Close), append(out.names, k.Name())
 		targets := opened.Targets
+		if withNoise && len(targets) != len(specs) {
+			// A class makes a target per node: the bulk writer needs one.
+			return nil, errors.Join(refusef("%s %s makes several targets: name one target", FieldNoiseTarget, p.noise.spec), out.close())
+		}
 		if withNoise {
 			out.noise, targets = wrap(req, targets[len(targets)-1]), targets[:len(targets)-1]
 		}
@@ -136,7 +158,7 @@ func groupErr(err error) error {
 func judgeGroupTargets(ctx context.Context, req *RunRequest, p *runPlan) (out []JudgedTarget, err error) {
 	for _, k := range req.kinds().Kinds() {
 		g := p.group(k.Name())
-		if g == nil {
+		if _, runOnly := k.(runner.KindRunOnly); g == nil || runOnly {
 			continue
 		}
 		opened, err := g.kind.Open(ctx, g.specs, runner.GroupOptions{Options: req.kindOptions()})

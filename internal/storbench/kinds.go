@@ -13,19 +13,20 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/gluster"
+	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/runner/local"
 	"github.com/storbench/storbench/internal/runner/rbd"
 	"github.com/storbench/storbench/internal/runner/ssh"
 )
 
 // Kinds are the target kinds the library knows, in the order they
-// recognise target strings (k8s: targets are recognised before them). A
-// new kind is one package implementing runner.Kind and one line here,
+// recognise target strings. A new kind is one package implementing runner.Kind and one line here,
 // above local.Kind, which takes any path and so goes last. A caller adds
 // a kind of its own with RunRequest.Kinds (Kinds().With(k)). Grouped
 // kinds (runner.KindGroup) are opened in this order too.
 func Kinds() *runner.Registry {
 	return runner.NewRegistry(
+		kube.Kind{},
 		ssh.Kind{},
 		rbd.Kind{},
 		gluster.Kind{},
@@ -69,9 +70,6 @@ func kindTarget(req *RunRequest, target string) (t runner.Target, k runner.Kind,
 // the kind whose raw jobs are judged before anything is prepared
 // (judgeLocalTargets).
 func isLocalPath(req *RunRequest, target string) bool {
-	if _, ok, _ := splitKubeTarget(target); ok {
-		return false
-	}
 	k, _, _, _ := req.kinds().Parse(target)
 	_, ok := k.(local.Kind)
 	return ok
@@ -84,7 +82,7 @@ func isLocalPath(req *RunRequest, target string) bool {
 func judgeKindTargets(ctx context.Context, req *RunRequest, plan *engine.Plan) ([]JudgedTarget, error) {
 	var out []JudgedTarget
 	for _, name := range req.Targets {
-		if _, ok, _ := splitKubeTarget(name); ok || isLocalPath(req, name) {
+		if isLocalPath(req, name) {
 			continue
 		}
 		if k, _, _, err := req.kinds().Parse(name); err == nil {
@@ -160,11 +158,6 @@ func kindDoctorChecks(ctx context.Context, req DoctorRequest, targets []string) 
 	specs := map[string][]runner.Spec{}
 	var out []result.Check
 	for _, t := range targets {
-		if _, ok, _ := splitKubeTarget(t); ok {
-			out = append(out, result.Check{Area: "targets", Name: t, Status: result.CheckInfo,
-				Detail: "Kubernetes classes are checked with the cluster (K8s)"})
-			continue
-		}
 		k, spec, ok, err := reg.Parse(t)
 		switch {
 		case !ok:

@@ -14,6 +14,7 @@ import (
 	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
 )
@@ -172,23 +173,10 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 			return nil, err
 		}
 	}
-	if len(p.classes) == 0 && req.Kube != nil {
+	if !p.hasKind(kube.Kind{}) && req.Kube != nil {
 		return nil, refusef("%s options apply to Kubernetes targets: add %s k8s:STORAGECLASS", FieldKube, FieldTargets)
 	}
 	var mems []runner.Memory
-	if len(p.classes) > 0 {
-		set, err := KubeTargets(ctx, req.kube(), p.classes, obs.Notice)
-		if err != nil {
-			return nil, err
-		}
-		mems = append(mems, set.memory())
-		for _, t := range set.Targets {
-			p.plan.Targets = append(p.plan.Targets, wrap(&req, t))
-		}
-		for _, s := range set.Skipped {
-			obs.Notice("", "skipping node "+s)
-		}
-	}
 	if len(p.groups) > 0 || p.noise != nil {
 		opened, err := openGroups(ctx, &req, p, runner.GroupOptions{Options: req.kindOptions(), ReadMemory: p.defeatCache, Report: obs.Notice})
 		if err != nil {

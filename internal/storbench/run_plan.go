@@ -2,7 +2,6 @@ package storbench
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -25,11 +24,10 @@ import (
 // own disk check, the workload most hurt by a bulk copy.
 const DefaultProbe = "etcd-fdatasync"
 
-// runPlan is a request turned into the engine's plan, with the Kubernetes
-// classes still to be resolved into targets.
+// runPlan is a request turned into the engine's plan, with the targets of
+// grouped kinds (Kubernetes classes, SSH hosts) still to be opened.
 type runPlan struct {
-	plan    *engine.Plan
-	classes []string
+	plan *engine.Plan
 	// groups are the targets of grouped kinds (runner.KindGroup: SSH
 	// hosts), to be opened together, each kind's at once.
 	groups []*kindGroup
@@ -101,13 +99,6 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 			return nil, refusef("%s: %s is given twice", FieldTargets, t)
 		}
 		seen[t] = true
-		if class, ok, err := splitKubeTarget(t); ok {
-			if err != nil {
-				return nil, err
-			}
-			p.classes = append(p.classes, class)
-			continue
-		}
 		if k, spec, _, err := req.kinds().Parse(t); err == nil {
 			if g, ok := k.(runner.KindGroup); ok {
 				p.addToGroup(g, spec, true)
@@ -214,7 +205,7 @@ func applyMeasurement(p *runPlan, req *RunRequest) error {
 	if m.DefeatCache {
 		plan.Measurement.DropCaches = true
 		_, labelled := result.LabelMemBytes.In(plan.Labels)
-		if (len(p.classes) > 0 || len(p.groups) > 0) && !labelled {
+		if len(p.groups) > 0 && !labelled {
 			// The nodes' and hosts' memory decides, once they are chosen
 			// and reached (sizeForCache); this host's counts only if it
 			// runs targets too.
@@ -240,14 +231,6 @@ func applyMeasurement(p *runPlan, req *RunRequest) error {
 // defeatSpan is a quarter beyond the memory, in whole MiB: a span the
 // cache can no longer hold whole.
 func defeatSpan(cache int64) int64 { return (cache + cache/4 + 1<<20 - 1) &^ (1<<20 - 1) }
-
-// memory is the largest memory of the chosen nodes.
-func (set *KubeTargetSet) memory() runner.Memory {
-	if !set.MemKnown {
-		return runner.Memory{Err: errors.New("the nodes' memory is unknown (no node reports one, or storbench may not read nodes)")}
-	}
-	return runner.Memory{Whose: "the largest node's memory", Bytes: set.MemBytes}
-}
 
 // sizeForCache sizes the suite for --defeat-cache once the Kubernetes
 // nodes are chosen and the SSH hosts reached: beyond the largest memory

@@ -270,7 +270,7 @@ func TestDefeatCacheSizedForNodes(t *testing.T) {
 	if !p.defeatCache || p.localCache != 0 || !p.plan.Measurement.DropCaches || len(before) == 0 {
 		t.Fatalf("kube-only plan: defeat later %v, local %d, drop %v, cache-prone %v", p.defeatCache, p.localCache, p.plan.Measurement.DropCaches, before)
 	}
-	note, err := p.sizeForCache([]runner.Memory{(&KubeTargetSet{MemBytes: 4 << 30, MemKnown: true}).memory()})
+	note, err := p.sizeForCache([]runner.Memory{{Whose: "the largest node's memory", Bytes: 4 << 30}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestDefeatCacheSizedForNodes(t *testing.T) {
 
 	// Nodes whose memory cannot be read: refused, naming the way out.
 	p = planOrRefusal(t, request(kubeOnly), "")
-	_, err = p.sizeForCache([]runner.Memory{(&KubeTargetSet{}).memory()})
+	_, err = p.sizeForCache([]runner.Memory{{Err: errors.New("the nodes' memory is unknown")}})
 	wantRefused(t, err, "Labels mem_bytes=BYTES")
 
 	// A local target too: the larger of this host's and the nodes' memory.
@@ -295,7 +295,7 @@ func TestDefeatCacheSizedForNodes(t *testing.T) {
 	if p.localCache <= 0 {
 		t.Fatalf("this host's memory not read: %d", p.localCache)
 	}
-	note, err = p.sizeForCache([]runner.Memory{(&KubeTargetSet{MemBytes: 1 << 20, MemKnown: true}).memory()})
+	note, err = p.sizeForCache([]runner.Memory{{Whose: "the largest node's memory", Bytes: 1 << 20}})
 	if err != nil || !strings.Contains(note, "beyond this host's memory") {
 		t.Errorf("notice %q, %v", note, err)
 	}

@@ -5,7 +5,6 @@ package cleanupcmd
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -78,7 +77,7 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 		if err := check(); err != nil {
 			return err
 		}
-		if !f.ssh && !f.k8s && len(f.hosts.Targets) > 0 && f.hosts.SSH == (storbench.SSHRequest{}) && !strings.HasPrefix(f.hosts.Targets[0], "ssh://") {
+		if !f.ssh && !f.k8s && len(f.hosts.Targets) > 0 && f.hosts.SSH == (storbench.SSHRequest{}) && !storbench.IsSSHTarget(f.hosts.Targets[0]) {
 			// Another kind's targets (an RBD pool, a Gluster volume).
 			rep, err := storbench.CleanupKinds(cmd.Context(), storbench.KindCleanupRequest{Targets: f.hosts.Targets, Getenv: d.Getenv, RunID: f.kube.RunID, DryRun: f.kube.DryRun})
 			if rep == nil {

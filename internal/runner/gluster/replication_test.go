@@ -3,6 +3,7 @@ package gluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -76,38 +77,61 @@ func TestClientSideReplication(t *testing.T) {
 }
 
 // iperf measures the client's link: TCP from the client to the first
-// server for 4 s, in bytes per second.
+// server for 4 s, in bytes per second. A measurement that reports nothing
+// (iperf3 says why in its JSON's error) is taken again, up to three times;
+// the one-off server is always stopped (a server left waiting once hung
+// the whole package until its timeout).
 func iperf(t *testing.T, v *glustertest.Volume) float64 {
 	t.Helper()
+	var last string
+	for attempt := 1; attempt <= 3; attempt++ {
+		bps, out, err := iperfOnce(v)
+		if err == nil {
+			return bps
+		}
+		last = fmt.Sprintf("attempt %d: %v\n%s", attempt, err, out)
+		t.Log(last)
+		time.Sleep(time.Second)
+	}
+	t.Fatalf("iperf3 from the client to %s: %s", v.Nodes[0].Addr, last)
+	return 0
+}
+
+func iperfOnce(v *glustertest.Volume) (float64, string, error) {
 	srv := exec.Command("nsenter", "--net=/run/netns/"+v.Nodes[0].NetNS, "iperf3", "-s", "-1", "-B", v.Nodes[0].Addr)
 	if err := srv.Start(); err != nil {
-		t.Fatal(err)
+		return 0, "", err
 	}
-	defer func() { _ = srv.Wait() }()
-	var out string
-	for i := 0; ; i++ {
-		b, err := exec.Command("nsenter", "--net=/run/netns/"+v.Client.NetNS, "iperf3", "-J", "-t", "4", "-c", v.Nodes[0].Addr).Output()
-		if err == nil {
-			out = string(b)
+	defer func() {
+		_ = srv.Process.Kill()
+		_ = srv.Wait()
+	}()
+	var out []byte
+	var err error
+	for i := 0; i <= 20; i++ {
+		if out, err = exec.Command("nsenter", "--net=/run/netns/"+v.Client.NetNS, "iperf3", "-J", "-t", "4", "-c", v.Nodes[0].Addr).Output(); err == nil {
 			break
 		}
-		if i == 20 {
-			_ = srv.Process.Kill()
-			t.Fatalf("iperf3: %v", err)
-		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond) // the server not listening yet
+	}
+	if err != nil {
+		return 0, string(out), err
 	}
 	var r struct {
-		End struct {
+		Error string `json:"error"`
+		End   struct {
 			SumReceived struct {
 				BitsPerSecond float64 `json:"bits_per_second"`
 			} `json:"sum_received"`
 		} `json:"end"`
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil || r.End.SumReceived.BitsPerSecond == 0 {
-		t.Fatalf("iperf3 output: %v\n%s", err, out)
+	if err := json.Unmarshal(out, &r); err != nil {
+		return 0, string(out), err
 	}
-	return r.End.SumReceived.BitsPerSecond / 8
+	if r.End.SumReceived.BitsPerSecond == 0 {
+		return 0, string(out), fmt.Errorf("no throughput reported (iperf3: %q)", r.Error)
+	}
+	return r.End.SumReceived.BitsPerSecond / 8, "", nil
 }
 
 func counter(t *testing.T, link, name string) float64 {

@@ -30,12 +30,12 @@ func CephClassPool(ctx context.Context, sc *storagev1.StorageClass, fsDataPool f
 	p, a := sc.Parameters, sc.Annotations
 	var pool, fs string
 	switch {
-	case strings.HasSuffix(sc.Provisioner, ".rbd.csi.ceph.com"):
+	case cephCSI(sc.Provisioner, "rbd.csi.ceph.com"):
 		pool = p["pool"]
 		if p["dataPool"] != "" {
 			pool = p["dataPool"]
 		}
-	case strings.HasSuffix(sc.Provisioner, ".cephfs.csi.ceph.com"):
+	case cephCSI(sc.Provisioner, "cephfs.csi.ceph.com"):
 		pool, fs = p["pool"], p["fsName"]
 	default:
 		pool, fs = a[AnnotationCephPool], a[AnnotationCephFS]
@@ -44,6 +44,13 @@ func CephClassPool(ctx context.Context, sc *storagev1.StorageClass, fsDataPool f
 		return pool, nil
 	}
 	return fsDataPool(ctx, fs)
+}
+
+// cephCSI reports whether provisioner is ceph-csi's driver name, alone or
+// prefixed with the operator's namespace as Rook names it
+// ("rook-ceph.rbd.csi.ceph.com").
+func cephCSI(provisioner, driver string) bool {
+	return provisioner == driver || strings.HasSuffix(provisioner, "."+driver)
 }
 
 // cephReadTimeout bounds the ceph CLI's reads: it waits for a monitor

@@ -296,7 +296,7 @@ check-clean() { # [cluster]: what a standalone Ceph (or the test cluster's) coul
   local bad=0 x
   if [ "${1:-}" = cluster ]; then
     . "$HERE/lib.sh"
-    for x in /sys/fs/cgroup/*/sbceph-cluster-* "$RUN/ceph"; do [ ! -e "$x" ] || { echo "left behind: $x"; bad=1; }; done
+    for x in /sys/fs/cgroup/*/sbceph-cluster-* "$RUN/ceph" "$RUN/storage/cephfs-config" "$RUN/cephfs-config.pid"; do [ ! -e "$x" ] || { echo "left behind: $x"; bad=1; }; done
     for x in $(pgrep -f -- "--conf $RUN/ceph/ceph.conf" || true); do echo "left behind: ceph process $x"; bad=1; done
     [ "$bad" = 0 ] && echo clean
     return "$bad"
@@ -476,7 +476,10 @@ cluster_cephfs_class() {
   KC apply -f - >/dev/null <<EOF
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
-metadata: {name: cephfs}
+metadata:
+  name: cephfs
+  # the CephFS behind the class: storbench reads its data pool's size and OSD hosts from Ceph
+  annotations: {storbench.io/ceph-fs: cephfs}
 provisioner: storbench.local/cephfs
 volumeBindingMode: WaitForFirstConsumer
 reclaimPolicy: Delete
@@ -496,12 +499,28 @@ cluster_node_start() { # NODE: after cluster.sh node start: its OSD (and ceph-fu
   fi
 }
 
+# cephfs_pvs_gone: the class's volumes are deleted by the provisioner's helper pods while Ceph
+# still serves them (a released claim's PV goes within seconds); what is left after 60 s is
+# removed here, so no PV names a path that is about to vanish.
+cephfs_pvs_gone() {
+  local pvs
+  until_ok 60 "the cephfs class's PVs to go" no_cephfs_pvs && return 0
+  pvs=$(pvs_of_cephfs)
+  [ -z "$pvs" ] || { log "removing PVs left on class cephfs: $(echo $pvs)"; KC delete pv $pvs --wait=false >/dev/null; }
+}
+
+pvs_of_cephfs() { KC get pv -o jsonpath='{range .items[?(@.spec.storageClassName=="cephfs")]}{.metadata.name}{"\n"}{end}' 2>/dev/null; }
+no_cephfs_pvs() { [ -z "$(pvs_of_cephfs)" ]; }
+
 cluster_down() {
   local t0; t0=$(now_ms)
   [ -d "$CEPH_DIR" ] || return 0
   set +e
+  cephfs_pvs_gone
   KC delete storageclass cephfs --ignore-not-found >/dev/null 2>&1
   [ -f "$RUN/cephfs-config.pid" ] && stop_pidfile "$RUN/cephfs-config.pid"
+  KC -n local-path-storage delete configmap cephfs-config --ignore-not-found >/dev/null 2>&1
+  rm -rf "$RUN/storage/cephfs-config" "$RUN/cephfs-config.pid"
   unmount_all
   stop_daemons
   cgroups_remove

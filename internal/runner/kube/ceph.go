@@ -134,19 +134,27 @@ func crError(kind, ns, name, resource string, err error) error {
 
 // cephLabels labels a Rook-Ceph class's replication factor and where it
 // was read; a pool that cannot be read is a notice, not a failure.
+// Ceph's own figures (cephPlacementLabels, ceph_live.go) follow where
+// Ceph can be reached from this host.
 func (t *Target) cephLabels(ctx context.Context, sc *storagev1.StorageClass, labels map[string]string) string {
-	if sc == nil || result.LabelReplicas.Of(labels) != "" {
+	if sc == nil {
 		return ""
 	}
-	size, source, err := CephReplicas(ctx, t.cluster.Dynamic, sc)
-	switch {
-	case err != nil:
-		return "Ceph pool size not read: " + err.Error()
-	case size > 0:
-		result.LabelReplicas.Set(labels, fmt.Sprint(size))
-		result.LabelReplicasSource.Set(labels, source)
+	var notices []string
+	if result.LabelReplicas.Of(labels) == "" {
+		size, source, err := CephReplicas(ctx, t.cluster.Dynamic, sc)
+		switch {
+		case err != nil:
+			notices = append(notices, "Ceph pool size not read: "+err.Error())
+		case size > 0:
+			result.LabelReplicas.Set(labels, fmt.Sprint(size))
+			result.LabelReplicasSource.Set(labels, source)
+		}
 	}
-	return ""
+	if n := t.cephPlacementLabels(ctx, sc, labels); n != "" {
+		notices = append(notices, n)
+	}
+	return strings.Join(notices, "; ")
 }
 
 // LonghornReplicas is Longhorn's resource of one volume's replica.

@@ -15,14 +15,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/storbench/storbench/internal/ceph"
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
-	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 )
 
@@ -185,65 +182,11 @@ func (t tools) watchers(ctx context.Context, pool, image string) ([]string, erro
 // poolFacts are the labels of a pool: its size, the OSDs holding its PGs
 // and their hosts.
 func (t tools) poolFacts(ctx context.Context, pool string) (map[string]string, error) {
-	pools, err := t.ceph().Pools(ctx)
+	pl, err := t.ceph().PoolPlacement(ctx, pool)
 	if err != nil {
 		return nil, err
 	}
-	var p *ceph.Pool
-	for i := range pools {
-		if pools[i].Name == pool {
-			p = &pools[i]
-		}
-	}
-	if p == nil {
-		return nil, fmt.Errorf("no pool %s in the cluster", pool)
-	}
-	pgs, err := t.ceph().PGs(ctx, pool)
-	if err != nil {
-		return nil, err
-	}
-	osds, err := t.ceph().OSDs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	host := map[int]string{}
-	for _, o := range osds {
-		host[o.ID] = o.Host
-	}
-	inPool := map[int]bool{}
-	for _, pg := range pgs {
-		for _, id := range pg.Acting {
-			inPool[id] = true
-		}
-	}
-	var ids []int
-	hosts := map[string]bool{}
-	for id := range inPool {
-		ids = append(ids, id)
-		hosts[host[id]] = true
-	}
-	sort.Ints(ids)
-	var osdNames, hostNames []string
-	for _, id := range ids {
-		osdNames = append(osdNames, "osd."+strconv.Itoa(id))
-	}
-	for h := range hosts {
-		hostNames = append(hostNames, h)
-	}
-	sort.Strings(hostNames)
-	l := map[string]string{}
-	result.LabelCephPool.Set(l, pool)
-	result.LabelCephOSDs.Set(l, strings.Join(osdNames, ","))
-	result.LabelReplicaNodes.Set(l, strings.Join(hostNames, ","))
-	result.LabelReplicaNodesSource.Set(l, "the crush hosts of the OSDs acting for pool "+pool+"'s PGs")
-	result.LabelReplicationModel.Set(l, result.ReplicationPrimary)
-	if p.Erasure {
-		result.LabelReplicasSource.Set(l, "pool "+pool+" is erasure-coded: no copies to count")
-		return l, nil
-	}
-	result.LabelReplicas.Set(l, strconv.Itoa(p.Size))
-	result.LabelReplicasSource.Set(l, "ceph osd pool ls detail: pool "+pool+" size")
-	return l, nil
+	return pl.Labels(), nil
 }
 
 // engineTarget is fio's rbd engine on pool/image.

@@ -1,0 +1,136 @@
+package kube_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/testenv"
+	"github.com/storbench/storbench/test/kubetest"
+)
+
+// cephfsSuite is short: the point is that every node reaches CephFS and
+// that the results say what is behind it, not the figures.
+const cephfsSuite = `name: cephfs-quick
+workloads:
+  - {name: randwrite, rw: randwrite, bs: 4KiB, size: 16MiB, runtime: 2s, time_based: true, ioengine: libaio, iodepth: 8}
+  - {name: seqread, rw: read, bs: 1MiB, size: 16MiB, runtime: 2s, time_based: true, ioengine: libaio, iodepth: 4}
+`
+
+// TestClusterCephFSFromEveryNode brings a real Ceph up inside the test
+// cluster (test/cluster/ceph.sh cluster up with CEPH_FS=1: a monitor and
+// manager, one OSD per real node in the node's namespace, CephFS, a
+// ceph-fuse mount per node and class cephfs), runs a short suite on
+// k8s:cephfs from every real node, and checks that every result completed
+// and carries what Ceph itself reports of the class's data pool (read with
+// the ceph CLI on this host, CEPH_CONF): the pool, its size 3, the three
+// OSDs and their hosts, primary-copy replication. Ceph is brought down
+// again and the cluster left as found (ceph.sh check-clean cluster); a
+// Ceph the cluster was started with (CLUSTER_CEPH=1) is used and left up.
+func TestClusterCephFSFromEveryNode(t *testing.T) {
+	e := integration(t)
+	for _, tool := range []string{"ceph-mon", "ceph-osd", "ceph-mgr", "ceph"} {
+		testenv.Tool(t, tool, "ceph-mon ceph-osd ceph-mgr ceph-common", "ceph")
+	}
+	testenv.Tool(t, "ceph-mds", "ceph-mds", "ceph")
+	testenv.Tool(t, "ceph-fuse", "ceph-fuse", "ceph")
+	nodes := kubetest.Env(t).Nodes()
+	if len(nodes) < 3 {
+		t.Skipf("a size-3 pool across hosts needs 3 real nodes, the cluster has %d", len(nodes))
+	}
+	cephUp(t)
+
+	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
+	var targets []runner.Target
+	for i, n := range nodes {
+		targets = append(targets, kube.NewTarget(c, "cephfs", n, i+1, opts))
+	}
+	start := time.Now()
+	rs := runPlan(t, context.Background(), cephfsSuite, engine.Plan{Targets: targets})
+	t.Logf("suite on %d nodes in %.1f s", len(nodes), time.Since(start).Seconds())
+	if len(rs) != 2*len(nodes) {
+		t.Fatalf("%d results, want %d", len(rs), 2*len(nodes))
+	}
+	want := map[result.LabelKey]string{
+		result.LabelCephPool:         "cephfs_data",
+		result.LabelReplicas:         "3",
+		result.LabelCephOSDs:         "osd.0,osd.1,osd.2",
+		result.LabelReplicaNodes:     strings.Join(sorted(nodes), ","),
+		result.LabelReplicationModel: result.ReplicationPrimary,
+		result.LabelStorageClass:     "cephfs",
+	}
+	seen := map[string]bool{}
+	for _, r := range rs {
+		node := result.LabelNode.Of(r.Labels)
+		seen[node] = true
+		for _, d := range r.Directions() {
+			t.Logf("%s %s on %s: %s %.1f MB/s, %.0f IOPS", r.Target, r.Workload, node, d.Name, d.BytesPerSec/1e6, d.IOPS)
+		}
+		if r.Status != result.StatusComplete || len(r.Directions()) == 0 {
+			t.Errorf("%s %s: %s %s", r.Target, r.Workload, r.Status, r.Error)
+		}
+		for k, v := range want {
+			if got := k.Of(r.Labels); got != v {
+				t.Errorf("%s %s: label %s = %q, want %q", r.Target, r.Workload, k, got, v)
+			}
+		}
+	}
+	for _, n := range nodes {
+		if !seen[n] {
+			t.Errorf("no result from node %s (seen %v)", n, seen)
+		}
+	}
+}
+
+// cephUp brings Ceph with CephFS up in the test cluster for the test, and
+// down again at its end, checking that nothing of it is left; with a Ceph
+// up already it only points CEPH_CONF at it.
+func cephUp(t *testing.T) {
+	t.Helper()
+	run := filepath.Dir(os.Getenv("CLUSTER_ENV"))
+	t.Setenv("CEPH_CONF", filepath.Join(run, "ceph", "ceph.conf"))
+	if _, err := os.Stat(filepath.Join(run, "ceph", "ceph.env")); err == nil {
+		t.Log("Ceph is up already (CLUSTER_CEPH=1): using it")
+		return
+	}
+	script := "../../../test/cluster/ceph.sh"
+	start := time.Now()
+	up := exec.Command("bash", script, "cluster", "up")
+	up.Env = append(os.Environ(), "CEPH_FS=1")
+	out, err := up.CombinedOutput()
+	t.Cleanup(func() {
+		start := time.Now()
+		if out, err := exec.Command("bash", script, "cluster", "down").CombinedOutput(); err != nil {
+			t.Errorf("ceph.sh cluster down: %v: %s", err, out)
+		}
+		t.Logf("Ceph down in %.1f s", time.Since(start).Seconds())
+		if out, err := exec.Command("bash", script, "check-clean", "cluster").CombinedOutput(); err != nil {
+			t.Errorf("ceph.sh check-clean cluster: %v: %s", err, out)
+		}
+	})
+	if err != nil {
+		t.Fatalf("ceph.sh cluster up: %v: %s", err, out)
+	}
+	t.Logf("Ceph with CephFS up in the cluster in %.1f s", time.Since(start).Seconds())
+}
+
+func sorted(s []string) []string {
+	c := append([]string(nil), s...)
+	slices.Sort(c)
+	return c
+}

@@ -88,7 +88,7 @@ func tally(h trendtest.History, n, stepAt int) counts {
 	var c counts
 	for seed := range uint64(n) {
 		s := h.Series(seed)
-		j := trend.Judge(s, trend.Options{})
+		j := trend.Assess(s, trend.Options{})
 		switch j.Verdict {
 		case trend.Regression:
 			c.regression++

@@ -121,7 +121,7 @@ func TestPlacementOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := Judge(ForGeneral, c, VerdictOptions{})
+	v, err := VerdictFor(ForGeneral, c, VerdictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@
 // printing, no clock. It also holds the view types internal/render formats
 // (View, Class, SuiteDocument, DryRun, ContentionReport).
 //
-// Four packages judge results; each looks at something different:
+// Four packages assess results; each looks at something different:
 //   - analysis: many results side by side (targets, repetitions, rounds) at
 //     one time: which is faster, by how much, how sure, is it fit for a use;
 //   - cliff: inside one sustained-write result, the moment throughput
@@ -13,7 +13,7 @@
 //   - contention: one contention round, the same probe alone and beside a
 //     bulk writer (analysis.ContentionReport);
 //   - trend: one target × workload × round over time, against its own
-//     stored history (trend.Judgement).
+//     stored history (trend.Assessment).
 package analysis
 
 import (

@@ -119,8 +119,8 @@ func (e *MissingError) Error() string {
 // ErrUnknownVerdict is returned for a kind not in Kinds.
 var ErrUnknownVerdict = errors.New("unknown verdict")
 
-// Judge computes one verdict over a comparison.
-func Judge(kind string, c *Comparison, opts VerdictOptions) (*Verdict, error) {
+// VerdictFor computes the verdict of one kind over a comparison.
+func VerdictFor(kind string, c *Comparison, opts VerdictOptions) (*Verdict, error) {
 	var v *Verdict
 	var err error
 	switch kind {
@@ -166,7 +166,7 @@ func Verdicts(c *Comparison, kinds []string) ([]*Verdict, error) {
 	}
 	var out []*Verdict
 	for _, k := range kinds {
-		v, err := Judge(k, c, VerdictOptions{})
+		v, err := VerdictFor(k, c, VerdictOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -180,7 +180,7 @@ func Verdicts(c *Comparison, kinds []string) ([]*Verdict, error) {
 func Applicable(c *Comparison) []string {
 	var out []string
 	for _, k := range Kinds {
-		if _, err := Judge(k, c, VerdictOptions{}); err == nil {
+		if _, err := VerdictFor(k, c, VerdictOptions{}); err == nil {
 			out = append(out, k)
 		}
 	}

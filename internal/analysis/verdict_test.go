@@ -27,7 +27,7 @@ func fig(target, workload string, rep int, values map[string]float64) result.Fig
 func judge(t *testing.T, kind string, figs []result.Figures, opts VerdictOptions) *Verdict {
 	t.Helper()
 	c := mustCompare(t, figs, Options{})
-	v, err := Judge(kind, c, opts)
+	v, err := VerdictFor(kind, c, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,12 +82,12 @@ func TestEtcdVerdict(t *testing.T) {
 
 func TestEtcdVerdictNeedsData(t *testing.T) {
 	c := mustCompare(t, []result.Figures{fig("/t", "seq-read", 1, map[string]float64{result.MetricBW: 1e8})}, Options{})
-	_, err := Judge(ForEtcd, c, VerdictOptions{})
+	_, err := VerdictFor(ForEtcd, c, VerdictOptions{})
 	var missing *MissingError
 	if !errors.As(err, &missing) || !strings.Contains(err.Error(), "run the etcd suite") {
 		t.Errorf("err = %v", err)
 	}
-	if _, err := Judge("zfs", c, VerdictOptions{}); !errors.Is(err, ErrUnknownVerdict) {
+	if _, err := VerdictFor("zfs", c, VerdictOptions{}); !errors.Is(err, ErrUnknownVerdict) {
 		t.Errorf("unknown verdict: %v", err)
 	}
 }
@@ -156,7 +156,7 @@ func TestPiScore(t *testing.T) {
 	if v.Status != Info || v.Checks[0].Display != "765" || !strings.Contains(v.Checks[0].Source, "fio equivalents") {
 		t.Errorf("verdict = %+v", v)
 	}
-	_, err = Judge(ForPiScore, mustCompare(t, figs[:6], Options{}), VerdictOptions{})
+	_, err = VerdictFor(ForPiScore, mustCompare(t, figs[:6], Options{}), VerdictOptions{})
 	if err == nil || !strings.Contains(err.Error(), "no read-4k-qd1 result") {
 		t.Errorf("incomplete pi suite: %v", err)
 	}

@@ -82,7 +82,7 @@ var renderMayImport = map[string]string{
 	"internal/result":   "",
 	"internal/analysis": "",
 	"internal/units":    "",
-	"internal/trend": "its Judgement, Point and Verdict are plain data (trend imports only the standard " +
+	"internal/trend": "its Assessment, Point and Verdict are plain data (trend imports only the standard " +
 		"library), formatted as trend defines them; a copy in analysis would be a second model of one judgement",
 }
 
@@ -237,7 +237,7 @@ var commandMayImport = map[string]string{
 	"internal/render":    "how the library's answer is shown",
 	"internal/result":    "the plain data the library answers in",
 	"internal/analysis":  "the plain data the library answers in (reports, verdicts)",
-	"internal/trend":     "the plain data trend judgements are",
+	"internal/trend":     "the plain data trend assessments are",
 	"internal/units":     "the sizes and durations flags are written in",
 	"internal/store":     "the store role interfaces a command opens and hands the library",
 	"internal/engine":    "engine.Observer and engine.Step: the run's progress callbacks the library's Run takes",

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -312,8 +313,23 @@ func TestClusterKilledNodeFailureRunIsUndoneByCleanup(t *testing.T) {
 		}
 	}
 
+	// The start command this machine kept before the stop is the one
+	// cleanup runs: from a machine without that record (here, another
+	// state directory), the node's annotation alone starts nothing.
+	record := filepath.Join(req.StateDir, "stopped-nodes", runID+"_"+failNode+".json")
+	if _, err := os.Stat(record); err != nil {
+		t.Errorf("the run kept no start record on this machine: %v", err)
+	}
+	elsewhere, err := storbench.CleanupKube(context.Background(), storbench.KubeCleanupRequest{Cluster: kube.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")},
+		RunID: runID, Timeout: time.Minute, StateDir: t.TempDir(), DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(elsewhere.Notes, "\n"); !strings.Contains(got, "this machine has no record of it") || strings.Contains(got, "would start node") {
+		t.Errorf("cleanup without this machine's record would start the node from its annotation:\n%s", got)
+	}
 	rep, err := storbench.CleanupKube(context.Background(), storbench.KubeCleanupRequest{Cluster: kube.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")},
-		RunID: runID, Timeout: time.Minute})
+		RunID: runID, Timeout: time.Minute, StateDir: req.StateDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,6 +341,9 @@ func TestClusterKilledNodeFailureRunIsUndoneByCleanup(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("cleanup's notes lack %q", want)
 		}
+	}
+	if _, err := os.Stat(record); err == nil {
+		t.Errorf("cleanup started the node and kept its start record %s", record)
 	}
 	if len(rep.Failed) > 0 {
 		t.Errorf("cleanup failed: %v", rep.Failed)

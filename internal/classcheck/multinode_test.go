@@ -308,7 +308,8 @@ func nodeFailureRequest(t *testing.T, client kubernetes.Interface, stop, start s
 		}
 		return strings.ReplaceAll(op, "$KAPI_ROOT", kapi)
 	}
-	return storbench.NodeFailureRequest{Node: failNode, Inventory: inv, StopCommand: command(stop), StartCommand: command(start), OutOfService: true}
+	return storbench.NodeFailureRequest{Node: failNode, Inventory: inv, StopCommand: command(stop), StartCommand: command(start), OutOfService: true,
+		StateDir: t.TempDir()}
 }
 
 // nodeRestored fails unless the node is Ready, schedulable and free of the

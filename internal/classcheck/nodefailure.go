@@ -35,6 +35,11 @@ type NodeFailure struct {
 	// start it after storbench itself was killed; its Command is "" when
 	// Start is nil.
 	StartRecord kube.NodeStart
+	// RecordStop, when set, keeps StartRecord on the machine storbench
+	// runs on before the stop (where cleanup --k8s trusts it, unlike the
+	// node's annotation); ForgetStop drops it once the node is back.
+	RecordStop func(runID, node string) error
+	ForgetStop func(runID, node string)
 	// StopCommand names what Stop runs, for the report.
 	StopCommand string
 	// HostName and HostAddress are the inventory host the commands run
@@ -103,6 +108,12 @@ func (r *run) nodeFailure(ctx context.Context) Check {
 			}
 		}
 	}()
+	if nf.RecordStop != nil {
+		if err := nf.RecordStop(r.runID, from); err != nil {
+			w.stop()
+			return failed(start, err)
+		}
+	}
 	if err := kube.SetStopped(ctx, r.c.Client, from, r.runID, nf.StartRecord, true); err != nil {
 		w.stop()
 		return failed(start, fmt.Errorf("recording on node %s that this run stops it: %w", from, err))
@@ -304,6 +315,8 @@ func (r *run) restoreNode(ctx context.Context, node string) (errs []string) {
 	}
 	if err := kube.SetStopped(ctx, r.c.Client, node, r.runID, kube.NodeStart{}, false); err != nil {
 		errs = append(errs, fmt.Sprintf("removing the record that this run stopped node %s: %v (kubectl annotate node %s %s-)", node, err, node, kube.AnnotationStoppedBy))
+	} else if nf != nil && nf.ForgetStop != nil {
+		nf.ForgetStop(r.runID, node)
 	}
 	return errs
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/storbench/storbench/internal/storbench"
+	"github.com/storbench/storbench/internal/store"
 )
 
 // A refusal from below the library (runner/kube's pod overrides) names
@@ -19,7 +20,11 @@ func TestRefusalBelowTheLibraryNamesTheFlag(t *testing.T) {
 	}
 	k := storbench.DefaultKubeRequest()
 	k.PodOverrides = overrides
-	_, err := storbench.KubeTargets(context.Background(), k, []string{"a"}, nil)
+	req := storbench.DefaultRunRequest()
+	req.Targets, req.Kube = []string{"k8s:a"}, &k
+	st := store.NewLazy(filepath.Join(t.TempDir(), "r.db"))
+	defer st.Close()
+	_, err := storbench.Run(context.Background(), st, req, nil) // refused before any cluster is reached
 	if err == nil || !strings.Contains(err.Error(), "TargetOptions.PodOverrides "+overrides) {
 		t.Fatalf("the library says %v, want the field named", err)
 	}

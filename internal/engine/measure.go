@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -115,19 +114,9 @@ func (e *Engine) newMeasurer(ctx context.Context, plan Plan, rt *readyTarget) *m
 	return m
 }
 
-// MemTotal reads MemTotal from /proc/meminfo, in bytes; 0 if absent.
-func MemTotal(meminfo []byte) int64 {
-	for _, line := range bytes.Split(meminfo, []byte("\n")) {
-		f := strings.Fields(string(line))
-		if len(f) >= 2 && f[0] == "MemTotal:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			if err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
-}
+// MemTotal reads MemTotal from /proc/meminfo, in bytes; 0 if absent
+// (runner.MemTotal).
+func MemTotal(meminfo []byte) int64 { return runner.MemTotal(meminfo) }
 
 // span is the bytes a workload touches on this target.
 func (m *measurer) span(w *spec.Workload) int64 {

@@ -34,7 +34,7 @@ var (
 
 	labelMetric = "metric"
 
-	// trendLabels name one judged history (storbench trend has no host).
+	// trendLabels name one assessed history (storbench trend has no host).
 	trendLabels = []string{labelTarget, labelRound, labelWorkload, labelMetric}
 
 	// targetLabels name one target; figureLabels one figure of it.
@@ -121,36 +121,36 @@ type Collector struct {
 
 // memo keeps what one scrape read for the next: the latest figures to
 // build on (store.Reader.Latest then reads only what was stored since),
-// and the trend judgements, which change only with new results.
+// and the trend assessments, which change only with new results.
 type memo struct {
 	mu   sync.Mutex
 	last *store.LatestFigures
 	// series are the figure and verdict series made of last, kept for
 	// as long as the store answers with last itself (nothing new).
-	series      []prometheus.Metric
-	judgements  []trend.Judgement
-	judgedUntil int64 // the last result ID when judged; -1: never
-	judging     bool  // a judgement is under way
-	errorLog    promhttp.Logger
+	series        []prometheus.Metric
+	assessments   []trend.Assessment
+	assessedUntil int64 // the last result ID when assessed; -1: never
+	assessing     bool  // an assessment is under way
+	errorLog      promhttp.Logger
 }
 
-func newMemo(errorLog promhttp.Logger) *memo { return &memo{judgedUntil: -1, errorLog: errorLog} }
+func newMemo(errorLog promhttp.Logger) *memo { return &memo{assessedUntil: -1, errorLog: errorLog} }
 
 // memoState is what the memo holds at one moment.
 type memoState struct {
-	last        *store.LatestFigures
-	series      []prometheus.Metric
-	judgements  []trend.Judgement
-	judgedUntil int64
+	last          *store.LatestFigures
+	series        []prometheus.Metric
+	assessments   []trend.Assessment
+	assessedUntil int64
 }
 
 func (m *memo) get() memoState {
 	if m == nil {
-		return memoState{judgedUntil: -1}
+		return memoState{assessedUntil: -1}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return memoState{last: m.last, series: m.series, judgements: m.judgements, judgedUntil: m.judgedUntil}
+	return memoState{last: m.last, series: m.series, assessments: m.assessments, assessedUntil: m.assessedUntil}
 }
 
 func (m *memo) set(l *store.LatestFigures, series []prometheus.Metric) {
@@ -161,44 +161,44 @@ func (m *memo) set(l *store.LatestFigures, series []prometheus.Metric) {
 	}
 }
 
-func (m *memo) judged(js []trend.Judgement, until int64) {
+func (m *memo) assessed(js []trend.Assessment, until int64) {
 	if m != nil {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		m.judgements, m.judgedUntil = js, until
+		m.assessments, m.assessedUntil = js, until
 	}
 }
 
-// rejudge judges again in the background, unless a judgement is under way:
-// judging every history reads every result (seconds on a large database),
+// reassess assesses again in the background, unless an assessment is under way:
+// assessing every history reads every result (seconds on a large database),
 // longer than a scrape should take. Meanwhile scrapes show the previous
-// judgements; a failure is logged and retried at the next scrape.
-func (m *memo) rejudge(judge TrendFunc, until int64) {
+// assessments; a failure is logged and retried at the next scrape.
+func (m *memo) reassess(assess TrendFunc, until int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.judging {
+	if m.assessing {
 		return
 	}
-	m.judging = true
+	m.assessing = true
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), rejudgeTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), reassessTimeout)
 		defer cancel()
-		js, err := judge(ctx)
+		js, err := assess(ctx)
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		m.judging = false
+		m.assessing = false
 		if err != nil {
 			if m.errorLog != nil {
 				m.errorLog.Println("storbench_regression:", err)
 			}
 			return
 		}
-		m.judgements, m.judgedUntil = js, until
+		m.assessments, m.assessedUntil = js, until
 	}()
 }
 
-// rejudgeTimeout bounds a judgement in the background.
-const rejudgeTimeout = 10 * time.Minute
+// reassessTimeout bounds an assessment in the background.
+const reassessTimeout = 10 * time.Minute
 
 // NewCollector returns a Collector reading r within ctx, the scrape's
 // context (an abandoned scrape stops reading); trend, if not nil, gives
@@ -216,15 +216,15 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descBuild, prometheus.GaugeValue, 1, version.Version)
 	prev := c.memo.get()
 	series, latest, err := collect(c.ctx, c.reader, prev.last, prev.series)
-	js := prev.judgements
-	if err == nil && c.trend != nil && latest.LastResultID() != prev.judgedUntil {
-		if c.memo == nil || prev.judgedUntil < 0 {
-			// Never judged: judge now, so the first scrape shows it all.
+	js := prev.assessments
+	if err == nil && c.trend != nil && latest.LastResultID() != prev.assessedUntil {
+		if c.memo == nil || prev.assessedUntil < 0 {
+			// Never assessed: assess now, so the first scrape shows it all.
 			if js, err = c.trend(c.ctx); err == nil {
-				c.memo.judged(js, latest.LastResultID())
+				c.memo.assessed(js, latest.LastResultID())
 			}
 		} else {
-			c.memo.rejudge(c.trend, latest.LastResultID())
+			c.memo.reassess(c.trend, latest.LastResultID())
 		}
 	}
 	if err != nil {
@@ -374,7 +374,7 @@ func figureSeries(s *snapshot, g *group, emit func(prometheus.Metric)) {
 // the suite behind them was run).
 func verdictSeries(_ *snapshot, g *group, emit func(prometheus.Metric)) {
 	for _, kind := range analysis.Applicable(g.c) {
-		v, err := analysis.Judge(kind, g.c, analysis.VerdictOptions{})
+		v, err := analysis.VerdictFor(kind, g.c, analysis.VerdictOptions{})
 		if err != nil {
 			continue // Applicable judged it once already
 		}
@@ -397,8 +397,8 @@ func regressionValue(v trend.Verdict) (float64, bool) {
 	return 0, false
 }
 
-// regressionSeries gives every judged history's verdict and change.
-func regressionSeries(js []trend.Judgement) []prometheus.Metric {
+// regressionSeries gives every assessed history's verdict and change.
+func regressionSeries(js []trend.Assessment) []prometheus.Metric {
 	var out []prometheus.Metric
 	for _, j := range js {
 		v, ok := regressionValue(j.Verdict)

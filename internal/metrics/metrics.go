@@ -43,7 +43,7 @@ type Options struct {
 }
 
 // TrendFunc judges the stored histories, one judgement per series.
-type TrendFunc func(ctx context.Context) ([]trend.Judgement, error)
+type TrendFunc func(ctx context.Context) ([]trend.Assessment, error)
 
 // Handler serves the metrics of the database r reads, in whatever
 // exposition format the scraper asks for (text or protobuf). Each scrape

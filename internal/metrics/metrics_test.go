@@ -155,16 +155,16 @@ func TestHandlerUnreadable(t *testing.T) {
 	}
 }
 
-// The handler asks for trend judgements again only when results were
+// The handler asks for trend assessments again only when results were
 // stored since it last asked, and shows what they say.
 func TestHandlerTrend(t *testing.T) {
 	_, path := populate(t)
 	reader := store.NewLazy(path)
 	defer reader.Close()
 	var calls atomic.Int32
-	judge := func(context.Context) ([]trend.Judgement, error) {
+	judge := func(context.Context) ([]trend.Assessment, error) {
 		calls.Add(1)
-		return []trend.Judgement{
+		return []trend.Assessment{
 			{Target: "fast/node-1", Round: result.RoundIsolated, Workload: "rand-read-4k-qd1", Metric: result.MetricIOPS, Verdict: trend.Regression, Baseline: 2000, Delta: -0.45},
 			{Target: "fast/node-1", Round: result.RoundIsolated, Workload: "etcd-fdatasync", Metric: result.MetricSyncP99, Verdict: trend.InsufficientHistory},
 		}, nil
@@ -193,7 +193,7 @@ func TestHandlerTrend(t *testing.T) {
 			writer.Close()
 		}
 	}
-	// The third scrape started judging again in the background.
+	// The third scrape started assessing again in the background.
 	for deadline := time.Now().Add(10 * time.Second); calls.Load() < 2 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -60,7 +60,7 @@ func report(t *testing.T, o analysis.Options, verdicts ...string) *Report {
 	}
 	r := &Report{View: analysis.NewView(c), Runs: []result.Run{fixtureRun}}
 	for _, k := range verdicts {
-		v, err := analysis.Judge(k, c, analysis.VerdictOptions{})
+		v, err := analysis.VerdictFor(k, c, analysis.VerdictOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

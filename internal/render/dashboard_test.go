@@ -18,7 +18,7 @@ func TestTrendChartDots(t *testing.T) {
 		}
 		return out
 	}
-	j := trend.Judgement{Target: "/mnt/a", Workload: "w", Metric: result.MetricIOPS, Verdict: trend.OK, Baseline: 100, Band: 0.05, BaselineRuns: 10, BaselineSince: start}
+	j := trend.Assessment{Target: "/mnt/a", Workload: "w", Metric: result.MetricIOPS, Verdict: trend.OK, Baseline: 100, Band: 0.05, BaselineRuns: 10, BaselineSince: start}
 	for _, tc := range []struct {
 		points, dots int
 	}{

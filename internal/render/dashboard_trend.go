@@ -49,7 +49,7 @@ type VerdictCount struct {
 // DashboardTrendSeries is one history with its verdict: the judgement in words and
 // numbers and, when charted, the chart.
 type DashboardTrendSeries struct {
-	trend.Judgement
+	trend.Assessment
 	Anchor   string
 	Baseline string // formatted with its unit
 	Level    string
@@ -58,8 +58,8 @@ type DashboardTrendSeries struct {
 }
 
 // NewTrendSeries formats a judgement and, if chart, draws its history.
-func NewTrendSeries(j trend.Judgement, points []trend.Point, chart bool) DashboardTrendSeries {
-	s := DashboardTrendSeries{Judgement: j, Anchor: anchor(j.Target + "-" + j.Workload + "-" + j.Round)}
+func NewTrendSeries(j trend.Assessment, points []trend.Point, chart bool) DashboardTrendSeries {
+	s := DashboardTrendSeries{Assessment: j, Anchor: anchor(j.Target + "-" + j.Workload + "-" + j.Round)}
 	if j.Baseline != 0 {
 		s.Baseline = FormatValue(j.Metric, j.Baseline)
 		s.Band = fmt.Sprintf("±%.1f%%", 100*j.Band)
@@ -95,7 +95,7 @@ const maxTrendDots = 120
 // trendChartSVG draws a history over time: the points, the baseline and
 // its noise band over the baseline runs, and the runs since a change
 // marked (red for a regression or warning, green for an improvement).
-func trendChartSVG(j trend.Judgement, points []trend.Point) template.HTML {
+func trendChartSVG(j trend.Assessment, points []trend.Point) template.HTML {
 	const w, h, left, right, top, bottom = svgWidth, 200.0, 64.0, 12.0, 10.0, 26.0
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, p := range points {

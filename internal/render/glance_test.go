@@ -28,7 +28,7 @@ func kubeReport(t *testing.T) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := analysis.Judge(analysis.ForGeneral, c, analysis.VerdictOptions{})
+	v, err := analysis.VerdictFor(analysis.ForGeneral, c, analysis.VerdictOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

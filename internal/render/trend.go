@@ -10,19 +10,19 @@ import (
 	"github.com/storbench/storbench/internal/trend"
 )
 
-// TrendText writes trend's judgements for a terminal: one row per series
+// TrendText writes trend's assessments for a terminal: one row per series
 // (worst first, as given), then each regression, warning and series with
 // too little history in words. color adds ANSI colours.
-func TrendText(w io.Writer, js []trend.Judgement, color bool) error {
+func TrendText(w io.Writer, js []trend.Assessment, color bool) error {
 	return writeText(w, trendDoc(js), color)
 }
 
 // TrendMarkdown writes the same content as Markdown.
-func TrendMarkdown(w io.Writer, js []trend.Judgement) error {
+func TrendMarkdown(w io.Writer, js []trend.Assessment) error {
 	return writeMarkdown(w, trendDoc(js))
 }
 
-func trendDoc(js []trend.Judgement) *doc {
+func trendDoc(js []trend.Assessment) *doc {
 	d := &doc{}
 	d.h1("Trend: each target × workload against its own history")
 	if len(js) == 0 {
@@ -86,7 +86,7 @@ func trendDoc(js []trend.Judgement) *doc {
 	return d
 }
 
-func trendVerdict(j trend.Judgement) string {
+func trendVerdict(j trend.Assessment) string {
 	switch {
 	case j.Verdict == trend.InsufficientHistory:
 		return "too few runs"

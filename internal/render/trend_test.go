@@ -9,16 +9,16 @@ import (
 	"github.com/storbench/storbench/internal/trend/trendtest"
 )
 
-// trendJudgements judges generated histories with every verdict: a step
+// trendAssessments assesses generated histories with every verdict: a step
 // down, a latency drift up, a warning, an improvement, a steady series
 // and one with too little history.
-func trendJudgements() []trend.Judgement {
+func trendAssessments() []trend.Assessment {
 	series := func(h trendtest.History, seed uint64, target, workload, round, metric string) trend.Series {
 		s := h.Series(seed)
 		s.Target, s.Workload, s.Round, s.Metric, s.Unit = target, workload, round, metric, result.MetricUnit(metric)
 		return s
 	}
-	var js []trend.Judgement
+	var js []trend.Assessment
 	for _, s := range []trend.Series{
 		series(trendtest.History{Runs: 20, Level: 12000, CV: 0.03, Step: -0.41, StepAt: 16}, 1, "nas-disk-2", "rand-write-4k-qd32", "isolated", result.MetricIOPS),
 		series(trendtest.History{Runs: 40, Level: 2e6, CV: 0.03, Drift: 0.5, Better: trend.LowerIsBetter}, 2, "sd-card", "rand-read-4k-qd1", "isolated", result.MetricLatP99),
@@ -27,14 +27,14 @@ func trendJudgements() []trend.Judgement {
 		series(trendtest.History{Runs: 12, Level: 90000, CV: 0.05}, 5, "nvme0", "rand-read-4k-qd32", "isolated", result.MetricIOPS),
 		series(trendtest.History{Runs: 3, Level: 150, CV: 0.05}, 6, "hdd\x1b[31m", "rand-write-4k-qd32", "isolated", result.MetricIOPS),
 	} {
-		js = append(js, trend.Judge(s, trend.Options{}))
+		js = append(js, trend.Assess(s, trend.Options{}))
 	}
 	trend.Sort(js)
 	return js
 }
 
 func TestTrendText(t *testing.T) {
-	js := trendJudgements()
+	js := trendAssessments()
 	want := []trend.Verdict{trend.Regression, trend.Regression, trend.Warning, trend.InsufficientHistory, trend.OK, trend.OK}
 	for i, j := range js {
 		if j.Verdict != want[i] {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -122,6 +123,19 @@ func (r *Registry) With(k Kind) *Registry {
 	return NewRegistry(append([]Kind{k}, r.kinds...)...)
 }
 
+// Replace returns a new registry in which k takes the place of the kind
+// of its name, in its order: how the library gives a kind the request's
+// settings (ssh.Kind{Become: true}). A kind r does not hold is not added.
+func (r *Registry) Replace(k Kind) *Registry {
+	kinds := slices.Clone(r.kinds)
+	for i, have := range kinds {
+		if have.Name() == k.Name() {
+			kinds[i] = k
+		}
+	}
+	return NewRegistry(kinds...)
+}
+
 // Kinds returns the kinds, in order.
 func (r *Registry) Kinds() []Kind { return slices.Clone(r.kinds) }
 
@@ -135,4 +149,70 @@ func (r *Registry) Parse(target string) (k Kind, spec Spec, ok bool, err error) 
 		}
 	}
 	return nil, nil, false, nil
+}
+
+// KindGroup is a kind whose targets are opened together rather than one
+// by one: they share a session (one SSH connection per host, however many
+// of its paths and rounds are targets) or one target string makes several
+// (a Kubernetes class makes a target per node). The library hands such a
+// kind every spec of a request at once, and never calls their Spec.Target.
+type KindGroup interface {
+	Kind
+	// Open reaches every spec at once and returns the group's targets, in
+	// the order of specs (each spec makes one target or more). On error
+	// nothing stays open. A target that cannot be reached is named in the
+	// error.
+	Open(ctx context.Context, specs []Spec, o GroupOptions) (*Group, error)
+}
+
+// GroupOptions are what a run asks of a group when it opens it.
+type GroupOptions struct {
+	Options
+	// ReadMemory asks for the memory that can cache each target (a
+	// host's, a node's): Group.Memory.
+	ReadMemory bool
+	// Report hears notices of the group's targets (a node skipped, a
+	// class resolved), from their own goroutines during cleanup too; nil
+	// hears none. target is "" for a notice about no one target.
+	Report func(target, msg string)
+}
+
+// Group is an opened group of targets.
+type Group struct {
+	// Targets are the specs' targets, in order.
+	Targets []Target
+	// Memory is the memory that can cache the targets, when asked for
+	// (GroupOptions.ReadMemory): one entry per machine.
+	Memory []Memory
+	// Close ends the session once every target has been cleaned up; nil
+	// when there is none to end.
+	Close func() error
+}
+
+// Memory is the memory of a machine that can cache targets: whose it is
+// ("the largest node's memory") and its size, or why it is unknown.
+type Memory struct {
+	Whose string
+	Bytes int64
+	Err   error
+}
+
+// ErrGrouped is what Spec.Target of a grouped kind's spec returns: its
+// targets are made by KindGroup.Open.
+var ErrGrouped = errors.New("the targets of this kind are opened together (runner.KindGroup)")
+
+// RefusedError is an error of KindGroup.Open that is the request's fault
+// rather than the target's (a host key storbench may not trust): the
+// library refuses the run as it refuses a malformed target.
+type RefusedError struct{ Err error }
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// KindRunOnly is a grouped kind whose targets a dry run does not open:
+// opening them creates what a run needs (a PVC and a pod on every node),
+// so fio's reading of the job is judged on them when they run.
+type KindRunOnly interface {
+	KindGroup
+	RunOnly()
 }

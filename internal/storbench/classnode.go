@@ -38,6 +38,9 @@ type NodeFailureRequest struct {
 	// Wait bounds the wait for the writer to run elsewhere; 0: see
 	// classcheck.NodeFailure.
 	Wait time.Duration
+	// StateDir keeps the start command on this machine before the stop,
+	// for cleanup --k8s after a killed run; "" is DefaultStateDir().
+	StateDir string
 }
 
 // NodeFailure turns the request into the check's commands, reading the
@@ -78,6 +81,9 @@ func NodeFailure(req NodeFailureRequest) (*classcheck.NodeFailure, error) {
 	if req.StartCommand != "" {
 		nf.Start = run(req.StartCommand)
 		nf.StartRecord = startRecord(req) // cleanup_kube_stopped.go
+		dir := stateDir(req.StateDir)
+		nf.RecordStop = func(runID, node string) error { return saveStopRecord(dir, runID, node, nf.StartRecord) }
+		nf.ForgetStop = func(runID, node string) { dropStopRecord(dir, runID, node) }
 	} else {
 		nf.StartHint = "start it again yourself (on k3s: sudo systemctl start k3s-agent, or k3s for a server, on the node; after a power-off, power it on), or give --node-start-command"
 	}

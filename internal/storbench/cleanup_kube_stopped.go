@@ -41,9 +41,19 @@ func startStoppedNode(ctx context.Context, c *kube.Cluster, req KubeCleanupReque
 		rep.Notes = append(rep.Notes, fmt.Sprintf("could not read node %s, which storbench run %s stopped: %v", m.Node, m.RunID, err))
 		return
 	}
-	start := kube.NodeStart{}
+	// The node's annotation names the run, and the command it recorded;
+	// the command run is the one this machine kept before the stop.
+	onNode := kube.NodeStart{}
 	if m.Start != nil {
-		start = *m.Start
+		onNode = *m.Start
+	}
+	dir := stateDir(req.StateDir)
+	start, where, recErr := loadStopRecord(dir, m.RunID, m.Node)
+	if recErr != nil && !kube.NodeReady(*n) && onNode.Command != "" {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("node %s is still down: storbench run %s stopped it, and the node's annotation names its start command (%s), "+
+			"but this machine has no record of it (%v): storbench runs only a start command it kept itself before the stop (anyone who may patch nodes can write an annotation); "+
+			"start the node yourself, or run cleanup --k8s where run %s ran", m.Node, m.RunID, onNode, recErr, m.RunID))
+		return
 	}
 	switch {
 	case kube.NodeReady(*n):
@@ -52,6 +62,7 @@ func startStoppedNode(ctx context.Context, c *kube.Cluster, req KubeCleanupReque
 			return
 		}
 		liftStopRecord(ctx, c, m, rep, fmt.Sprintf("node %s, which storbench run %s stopped, is Ready again: nothing to start", m.Node, m.RunID))
+		dropStopRecord(dir, m.RunID, m.Node)
 		return
 	case start.Command == "":
 		rep.Notes = append(rep.Notes, fmt.Sprintf("node %s is still down: storbench run %s stopped it and had no start command; start it yourself (on k3s: sudo systemctl start k3s-agent on the node; after a power-off, power it on), then run cleanup again", m.Node, m.RunID))
@@ -72,8 +83,9 @@ func startStoppedNode(ctx context.Context, c *kube.Cluster, req KubeCleanupReque
 		rep.Notes = append(rep.Notes, fmt.Sprintf("started node %s with %s, but it is not Ready: %v", m.Node, start, err))
 		return
 	}
-	liftStopRecord(ctx, c, m, rep, fmt.Sprintf("started node %s, which storbench run %s stopped and did not start again (killed while it was down): ran %s; Ready after %s",
-		m.Node, m.RunID, start, time.Since(began).Round(time.Second)))
+	liftStopRecord(ctx, c, m, rep, fmt.Sprintf("started node %s, which storbench run %s stopped and did not start again (killed while it was down): ran %s (kept in %s); Ready after %s",
+		m.Node, m.RunID, start, where, time.Since(began).Round(time.Second)))
+	dropStopRecord(dir, m.RunID, m.Node)
 }
 
 // runStartRecord runs a recorded start command over SSH on its host.

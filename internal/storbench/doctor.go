@@ -25,8 +25,8 @@ type DoctorRequest struct {
 	K8s     bool
 	Cluster kube.ConnectOptions
 	Image   string
-	// Targets are checked too: ssh://host/path and SSH's inventory hosts
-	// as hosts (sshDoctorChecks), any other by its kind (KindDoctor).
+	// Targets are checked too, and SSH's inventory hosts, each by its
+	// kind (runner.KindDoctor: ssh://host/path as hosts).
 	Targets []string
 	SSH     SSHRequest
 	// Kinds recognise Targets; nil is Kinds().
@@ -47,11 +47,7 @@ func Doctor(ctx context.Context, req DoctorRequest) []result.Check {
 		req.Fio.Cmder = execx.Local{}
 	}
 	checks := localChecks(ctx, req)
-	sshTargets, others := splitSSHTargets(req.Targets)
-	if len(sshTargets) > 0 || req.SSH.Inventory != "" {
-		checks = append(checks, sshDoctorChecks(ctx, req, sshTargets)...)
-	}
-	checks = append(checks, kindDoctorChecks(ctx, req, others)...)
+	checks = append(checks, kindDoctorChecks(ctx, req, req.Targets)...)
 	if !req.K8s {
 		return checks
 	}

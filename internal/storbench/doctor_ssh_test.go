@@ -68,14 +68,3 @@ func TestDoctorSSH(t *testing.T) {
 		t.Errorf("%d failures, want 2", n)
 	}
 }
-
-func TestFioVersionsCheck(t *testing.T) {
-	hosts := []sshHost{{name: "ssh://pi01/srv"}, {name: "ssh://pi02/srv"}, {name: "ssh://pi03/srv"}}
-	if c := fioVersionsCheck(hosts, []string{"fio-3.33", "", "fio-3.33"}); len(c) != 0 {
-		t.Errorf("one version: %+v", c)
-	}
-	c := fioVersionsCheck(hosts, []string{"fio-3.33", "fio-3.28", "fio-3.33"})
-	if len(c) != 1 || c[0].Status != result.CheckWarn || c[0].Detail != "fio-3.28 on ssh://pi02/srv; fio-3.33 on ssh://pi01/srv, ssh://pi03/srv" || c[0].Fix == "" {
-		t.Errorf("two versions: %+v", c)
-	}
-}

@@ -72,14 +72,14 @@ func Export(ctx context.Context, st store.Store, req ExportRequest) error {
 // judged by Trend (every history, default thresholds): what serve's
 // /metrics and export both show.
 func MetricsOptions(st store.Reader) metrics.Options {
-	return metrics.Options{Trend: func(ctx context.Context) ([]trend.Judgement, error) {
+	return metrics.Options{Trend: func(ctx context.Context) ([]trend.Assessment, error) {
 		rep, err := Trend(ctx, st, TrendRequest{})
 		if err != nil {
 			return nil, err
 		}
-		js := make([]trend.Judgement, len(rep.Series))
+		js := make([]trend.Assessment, len(rep.Series))
 		for i, s := range rep.Series {
-			js[i] = s.Judgement
+			js[i] = s.Assessment
 		}
 		return js, nil
 	}}

@@ -13,29 +13,35 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/gluster"
+	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/runner/local"
 	"github.com/storbench/storbench/internal/runner/rbd"
+	"github.com/storbench/storbench/internal/runner/ssh"
 )
 
 // Kinds are the target kinds the library knows, in the order they
-// recognise target strings (k8s: and ssh:// targets are recognised before
-// them). A new kind is one package implementing runner.Kind and one line
-// here, above local.Kind, which takes any path and so goes last. A caller
-// adds a kind of its own with RunRequest.Kinds (Kinds().With(k)).
+// recognise target strings. A new kind is one package implementing runner.Kind and one line here,
+// above local.Kind, which takes any path and so goes last. A caller adds
+// a kind of its own with RunRequest.Kinds (Kinds().With(k)). Grouped
+// kinds (runner.KindGroup) are opened in this order too.
 func Kinds() *runner.Registry {
 	return runner.NewRegistry(
+		kube.Kind{},
+		ssh.Kind{},
 		rbd.Kind{},
 		gluster.Kind{},
 		local.Kind{},
 	)
 }
 
-// kinds is the request's registry: Kinds unless the caller gave one.
+// kinds is the request's registry (Kinds unless the caller gave one),
+// its kinds holding the request's settings.
 func (r *RunRequest) kinds() *runner.Registry {
-	if r.Kinds == nil {
-		return Kinds()
+	reg := r.Kinds
+	if reg == nil {
+		reg = Kinds()
 	}
-	return r.Kinds
+	return reg.Replace(r.sshKind())
 }
 
 // kindOptions are the request's settings as every kind reads them.
@@ -64,9 +70,6 @@ func kindTarget(req *RunRequest, target string) (t runner.Target, k runner.Kind,
 // the kind whose raw jobs are judged before anything is prepared
 // (judgeLocalTargets).
 func isLocalPath(req *RunRequest, target string) bool {
-	if _, ok, _ := splitKubeTarget(target); ok || isSSHTarget(target) {
-		return false
-	}
 	k, _, _, _ := req.kinds().Parse(target)
 	_, ok := k.(local.Kind)
 	return ok
@@ -79,8 +82,13 @@ func isLocalPath(req *RunRequest, target string) bool {
 func judgeKindTargets(ctx context.Context, req *RunRequest, plan *engine.Plan) ([]JudgedTarget, error) {
 	var out []JudgedTarget
 	for _, name := range req.Targets {
-		if _, ok, _ := splitKubeTarget(name); ok || isSSHTarget(name) || isLocalPath(req, name) {
+		if isLocalPath(req, name) {
 			continue
+		}
+		if k, _, _, err := req.kinds().Parse(name); err == nil {
+			if _, grouped := k.(runner.KindGroup); grouped {
+				continue // judgeGroupTargets
+			}
 		}
 		t, _, err := kindTarget(req, name)
 		if err != nil {
@@ -140,35 +148,16 @@ func judgePrepared(ctx context.Context, plan *engine.Plan, t runner.Target) (_ *
 	return jt, nil
 }
 
-// splitSSHTargets separates the ssh:// targets from the others.
-func splitSSHTargets(targets []string) (sshTargets, others []string) {
-	for _, t := range targets {
-		if isSSHTarget(t) {
-			sshTargets = append(sshTargets, t)
-		} else {
-			others = append(others, t)
-		}
-	}
-	return sshTargets, others
-}
-
-// kindDoctorChecks checks targets of registered kinds, each kind's at
-// once, in the order the kinds first appear; a target no kind recognises,
-// or that its kind refuses, is a failed check.
+// kindDoctorChecks checks targets, and the hosts of the request's
+// inventory, by their kinds (runner.KindDoctor): each kind's at once, in
+// the registry's order (SSH hosts first, this host's paths last). A
+// target no kind recognises, or that its kind refuses, is a failed check.
 func kindDoctorChecks(ctx context.Context, req DoctorRequest, targets []string) []result.Check {
-	reg := req.Kinds
-	if reg == nil {
-		reg = Kinds()
-	}
-	var order []runner.Kind
+	run := &RunRequest{Kinds: req.Kinds, SSH: req.SSH}
+	reg := run.kinds()
 	specs := map[string][]runner.Spec{}
 	var out []result.Check
 	for _, t := range targets {
-		if _, ok, _ := splitKubeTarget(t); ok {
-			out = append(out, result.Check{Area: "targets", Name: t, Status: result.CheckInfo,
-				Detail: "Kubernetes classes are checked with the cluster (K8s)"})
-			continue
-		}
 		k, spec, ok, err := reg.Parse(t)
 		switch {
 		case !ok:
@@ -179,14 +168,21 @@ func kindDoctorChecks(ctx context.Context, req DoctorRequest, targets []string) 
 			out = append(out, result.Check{Area: k.Name(), Name: t, Status: result.CheckFail, Detail: err.Error(), Fix: "correct the target"})
 			continue
 		}
-		if _, seen := specs[k.Name()]; !seen {
-			order = append(order, k)
-		}
 		specs[k.Name()] = append(specs[k.Name()], spec)
 	}
+	ssh := run.sshKind()
+	if req.SSH.Inventory != "" || len(specs[ssh.Name()]) > 0 {
+		// Local inventory hosts are this one: the local checks cover them.
+		hosts, _, err := inventoryHosts(run, map[string]bool{})
+		if err != nil {
+			out = append(out, result.Check{Area: "ssh", Name: "targets", Status: result.CheckFail, Detail: err.Error(),
+				Fix: "name targets as ssh://[user@]host[:port]/path, or give --inventory FILE with --hosts and --path"})
+		}
+		specs[ssh.Name()] = append(specs[ssh.Name()], hosts...)
+	}
 	o := runner.Options{Getenv: req.Getenv}
-	for _, k := range order {
-		if d, ok := k.(runner.KindDoctor); ok {
+	for _, k := range reg.Kinds() {
+		if d, ok := k.(runner.KindDoctor); ok && len(specs[k.Name()]) > 0 {
 			out = append(out, d.Doctor(ctx, specs[k.Name()], o)...)
 		}
 	}

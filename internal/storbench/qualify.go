@@ -124,7 +124,7 @@ func Qualify(ctx context.Context, st store.Store, req QualifyRequest) (*Qualific
 	}
 	q.Runs = cmp.Runs
 	c := cmp.View.Comparison
-	q.Verdict, err = analysis.Judge(req.For, c, analysis.VerdictOptions{DeviceBytes: deviceSizes(c, deviceBytes)})
+	q.Verdict, err = analysis.VerdictFor(req.For, c, analysis.VerdictOptions{DeviceBytes: deviceSizes(c, deviceBytes)})
 	var missing *analysis.MissingError
 	switch {
 	case errors.As(err, &missing) && q.Failed == nil:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/storbench/storbench/internal/analysis"
@@ -15,6 +14,7 @@ import (
 	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
 )
@@ -173,43 +173,26 @@ func Run(ctx context.Context, st store.Store, req RunRequest, obs engine.Observe
 			return nil, err
 		}
 	}
-	if len(p.classes) == 0 && req.Kube != nil {
+	if !p.hasKind(kube.Kind{}) && req.Kube != nil {
 		return nil, refusef("%s options apply to Kubernetes targets: add %s k8s:STORAGECLASS", FieldKube, FieldTargets)
 	}
-	var mems []cacheMemory
-	if len(p.classes) > 0 {
-		set, err := KubeTargets(ctx, req.kube(), p.classes, obs.Notice)
+	var mems []runner.Memory
+	if len(p.groups) > 0 || p.noise != nil {
+		opened, err := openGroups(ctx, &req, p, runner.GroupOptions{Options: req.kindOptions(), ReadMemory: p.defeatCache, Report: obs.Notice})
 		if err != nil {
 			return nil, err
 		}
-		mems = append(mems, set.memory())
-		for _, t := range set.Targets {
-			p.plan.Targets = append(p.plan.Targets, wrap(&req, t))
+		if p.noise != nil {
+			p.plan.Contention.NoiseTarget = opened.noise
 		}
-		for _, s := range set.Skipped {
-			obs.Notice("", "skipping node "+s)
-		}
-	}
-	if len(p.hosts) > 0 || p.noiseHost != nil {
-		hosts := p.hosts
-		if p.noiseHost != nil {
-			hosts = append(slices.Clip(hosts), *p.noiseHost)
-		}
-		targets, hostMems, closeAll, derr := sshTargets(ctx, &req, hosts, p.defeatCache)
-		if derr != nil {
-			return nil, derr
-		}
-		if p.noiseHost != nil {
-			p.plan.Contention.NoiseTarget, targets = targets[len(targets)-1], targets[:len(targets)-1]
-		}
-		mems = append(mems, hostMems...)
-		// The connections end with the run, after every target's cleanup.
+		mems = append(mems, opened.memory...)
+		// The sessions end with the run, after every target's cleanup.
 		defer func() {
-			if cerr := closeAll(); cerr != nil && err == nil {
-				err = fmt.Errorf("closing SSH connections: %w", cerr)
+			if cerr := opened.close(); cerr != nil && err == nil {
+				err = cerr
 			}
 		}()
-		p.plan.Targets = append(p.plan.Targets, targets...)
+		p.plan.Targets = append(p.plan.Targets, opened.targets...)
 	}
 	note, err := p.sizeForCache(mems)
 	if err != nil {
@@ -285,9 +268,10 @@ func LoadRunOutcome(ctx context.Context, st store.Reader, r *result.Run) (*RunOu
 	return &RunOutcome{Run: r, Results: results, Contention: contention.Reports(results), Sweeps: analysis.Sweeps(results)}, nil
 }
 
-// DryRun judges req's fio job on every local target and every SSH host
-// (judgeSSHTargets), running and storing nothing: what fio would run there,
-// as fio reads it, the files and devices it touches and the safety verdict.
+// DryRun judges req's fio job on every local target, every other kind's
+// target and every grouped kind's (an SSH host: judgeGroupTargets),
+// running and storing nothing: what fio would run there, as fio reads it,
+// the files and devices it touches and the safety verdict.
 // On an error, the targets checked before it are returned with it.
 func DryRun(ctx context.Context, req RunRequest) ([]analysis.DryRun, error) {
 	p, err := buildRunPlan(&req, true)
@@ -300,10 +284,10 @@ func DryRun(ctx context.Context, req RunRequest) ([]analysis.DryRun, error) {
 		others, err = judgeKindTargets(ctx, &req, p.plan)
 		judged = append(judged, others...)
 	}
-	if err == nil && len(p.hosts) > 0 {
-		var remote []JudgedTarget
-		remote, err = judgeSSHTargets(ctx, &req, p.plan, p.hosts)
-		judged = append(judged, remote...)
+	if err == nil {
+		var grouped []JudgedTarget
+		grouped, err = judgeGroupTargets(ctx, &req, p)
+		judged = append(judged, grouped...)
 	}
 	out := make([]analysis.DryRun, 0, len(judged))
 	for _, j := range judged {

@@ -1,22 +1,20 @@
 package storbench
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/units"
 )
 
-// KubeTargetPrefix marks a Kubernetes target: k8s:STORAGECLASS.
-const KubeTargetPrefix = "k8s:"
+// KubeTargetPrefix marks a Kubernetes target: k8s:STORAGECLASS (the k8s
+// kind's).
+const KubeTargetPrefix = kube.TargetPrefix
 
 // KubeRequest says where and how Kubernetes targets run: the nodes, the
 // cluster, and the PVC and pod of each target (docs/kubernetes.md).
@@ -46,25 +44,12 @@ func DefaultKubeRequest() KubeRequest {
 		Image: kube.DefaultImage, PullPolicy: "IfNotPresent", Timeout: kube.DefaultTimeout}
 }
 
-// KubeTargetSet is one target per StorageClass and chosen node.
-type KubeTargetSet struct {
-	Targets []runner.Target
-	// Skipped says which nodes were left out, and why.
-	Skipped []string
-	// MemBytes is the largest memory of the chosen nodes (MemKnown: some
-	// node reported one): what --defeat-cache must outgrow.
-	MemBytes int64
-	MemKnown bool
-}
-
-// KubeTargets checks k, connects to the cluster and makes one target per
-// class and chosen node, in class order. report hears notices that arrive
-// during cleanup, from the targets' own goroutines. Mistakes in k are
+// kind is the k8s kind with k's settings, checked. Mistakes in k are
 // *RequestError.
-func KubeTargets(ctx context.Context, k KubeRequest, classes []string, report func(target, msg string)) (*KubeTargetSet, error) {
-	opts := kube.TargetOptions{Image: k.Image, Timeout: k.Timeout, Report: report}
+func (k KubeRequest) kind() (kube.Kind, error) {
+	opts := kube.TargetOptions{Image: k.Image, Timeout: k.Timeout}
 	if k.Timeout <= 0 {
-		return nil, refusef("%s %s: must be positive", FieldKubeTimeout, k.Timeout)
+		return kube.Kind{}, refusef("%s %s: must be positive", FieldKubeTimeout, k.Timeout)
 	}
 	switch k.VolumeMode {
 	case "Filesystem", "filesystem":
@@ -72,60 +57,38 @@ func KubeTargets(ctx context.Context, k KubeRequest, classes []string, report fu
 	case "Block", "block":
 		opts.VolumeMode = corev1.PersistentVolumeBlock
 	default:
-		return nil, refusef("%s %q: choose Filesystem or Block", FieldKubeVolumeMode, k.VolumeMode)
+		return kube.Kind{}, refusef("%s %q: choose Filesystem or Block", FieldKubeVolumeMode, k.VolumeMode)
 	}
 	switch m := corev1.PersistentVolumeAccessMode(k.AccessMode); m {
 	case corev1.ReadWriteOnce, corev1.ReadWriteOncePod, corev1.ReadWriteMany:
 		opts.AccessMode = m
 	case corev1.ReadOnlyMany:
-		return nil, refusef("%s ReadOnlyMany: fio must write its test file; choose ReadWriteOnce, ReadWriteOncePod or ReadWriteMany", FieldKubeAccessMode)
+		return kube.Kind{}, refusef("%s ReadOnlyMany: fio must write its test file; choose ReadWriteOnce, ReadWriteOncePod or ReadWriteMany", FieldKubeAccessMode)
 	default:
-		return nil, refusef("%s %q: choose ReadWriteOnce, ReadWriteOncePod or ReadWriteMany", FieldKubeAccessMode, k.AccessMode)
+		return kube.Kind{}, refusef("%s %q: choose ReadWriteOnce, ReadWriteOncePod or ReadWriteMany", FieldKubeAccessMode, k.AccessMode)
 	}
 	switch p := corev1.PullPolicy(k.PullPolicy); p {
 	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
 		opts.PullPolicy = p
 	default:
-		return nil, refusef("%s %q: choose Always, IfNotPresent or Never", FieldKubePullPolicy, k.PullPolicy)
+		return kube.Kind{}, refusef("%s %q: choose Always, IfNotPresent or Never", FieldKubePullPolicy, k.PullPolicy)
 	}
 	if k.Size != "" {
 		n, err := parsePVCSize(k.Size)
 		if err != nil {
-			return nil, refusef("%s %q: %v", FieldKubeSize, k.Size, err)
+			return kube.Kind{}, refusef("%s %q: %v", FieldKubeSize, k.Size, err)
 		}
 		opts.Size = n
 	}
 	if k.PodOverrides != "" {
 		patch, err := kube.LoadPodOverrides(k.PodOverrides)
 		if err != nil {
-			return nil, refuse(err)
+			return kube.Kind{}, refuse(err)
 		}
 		opts.PodOverrides = patch
 	}
-	cluster, err := kube.Connect(kube.ConnectOptions{Kubeconfig: k.Kubeconfig, Context: k.Context, Namespace: k.Namespace})
-	if err != nil {
-		return nil, refuse(err)
-	}
-	lctx, cancel := context.WithTimeout(ctx, k.Timeout)
-	defer cancel()
-	nodes, skipped, err := kube.ResolveNodes(lctx, cluster.Client, kube.NodeChoice{
-		Names: k.Nodes, Selector: k.NodeSelector, Tolerations: kube.OverrideTolerations(opts.PodOverrides)})
-	if err != nil {
-		return nil, refuse(fmt.Errorf("choosing nodes on %s: %w", cluster.Host, err))
-	}
-	set := &KubeTargetSet{Skipped: skipped}
-	if classes, err = resolveClasses(lctx, cluster, classes, report); err != nil {
-		return nil, err
-	}
-	if set.MemBytes, set.MemKnown, err = kube.NodeMemory(lctx, cluster.Client, nodes); err != nil {
-		return nil, err
-	}
-	for _, class := range classes {
-		for _, n := range nodes {
-			set.Targets = append(set.Targets, kube.NewTarget(cluster, class, n, len(set.Targets)+1, opts))
-		}
-	}
-	return set, nil
+	return kube.Kind{Cluster: kube.ConnectOptions{Kubeconfig: k.Kubeconfig, Context: k.Context, Namespace: k.Namespace},
+		Nodes: kube.NodeChoice{Names: k.Nodes, Selector: k.NodeSelector}, Target: opts}, nil
 }
 
 // parsePVCSize reads a PVC size: a Kubernetes quantity (10Gi, 500M: the
@@ -151,33 +114,4 @@ func parsePVCSize(s string) (int64, error) {
 		return 0, fmt.Errorf("must be positive")
 	}
 	return n, nil
-}
-
-// splitKubeTarget reports whether t names a Kubernetes class, and which.
-func splitKubeTarget(t string) (class string, ok bool, err error) {
-	class, ok = strings.CutPrefix(t, KubeTargetPrefix)
-	if !ok {
-		return "", false, nil
-	}
-	if class == "" || strings.ContainsAny(class, "@/ ") {
-		return "", true, refusef("%s: %s: write k8s:STORAGECLASS (choose nodes with %s or %s)", FieldTargets, t, FieldKubeNodes, FieldKubeSelector)
-	}
-	return class, true, nil
-}
-
-// resolveClasses turns k8s:default into the cluster's default StorageClass
-// (kube.ResolveClass), saying which it is.
-func resolveClasses(ctx context.Context, c *kube.Cluster, classes []string, report func(target, msg string)) ([]string, error) {
-	out := make([]string, len(classes))
-	for i, class := range classes {
-		name, note, err := kube.ResolveClass(ctx, c.Client, class)
-		if err != nil {
-			return nil, refuse(err)
-		}
-		if note != "" && report != nil {
-			report("", note)
-		}
-		out[i] = name
-	}
-	return out, nil
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/store"
 )
 
@@ -45,14 +47,20 @@ func TestKubeTargetsAndRounds(t *testing.T) {
 			if p == nil {
 				return
 			}
-			if strings.Join(p.classes, ",") != strings.Join(tt.classes, ",") {
-				t.Errorf("classes %v, want %v", p.classes, tt.classes)
+			var classes []string
+			if g := p.group(kube.Kind{}.Name()); g != nil {
+				for _, s := range g.specs {
+					classes = append(classes, strings.TrimPrefix(s.String(), kube.TargetPrefix))
+				}
+			}
+			if strings.Join(classes, ",") != strings.Join(tt.classes, ",") {
+				t.Errorf("classes %v, want %v", classes, tt.classes)
 			}
 			if strings.Join(p.plan.Rounds, ",") != strings.Join(tt.want, ",") {
 				t.Errorf("rounds %v, want %v", p.plan.Rounds, tt.want)
 			}
-			if len(p.plan.Targets)+len(p.classes) != len(tt.targets) {
-				t.Errorf("%d local targets and %d classes for %v", len(p.plan.Targets), len(p.classes), tt.targets)
+			if len(p.plan.Targets)+len(classes) != len(tt.targets) {
+				t.Errorf("%d local targets and %d classes for %v", len(p.plan.Targets), len(classes), tt.targets)
 			}
 		})
 	}
@@ -86,7 +94,11 @@ func TestKubeRequestErrors(t *testing.T) {
 			tt.edit(&k)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			_, err := KubeTargets(ctx, k, []string{"a"}, nil)
+			kind, err := k.kind()
+			if err == nil {
+				_, err = kind.Open(ctx, []runner.Spec{kube.ClassSpec("a")}, runner.GroupOptions{})
+				err = groupErr(err)
+			}
 			wantRefused(t, err, tt.err)
 		})
 	}

@@ -2,7 +2,6 @@ package storbench
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -16,7 +15,6 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/local"
-	"github.com/storbench/storbench/internal/runner/ssh"
 	"github.com/storbench/storbench/internal/safety"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/units"
@@ -26,16 +24,17 @@ import (
 // own disk check, the workload most hurt by a bulk copy.
 const DefaultProbe = "etcd-fdatasync"
 
-// runPlan is a request turned into the engine's plan, with the Kubernetes
-// classes still to be resolved into targets.
+// runPlan is a request turned into the engine's plan, with the targets of
+// grouped kinds (Kubernetes classes, SSH hosts) still to be opened.
 type runPlan struct {
-	plan    *engine.Plan
-	classes []string
-	// hosts are the SSH targets, to be connected.
-	hosts []sshHost
-	// noiseHost is the contention round's --noise-target on a host, to be
-	// connected; the engine's Contention.NoiseTarget once it is.
-	noiseHost *sshHost
+	plan *engine.Plan
+	// groups are the targets of grouped kinds (runner.KindGroup: SSH
+	// hosts), to be opened together, each kind's at once.
+	groups []*kindGroup
+	// noise is the contention round's --noise-target of a grouped kind, to
+	// be opened with its kind's group; the engine's
+	// Contention.NoiseTarget once it is.
+	noise *groupedSpec
 	// defeatCache sizes the suite beyond the memory that can cache it
 	// once the Kubernetes nodes are known (their memory, not this host's);
 	// localCache is this host's part when local targets run too.
@@ -100,15 +99,11 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 			return nil, refusef("%s: %s is given twice", FieldTargets, t)
 		}
 		seen[t] = true
-		if class, ok, err := splitKubeTarget(t); ok {
-			if err != nil {
-				return nil, err
+		if k, spec, _, err := req.kinds().Parse(t); err == nil {
+			if g, ok := k.(runner.KindGroup); ok {
+				p.addToGroup(g, spec, true)
+				continue
 			}
-			p.classes = append(p.classes, class)
-			continue
-		}
-		if isSSHTarget(t) {
-			continue
 		}
 		target, _, err := kindTarget(req, t)
 		if err != nil {
@@ -116,17 +111,16 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 		}
 		plan.Targets = append(plan.Targets, wrap(req, target))
 	}
-	hosts, err := sshHosts(req, seen)
+	hosts, locals, err := inventoryHosts(req, seen)
 	if err != nil {
 		return nil, err
 	}
-	for _, h := range hosts {
-		if h.local {
-			plan.Targets = append(plan.Targets, wrap(req, localTarget(req, h.path)))
-		}
+	for _, path := range locals {
+		plan.Targets = append(plan.Targets, wrap(req, localTarget(req, path)))
 	}
-	hosts = remoteHosts(hosts)
-	p.hosts = hosts
+	for _, h := range hosts {
+		p.addToGroup(req.sshKind(), h, false)
+	}
 	if err := applyMeasurement(p, req); err != nil {
 		return nil, err
 	}
@@ -136,10 +130,11 @@ func buildRunPlan(req *RunRequest, dryRun bool) (*runPlan, error) {
 	if err := applySweep(p, req, suiteSet); err != nil { // sweep.go
 		return nil, err
 	}
-	if req.SSH.AcceptNewHostKeys && len(hosts) == 0 && p.noiseHost == nil {
+	sshGroup, sshNoise := p.group(req.sshKind().Name()), p.noise != nil && p.noise.kind.Name() == req.sshKind().Name()
+	if req.SSH.AcceptNewHostKeys && sshGroup == nil && !sshNoise {
 		return nil, refusef("%s applies to ssh:// targets and %s hosts", FieldSSHAcceptNew, FieldSSHInventory)
 	}
-	if req.SSH.Become && !slices.ContainsFunc(req.Targets, isSSHTarget) && p.noiseHost == nil {
+	if req.SSH.Become && (sshGroup == nil || sshGroup.named == 0) && !sshNoise {
 		return nil, refusef("%s applies to ssh:// targets (inventory hosts use ansible_become)", FieldSSHBecome)
 	}
 	if err := applyRounds(plan, req.Rounds); err != nil {
@@ -210,7 +205,7 @@ func applyMeasurement(p *runPlan, req *RunRequest) error {
 	if m.DefeatCache {
 		plan.Measurement.DropCaches = true
 		_, labelled := result.LabelMemBytes.In(plan.Labels)
-		if (len(p.classes) > 0 || len(p.hosts) > 0) && !labelled {
+		if len(p.groups) > 0 && !labelled {
 			// The nodes' and hosts' memory decides, once they are chosen
 			// and reached (sizeForCache); this host's counts only if it
 			// runs targets too.
@@ -237,52 +232,36 @@ func applyMeasurement(p *runPlan, req *RunRequest) error {
 // cache can no longer hold whole.
 func defeatSpan(cache int64) int64 { return (cache + cache/4 + 1<<20 - 1) &^ (1<<20 - 1) }
 
-// cacheMemory is the memory that can cache some of the targets: whose it
-// is, and its size, or why it is unknown.
-type cacheMemory struct {
-	whose string
-	bytes int64
-	err   error
-}
-
-// memory is the largest memory of the chosen nodes.
-func (set *KubeTargetSet) memory() cacheMemory {
-	if !set.MemKnown {
-		return cacheMemory{err: errors.New("the nodes' memory is unknown (no node reports one, or storbench may not read nodes)")}
-	}
-	return cacheMemory{whose: "the largest node's memory", bytes: set.MemBytes}
-}
-
 // sizeForCache sizes the suite for --defeat-cache once the Kubernetes
 // nodes are chosen and the SSH hosts reached: beyond the largest memory
 // that can cache a target (a node's, a host's, or this host's when local
 // targets run too). Each PVC grows to fit (kube.FitSize) unless --size
 // fixed it, which the target then refuses with the size it needs.
-func (p *runPlan) sizeForCache(mems []cacheMemory) (string, error) {
+func (p *runPlan) sizeForCache(mems []runner.Memory) (string, error) {
 	if !p.defeatCache {
 		return "", nil
 	}
 	if p.localCache > 0 {
-		mems = append(mems, cacheMemory{whose: "this host's memory", bytes: p.localCache})
+		mems = append(mems, runner.Memory{Whose: "this host's memory", Bytes: p.localCache})
 	}
-	var big cacheMemory
+	var big runner.Memory
 	for _, m := range mems {
-		if m.err != nil {
-			return "", refusef("%s: %v: give %s %s=BYTES", FieldDefeatCache, m.err, FieldLabels, result.LabelMemBytes)
+		if m.Err != nil {
+			return "", refusef("%s: %v: give %s %s=BYTES", FieldDefeatCache, m.Err, FieldLabels, result.LabelMemBytes)
 		}
-		if m.bytes > big.bytes {
+		if m.Bytes > big.Bytes {
 			big = m
 		}
 	}
-	if big.bytes == 0 {
+	if big.Bytes == 0 {
 		return "", nil
 	}
-	span := defeatSpan(big.bytes)
+	span := defeatSpan(big.Bytes)
 	resized := p.plan.Suite.DefeatCache(span)
 	if len(resized) == 0 {
 		return "", nil
 	}
-	return fmt.Sprintf("--defeat-cache: %s sized to %s, beyond %s (%s)", strings.Join(resized, ", "), units.Bytes(span), big.whose, units.Bytes(big.bytes)), nil
+	return fmt.Sprintf("--defeat-cache: %s sized to %s, beyond %s (%s)", strings.Join(resized, ", "), units.Bytes(span), big.Whose, units.Bytes(big.Bytes)), nil
 }
 
 func applyPrecondition(plan *engine.Plan, req *RunRequest) error {
@@ -346,15 +325,14 @@ func applyRound(p *runPlan, req *RunRequest, suiteSet bool) error {
 		if slices.Contains(req.Targets, req.NoiseTarget) {
 			return refusef("%s %s is also in %s: leave it out to put the bulk writer on the probe's own target", FieldNoiseTarget, req.NoiseTarget, FieldTargets)
 		}
-		if isSSHTarget(req.NoiseTarget) {
-			// Connected with the hosts (Run), on a connection of its own
-			// or the probe host's.
-			o, path, err := ssh.ParseTarget(req.NoiseTarget)
+		k, spec, _, err := req.kinds().Parse(req.NoiseTarget)
+		if g, ok := k.(runner.KindGroup); ok {
+			// Opened with its kind's group (Run): on a host, a connection
+			// of its own or the probe host's.
 			if err != nil {
 				return refusef("%s: %w", FieldNoiseTarget, err)
 			}
-			o.Become = req.SSH.Become
-			p.noiseHost = &sshHost{name: req.NoiseTarget, opts: o, path: path}
+			p.noise = &groupedSpec{kind: g, spec: spec}
 		} else {
 			t, _, err := kindTarget(req, req.NoiseTarget)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
 )
 
 // request is the default request on /tmp, edited.
@@ -269,7 +270,7 @@ func TestDefeatCacheSizedForNodes(t *testing.T) {
 	if !p.defeatCache || p.localCache != 0 || !p.plan.Measurement.DropCaches || len(before) == 0 {
 		t.Fatalf("kube-only plan: defeat later %v, local %d, drop %v, cache-prone %v", p.defeatCache, p.localCache, p.plan.Measurement.DropCaches, before)
 	}
-	note, err := p.sizeForCache([]cacheMemory{(&KubeTargetSet{MemBytes: 4 << 30, MemKnown: true}).memory()})
+	note, err := p.sizeForCache([]runner.Memory{{Whose: "the largest node's memory", Bytes: 4 << 30}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +285,7 @@ func TestDefeatCacheSizedForNodes(t *testing.T) {
 
 	// Nodes whose memory cannot be read: refused, naming the way out.
 	p = planOrRefusal(t, request(kubeOnly), "")
-	_, err = p.sizeForCache([]cacheMemory{(&KubeTargetSet{}).memory()})
+	_, err = p.sizeForCache([]runner.Memory{{Err: errors.New("the nodes' memory is unknown")}})
 	wantRefused(t, err, "Labels mem_bytes=BYTES")
 
 	// A local target too: the larger of this host's and the nodes' memory.
@@ -294,7 +295,7 @@ func TestDefeatCacheSizedForNodes(t *testing.T) {
 	if p.localCache <= 0 {
 		t.Fatalf("this host's memory not read: %d", p.localCache)
 	}
-	note, err = p.sizeForCache([]cacheMemory{(&KubeTargetSet{MemBytes: 1 << 20, MemKnown: true}).memory()})
+	note, err = p.sizeForCache([]runner.Memory{{Whose: "the largest node's memory", Bytes: 1 << 20}})
 	if err != nil || !strings.Contains(note, "beyond this host's memory") {
 		t.Errorf("notice %q, %v", note, err)
 	}
@@ -321,7 +322,7 @@ func TestDefeatCacheSizedForNodes(t *testing.T) {
 	if !p.defeatCache || p.localCache != 0 {
 		t.Fatalf("ssh-only plan: defeat later %v, local %d", p.defeatCache, p.localCache)
 	}
-	note, err = p.sizeForCache([]cacheMemory{{whose: "pi1's memory", bytes: 4 << 30}, {whose: "pi2's memory", bytes: 8 << 30}})
+	note, err = p.sizeForCache([]runner.Memory{{Whose: "pi1's memory", Bytes: 4 << 30}, {Whose: "pi2's memory", Bytes: 8 << 30}})
 	if err != nil || !strings.Contains(note, "beyond pi2's memory (8.0 GiB)") {
 		t.Errorf("notice %q, %v", note, err)
 	}
@@ -333,6 +334,6 @@ func TestDefeatCacheSizedForNodes(t *testing.T) {
 	p = planOrRefusal(t, request(func(r *RunRequest) {
 		r.Targets, r.Measure.DefeatCache = []string{"ssh://pi@pi1/srv"}, true
 	}), "")
-	_, err = p.sizeForCache([]cacheMemory{{err: errors.New("reading the memory of pi1: exit code 1")}})
+	_, err = p.sizeForCache([]runner.Memory{{Err: errors.New("reading the memory of pi1: exit code 1")}})
 	wantRefused(t, err, "reading the memory of pi1: exit code 1: give Labels mem_bytes=BYTES")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/safety"
 	"github.com/storbench/storbench/internal/safety/safetytest"
 	"github.com/storbench/storbench/internal/store"
@@ -216,16 +217,17 @@ func TestHostMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, mems, closeAll, err := sshTargets(context.Background(), &req, p.hosts, true)
+	opened, err := openGroups(context.Background(), &req, p, runner.GroupOptions{ReadMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeAll()
+	defer opened.close()
+	mems := opened.memory
 	data, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mems) != 1 || mems[0].err != nil || mems[0].bytes != engine.MemTotal(data) || !strings.Contains(mems[0].whose, strings.Split(servers[0].Addr(), ":")[0]) {
+	if len(mems) != 1 || mems[0].Err != nil || mems[0].Bytes != engine.MemTotal(data) || !strings.Contains(mems[0].Whose, strings.Split(servers[0].Addr(), ":")[0]) {
 		t.Errorf("memories %+v, want one (one connection) of %d bytes", mems, engine.MemTotal(data))
 	}
 }

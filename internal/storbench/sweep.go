@@ -10,6 +10,7 @@ import (
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/units"
 )
@@ -50,7 +51,7 @@ func applySweep(p *runPlan, req *RunRequest, suiteSet bool) error {
 		return refusef("--clients sweeps a suite workload: choose it with --workloads instead of --fio-job")
 	case req.Repeat > 1 || req.Measure != (MeasureRequest{}):
 		return refusef("--clients runs each step once: leave out --repeat and the measurement options")
-	case len(p.classes) > 0:
+	case p.hasKind(kube.Kind{}):
 		return refusef("--clients on Kubernetes targets is not built yet: sweep directories, here or over ssh:// (docs/sweep.md)")
 	}
 	if !suiteSet && len(req.Workloads) == 0 {

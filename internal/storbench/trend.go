@@ -44,7 +44,7 @@ type TrendReport struct {
 // TrendSeries is a judgement with the history it judged (one point per
 // run: the median of its repetitions), for charts.
 type TrendSeries struct {
-	trend.Judgement
+	trend.Assessment
 	Points []trend.Point `json:"-"`
 }
 
@@ -91,13 +91,13 @@ func Trend(ctx context.Context, st store.Reader, req TrendRequest) (*TrendReport
 		if result.HigherIsBetter(metric) {
 			s.Better = trend.HigherIsBetter
 		}
-		j := trend.Judge(s, req.Options)
-		report.Series = append(report.Series, TrendSeries{Judgement: j, Points: s.Points})
+		j := trend.Assess(s, req.Options)
+		report.Series = append(report.Series, TrendSeries{Assessment: j, Points: s.Points})
 		if j.Verdict.Severity() > report.Verdict.Severity() {
 			report.Verdict = j.Verdict
 		}
 	}
-	slices.SortStableFunc(report.Series, func(a, b TrendSeries) int { return trend.Compare(a.Judgement, b.Judgement) })
+	slices.SortStableFunc(report.Series, func(a, b TrendSeries) int { return trend.Compare(a.Assessment, b.Assessment) })
 	return report, nil
 }
 

@@ -60,7 +60,7 @@ func TestBackfilledHistory(t *testing.T) {
 	nas, usb := tr.Series[0], tr.Series[1]
 	if nas.Target != "nas-disk-2" || nas.Verdict != trend.Regression || nas.Change != trend.Step ||
 		!nas.Since.Time.Equal(time.Date(2026, 3, 14, 3, 0, 0, 0, time.UTC)) || nas.BaselineRuns != 12 || nas.Runs != 16 {
-		t.Errorf("NAS: %+v", nas.Judgement)
+		t.Errorf("NAS: %+v", nas.Assessment)
 	}
 	if !strings.HasPrefix(nas.Message, "rand-write-4k-qd32 on nas-disk-2: 4") || !strings.Contains(nas.Message, "below its baseline of 12 runs since 2026-03-02") {
 		t.Errorf("NAS message: %s", nas.Message)
@@ -70,7 +70,7 @@ func TestBackfilledHistory(t *testing.T) {
 		t.Errorf("%d points, want 16", len(nas.Points))
 	}
 	if usb.Target != "usb-ssd" || usb.Verdict != trend.OK || usb.Metric != result.MetricBW || usb.Runs != 10 {
-		t.Errorf("USB: %+v", usb.Judgement)
+		t.Errorf("USB: %+v", usb.Assessment)
 	}
 	// The latency trend of the same history goes up at the same run.
 	lat, err := storbench.Trend(ctx, st, storbench.TrendRequest{Target: "nas-disk-2", Metric: result.MetricLatP99})

@@ -1,4 +1,4 @@
-// Package trend judges a series of figures (one target × workload × round,
+// Package trend assesses a series of figures (one target × workload × round,
 // over time) against its own history: a robust baseline, a noise band from
 // the spread of the earlier runs, and a verdict with the run where a change
 // starts. It is pure statistics: no store, no clock, no printing.
@@ -72,7 +72,7 @@ type Point struct {
 }
 
 // Series is the history of one target × workload × round for one metric.
-// Points are ordered by Time, oldest first (Judge sorts a copy if they are
+// Points are ordered by Time, oldest first (Assess sorts a copy if they are
 // not); points whose value is not a positive finite number are ignored.
 type Series struct {
 	Target   string `json:"target"`
@@ -124,9 +124,9 @@ const (
 	Latest Change = "latest"
 )
 
-// Judgement is the verdict on one series, with the numbers behind it.
+// Assessment is the verdict on one series, with the numbers behind it.
 // Relative figures are fractions: 0.06 is 6%.
-type Judgement struct {
+type Assessment struct {
 	Target   string  `json:"target"`
 	Workload string  `json:"workload"`
 	Round    string  `json:"round,omitempty"`
@@ -225,13 +225,13 @@ func orDefault[T int | float64](v, def T) T {
 	return v
 }
 
-// Sort orders judgements worst first (see Compare).
-func Sort(js []Judgement) { slices.SortStableFunc(js, Compare) }
+// Sort orders assessments worst first (see Compare).
+func Sort(js []Assessment) { slices.SortStableFunc(js, Compare) }
 
-// Compare orders judgements worst first: by verdict severity, then by how
+// Compare orders assessments worst first: by verdict severity, then by how
 // far the level moved for the worse, then by target, workload, round and
 // metric. It suits slices.SortFunc.
-func Compare(a, b Judgement) int {
+func Compare(a, b Assessment) int {
 	if c := cmp.Compare(b.Verdict.Severity(), a.Verdict.Severity()); c != 0 {
 		return c
 	}
@@ -243,21 +243,21 @@ func Compare(a, b Judgement) int {
 }
 
 // worsening is Delta turned so that positive is worse.
-func (j Judgement) worsening() float64 {
+func (j Assessment) worsening() float64 {
 	if j.Better == LowerIsBetter {
 		return j.Delta
 	}
 	return -j.Delta
 }
 
-// Judge judges the latest state of s against its own history.
-func Judge(s Series, opts Options) Judgement {
+// Assess assesses the latest state of s against its own history.
+func Assess(s Series, opts Options) Assessment {
 	o := opts.withDefaults()
 	pts := usable(s.Points)
 	if len(pts) > o.MaxHistory {
 		pts = pts[len(pts)-o.MaxHistory:]
 	}
-	j := Judgement{Target: s.Target, Workload: s.Workload, Round: s.Round, Metric: s.Metric, Unit: s.Unit,
+	j := Assessment{Target: s.Target, Workload: s.Workload, Round: s.Round, Metric: s.Metric, Unit: s.Unit,
 		Better: s.Better, Runs: len(pts)}
 	if len(pts) > 0 {
 		j.Latest = pts[len(pts)-1]
@@ -311,14 +311,14 @@ func Judge(s Series, opts Options) Judgement {
 		stepSignificant = false
 	}
 
-	if stepSignificant && j.judgeStep(pts, x, start, step, worse, o) {
+	if stepSignificant && j.assessStep(pts, x, start, step, worse, o) {
 		return j
 	}
 	if driftSignificant {
-		j.judgeDrift(pts, x, start, drift, worse, o)
+		j.assessDrift(pts, x, start, drift, worse, o)
 		return j
 	}
-	j.judgeLatest(pts, x, start, worse, o)
+	j.assessLatest(pts, x, start, worse, o)
 	if j.Verdict == OK && improvedAt >= 0 {
 		j.Improved = true
 		j.Since = &pts[improvedAt]
@@ -328,10 +328,10 @@ func Judge(s Series, opts Options) Judgement {
 	return j
 }
 
-// judgeStep fills j for a significant step at step.at; it returns false
+// assessStep fills j for a significant step at step.at; it returns false
 // when the step does not hold up (too few runs after it, or the latest
-// runs went back), leaving j for judgeLatest.
-func (j *Judgement) judgeStep(pts []Point, x []float64, start int, step split, worse float64, o Options) bool {
+// runs went back), leaving j for assessLatest.
+func (j *Assessment) assessStep(pts []Point, x []float64, start int, step split, worse float64, o Options) bool {
 	before := x[start:step.at]
 	after := x[step.at:]
 	base := median(before)
@@ -363,7 +363,7 @@ func (j *Judgement) judgeStep(pts []Point, x []float64, start int, step split, w
 	return true
 }
 
-func (j *Judgement) judgeDrift(pts []Point, x []float64, start int, d line, worse float64, o Options) {
+func (j *Assessment) assessDrift(pts []Point, x []float64, start int, d line, worse float64, o Options) {
 	window := x[start:]
 	first := d.at(0)
 	last := d.at(float64(len(window) - 1))
@@ -396,10 +396,10 @@ func (j *Judgement) judgeDrift(pts []Point, x []float64, start int, d line, wors
 	}
 }
 
-// judgeLatest judges the latest run(s) against the runs before them in
+// assessLatest judges the latest run(s) against the runs before them in
 // the current regime: OK, or a warning when the trailing runs lie beyond
 // the band for the worse.
-func (j *Judgement) judgeLatest(pts []Point, x []float64, start int, worse float64, o Options) {
+func (j *Assessment) assessLatest(pts []Point, x []float64, start int, worse float64, o Options) {
 	// Count the trailing runs beyond the band, judged against everything
 	// before them (at least MinHistory runs).
 	earlier := x[start : len(x)-1]
@@ -436,7 +436,7 @@ func (j *Judgement) judgeLatest(pts []Point, x []float64, start int, worse float
 		j.name(), pct(math.Abs(j.Delta)), aboveBelow(j.Delta), j.BaselineRuns, day(j.BaselineSince), pct(band))
 }
 
-func (j *Judgement) setBaseline(base []Point, value, noise, band float64) {
+func (j *Assessment) setBaseline(base []Point, value, noise, band float64) {
 	j.Baseline, j.Noise, j.Band = value, noise, band
 	j.BaselineRuns = len(base)
 	if len(base) > 0 {
@@ -444,7 +444,7 @@ func (j *Judgement) setBaseline(base []Point, value, noise, band float64) {
 	}
 }
 
-func (j *Judgement) stepMessage() string {
+func (j *Assessment) stepMessage() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s%s %s its baseline of %d runs since %s", j.name(), j.metricWord(), pct(math.Abs(j.Delta)),
 		aboveBelow(j.Delta), j.BaselineRuns, day(j.BaselineSince))
@@ -465,7 +465,7 @@ func (j *Judgement) stepMessage() string {
 }
 
 // name is "workload on target", with the round when it is not the usual one.
-func (j *Judgement) name() string {
+func (j *Assessment) name() string {
 	n := j.Workload + " on " + j.Target
 	if j.Round != "" && j.Round != "isolated" {
 		n += " (" + j.Round + " round)"
@@ -475,7 +475,7 @@ func (j *Judgement) name() string {
 
 // metricWord names latency metrics in messages ("p99 latency "), since
 // "above its baseline" alone reads as good news for IOPS.
-func (j *Judgement) metricWord() string {
+func (j *Assessment) metricWord() string {
 	if j.Better != LowerIsBetter {
 		return ""
 	}

@@ -11,10 +11,10 @@ import (
 )
 
 // tally judges seeds 0..n-1 of h and counts verdicts and changes.
-func tally(h trendtest.History, n int, check func(seed uint64, j trend.Judgement)) map[string]int {
+func tally(h trendtest.History, n int, check func(seed uint64, j trend.Assessment)) map[string]int {
 	counts := map[string]int{}
 	for seed := range uint64(n) {
-		j := trend.Judge(h.Series(seed), trend.Options{})
+		j := trend.Assess(h.Series(seed), trend.Options{})
 		counts[string(j.Verdict)]++
 		counts[string(j.Verdict)+"/"+string(j.Change)]++
 		if check != nil {
@@ -29,17 +29,17 @@ func TestGeneratedHistories(t *testing.T) {
 		name    string
 		history trendtest.History
 		seeds   int
-		// at least / at most this many judgements with the key.
+		// at least / at most this many assessments with the key.
 		atLeast map[string]int
 		atMost  map[string]int
-		check   func(t *testing.T, seed uint64, j trend.Judgement)
+		check   func(t *testing.T, seed uint64, j trend.Assessment)
 	}{
 		{
 			name:    "step found at the right run",
 			history: trendtest.History{Runs: 45, CV: 0.05, Step: -0.4, StepAt: 30},
 			seeds:   200,
 			atLeast: map[string]int{"regression/step": 200},
-			check: func(t *testing.T, seed uint64, j trend.Judgement) {
+			check: func(t *testing.T, seed uint64, j trend.Assessment) {
 				if j.Since == nil || j.Since.RunID != "run-030" {
 					t.Errorf("seed %d: change found at %v, want run-030", seed, j.Since)
 				}
@@ -56,7 +56,7 @@ func TestGeneratedHistories(t *testing.T) {
 			history: trendtest.History{Runs: 50, CV: 0.10, Step: -0.4, StepAt: 40},
 			seeds:   200,
 			atLeast: map[string]int{"regression/step": 195},
-			check: func(t *testing.T, seed uint64, j trend.Judgement) {
+			check: func(t *testing.T, seed uint64, j trend.Assessment) {
 				if j.Verdict != trend.Regression {
 					return
 				}
@@ -91,7 +91,7 @@ func TestGeneratedHistories(t *testing.T) {
 			history: trendtest.History{Runs: 50, CV: 0.05, Drift: -0.3},
 			seeds:   200,
 			atLeast: map[string]int{"regression": 200, "regression/drift": 180},
-			check: func(t *testing.T, seed uint64, j trend.Judgement) {
+			check: func(t *testing.T, seed uint64, j trend.Assessment) {
 				if j.Change == trend.Drift && (j.Delta > -0.2 || j.Delta < -0.4) {
 					t.Errorf("seed %d: drift of %.3f, want about -0.30", seed, j.Delta)
 				}
@@ -102,7 +102,7 @@ func TestGeneratedHistories(t *testing.T) {
 			history: trendtest.History{Runs: 5, CV: 0.10, Step: -0.5, StepAt: 4},
 			seeds:   20,
 			atLeast: map[string]int{"insufficient-history": 20},
-			check: func(t *testing.T, seed uint64, j trend.Judgement) {
+			check: func(t *testing.T, seed uint64, j trend.Assessment) {
 				if !strings.Contains(j.Message, "too little history") || j.BaselineRuns != 4 {
 					t.Errorf("seed %d: %q, baseline runs %d", seed, j.Message, j.BaselineRuns)
 				}
@@ -119,7 +119,7 @@ func TestGeneratedHistories(t *testing.T) {
 			history: trendtest.History{Runs: 40, CV: 0.05, Step: -0.4, StepAt: 35, Better: trend.LowerIsBetter},
 			seeds:   100,
 			atLeast: map[string]int{"ok": 100},
-			check: func(t *testing.T, seed uint64, j trend.Judgement) {
+			check: func(t *testing.T, seed uint64, j trend.Assessment) {
 				if !j.Improved || !strings.Contains(j.Message, "improve") {
 					t.Errorf("seed %d: improved %v, %q", seed, j.Improved, j.Message)
 				}
@@ -136,7 +136,7 @@ func TestGeneratedHistories(t *testing.T) {
 			history: trendtest.History{Runs: 50, CV: 0.05, Drift: 0.4},
 			seeds:   100,
 			atLeast: map[string]int{"ok": 100},
-			check: func(t *testing.T, seed uint64, j trend.Judgement) {
+			check: func(t *testing.T, seed uint64, j trend.Assessment) {
 				if !j.Improved {
 					t.Errorf("seed %d: not improved: %s", seed, j.Message)
 				}
@@ -147,7 +147,7 @@ func TestGeneratedHistories(t *testing.T) {
 			history: trendtest.History{Runs: 30, CV: 0.05, Step: -0.5, StepAt: 29},
 			seeds:   100,
 			atLeast: map[string]int{"warning/latest": 100},
-			check: func(t *testing.T, seed uint64, j trend.Judgement) {
+			check: func(t *testing.T, seed uint64, j trend.Assessment) {
 				if j.ChangedRuns != 1 || !strings.Contains(j.Message, "only the latest run") {
 					t.Errorf("seed %d: %d changed runs, %q", seed, j.ChangedRuns, j.Message)
 				}
@@ -162,7 +162,7 @@ func TestGeneratedHistories(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			counts := tally(tc.history, tc.seeds, func(seed uint64, j trend.Judgement) {
+			counts := tally(tc.history, tc.seeds, func(seed uint64, j trend.Assessment) {
 				if tc.check != nil {
 					tc.check(t, seed, j)
 				}
@@ -189,7 +189,7 @@ func TestRecovered(t *testing.T) {
 		for i := 20; i < 26; i++ {
 			s.Points[i].Value *= 0.5
 		}
-		if j := trend.Judge(s, trend.Options{}); j.Verdict != trend.OK {
+		if j := trend.Assess(s, trend.Options{}); j.Verdict != trend.OK {
 			t.Errorf("seed %d: %s: %s", seed, j.Verdict, j.Message)
 		}
 	}
@@ -203,7 +203,7 @@ func TestImprovementThenDrop(t *testing.T) {
 		for i := 50; i < 60; i++ {
 			s.Points[i].Value /= 1.5
 		}
-		j := trend.Judge(s, trend.Options{})
+		j := trend.Assess(s, trend.Options{})
 		if j.Verdict != trend.Regression || j.Since == nil || j.Since.RunID != "run-050" {
 			t.Errorf("seed %d: %s at %v: %s", seed, j.Verdict, j.Since, j.Message)
 			continue
@@ -222,12 +222,12 @@ func TestIdenticalFigures(t *testing.T) {
 		s.Points = append(s.Points, trend.Point{Time: trendtest.DefaultStart.AddDate(0, 0, i), RunID: fmt.Sprint(i), Value: 1000})
 	}
 	s.Points[19].Value = 995
-	j := trend.Judge(s, trend.Options{})
+	j := trend.Assess(s, trend.Options{})
 	if j.Verdict != trend.OK || j.Noise != trend.DefaultMinNoise {
 		t.Errorf("%s, noise %v: %s", j.Verdict, j.Noise, j.Message)
 	}
 	s.Points[19].Value = 900
-	if j := trend.Judge(s, trend.Options{}); j.Verdict != trend.Warning {
+	if j := trend.Assess(s, trend.Options{}); j.Verdict != trend.Warning {
 		t.Errorf("a 10%% drop: %s: %s", j.Verdict, j.Message)
 	}
 }
@@ -263,7 +263,7 @@ func TestMessages(t *testing.T) {
 			"seq-read on sd: too little history to judge: 2 earlier run(s), at least 5 needed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			j := trend.Judge(tc.series, trend.Options{})
+			j := trend.Assess(tc.series, trend.Options{})
 			if j.Verdict != tc.want || j.Message != tc.msg {
 				t.Errorf("got %s: %q\nwant %s: %q", j.Verdict, j.Message, tc.want, tc.msg)
 			}
@@ -273,30 +273,30 @@ func TestMessages(t *testing.T) {
 
 func TestOptionsMinHistory(t *testing.T) {
 	s := trendtest.History{Runs: 8, CV: 0.05}.Series(1)
-	if j := trend.Judge(s, trend.Options{MinHistory: 10}); j.Verdict != trend.InsufficientHistory {
+	if j := trend.Assess(s, trend.Options{MinHistory: 10}); j.Verdict != trend.InsufficientHistory {
 		t.Errorf("MinHistory 10 with 8 runs: %s", j.Verdict)
 	}
-	if j := trend.Judge(s, trend.Options{MinHistory: 3}); j.Verdict == trend.InsufficientHistory {
+	if j := trend.Assess(s, trend.Options{MinHistory: 3}); j.Verdict == trend.InsufficientHistory {
 		t.Errorf("MinHistory 3 with 8 runs: %s", j.Verdict)
 	}
 }
 
 func TestUnorderedAndUnusablePoints(t *testing.T) {
 	s := trendtest.History{Runs: 40, CV: 0.05, Step: -0.4, StepAt: 30}.Series(3)
-	want := trend.Judge(s, trend.Options{})
+	want := trend.Assess(s, trend.Options{})
 	// Reverse the order and add points without a usable value.
 	for i, k := 0, len(s.Points)-1; i < k; i, k = i+1, k-1 {
 		s.Points[i], s.Points[k] = s.Points[k], s.Points[i]
 	}
 	s.Points = append(s.Points, trend.Point{Time: trendtest.DefaultStart, RunID: "zero"}, trend.Point{Time: trendtest.DefaultStart.AddDate(1, 0, 0), RunID: "nan", Value: -1})
-	got := trend.Judge(s, trend.Options{})
+	got := trend.Assess(s, trend.Options{})
 	if got.Message != want.Message || got.Runs != 40 {
 		t.Errorf("got %d runs: %q\nwant %q", got.Runs, got.Message, want.Message)
 	}
 }
 
 func TestSortWorstFirst(t *testing.T) {
-	js := []trend.Judgement{
+	js := []trend.Assessment{
 		{Target: "a", Verdict: trend.OK},
 		{Target: "b", Verdict: trend.Regression, Delta: -0.2},
 		{Target: "c", Verdict: trend.InsufficientHistory},

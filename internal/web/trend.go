@@ -71,7 +71,7 @@ func (s *Server) judge(r *http.Request, v *render.DashboardTrend) error {
 		}
 	}
 	for i, ser := range rep.Series {
-		v.Series = append(v.Series, render.NewTrendSeries(ser.Judgement, ser.Points, i < v.Charted))
+		v.Series = append(v.Series, render.NewTrendSeries(ser.Assessment, ser.Points, i < v.Charted))
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ package cleanupcmd
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -38,9 +37,10 @@ stay stored. A run recorded on another host is left alone.
 
 With --k8s: find every pod, PVC and VolumeSnapshot labelled
 app.kubernetes.io/managed-by=storbench (in all namespaces, or -n NAMESPACE),
-delete them, start a node a killed classes --measure run stopped (with the
-start command that run recorded on it, storbench.io/stopped-by and
-start-with), lift the cordons and out-of-service taints that storbench's
+delete them, start a node a killed classes --measure run stopped (marked
+storbench.io/stopped-by; with the start command that run kept on this
+machine before the stop, under $XDG_STATE_HOME/storbench, never the copy in
+the node's start-with annotation), lift the cordons and out-of-service taints that storbench's
 annotations (storbench.io/cordoned-by, tainted-by) mark on nodes, wait for the
 objects to go, and report what could not be deleted. PersistentVolumes that a Retain class kept after
 storbench's claims went are listed with the command that removes them.
@@ -77,7 +77,7 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 		if err := check(); err != nil {
 			return err
 		}
-		if !f.ssh && !f.k8s && len(f.hosts.Targets) > 0 && f.hosts.SSH == (storbench.SSHRequest{}) && !strings.HasPrefix(f.hosts.Targets[0], "ssh://") {
+		if !f.ssh && !f.k8s && len(f.hosts.Targets) > 0 && f.hosts.SSH == (storbench.SSHRequest{}) && !storbench.IsSSHTarget(f.hosts.Targets[0]) {
 			// Another kind's targets (an RBD pool, a Gluster volume).
 			rep, err := storbench.CleanupKinds(cmd.Context(), storbench.KindCleanupRequest{Targets: f.hosts.Targets, Getenv: d.Getenv, RunID: f.kube.RunID, DryRun: f.kube.DryRun})
 			if rep == nil {

@@ -73,9 +73,9 @@ regression, 2 a bad request (such as a filter no result matches).`,
 		if err != nil {
 			return cli.FromLibrary(err)
 		}
-		js := make([]trend.Judgement, len(rep.Series))
+		js := make([]trend.Assessment, len(rep.Series))
 		for i, s := range rep.Series {
-			js[i] = s.Judgement
+			js[i] = s.Assessment
 		}
 		switch f.output {
 		case "json":

@@ -2,6 +2,7 @@ package runnertest
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -26,6 +27,12 @@ type KindSuite struct {
 	// Targets, when set, runs the Target conformance suite on this kind's
 	// targets (Safe made from a Valid string).
 	Targets *TargetSuite
+	// Open, for a grouped kind (runner.KindGroup), says the Valid specs
+	// can be reached here (an sshd on 127.0.0.1, a test cluster): Open
+	// must then make at least one named target per spec, in order, and
+	// Close end the session. Without it only Spec.Target's refusal
+	// (runner.ErrGrouped) is checked.
+	Open bool
 	// Killed, for a kind with leftovers (runner.KindLeftovers), returns a
 	// spec and a target prepared as a run whose storbench was killed
 	// leaves it, never cleaned up: FindLeftovers under the spec must find
@@ -78,6 +85,9 @@ func KindConformance(t *testing.T, s KindSuite) {
 			checkLeftovers(t, s, l)
 		})
 	}
+	if g, ok := s.Kind.(runner.KindGroup); ok && s.Open {
+		t.Run("group", func(t *testing.T) { checkGroup(t, s, g) })
+	}
 	if s.Targets != nil {
 		t.Run("target", func(t *testing.T) { TargetConformance(t, *s.Targets) })
 	}
@@ -100,6 +110,12 @@ func checkParse(t *testing.T, s KindSuite) {
 			t.Errorf("Parse(%q) describes nothing for a dry run", v)
 		}
 		tg, err := spec.Target(s.Options)
+		if _, grouped := s.Kind.(runner.KindGroup); grouped {
+			if !errors.Is(err, runner.ErrGrouped) {
+				t.Errorf("Parse(%q).Target of a grouped kind = %v, %v: want runner.ErrGrouped (Open makes its targets)", v, tg, err)
+			}
+			continue
+		}
 		if err != nil {
 			t.Errorf("Parse(%q).Target: %v", v, err)
 		} else if tg.Name() == "" {
@@ -124,7 +140,8 @@ func checkParse(t *testing.T, s KindSuite) {
 	}
 }
 
-func checkDoctor(t *testing.T, s KindSuite, d runner.KindDoctor) {
+// validSpecs are the suite's Valid strings, parsed.
+func validSpecs(t *testing.T, s KindSuite) []runner.Spec {
 	var specs []runner.Spec
 	for _, v := range s.Valid {
 		spec, _, err := s.Kind.Parse(v)
@@ -133,6 +150,37 @@ func checkDoctor(t *testing.T, s KindSuite, d runner.KindDoctor) {
 		}
 		specs = append(specs, spec)
 	}
+	return specs
+}
+
+func checkGroup(t *testing.T, s KindSuite, g runner.KindGroup) {
+	specs := validSpecs(t, s)
+	opened, err := g.Open(context.Background(), specs, runner.GroupOptions{Options: s.Options, ReadMemory: true})
+	if err != nil {
+		t.Fatalf("Open %v: %v", s.Valid, err)
+	}
+	if len(opened.Targets) < len(specs) {
+		t.Errorf("Open made %d targets of %d specs", len(opened.Targets), len(specs))
+	}
+	for _, tg := range opened.Targets {
+		if tg.Name() == "" {
+			t.Error("a target of the group has no name")
+		}
+	}
+	for _, m := range opened.Memory {
+		if m.Err == nil && (m.Bytes <= 0 || m.Whose == "") {
+			t.Errorf("memory %+v: want whose and a size, or why not", m)
+		}
+	}
+	if opened.Close != nil {
+		if err := opened.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}
+}
+
+func checkDoctor(t *testing.T, s KindSuite, d runner.KindDoctor) {
+	specs := validSpecs(t, s)
 	checks := d.Doctor(context.Background(), specs, s.Options)
 	if len(checks) == 0 {
 		t.Fatal("Doctor reports no check")

@@ -1,4 +1,4 @@
-package storbench
+package ssh
 
 import (
 	"bufio"
@@ -16,7 +16,6 @@ import (
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
-	"github.com/storbench/storbench/internal/runner/ssh"
 )
 
 // doctorFileSize is the test file doctor judges a directory's free space
@@ -27,21 +26,18 @@ const doctorFileSize = 1 << 30
 // doctor warns about: telemetry and results are stamped with both.
 const maxClockSkew = time.Second
 
-// sshDoctorChecks checks every host of the request's ssh:// targets and
-// inventory: connection (reachability, host key, authentication), sudo
-// where become is set, fio and its version, the target path (free space,
-// or the safety verdict on a device), and the host's clock; fio versions
-// that differ across hosts are called out. Each problem is a check with a
-// fix, never an error; hosts are checked at once.
-func sshDoctorChecks(ctx context.Context, req DoctorRequest, targets []string) []result.Check {
-	hosts, err := sshHosts(&RunRequest{Targets: targets, SSH: req.SSH}, map[string]bool{})
+// Doctor implements runner.KindDoctor: it checks every host of specs:
+// connection (reachability, host key, authentication), sudo where become
+// is set, fio and its version, the target path (free space, or the safety
+// verdict on a device), and the host's clock; fio versions that differ
+// across hosts are called out. Each problem is a check with a fix; hosts
+// are checked at once.
+func (k Kind) Doctor(ctx context.Context, specs []runner.Spec, _ runner.Options) []result.Check {
+	hosts, err := hostSpecs(specs)
 	if err != nil {
-		return []result.Check{{Area: "ssh", Name: "targets", Status: result.CheckFail, Detail: err.Error(),
-			Fix: "name targets as ssh://[user@]host[:port]/path, or give --inventory FILE with --hosts and --path"}}
+		return []result.Check{{Area: "ssh", Name: "targets", Status: result.CheckFail, Detail: err.Error(), Fix: "name targets as ssh://[user@]host[:port]/path"}}
 	}
-	// Local inventory hosts are this one: the local checks cover them.
-	hosts = remoteHosts(hosts)
-	clients, errs, closeAll := dialHosts(ctx, req.SSH.AcceptNewHostKeys, hosts)
+	clients, errs, closeAll := k.dial(ctx, hosts)
 	defer closeAll()
 	per := make([][]result.Check, len(hosts))
 	versions := make([]string, len(hosts))
@@ -59,21 +55,21 @@ func sshDoctorChecks(ctx context.Context, req DoctorRequest, targets []string) [
 
 // hostChecks checks one host and returns its fio version ("" when
 // unknown).
-func hostChecks(ctx context.Context, h sshHost, c *ssh.Client, dialErr error) ([]result.Check, string) {
-	area := "ssh " + h.name
+func hostChecks(ctx context.Context, h HostSpec, c *Client, dialErr error) ([]result.Check, string) {
+	area := "ssh " + h.Name
 	check := func(name string, st result.CheckStatus, detail, fix string) result.Check {
 		return result.Check{Area: area, Name: name, Status: st, Detail: detail, Fix: fix}
 	}
 	var out []result.Check
-	var become *ssh.BecomeError
-	var unknown *ssh.UnknownHostError
-	var changed *ssh.ChangedHostKeyError
+	var become *BecomeError
+	var unknown *UnknownHostError
+	var changed *ChangedHostKeyError
 	switch {
 	case errors.As(dialErr, &become):
 		return append(out, check("connection", result.CheckOK, "authenticated as "+become.User, ""),
 			check("sudo", result.CheckFail, become.Error(), "allow passwordless sudo for "+become.User+" ("+become.User+" ALL=("+become.As+") NOPASSWD: ALL in /etc/sudoers.d/storbench), or unset ansible_become")), ""
 	case errors.As(dialErr, &unknown):
-		return append(out, check("connection", result.CheckFail, dialErr.Error(), "check the fingerprint, then pass "+ssh.AcceptNewFlag+" (or ssh to the host once)")), ""
+		return append(out, check("connection", result.CheckFail, dialErr.Error(), "check the fingerprint, then pass "+AcceptNewFlag+" (or ssh to the host once)")), ""
 	case errors.As(dialErr, &changed):
 		return append(out, check("connection", result.CheckFail, dialErr.Error(), "if the host was reinstalled: ssh-keygen -R the host, then accept the new key")), ""
 	case dialErr != nil:
@@ -97,30 +93,30 @@ func hostChecks(ctx context.Context, h sshHost, c *ssh.Client, dialErr error) ([
 // targetCheck judges the target path as a run would: a directory's
 // free space and permissions; a device's data, as if --destructive named
 // it (the safety owner's verdict on what is on it).
-func targetCheck(ctx context.Context, h sshHost, c *ssh.Client, check func(string, result.CheckStatus, string, string) result.Check) result.Check {
-	t := ssh.NewTarget(h.name, c, h.path, ssh.TargetOptions{Destructive: []string{h.name}})
+func targetCheck(ctx context.Context, h HostSpec, c *Client, check func(string, result.CheckStatus, string, string) result.Check) result.Check {
+	t := NewTarget(h.Name, c, h.Path, TargetOptions{Destructive: []string{h.Name}})
 	need := runner.Need{RunID: "doctor", FileSize: doctorFileSize, Writers: []string{"doctor"}}
 	if err := t.Check(ctx, need); err != nil {
 		fix := "choose another path (--path, storbench_path)"
 		switch {
 		case strings.Contains(err.Error(), "Permission denied"):
 			fix = "log in as a user who may open it, or set ansible_become (--ssh-become for ssh:// targets)"
-		case strings.HasPrefix(h.path, "/dev/"):
+		case strings.HasPrefix(h.Path, "/dev/"):
 			fix = "storbench writes only to devices that hold no data: choose a blank device"
 		}
-		return check("target "+h.path, result.CheckFail, err.Error(), fix)
+		return check("target "+h.Path, result.CheckFail, err.Error(), fix)
 	}
-	if strings.HasPrefix(h.path, "/dev/") {
-		return check("target "+h.path, result.CheckOK, "blank and unused: writable with --destructive "+h.name, "")
+	if strings.HasPrefix(h.Path, "/dev/") {
+		return check("target "+h.Path, result.CheckOK, "blank and unused: writable with --destructive "+h.Name, "")
 	}
-	return check("target "+h.path, result.CheckOK, "writable, room for a 1 GiB test file", "")
+	return check("target "+h.Path, result.CheckOK, "writable, room for a 1 GiB test file", "")
 }
 
 // clockCheck compares the host's clock with this one's: in one session
 // the host answers each line storbench sends with its time, and of five
 // exchanges the quickest is taken, its answer placed at the middle of its
 // round trip (as NTP does), so the session's setup does not count.
-func clockCheck(ctx context.Context, c *ssh.Client, check func(string, result.CheckStatus, string, string) result.Check) result.Check {
+func clockCheck(ctx context.Context, c *Client, check func(string, result.CheckStatus, string, string) result.Check) result.Check {
 	skew, rtt, err := clockSkew(ctx, c)
 	if err != nil {
 		return check("clock", result.CheckWarn, "reading the host's clock: "+err.Error(), "")
@@ -134,7 +130,7 @@ func clockCheck(ctx context.Context, c *ssh.Client, check func(string, result.Ch
 
 // clockSkew is the host's clock minus this one's, and the round trip of
 // the exchange it was read in.
-func clockSkew(ctx context.Context, c *ssh.Client) (skew, rtt time.Duration, err error) {
+func clockSkew(ctx context.Context, c *Client) (skew, rtt time.Duration, err error) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -173,11 +169,11 @@ func clockSkew(ctx context.Context, c *ssh.Client) (skew, rtt time.Duration, err
 
 // fioVersionsCheck calls out fio versions that differ across hosts:
 // results across fio versions can differ.
-func fioVersionsCheck(hosts []sshHost, versions []string) []result.Check {
+func fioVersionsCheck(hosts []HostSpec, versions []string) []result.Check {
 	by := map[string][]string{}
 	for i, v := range versions {
 		if v != "" {
-			by[v] = append(by[v], hosts[i].name)
+			by[v] = append(by[v], hosts[i].Name)
 		}
 	}
 	if len(by) < 2 {

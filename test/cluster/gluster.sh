@@ -52,7 +52,12 @@ gd_script() {
   local d=$1
   # no hooks copied in: Debian's start hooks (S29CTDBsetup, S30samba-start) would touch the host's samba
   mkdir -p "$d/glusterd" "$d/run/gluster" "$d/log" "$d/brick"
-  echo "mount --bind $d/glusterd /var/lib/glusterd && mount --bind $d/run /run && mount --bind $d/log /var/log/glusterfs && exec glusterd -N -p $d/glusterd.pid --log-file=$d/log/glusterd.log"
+  # glusterd looks peers' addresses up in DNS (probe, volume create): from a node whose default
+  # route leads nowhere each lookup waits out the resolver (20 s per peer probed, 20 s for
+  # `volume create` in the test cluster); a resolver on the node's own loopback, where nothing
+  # listens, fails at once, as a node with no route does
+  printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' > "$d/resolv.conf"
+  echo "mount --bind $d/resolv.conf /etc/resolv.conf && mount --bind $d/glusterd /var/lib/glusterd && mount --bind $d/run /run && mount --bind $d/log /var/log/glusterfs && exec glusterd -N -p $d/glusterd.pid --log-file=$d/log/glusterd.log"
 }
 
 # in_ns NETNS CMD...: CMD in network namespace NETNS ("" = the host's), the host's mount namespace

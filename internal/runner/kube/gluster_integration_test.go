@@ -16,6 +16,7 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 const glusterSuite = `name: gluster-write
@@ -39,6 +40,8 @@ const glusterShapedNode, glusterShapedRate, glusterShapedBPS = "kreal-node-2", "
 // down and checks nothing of it is left.
 func TestClusterGlusterClassClientReplicationOnShapedLink(t *testing.T) {
 	e := integration(t)
+	testenv.Tool(t, "glusterd", "glusterfs-server", "gluster")
+	testenv.Tool(t, "glusterfs", "glusterfs-client", "gluster")
 	cenv := clusterEnv(t)
 	nodes := strings.Fields(cenv["NODES"])
 	if len(nodes) < 3 {

@@ -112,9 +112,9 @@ volume_up() {
   # GLUSTER_VOLUME_OPTS="KEY=VALUE ...": set before start and mount. A client takes some options
   # (network.ping-timeout) only when it connects: set on a mounted volume, they do not reach it.
   local kv; for kv in ${GLUSTER_VOLUME_OPTS:-}; do gcli "$d" volume set "$vol" "${kv%%=*}" "${kv#*=}" >/dev/null; done
+  glog "volume created in $(secs "$t0") s"
   # on a loaded machine a brick may start too slowly for glusterd's commit ("Commit failed on
   # localhost"): the volume is then started with the bricks that are up; force starts the rest
-  glog "volume created in $(secs "$t0") s"
   if ! gcli "$d" volume start "$vol" >/dev/null; then
     for _ in 1 2 3; do sleep 2; gcli "$d" volume start "$vol" force >/dev/null && break; done
   fi

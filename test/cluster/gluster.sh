@@ -52,7 +52,12 @@ gd_script() {
   local d=$1
   # no hooks copied in: Debian's start hooks (S29CTDBsetup, S30samba-start) would touch the host's samba
   mkdir -p "$d/glusterd" "$d/run/gluster" "$d/log" "$d/brick"
-  echo "mount --bind $d/glusterd /var/lib/glusterd && mount --bind $d/run /run && mount --bind $d/log /var/log/glusterfs && exec glusterd -N -p $d/glusterd.pid --log-file=$d/log/glusterd.log"
+  # glusterd looks peers' addresses up in DNS (probe, volume create): from a node whose default
+  # route leads nowhere each lookup waits out the resolver (20 s per peer probed, 20 s for
+  # `volume create` in the test cluster); a resolver on the node's own loopback, where nothing
+  # listens, fails at once, as a node with no route does
+  printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' > "$d/resolv.conf"
+  echo "mount --bind $d/resolv.conf /etc/resolv.conf && mount --bind $d/glusterd /var/lib/glusterd && mount --bind $d/run /run && mount --bind $d/log /var/log/glusterfs && exec glusterd -N -p $d/glusterd.pid --log-file=$d/log/glusterd.log"
 }
 
 # in_ns NETNS CMD...: CMD in network namespace NETNS ("" = the host's), the host's mount namespace
@@ -96,19 +101,24 @@ brick_pid() { # NODEDIR: the brick process (glusterfsd) of that node
 
 # volume_up FIRSTDIR VOLUME IP...: peers probed from the first node, the replica volume started
 volume_up() {
-  local d=$1 vol=$2 ip bricks=() i=0; shift 2
+  local d=$1 vol=$2 ip bricks=() i=0 t0; shift 2
+  t0=$(nowms)
   for ip in "${@:2}"; do gcli "$d" peer probe "$ip" >/dev/null; done
+  glog "peers probed in $(secs "$t0") s"
   gwait "$(($# - 1)) peers connected" bash -c "[ \$(nsenter -t $(cat "$d/glusterd.pid") -n -m gluster --mode=script pool list | grep -c Connected) -eq $#  ]"
+  glog "peers connected in $(secs "$t0") s"
   for ip in "$@"; do i=$((i + 1)); bricks+=("$ip:$(cat "$d/../brickdir.$i")"); done
   gcli "$d" volume create "$vol" replica "$#" "${bricks[@]}" force >/dev/null
   # GLUSTER_VOLUME_OPTS="KEY=VALUE ...": set before start and mount. A client takes some options
   # (network.ping-timeout) only when it connects: set on a mounted volume, they do not reach it.
   local kv; for kv in ${GLUSTER_VOLUME_OPTS:-}; do gcli "$d" volume set "$vol" "${kv%%=*}" "${kv#*=}" >/dev/null; done
+  glog "volume created in $(secs "$t0") s"
   # on a loaded machine a brick may start too slowly for glusterd's commit ("Commit failed on
   # localhost"): the volume is then started with the bricks that are up; force starts the rest
   if ! gcli "$d" volume start "$vol" >/dev/null; then
     for _ in 1 2 3; do sleep 2; gcli "$d" volume start "$vol" force >/dev/null && break; done
   fi
+  glog "volume start in $(secs "$t0") s"
   gwait "bricks of $vol online" bash -c "[ \$(nsenter -t $(cat "$d/glusterd.pid") -n -m gluster --mode=script volume status $vol detail | grep -c '^Online.*: Y') -eq $# ]"
 }
 
@@ -231,8 +241,11 @@ cluster_up() { # N: glusterd + brick on nodes 1..min(N,3), a FUSE mount on every
     cluster_glusterd "$i"
   done
   for i in $(seq 1 "$b"); do gd_started "$g/n$i"; done
+  glog "glusterd on $b nodes in $(secs "$t0") s"
   volume_up "$g/n1" "$VOLUME" "${ips[@]}"
+  glog "volume $VOLUME started in $(secs "$t0") s"
   for i in $(seq 1 "$n"); do cluster_mount "$i"; paths="$paths,{\"node\":\"$(node_name "$i")\",\"paths\":[\"$g/mnt/$(node_name "$i")\"]}"; done
+  glog "mounted on $n nodes in $(secs "$t0") s"
   bash "$HERE/storage.sh" provisioner gluster-config storbench.local/gluster "{\"nodePathMap\":[${paths#,}]}"
   KC apply -f - >/dev/null <<EOF2
 apiVersion: storage.k8s.io/v1
@@ -241,7 +254,7 @@ metadata: {name: $GLUSTER_CLASS}
 provisioner: storbench.local/gluster
 volumeBindingMode: WaitForFirstConsumer
 reclaimPolicy: Delete
-parameters: {replicas: "$b", replicationModel: client}
+parameters: {replicas: "$b", replicationModel: client, replicaNodes: "$(for i in $(seq 1 "$b"); do node_name "$i"; done | paste -sd,)"}
 EOF2
   {
     echo "GLUSTER_CLASS=$GLUSTER_CLASS"; echo "GLUSTER_VOLUME=$VOLUME"; echo "GLUSTER_RUN=$g"
@@ -277,8 +290,12 @@ cluster_down() { # N: tolerates a half-built GlusterFS
   local n=${1:-3} g=$GLUSTER_RUN m d
   set +e
   [ -d "$g" ] || return 0
+  # the provisioner deletes the class's released volumes (a helper pod): give it the time before it stops
+  WAITFOR_TRIES=60 waitfor "gluster volumes deleted" bash -c "[ -z \"\$(\"$BIN/kubectl\" get pv -o jsonpath='{.items[?(@.spec.storageClassName==\"$GLUSTER_CLASS\")].metadata.name}')\" ]"
   KC delete storageclass "$GLUSTER_CLASS" --ignore-not-found >/dev/null 2>&1
   stop_pidfile "$RUN/gluster-config.pid"
+  KC -n local-path-storage delete configmap gluster-config --ignore-not-found >/dev/null 2>&1
+  rm -rf "$RUN/storage/gluster-config"
   for m in "$g"/mnt/*; do [ -d "$m" ] && fuse_unmount "$m" ""; done
   for d in $(seq 1 "$n"); do stop_pidfile "$(node_state "$d")/run/gluster-client.pid"; done
   for d in "$g"/n[0-9]*; do [ -d "$d" ] && gd_stop "$d"; done

@@ -208,6 +208,7 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 	if n := t.cephLabels(ctx, env.sc, labels); n != "" { // ceph.go
 		env.notices = append(env.notices, n)
 	}
+	env.notices = append(env.notices, classReplication(env.sc, labels)...) // gluster.go
 	if err := o.volumeLabels(ctx, labels); err != nil {
 		env.notices = append(env.notices, err.Error())
 	}

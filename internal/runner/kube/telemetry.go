@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -77,9 +78,14 @@ func (t *Target) podTelemetry(cmder *PodCmder, o *objects, pods *samplerPods, no
 				onStop(ns.stream.Stop)
 			}
 		}
+		// The node's link is the interface its route to another node takes;
+		// a node at a loopback address (one on the host itself) names none.
 		peer := ""
-		if len(others) > 0 {
-			peer = t.nodeIP(ctx, others[0])
+		for _, n := range others {
+			if ip := t.nodeIP(ctx, n); ip != "" && !net.ParseIP(ip).IsLoopback() {
+				peer = ip
+				break
+			}
 		}
 		cfg := telemetry.ConfigFor(labels, s.Root())
 		cfg.Host, cfg.Device = node, result.LabelDevice.Of(labels)

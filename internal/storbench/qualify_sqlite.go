@@ -10,6 +10,7 @@ import (
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/appfit"
+	"github.com/storbench/storbench/internal/runner/ssh"
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/store"
@@ -72,10 +73,21 @@ func measureApps(ctx context.Context, st store.Recorder, req QualifyRequest) (st
 			return "", fmt.Errorf("finding storbench's own binary for the probe: %w", err)
 		}
 	}
+	clients := map[string]appfit.Client{}
 	for _, t := range req.Targets {
+		c, done, err := sshAppClient(ctx, t, bin) // qualify_sqlite_ssh.go
+		if err != nil {
+			return "", err
+		}
+		if c != nil {
+			defer done()
+			clients[t] = *c
+			continue
+		}
 		if fi, err := os.Stat(t); err != nil || !fi.IsDir() {
 			return "", badRequest("Targets: %s: the sqlite verdict needs an existing directory", t)
 		}
+		clients[t] = appfit.Client{Cmder: execx.Local{}, Binary: bin, Where: "this host", Dir: t}
 	}
 	now := time.Now()
 	run := &result.Run{ID: result.NewRunID(now, uint16(rand.UintN(1<<16))), Suite: "appfit", Targets: req.Targets,
@@ -86,8 +98,7 @@ func measureApps(ctx context.Context, st store.Recorder, req QualifyRequest) (st
 	}
 	var errs []error
 	for _, t := range req.Targets {
-		c := appfit.Client{Cmder: execx.Local{}, Binary: bin, Where: "this host", Dir: t}
-		m, err := measureApp(ctx, c, run.ID, req)
+		m, err := measureApp(ctx, clients[t], run.ID, req)
 		errs = append(errs, err)
 		m.Target = t
 		for _, r := range m.Results() {
@@ -111,7 +122,11 @@ func measureApps(ctx context.Context, st store.Recorder, req QualifyRequest) (st
 // measureApp is one directory's probe: the semantics by two clients,
 // SQLite's modes by one, and WAL with synchronous=FULL by both at once.
 func measureApp(ctx context.Context, c appfit.Client, runID string, req QualifyRequest) (appfit.Measured, error) {
-	m := appfit.Measured{RunID: runID, Labels: req.Labels, Kind: "local", Started: time.Now()}
+	kind := "local"
+	if _, ok := c.Cmder.(*ssh.Client); ok {
+		kind = "ssh"
+	}
+	m := appfit.Measured{RunID: runID, Labels: req.Labels, Kind: kind, Started: time.Now()}
 	id := fmt.Sprintf("%s-%d", runID, os.Getpid())
 	rep, err := appfit.Probe(ctx, appfit.ProbeOptions{First: c, Second: c, ID: id})
 	if err != nil {

@@ -44,7 +44,9 @@ func NewCommand(d cli.Deps) *cobra.Command {
   general   placement advice per target or group (read-heavy services,
             databases, CI caches, log aggregation, etcd). Suite: standard.
   sqlite    file locks, fsync, rename between two clients and SQLite's commits
-            (WAL/rollback x FULL/NORMAL) for SQLite apps. Its own probe.
+            (WAL/rollback x FULL/NORMAL) for SQLite apps. Its own probe; a
+            --target may also be ssh://[user@]host[:port]/dir (storbench's
+            binary is copied there for the probe, and removed).
 
 Every verdict states its threshold and where it comes from. Exit codes: 0
 pass, 3 warn, 4 fail, 2 bad usage or missing data, 1 a workload failed.`,
@@ -52,6 +54,7 @@ pass, 3 warn, 4 fail, 2 bad usage or missing data, 1 a workload failed.`,
   storbench qualify --for etcd 20261122-1423
   storbench qualify --for ceph-osd --target /dev/sdb --destructive /dev/sdb
   storbench qualify --for pi-score --target /mnt/usb --output json
+  storbench qualify --for sqlite --target ssh://pi@nas.lan/volume1/apps
   storbench qualify --for general RUN1 RUN2 --group-by storage`,
 	}
 	fl := cmd.Flags()

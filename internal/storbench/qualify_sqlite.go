@@ -10,9 +10,9 @@ import (
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/appfit"
-	"github.com/storbench/storbench/internal/runner/ssh"
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner/ssh"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/version"
 )

@@ -76,4 +76,3 @@ func goArch(m string) string {
 	}
 	return m
 }
-

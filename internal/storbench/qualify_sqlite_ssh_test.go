@@ -23,13 +23,7 @@ func TestQualifySQLiteOverSSH(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds storbench and runs its probe processes over SSH")
 	}
-	var bins testenv.Binaries
-	t.Cleanup(func() {
-		if err := bins.Remove(); err != nil {
-			t.Error(err)
-		}
-	})
-	bin := bins.Build(t, "github.com/storbench/storbench/cmd/storbench")
+	bin := StorbenchBinary(t)
 	srv := sshFleet(t, 1, true)[0]
 	dir := t.TempDir()
 	before, _ := filepath.Glob("/tmp/storbench-appfit.*")
@@ -68,4 +62,17 @@ func TestQualifySQLiteOverSSH(t *testing.T) {
 	if _, err := Qualify(context.Background(), st, QualifyRequest{For: analysis.ForSQLite, Targets: []string{target + "/none"}, Repeat: 1, Binary: bin}); !errors.As(err, &reqErr) {
 		t.Errorf("a missing directory on the host: %v, want a request error", err)
 	}
+}
+
+// StorbenchBinary builds storbench's command for a test that runs its
+// hidden probe, removed at the test's end (the external tests use it too).
+func StorbenchBinary(t *testing.T) string {
+	t.Helper()
+	var bins testenv.Binaries
+	t.Cleanup(func() {
+		if err := bins.Remove(); err != nil {
+			t.Error(err)
+		}
+	})
+	return bins.Build(t, "github.com/storbench/storbench/cmd/storbench")
 }

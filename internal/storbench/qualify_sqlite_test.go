@@ -12,7 +12,6 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
-	"github.com/storbench/storbench/internal/testenv"
 )
 
 // qualify --for sqlite on a directory: two processes of the real storbench
@@ -22,13 +21,7 @@ func TestQualifySQLite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds storbench and runs its probe processes")
 	}
-	var bins testenv.Binaries
-	t.Cleanup(func() {
-		if err := bins.Remove(); err != nil {
-			t.Error(err)
-		}
-	})
-	bin := bins.Build(t, "github.com/storbench/storbench/cmd/storbench")
+	bin := storbench.StorbenchBinary(t)
 	st := sqliteStore(t)
 	dir := t.TempDir()
 	ctx := context.Background()

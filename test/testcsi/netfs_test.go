@@ -63,19 +63,10 @@ func netfsCap(mode csi.VolumeCapability_AccessMode_Mode) *csi.VolumeCapability {
 // createNetfs creates a netfs volume (deleted at the end) with params.
 func (r *rig) createNetfs(t *testing.T, name string, params map[string]string, c *csi.VolumeCapability) (*csi.Volume, error) {
 	t.Helper()
-	resp, err := r.ctrl.CreateVolume(context.Background(), &csi.CreateVolumeRequest{
+	return r.create(t, &csi.CreateVolumeRequest{
 		Name: name, CapacityRange: &csi.CapacityRange{RequiredBytes: 64 << 20},
 		VolumeCapabilities: []*csi.VolumeCapability{c}, Parameters: params,
 	})
-	if err != nil {
-		return nil, err
-	}
-	t.Cleanup(func() {
-		if _, err := r.ctrl.DeleteVolume(context.Background(), &csi.DeleteVolumeRequest{VolumeId: resp.GetVolume().GetVolumeId()}); err != nil {
-			t.Errorf("DeleteVolume %s: %v", resp.GetVolume().GetVolumeId(), err)
-		}
-	})
-	return resp.GetVolume(), nil
 }
 
 // flockFree reports whether an exclusive flock on path is granted now.

@@ -175,6 +175,12 @@ func (r *rig) createVolume(t *testing.T, s volumeSpec) (*csi.Volume, error) {
 	if s.node != "" {
 		req.AccessibilityRequirements = &csi.TopologyRequirement{Preferred: []*csi.Topology{{Segments: map[string]string{TopologyKey: s.node}}}}
 	}
+	return r.create(t, req)
+}
+
+// create sends req and deletes the volume at the test's end.
+func (r *rig) create(t *testing.T, req *csi.CreateVolumeRequest) (*csi.Volume, error) {
+	t.Helper()
 	resp, err := r.ctrl.CreateVolume(context.Background(), req)
 	if err != nil {
 		return nil, err

@@ -145,6 +145,9 @@ func (e *Engine) Run(ctx context.Context, plan Plan) (*result.Run, error) {
 	if plan.parallel() {
 		failures, targets = e.runRounds(ctx, run, plan), nil // parallel.go
 	}
+	if plan.Sweep != nil {
+		targets, failures = e.sweepGroups(ctx, run, plan, targets) // sweepgroup.go
+	}
 	for _, t := range targets {
 		errs := e.runTarget(ctx, run, plan, t)
 		failures = append(failures, errs...)

@@ -215,22 +215,38 @@ func (e *Engine) runSweep(ctx context.Context, run *result.Run, plan Plan, rt *r
 		e.recordTargetFailure(ctx, run, plan, p.Name, err)
 		return []error{err}
 	}
+	return e.sweepSteps(ctx, p.Name, s, 0, func(at sweepAt) (*result.Result, error) {
+		at.size = size
+		return e.sweepStep(ctx, run, plan, rt, at)
+	})
+}
+
+// sweepSteps says the sweep's estimate, then runs its steps on target
+// with step, stops at the first failed step and, when automatic, once the
+// knee is known. start is how long readying a step's clients takes (pods
+// starting), counted in the estimate per step.
+func (e *Engine) sweepSteps(ctx context.Context, target string, s *Sweep, start time.Duration, step func(at sweepAt) (*result.Result, error)) []error {
 	steps := s.Steps()
 	est, atMost := s.Estimate()
 	word := "about"
 	if atMost {
 		word = "at most"
 	}
-	e.Observer.Notice(p.Name, fmt.Sprintf("sweep of %s over %s clients: %s %s, %s a step, plus laying out the files",
-		s.Workload.Name, joinInts(steps), word, est, s.StepDuration()))
+	each := s.StepDuration().String() + " a step"
+	if start > 0 {
+		est += time.Duration(len(steps)) * start
+		each += fmt.Sprintf(" and up to %s to start its clients", start)
+	}
+	e.Observer.Notice(target, fmt.Sprintf("sweep of %s over %s clients: %s %s, %s, plus laying out the files",
+		s.Workload.Name, joinInts(steps), word, est, each))
 	var done []analysis.SweepStep
 	for i, n := range steps {
-		r, err := e.sweepStep(ctx, run, plan, rt, sweepAt{index: i + 1, count: len(steps), clients: n, size: size})
+		r, err := step(sweepAt{index: i + 1, count: len(steps), clients: n})
 		if ctx.Err() != nil {
 			return nil
 		}
 		if err != nil {
-			e.Observer.Notice(p.Name, fmt.Sprintf("sweep stopped at %d clients: %v", n, err))
+			e.Observer.Notice(target, fmt.Sprintf("sweep stopped at %d clients: %v", n, err))
 			return []error{err}
 		}
 		f := r.Figures()
@@ -238,7 +254,7 @@ func (e *Engine) runSweep(ctx context.Context, run *result.Run, plan Plan, rt *r
 		// Only a flat step is proof: the latency sign speaks for a sweep
 		// that never levelled off, known at its end (analysis/knee.go).
 		if k := analysis.FindKnee(done); s.Auto() && k.Found && k.Reason == "flat" {
-			e.Observer.Notice(p.Name, "knee: "+k.Summary)
+			e.Observer.Notice(target, "knee: "+k.Summary)
 			break
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/units"
 )
@@ -51,8 +50,6 @@ func applySweep(p *runPlan, req *RunRequest, suiteSet bool) error {
 		return refusef("--clients sweeps a suite workload: choose it with --workloads instead of --fio-job")
 	case req.Repeat > 1 || req.Measure != (MeasureRequest{}):
 		return refusef("--clients runs each step once: leave out --repeat and the measurement options")
-	case p.hasKind(kube.Kind{}):
-		return refusef("--clients on Kubernetes targets is not built yet: sweep directories, here or over ssh:// (docs/sweep.md)")
 	}
 	if !suiteSet && len(req.Workloads) == 0 {
 		if err := plan.Suite.Select([]string{DefaultSweepWorkload}); err != nil {

@@ -34,7 +34,8 @@ func TestSweepRequest(t *testing.T) {
 		{name: "bad size", edit: func(r *RunRequest) { r.Sweep = SweepRequest{Clients: "auto", MaxSize: "lots"} }, err: "--max-size lots"},
 		{name: "with the contention round", edit: func(r *RunRequest) { r.Sweep.Clients, r.Round = "auto", "contention" }, err: "an experiment of its own"},
 		{name: "with repeats", edit: func(r *RunRequest) { r.Sweep.Clients, r.Repeat = "auto", 3 }, err: "runs each step once"},
-		{name: "on Kubernetes", edit: func(r *RunRequest) { r.Sweep.Clients, r.Targets = "auto", []string{"k8s:longhorn"} }, err: "not built yet"},
+		{name: "on Kubernetes", edit: func(r *RunRequest) { r.Sweep.Clients, r.Targets = "1,2,4", []string{"k8s:longhorn"} },
+			workload: DefaultSweepWorkload, clients: []int{1, 2, 4}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -63,6 +63,7 @@ type Target struct {
 	node    string
 	index   int
 	opts    TargetOptions
+	sweep   sweepClients // clients.go
 }
 
 var (
@@ -195,7 +196,7 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 	}
 	running, err := o.waitRunning(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
+		return nil, t.accessModeHint(fmt.Errorf("target %s: %w", t.Name(), err)) // clients.go
 	}
 	labels := t.podLabels(env, running, size)
 	if env.restricted {

@@ -142,11 +142,11 @@ func (e *Engine) Run(ctx context.Context, plan Plan) (*result.Run, error) {
 
 	var failures []error
 	targets := plan.Targets
-	if plan.parallel() {
+	switch {
+	case plan.Sweep != nil:
+		targets, failures = e.sweepGroups(ctx, run, plan, targets) // sweepgroup.go, with its network round
+	case plan.parallel():
 		failures, targets = e.runRounds(ctx, run, plan), nil // parallel.go
-	}
-	if plan.Sweep != nil {
-		targets, failures = e.sweepGroups(ctx, run, plan, targets) // sweepgroup.go
 	}
 	for _, t := range targets {
 		errs := e.runTarget(ctx, run, plan, t)

@@ -206,6 +206,9 @@ func (e *Engine) runSweep(ctx context.Context, run *result.Run, plan Plan, rt *r
 		e.recordTargetFailure(ctx, run, plan, p.Name, err)
 		return []error{err}
 	}
+	if slices.Contains(plan.Rounds, result.RoundNetwork) {
+		e.Observer.Notice(p.Name, "no network round: with a sweep it measures the links of targets whose clients run apart (Kubernetes pods)")
+	}
 	size, shrunk := s.sizeIn(p.File.Size)
 	if shrunk {
 		e.Observer.Notice(p.Name, fmt.Sprintf("each client's file is %s, so %d clients fit in the free space", units.Bytes(size), s.maxClients()))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,6 +97,20 @@ func (e *Engine) sweepGroup(ctx context.Context, run *result.Run, plan Plan, nam
 	}
 	if len(members) == 0 || (plan.FailFast && len(failures) > 0) {
 		return failures
+	}
+	if slices.Contains(plan.Rounds, result.RoundNetwork) {
+		// The links first, so that what bound a step can be read against
+		// them (analysis.Breakdowns, BoundBy).
+		rp := plan
+		rp.Round = result.RoundNetwork
+		rts := make([]*readyTarget, len(members))
+		for i, m := range members {
+			rts[i] = m.rt
+		}
+		failures = append(failures, e.networkRound(ctx, run, rp, rts)...)
+		if ctx.Err() != nil || (plan.FailFast && len(failures) > 0) {
+			return failures
+		}
 	}
 	s := plan.Sweep
 	size, shrunk := s.sizeIn(members[0].rt.prepared.File.Size)

@@ -44,8 +44,8 @@ func applySweep(p *runPlan, req *RunRequest, suiteSet bool) error {
 	}
 	plan := p.plan
 	switch {
-	case req.Round != result.RoundIsolated || !slices.Equal(req.Rounds, []string{result.RoundIsolated}):
-		return refusef("--clients is an experiment of its own: run it without --round and --rounds")
+	case req.Round != result.RoundIsolated || !sweepRounds(req.Rounds):
+		return refusef("--clients is an experiment of its own: run it without --round, and with --rounds only network (the links first, on Kubernetes)")
 	case plan.Suite == nil:
 		return refusef("--clients sweeps a suite workload: choose it with --workloads instead of --fio-job")
 	case req.Repeat > 1 || req.Measure != (MeasureRequest{}):
@@ -81,6 +81,18 @@ func applySweep(p *runPlan, req *RunRequest, suiteSet bool) error {
 	}
 	plan.Suite, plan.Sweep, plan.Round = nil, sw, engine.RoundSweep
 	return nil
+}
+
+// sweepRounds are the rounds a sweep takes: its own, after the network
+// round where asked (the links of the nodes its pods run on, which the
+// knee's limit is read against).
+func sweepRounds(rounds []string) bool {
+	for _, ok := range [][]string{{result.RoundIsolated}, {result.RoundNetwork}, {result.RoundNetwork, result.RoundIsolated}} {
+		if slices.Equal(rounds, ok) {
+			return true
+		}
+	}
+	return false
 }
 
 // Sweeps reads the sweeps of the given runs (all when none are named),

@@ -33,6 +33,11 @@ func TestSweepRequest(t *testing.T) {
 		{name: "max size without a sweep", edit: func(r *RunRequest) { r.Sweep.MaxSize = "1GiB" }, err: "--max-size belongs to the sweep"},
 		{name: "bad size", edit: func(r *RunRequest) { r.Sweep = SweepRequest{Clients: "auto", MaxSize: "lots"} }, err: "--max-size lots"},
 		{name: "with the contention round", edit: func(r *RunRequest) { r.Sweep.Clients, r.Round = "auto", "contention" }, err: "an experiment of its own"},
+		{name: "after the network round", edit: func(r *RunRequest) {
+			r.Sweep.Clients, r.Rounds, r.Targets = "1,2", []string{"network"}, []string{"k8s:netfs"}
+		}, workload: DefaultSweepWorkload, clients: []int{1, 2}},
+		{name: "with the parallel round", edit: func(r *RunRequest) { r.Sweep.Clients, r.Rounds = "auto", []string{"isolated", "parallel"} },
+			err: "an experiment of its own"},
 		{name: "with repeats", edit: func(r *RunRequest) { r.Sweep.Clients, r.Repeat = "auto", 3 }, err: "runs each step once"},
 		{name: "on Kubernetes", edit: func(r *RunRequest) { r.Sweep.Clients, r.Targets = "1,2,4", []string{"k8s:longhorn"} },
 			workload: DefaultSweepWorkload, clients: []int{1, 2, 4}},

@@ -207,12 +207,18 @@ func (e *Engine) groupStep(ctx context.Context, run *result.Run, plan Plan, g *c
 		r := &result.Result{RunID: run.ID, Target: g.name, Round: result.SweepRound(at.clients), Repetition: 1, Workload: s.Workload.Name,
 			Labels: g.commonLabels(), Status: result.StatusFailed, Started: time.Now(), Finished: time.Now(),
 			Error: fmt.Sprintf("sweep step of %d clients on %s: readying the clients: %v", at.clients, g.name, err)}
-		result.LabelClients.Set(r.Labels, strconv.Itoa(at.clients))
-		if serr := e.Store.AddResult(context.WithoutCancel(ctx), r); serr != nil {
-			return nil, serr
+		return e.storeFailedStep(ctx, step, r, at.clients)
+	}
+	// Every client's file is laid out before any client starts: a client
+	// laying out its file while the others run would start late.
+	if err := g.layOut(ctx, s, runs, at.size); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		e.Observer.WorkloadFinished(step, r)
-		return r, errors.New(r.Error)
+		r := &result.Result{RunID: run.ID, Target: g.name, Round: result.SweepRound(at.clients), Repetition: 1, Workload: s.Workload.Name,
+			Labels: g.commonLabels(), Status: result.StatusFailed, Started: time.Now(), Finished: time.Now(),
+			Error: fmt.Sprintf("sweep step of %d clients on %s: laying out the clients' files: %v", at.clients, g.name, err)}
+		return e.storeFailedStep(ctx, step, r, at.clients)
 	}
 	recs := make([]runner.Recording, len(g.members))
 	for i, m := range g.members {
@@ -261,6 +267,38 @@ func (e *Engine) groupStep(ctx context.Context, run *result.Run, plan Plan, g *c
 		return r, errors.New(r.Error)
 	}
 	return r, nil
+}
+
+// storeFailedStep stores a step that failed before its clients ran.
+func (e *Engine) storeFailedStep(ctx context.Context, step Step, r *result.Result, clients int) (*result.Result, error) {
+	result.LabelClients.Set(r.Labels, strconv.Itoa(clients))
+	if err := e.Store.AddResult(context.WithoutCancel(ctx), r); err != nil {
+		return nil, err
+	}
+	e.Observer.WorkloadFinished(step, r)
+	return r, errors.New(r.Error)
+}
+
+// layOut has every client's fio lay out its file (create_only), all at
+// once, before the step starts them.
+func (g *clientGroup) layOut(ctx context.Context, s *Sweep, runs []*clientRun, size int64) error {
+	errs := make([]error, len(runs))
+	var wg sync.WaitGroup
+	for i, c := range runs {
+		m := g.members[c.member]
+		fr := fio.Runner{Cmder: c.client.Cmder, Dir: c.client.Dir, Env: m.rt.fr.Env}
+		job := s.clientJob(c.index, size, m.rt.ioEngine)
+		job.Global = append(job.Global, fio.Option{Key: "create_only", Value: "1"})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := fr.Run(ctx, job, nil); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", c.client.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // stepSpan is when a step's fio ran.

@@ -46,3 +46,19 @@ type Client struct {
 	// by their number.
 	Dir string
 }
+
+// labelledClients is a labelled target whose clients run apart.
+type labelledClients struct {
+	labelled
+	clients Clients
+}
+
+func (l labelledClients) ClientGroup() string { return l.clients.ClientGroup() }
+
+func (l labelledClients) Clients(ctx context.Context, p *Prepared, need Need, n int) ([]Client, error) {
+	return l.clients.Clients(ctx, p, need, n)
+}
+
+func (l labelledClients) ReleaseClients(ctx context.Context) error { return l.clients.ReleaseClients(ctx) }
+
+func (l labelledClients) ClientStart() time.Duration { return l.clients.ClientStart() }

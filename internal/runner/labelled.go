@@ -8,9 +8,14 @@ import (
 // Labelled returns t with labels added to every Prepared it returns, as a
 // user's --label adds them for one target (the replication facts of a
 // network volume, say). The wrapper is a plain Target: optional
-// interfaces t implements (Checker...) are not passed through.
+// interfaces t implements (Checker...) are not passed through, but for
+// Clients (clients.go), which decides how a sweep runs on it.
 func Labelled(t Target, labels map[string]string) Target {
-	return labelled{Target: t, labels: labels}
+	l := labelled{Target: t, labels: labels}
+	if c, ok := t.(Clients); ok {
+		return labelledClients{labelled: l, clients: c}
+	}
+	return l
 }
 
 type labelled struct {

@@ -1,0 +1,166 @@
+package kube_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/storbench/storbench/internal/analysis"
+	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/spec"
+)
+
+// sweepNetfsRead is each client's read on the network filesystem: one
+// 16 KiB read outstanding, so one client alone cannot fill the shaped
+// link and a few together do.
+const sweepNetfsRead = `name: sweep
+workloads:
+  - {name: rr16k, rw: randread, bs: 16KiB, size: 32MiB, iodepth: 1, ioengine: psync, direct: true, runtime: 3s}
+`
+
+// sweepShapedNode's link is slowed to sweepShapedRate (25 MB/s) for the
+// sweep on the network filesystem.
+const sweepShapedNode, sweepShapedRate, sweepShapedBPS = "kreal-node-2", "200mbit", 25e6
+
+// TestClusterSweepNetfsKneeAtTheLink sweeps 1, 2 and 4 clients (pods,
+// each with a volume of its own of class testcsi-netfs, served from
+// kreal-node-3) on kreal-node-2, whose link is slowed to 200 Mbit/s,
+// after the network round: the aggregate flattens near the link's
+// measured rate, the knee is found and named kreal-node-2's network; the
+// start spread of each step is known and small; every pod and PVC is gone
+// afterwards.
+func TestClusterSweepNetfsKneeAtTheLink(t *testing.T) {
+	e := integration(t)
+	shape(t, sweepShapedNode, sweepShapedRate)
+	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
+	start := time.Now()
+	rs := runPlan(t, context.Background(), sweepNetfsRead, engine.Plan{
+		// The test CSI driver's volumes do not name their server: the
+		// user's labels say it, as for TestClusterNetfsBreakdownOnShapedLinks.
+		Targets: []runner.Target{runner.Labelled(kube.NewTarget(c, "testcsi-netfs", sweepShapedNode, 1, opts), map[string]string{
+			string(result.LabelReplicas): "1", string(result.LabelReplicaNodes): "kreal-node-3"})},
+		Rounds:  []string{result.RoundNetwork}, Network: quickNetwork, Telemetry: true,
+		Sweep: &engine.Sweep{Workload: sweepWorkloadOf(t, sweepNetfsRead), Clients: []int{1, 2, 4}}})
+	t.Logf("run took %s", time.Since(start).Round(time.Second))
+	if left := e.labelled(t); len(left) != 0 {
+		t.Errorf("objects left: %v", left)
+	}
+	view := sweepView(t, rs, "k8s:testcsi-netfs")
+	k := view.Knee
+	last := view.Steps[len(view.Steps)-1]
+	t.Logf("knee: %s (limited by %q: %s)", k.Summary, k.LimitedBy, k.Evidence)
+	if !k.Found || k.Clients >= 4 {
+		t.Errorf("knee %+v: want one before 4 clients", k)
+	}
+	if !strings.Contains(k.LimitedBy, sweepShapedNode) || !strings.Contains(k.LimitedBy, analysis.BoundNetwork) {
+		t.Errorf("knee limited by %q (%s), want %s's network", k.LimitedBy, k.Evidence, sweepShapedNode)
+	}
+	if last.BytesPerSec < 0.75*sweepShapedBPS || last.BytesPerSec > 1.05*sweepShapedBPS {
+		t.Errorf("4 clients: %.1f MB/s, want near the link's %.0f MB/s", last.BytesPerSec/1e6, sweepShapedBPS/1e6)
+	}
+}
+
+// sweepWorkloadOf is the one workload of a suite.
+func sweepWorkloadOf(t *testing.T, yaml string) spec.Workload {
+	t.Helper()
+	s, err := spec.Parse([]byte(yaml), "suite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Workloads[0]
+}
+
+// sweepView reads target's sweep from a run's results as show does (the
+// links measured, the breakdowns naming what bound each step), logging
+// every step, and checks each step completed with a start spread known.
+func sweepView(t *testing.T, rs []result.Result, target string) analysis.SweepView {
+	t.Helper()
+	views := analysis.Sweeps(rs)
+	bs := analysis.Breakdowns(rs, analysis.LinkMatrices(rs))
+	for _, b := range bs {
+		t.Logf("breakdown %s %s: %s", b.Target, b.Round, b.Summary)
+	}
+	for _, r := range rs {
+		t.Logf("result %s %s: volume server %q, replica nodes %q, node %q", r.Round, r.Target, result.LabelVolumeServer.Of(r.Labels),
+			result.LabelReplicaNodes.Of(r.Labels), result.LabelNode.Of(r.Labels))
+	}
+	analysis.BoundBy(views, bs)
+	for _, v := range views {
+		if v.Target != target {
+			continue
+		}
+		for _, s := range v.Steps {
+			t.Logf("%s x%d: %.0f IOPS %.1f MB/s p99 %s, clients %.0f-%.0f IOPS, spread %s, limited by %q %s", target, s.Clients, s.IOPS,
+				s.BytesPerSec/1e6, s.P99, s.ClientMinIOPS, s.ClientMaxIOPS, s.StartSpread, s.LimitedBy, s.Unusable)
+			if s.Unusable != "" || s.StartSpread > time.Second {
+				t.Errorf("%s x%d: unusable %q, start spread %s", target, s.Clients, s.Unusable, s.StartSpread)
+			}
+		}
+		for _, r := range rs {
+			if r.Status != result.StatusComplete {
+				t.Errorf("%s %s %s: %s %s", r.Round, r.Target, r.Workload, r.Status, r.Error)
+			}
+		}
+		return v
+	}
+	var got []string
+	for _, v := range views {
+		got = append(got, v.Target+":"+strconv.Itoa(len(v.Steps)))
+	}
+	t.Fatalf("no sweep of %s among %v", target, got)
+	return analysis.SweepView{}
+}
+
+// sweepDiskRead is each client's read on a node's own disk.
+const sweepDiskRead = `name: sweep
+workloads:
+  - {name: rr4k, rw: randread, bs: 4KiB, size: 16MiB, iodepth: 1, ioengine: psync, direct: true, runtime: 3s}
+`
+
+// TestClusterSweepLocalPathClientsShareTheDisk sweeps 1 and 4 clients of
+// class local-path on kreal-node-3: each client's volume is a directory
+// on the node's one disk, so the four share it: each gets less than one
+// alone, and all four together get more than one but not four times as
+// much. On this 2-core machine the host's disk outruns the CPU, so the
+// step is bound by the CPU (the telemetry says so) rather than the disk,
+// and no knee is asserted (BENCHMARKS.md).
+func TestClusterSweepLocalPathClientsShareTheDisk(t *testing.T) {
+	e := integration(t)
+	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
+	start := time.Now()
+	rs := runPlan(t, context.Background(), sweepDiskRead, engine.Plan{
+		Targets: []runner.Target{kube.NewTarget(c, "local-path", "kreal-node-3", 1, opts)}, Telemetry: true,
+		Sweep: &engine.Sweep{Workload: sweepWorkloadOf(t, sweepDiskRead), Clients: []int{1, 4}}})
+	t.Logf("run took %s", time.Since(start).Round(time.Second))
+	if left := e.labelled(t); len(left) != 0 {
+		t.Errorf("objects left: %v", left)
+	}
+	view := sweepView(t, rs, "k8s:local-path")
+	t.Logf("knee: %s (limited by %q: %s)", view.Knee.Summary, view.Knee.LimitedBy, view.Knee.Evidence)
+	if len(view.Steps) != 2 {
+		t.Fatalf("%d steps, want 2", len(view.Steps))
+	}
+	one, four := view.Steps[0], view.Steps[1]
+	if four.ClientMaxIOPS >= one.IOPS || four.IOPS <= one.IOPS || four.IOPS >= 4*one.IOPS {
+		t.Errorf("4 clients: %.0f IOPS in all, each at most %.0f; one alone %.0f: want each below one alone, all above it and below four times it",
+			four.IOPS, four.ClientMaxIOPS, one.IOPS)
+	}
+	if four.LimitedBy == "" || four.LimitedBy == "unclear" {
+		t.Errorf("4 clients: limited by %q: the node's telemetry should name what bound them", four.LimitedBy)
+	}
+}

@@ -59,6 +59,8 @@ func (l labelledClients) Clients(ctx context.Context, p *Prepared, need Need, n 
 	return l.clients.Clients(ctx, p, need, n)
 }
 
-func (l labelledClients) ReleaseClients(ctx context.Context) error { return l.clients.ReleaseClients(ctx) }
+func (l labelledClients) ReleaseClients(ctx context.Context) error {
+	return l.clients.ReleaseClients(ctx)
+}
 
 func (l labelledClients) ClientStart() time.Duration { return l.clients.ClientStart() }

@@ -185,10 +185,12 @@ type clientGroup struct {
 type clientRun struct {
 	member, index int
 	client        runner.Client
-	out           *fio.Outcome
-	err           error
-	log           clientLog
-	logErr        error
+	// prerun is the file the start gate's command leaves.
+	prerun string
+	out    *fio.Outcome
+	err    error
+	log    clientLog
+	logErr error
 }
 
 // groupStep readies every target's clients for the step, runs them all at
@@ -332,13 +334,37 @@ func (g *clientGroup) readyClients(ctx context.Context, n int) ([]*clientRun, er
 	return runs, nil
 }
 
-// runClients starts every client's fio at once and waits for all.
+// startGate is when a step's clients begin their I/O: the next whole
+// second after every client's fio has had time to start (exec through
+// the API server takes a fraction of a second each, more when many start
+// at once), so that they begin together rather than in the order their
+// commands reached them.
+func startGate(now time.Time, clients int) time.Time {
+	return now.Add(2*time.Second + time.Duration(clients)*150*time.Millisecond).Truncate(time.Second).Add(time.Second)
+}
+
+// gateCommand waits, before a client's I/O, for the start gate on its
+// node's clock (fio's exec_prerun; its wait is not part of the job's
+// runtime, and the logs say when each client really began).
+func gateCommand(gate time.Time) string {
+	return fmt.Sprintf("sh -c 'until [ $(date +%%s) -ge %d ]; do sleep 0.01; done'", gate.Unix())
+}
+
+// prerunFile is what fio leaves in its directory for a job with
+// exec_prerun: the command's output.
+func prerunFile(job fio.Job) string { return job.Sections[0].Name + ".prerun.txt" }
+
+// runClients starts every client's fio, each waiting for one start gate,
+// and waits for all.
 func (g *clientGroup) runClients(ctx context.Context, s *Sweep, runs []*clientRun, size int64) {
+	gate := gateCommand(startGate(time.Now(), len(runs)))
 	var wg sync.WaitGroup
 	for _, c := range runs {
 		m := g.members[c.member]
 		fr := fio.Runner{Cmder: c.client.Cmder, Dir: c.client.Dir, Env: m.rt.fr.Env}
 		job := s.clientJob(c.index, size, m.rt.ioEngine)
+		job.Global = append(job.Global, fio.Option{Key: "exec_prerun", Value: gate})
+		c.prerun = prerunFile(job)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -368,6 +394,11 @@ func readClientLogs(ctx context.Context, runs []*clientRun) {
 					errs = append(errs, err)
 				}
 				return data
+			}
+			if c.prerun != "" {
+				if _, err := execx.Output(c.client.Cmder.Command(ctx, "rm", "-f", clientPath(c.client.Dir, c.prerun))); err != nil {
+					errs = append(errs, err)
+				}
 			}
 			l, err := parseClientLog(read("iops"), read("bw"))
 			c.log, c.logErr = l, errors.Join(append(errs, err)...)

@@ -124,7 +124,26 @@ func (t *Target) addClients(ctx context.Context, need runner.Need, count int) er
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return firstOf(errs)
+}
+
+// firstOf is the first error of many, saying how many more failed: many
+// clients usually fail alike (a node's pod limit).
+func firstOf(errs []error) error {
+	var first error
+	n := 0
+	for _, err := range errs {
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			n++
+		}
+	}
+	if n > 1 {
+		return fmt.Errorf("%w (and %d more clients)", first, n-1)
+	}
+	return first
 }
 
 // startClient creates one client's pod (and PVC, unless it shares the

@@ -23,7 +23,7 @@ import (
 // to keep up while the clients fill the shaped link.
 const sweepNetfsRead = `name: sweep
 workloads:
-  - {name: rr32k, rw: randread, bs: 32KiB, size: 32MiB, iodepth: 1, ioengine: psync, direct: true, runtime: 3s}
+  - {name: rr32k, rw: randread, bs: 32KiB, size: 8MiB, iodepth: 1, ioengine: psync, direct: true, runtime: 3s}
 `
 
 // sweepShapedNode's link is slowed to sweepShapedRate (25 MB/s) for the

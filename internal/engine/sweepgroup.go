@@ -340,7 +340,7 @@ func (g *clientGroup) readyClients(ctx context.Context, n int) ([]*clientRun, er
 // at once), so that they begin together rather than in the order their
 // commands reached them.
 func startGate(now time.Time, clients int) time.Time {
-	return now.Add(2*time.Second + time.Duration(clients)*150*time.Millisecond).Truncate(time.Second).Add(time.Second)
+	return now.Add(time.Second + time.Duration(clients)*100*time.Millisecond).Truncate(time.Second).Add(time.Second)
 }
 
 // gateCommand waits, before a client's I/O, for the start gate on its

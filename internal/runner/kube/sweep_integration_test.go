@@ -23,7 +23,7 @@ import (
 // to keep up while the clients fill the shaped link.
 const sweepNetfsRead = `name: sweep
 workloads:
-  - {name: rr32k, rw: randread, bs: 32KiB, size: 8MiB, iodepth: 1, ioengine: psync, direct: true, runtime: 3s}
+  - {name: rr32k, rw: randread, bs: 32KiB, size: 8MiB, iodepth: 1, ioengine: psync, direct: true, runtime: 2s}
 `
 
 // sweepShapedNode's link is slowed to sweepShapedRate (25 MB/s) for the
@@ -139,7 +139,7 @@ func sweepView(t *testing.T, rs []result.Result, target string) analysis.SweepVi
 // sweepDiskRead is each client's read on a node's own disk.
 const sweepDiskRead = `name: sweep
 workloads:
-  - {name: rr4k, rw: randread, bs: 4KiB, size: 16MiB, iodepth: 1, ioengine: psync, direct: true, runtime: 3s}
+  - {name: rr4k, rw: randread, bs: 4KiB, size: 16MiB, iodepth: 1, ioengine: psync, direct: true, runtime: 2s}
 `
 
 // TestClusterSweepLocalPathClientsShareTheDisk sweeps 1 and 4 clients of
@@ -158,7 +158,7 @@ func TestClusterSweepLocalPathClientsShareTheDisk(t *testing.T) {
 	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
 	start := time.Now()
 	rs := runPlan(t, context.Background(), sweepDiskRead, engine.Plan{
-		Targets: []runner.Target{kube.NewTarget(c, "local-path", "kreal-node-3", 1, opts)}, Telemetry: true,
+		Targets: []runner.Target{kube.NewTarget(c, "local-path", "kreal-node-3", 1, opts)},
 		Sweep: &engine.Sweep{Workload: sweepWorkloadOf(t, sweepDiskRead), Clients: []int{1, 4}}})
 	t.Logf("run took %s", time.Since(start).Round(time.Second))
 	if left := e.labelled(t); len(left) != 0 {

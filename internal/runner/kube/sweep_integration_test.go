@@ -55,7 +55,7 @@ func TestClusterSweepNetfsKneeAtTheLink(t *testing.T) {
 		// user's labels say it, as for TestClusterNetfsBreakdownOnShapedLinks.
 		Targets: []runner.Target{runner.Labelled(kube.NewTarget(c, "testcsi-netfs", sweepShapedNode, 1, opts), map[string]string{
 			string(result.LabelReplicas): "1", string(result.LabelReplicaNodes): "kreal-node-3"})},
-		Rounds: []string{result.RoundNetwork}, Network: quickNetwork, Telemetry: true,
+		Rounds: []string{result.RoundNetwork}, Network: sweepNetwork,
 		Sweep: &engine.Sweep{Workload: sweepWorkloadOf(t, sweepNetfsRead), Clients: []int{1, 2, 4}}})
 	t.Logf("run took %s", time.Since(start).Round(time.Second))
 	if left := e.labelled(t); len(left) != 0 {
@@ -159,7 +159,7 @@ func TestClusterSweepLocalPathClientsShareTheDisk(t *testing.T) {
 	start := time.Now()
 	rs := runPlan(t, context.Background(), sweepDiskRead, engine.Plan{
 		Targets: []runner.Target{kube.NewTarget(c, "local-path", "kreal-node-3", 1, opts)},
-		Sweep: &engine.Sweep{Workload: sweepWorkloadOf(t, sweepDiskRead), Clients: []int{1, 4}}})
+		Sweep:   &engine.Sweep{Workload: sweepWorkloadOf(t, sweepDiskRead), Clients: []int{1, 4}}})
 	t.Logf("run took %s", time.Since(start).Round(time.Second))
 	if left := e.labelled(t); len(left) != 0 {
 		t.Errorf("objects left: %v", left)

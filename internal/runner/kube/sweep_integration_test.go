@@ -34,9 +34,10 @@ const sweepShapedNode, sweepShapedRate, sweepShapedBPS = "kreal-node-2", "100mbi
 // bucket holds 4 ms, so a second of transfer reads its rate.
 var sweepNetwork = netround.Options{Send: time.Second, RTT: time.Second}
 
-// TestClusterSweepNetfsKneeAtTheLink sweeps 1, 2 and 4 clients (pods,
-// each with a volume of its own of class testcsi-netfs, served from
-// kreal-node-3) on kreal-node-2, whose link is slowed to 200 Mbit/s,
+// TestClusterSweepNetfsKneeAtTheLink sweeps 1, 2 and 4 clients (pods
+// sharing one ReadWriteMany volume of class testcsi-netfs, served from
+// kreal-node-3, each client a file of its own on it) on kreal-node-2,
+// whose link is slowed to 100 Mbit/s,
 // after the network round: the aggregate flattens near the link's
 // measured rate, the knee is found and named kreal-node-2's network; the
 // start spread of each step is known and small; every pod and PVC is gone
@@ -48,7 +49,7 @@ func TestClusterSweepNetfsKneeAtTheLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
+	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever, AccessMode: corev1.ReadWriteMany}
 	start := time.Now()
 	rs := runPlan(t, context.Background(), sweepNetfsRead, engine.Plan{
 		// The test CSI driver's volumes do not name their server: the
@@ -148,7 +149,9 @@ workloads:
 // alone, and all four together get more than one but not four times as
 // much. On this 2-core machine the host's disk (a virtio disk that
 // still gains with every doubling) outruns the CPU, so neither a knee nor
-// the disk as its limit can be asserted here (docs/sweep.md).
+// the disk as its limit can be asserted here (docs/sweep.md). Last, the
+// class is asked for a ReadWriteMany volume, which its provisioner
+// refuses: the target says so.
 func TestClusterSweepLocalPathClientsShareTheDisk(t *testing.T) {
 	e := integration(t)
 	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
@@ -166,6 +169,7 @@ func TestClusterSweepLocalPathClientsShareTheDisk(t *testing.T) {
 	}
 	view := sweepView(t, rs, "k8s:local-path")
 	t.Logf("knee: %s (limited by %q: %s)", view.Knee.Summary, view.Knee.LimitedBy, view.Knee.Evidence)
+	refusesSharedVolume(t, e, c, opts)
 	if len(view.Steps) != 2 {
 		t.Fatalf("%d steps, want 2", len(view.Steps))
 	}
@@ -173,5 +177,25 @@ func TestClusterSweepLocalPathClientsShareTheDisk(t *testing.T) {
 	if four.ClientMaxIOPS >= one.IOPS || four.IOPS <= one.IOPS || four.IOPS >= 4*one.IOPS {
 		t.Errorf("4 clients: %.0f IOPS in all, each at most %.0f; one alone %.0f: want each below one alone, all above it and below four times it",
 			four.IOPS, four.ClientMaxIOPS, one.IOPS)
+	}
+}
+
+// refusesSharedVolume: local-path's provisioner refuses ReadWriteMany, and
+// the target says the class does not provide it, leaving nothing behind.
+func refusesSharedVolume(t *testing.T, e *env, c *kube.Cluster, opts kube.TargetOptions) {
+	t.Helper()
+	opts.AccessMode, opts.Timeout = corev1.ReadWriteMany, 30*time.Second
+	p, err := kube.NewTarget(c, "local-path", "kreal-node-3", 9, opts).Prepare(context.Background(), runner.Need{RunID: unique("rwx"), FileSize: 16 << 20})
+	if err == nil {
+		if cerr := p.Cleanup(context.Background()); cerr != nil {
+			t.Error(cerr)
+		}
+		t.Fatal("local-path gave a ReadWriteMany volume")
+	}
+	if !strings.Contains(err.Error(), "StorageClass local-path does not provide ReadWriteMany volumes") {
+		t.Errorf("refusal: %v", err)
+	}
+	if left := e.labelled(t); len(left) != 0 {
+		t.Errorf("objects left after the refusal: %v", left)
 	}
 }

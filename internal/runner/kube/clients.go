@@ -66,7 +66,7 @@ func (t *Target) sharedVolume() bool { return t.opts.AccessMode == corev1.ReadWr
 // missing client pods made at once and waited for together.
 func (t *Target) Clients(ctx context.Context, p *runner.Prepared, need runner.Need, n int) ([]runner.Client, error) {
 	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
-		return nil, fmt.Errorf("target %s: the sweep gives each client a file of its own; a Block volume has no filesystem: sweep with %s Filesystem",
+		return nil, runner.FieldErrorf("target %s: the sweep gives each client a file of its own; a Block volume has no filesystem: sweep with %s Filesystem",
 			t.Name(), runner.Field("Kube.VolumeMode"))
 	}
 	main, ok := p.Cmder.(*PodCmder)
@@ -264,6 +264,6 @@ func (t *Target) accessModeHint(err error) error {
 	if err == nil || t.opts.AccessMode != corev1.ReadWriteMany || !strings.Contains(err.Error(), "provisioner failed") {
 		return err
 	}
-	return fmt.Errorf("%w: StorageClass %s does not provide ReadWriteMany volumes; leave out %s ReadWriteMany (a sweep then gives each client a volume of its own)",
+	return runner.FieldErrorf("%w: StorageClass %s does not provide ReadWriteMany volumes; leave out %s ReadWriteMany (a sweep then gives each client a volume of its own)",
 		err, t.class, runner.Field("Kube.AccessMode"))
 }

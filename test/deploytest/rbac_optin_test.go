@@ -5,6 +5,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/runner/kube"
 )
 
@@ -28,7 +29,7 @@ func boundRules(t *testing.T, objs rendered) []rbacv1.PolicyRule {
 	return out
 }
 
-func grants(rules []rbacv1.PolicyRule, p kube.Permission) bool {
+func grants(rules []rbacv1.PolicyRule, p kubekit.Permission) bool {
 	res := p.Resource
 	if p.Subresource != "" {
 		res += "/" + p.Subresource
@@ -45,12 +46,12 @@ func grants(rules []rbacv1.PolicyRule, p kube.Permission) bool {
 // reads stay granted by default.
 func TestRBACOptIn(t *testing.T) {
 	base := boundRules(t, render(t, "base"))
-	for _, p := range append(append([]kube.Permission{}, kube.ClassNodeChangePermissions...), kube.KubeletStatsPermissions...) {
+	for _, p := range append(append([]kubekit.Permission{}, kube.ClassNodeChangePermissions...), kube.KubeletStatsPermissions...) {
 		if grants(base, p) {
 			t.Errorf("the base binds %s by default (%s)", p, p.Why)
 		}
 	}
-	for _, p := range kube.Permissions {
+	for _, p := range kubekit.Permissions {
 		if p.Required && !grants(base, p) {
 			t.Errorf("the base does not bind %s (%s)", p, p.Why)
 		}

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 )
 
 // ClassCheckPermissions are what `storbench classes --measure` needs beyond
 // Permissions, none of them a change outside storbench's namespace;
 // deploy/base/rbac.yaml grants them in its storbench-classes block.
-var ClassCheckPermissions = []Permission{
+var ClassCheckPermissions = []kubekit.Permission{
 	{Verb: "watch", Resource: "persistentvolumeclaims", Namespaced: true, Why: "time provisioning from watches (classes --measure)"},
 	{Verb: "patch", Resource: "persistentvolumeclaims", Namespaced: true, Why: "expansion (classes --measure)"},
 	{Verb: "watch", Resource: "pods", Namespaced: true, Why: "time mounts and starts (classes --measure)"},
@@ -30,7 +31,7 @@ var ClassCheckPermissions = []Permission{
 // ClassNodeChangePermissions are the class checks' changes outside
 // storbench's namespace: opt-in (deploy/components/class-node-changes, the
 // chart's rbac.classNodeChanges), bound to nothing by default.
-var ClassNodeChangePermissions = []Permission{
+var ClassNodeChangePermissions = []kubekit.Permission{
 	{Verb: "patch", Resource: "nodes", Why: "cordon and uncordon for the graceful failover; the out-of-service taint for the node failure; lift them after a killed run (cleanup --k8s)"},
 	{Verb: "delete", Resource: "persistentvolumes", Why: "remove a Retain class's Released PVs the checks made (classes --measure)"},
 }
@@ -38,7 +39,7 @@ var ClassNodeChangePermissions = []Permission{
 // KubeletStatsPermissions are telemetry's kubelet reads: opt-in
 // (deploy/components/kubelet-stats, the chart's rbac.kubeletStats), since
 // nodes/proxy lets its holder run commands in any pod through the kubelet.
-var KubeletStatsPermissions = []Permission{
+var KubeletStatsPermissions = []kubekit.Permission{
 	{Verb: "get", Resource: "nodes", Subresource: "proxy", Why: "read each node's network counters from the kubelet's Summary API"},
 }
 
@@ -46,7 +47,7 @@ var KubeletStatsPermissions = []Permission{
 // unlock, and where they are granted.
 type rbacFeature struct {
 	name, unlocks, grant string
-	perms                []Permission
+	perms                []kubekit.Permission
 }
 
 var rbacFeatures = []rbacFeature{
@@ -64,10 +65,10 @@ var rbacFeatures = []rbacFeature{
 // classCheckDoctor says, per RBAC block beyond what runs need, whether it
 // is granted and what it unlocks; missing blocks are information: runs do
 // not need them.
-func classCheckDoctor(ctx context.Context, c *Cluster) []result.Check {
+func classCheckDoctor(ctx context.Context, c *kubekit.Cluster) []result.Check {
 	var out []result.Check
 	for _, f := range rbacFeatures {
-		access, err := CheckAccess(ctx, c.Client, c.Namespace(), f.perms)
+		access, err := kubekit.CheckAccess(ctx, c.Client, c.Namespace(), f.perms)
 		if err != nil {
 			out = append(out, result.Check{Area: "rbac", Name: f.name, Status: result.CheckInfo, Detail: err.Error()})
 			continue

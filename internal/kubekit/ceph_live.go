@@ -1,4 +1,4 @@
-package kube
+package kubekit
 
 import (
 	"context"
@@ -64,7 +64,7 @@ const cephReadTimeout = 30 * time.Second
 // bare-metal node, an admin host; without one (a laptop beside a Rook
 // cluster) a ceph-csi class stays with Rook's figures, silently. Ceph's live size replaces the one read
 // from Rook's resources. A Ceph that cannot be reached is a notice.
-func (t *Target) cephPlacementLabels(ctx context.Context, sc *storagev1.StorageClass, labels map[string]string) string {
+func cephPlacementLabels(ctx context.Context, sc *storagev1.StorageClass, labels map[string]string) string {
 	ctx, cancel := context.WithTimeout(ctx, cephReadTimeout)
 	defer cancel()
 	c := ceph.Client{Cmder: execx.Local{}}

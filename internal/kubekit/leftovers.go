@@ -1,4 +1,4 @@
-package kube
+package kubekit
 
 import (
 	"context"
@@ -205,3 +205,6 @@ func FindReleasedVolumes(ctx context.Context, client kubernetes.Interface) ([]re
 	}
 	return out, nil
 }
+
+// pollInterval is how often a wait for the API server looks again.
+const pollInterval = 200 * time.Millisecond

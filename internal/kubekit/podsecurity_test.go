@@ -1,4 +1,4 @@
-package kube
+package kubekit_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/storbench/storbench/internal/kubekit"
+	"github.com/storbench/storbench/internal/kubekit/kubekittest"
 	"github.com/storbench/storbench/internal/result"
 )
 
@@ -29,7 +31,7 @@ func TestEffectivePodSecurity(t *testing.T) {
 		want       string
 		wantStatus result.CheckStatus
 	}{
-		{"label", map[string]string{PodSecurityEnforce: "baseline"}, nil, "baseline (namespace label", result.CheckInfo},
+		{"label", map[string]string{kubekit.PodSecurityEnforce: "baseline"}, nil, "baseline (namespace label", result.CheckInfo},
 		{"cluster default restricted", nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "x",
 			errorString(`violates PodSecurity "restricted:latest": host namespaces (hostNetwork=true), runAsNonRoot != true`)), "restricted (the API server's answer", result.CheckWarn},
 		{"cluster default privileged", nil, nil, "privileged (the API server admitted", result.CheckOK},
@@ -39,9 +41,9 @@ func TestEffectivePodSecurity(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := unlabelled.DeepCopy()
 			ns.Labels = tc.labels
-			f := newFakeCluster(t, ns)
+			f := kubekittest.NewFake(t, ns)
 			dryRuns := 0
-			f.client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			f.Client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 				ca := a.(k8stesting.CreateAction)
 				if opts := ca.(k8stesting.CreateActionImpl).CreateOptions; len(opts.DryRun) == 0 || opts.DryRun[0] != metav1.DryRunAll {
 					t.Errorf("the probe pod was sent without dry run: %+v", opts)
@@ -52,14 +54,14 @@ func TestEffectivePodSecurity(t *testing.T) {
 				}
 				return true, ca.GetObject(), nil
 			})
-			c := f.cluster()
-			if got := EffectivePodSecurity(ctx, c, "bench").String(); !strings.HasPrefix(got, tc.want) {
+			c := f.Cluster()
+			if got := kubekit.EffectivePodSecurity(ctx, c, "bench").String(); !strings.HasPrefix(got, tc.want) {
 				t.Errorf("got %q, want %q...", got, tc.want)
 			}
 			if tc.labels != nil && dryRuns != 0 {
 				t.Error("a labelled namespace was probed")
 			}
-			if ch := podSecurityCheck(ctx, c); ch.Status != tc.wantStatus {
+			if ch := kubekit.PodSecurityCheck(ctx, c); ch.Status != tc.wantStatus {
 				t.Errorf("doctor: %+v, want %s", ch, tc.wantStatus)
 			}
 		})

@@ -1,4 +1,4 @@
-package kube
+package kubekit_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storbench/storbench/internal/kubekit"
+	"github.com/storbench/storbench/internal/kubekit/kubekittest"
 	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/testenv"
 )
@@ -19,10 +21,10 @@ import (
 // returns, so nothing works in the pod's directory once it has.
 func TestPodCmderKillsOrphanedJobs(t *testing.T) {
 	testenv.Fio(t)
-	le := &localExec{root: t.TempDir()}
-	dir := filepath.Join(le.root, "ns", "pod")
+	le := &kubekittest.LocalExec{Root: t.TempDir()}
+	dir := filepath.Join(le.Root, "ns", "pod")
 	t.Cleanup(func() { proc.Reader{}.StopWorkingIn(dir, "", 5*time.Second) })
-	c := &PodCmder{Exec: le, Namespace: "ns", Pod: "pod", Container: ContainerName}
+	c := &kubekit.PodCmder{Exec: le, Namespace: "ns", Pod: "pod", Container: kubekit.ContainerName}
 	done := make(chan error, 1)
 	go func() {
 		done <- c.Command(context.Background(), "fio", "--name=held", "--rw=randwrite", "--bs=4k", "--size=8m",

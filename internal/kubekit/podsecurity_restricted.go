@@ -1,4 +1,4 @@
-package kube
+package kubekit
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/field"
 )
@@ -20,7 +21,7 @@ func PodSecurityRefusal(err error) string {
 	if err == nil {
 		return ""
 	}
-	if m := podSecurityViolation.FindStringSubmatch(apiMessage(err)); m != nil {
+	if m := podSecurityViolation.FindStringSubmatch(APIMessage(err)); m != nil {
 		return m[1]
 	}
 	return ""
@@ -84,12 +85,12 @@ func restrictedNotice(ns, level string) string {
 		ns, level, RestrictedUID, RestrictedUID)
 }
 
-// createPod creates the fio pod; when Pod Security refuses it, it creates
+// CreatePod creates a pod (storbench's fio pod); when Pod Security refuses it, it creates
 // the same pod under the restricted profile (RestrictPod) and returns the
 // notice saying so. The refusal is returned when the restricted pod is
 // refused too.
-func (t *Target) createPod(ctx context.Context, pod *corev1.Pod) (restricted string, err error) {
-	pods := t.cluster.Client.CoreV1().Pods(pod.Namespace)
+func CreatePod(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod) (restricted string, err error) {
+	pods := client.CoreV1().Pods(pod.Namespace)
 	_, err = pods.Create(ctx, pod, metav1.CreateOptions{})
 	level := PodSecurityRefusal(err)
 	if level == "" {
@@ -97,15 +98,15 @@ func (t *Target) createPod(ctx context.Context, pod *corev1.Pod) (restricted str
 	}
 	if _, rerr := pods.Create(ctx, RestrictPod(pod), metav1.CreateOptions{}); rerr != nil {
 		return "", field.Errorf("namespace %s's Pod Security level %q refuses the fio pod (%s), and the same pod under the restricted profile too (%s): label the namespace %s=baseline, "+
-			"or give the pod a securityContext that level allows with %s (docs/kubernetes.md): %w", pod.Namespace, level, apiMessage(err), apiMessage(rerr), PodSecurityEnforce, FieldPodOverrides, err)
+			"or give the pod a securityContext that level allows with %s (docs/kubernetes.md): %w", pod.Namespace, level, APIMessage(err), APIMessage(rerr), PodSecurityEnforce, FieldPodOverrides, err)
 	}
 	return restrictedNotice(pod.Namespace, level), nil
 }
 
-// writable checks, in a pod running under the restricted profile, that
+// Writable checks, in a pod running under the restricted profile, that
 // its user may write the volume: a driver that ignores fsGroup (hostPath,
 // local-path) leaves it root's.
-func writable(ctx context.Context, cmder *PodCmder) error {
+func Writable(ctx context.Context, cmder *PodCmder) error {
 	if err := cmder.Command(ctx, "sh", "-c", "test -w .").Run(); err != nil {
 		return fmt.Errorf("under Pod Security's restricted profile fio runs as user %d, which cannot write to the volume (its driver does not apply fsGroup %d): "+
 			"run in a namespace that allows root pods (label it %s=baseline), or use a class whose driver applies fsGroup: %w", RestrictedUID, RestrictedUID, PodSecurityEnforce, err)

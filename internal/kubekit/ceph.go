@@ -1,4 +1,4 @@
-package kube
+package kubekit
 
 import (
 	"context"
@@ -132,17 +132,17 @@ func crError(kind, ns, name, resource string, err error) error {
 	return fmt.Errorf("reading %s %s/%s: %w", kind, ns, name, err)
 }
 
-// cephLabels labels a Rook-Ceph class's replication factor and where it
+// CephLabels labels a Rook-Ceph class's replication factor and where it
 // was read; a pool that cannot be read is a notice, not a failure.
 // Ceph's own figures (cephPlacementLabels, ceph_live.go) follow where
 // Ceph can be reached from this host.
-func (t *Target) cephLabels(ctx context.Context, sc *storagev1.StorageClass, labels map[string]string) string {
+func CephLabels(ctx context.Context, dyn dynamic.Interface, sc *storagev1.StorageClass, labels map[string]string) string {
 	if sc == nil {
 		return ""
 	}
 	var notices []string
 	if result.LabelReplicas.Of(labels) == "" {
-		size, source, err := CephReplicas(ctx, t.cluster.Dynamic, sc)
+		size, source, err := CephReplicas(ctx, dyn, sc)
 		switch {
 		case err != nil:
 			notices = append(notices, "Ceph pool size not read: "+err.Error())
@@ -151,7 +151,7 @@ func (t *Target) cephLabels(ctx context.Context, sc *storagev1.StorageClass, lab
 			result.LabelReplicasSource.Set(labels, source)
 		}
 	}
-	if n := t.cephPlacementLabels(ctx, sc, labels); n != "" {
+	if n := cephPlacementLabels(ctx, sc, labels); n != "" {
 		notices = append(notices, n)
 	}
 	return strings.Join(notices, "; ")
@@ -189,13 +189,13 @@ func LonghornReplicaNodes(ctx context.Context, dyn dynamic.Interface, ns, volume
 	return nodes, fmt.Sprintf("Longhorn replicas.longhorn.io of volume %s (spec.nodeID)", volume), nil
 }
 
-// longhornLabels names a Longhorn volume's replica nodes where the user
+// LonghornLabels names a Longhorn volume's replica nodes where the user
 // has not; a volume whose replicas cannot be read is a notice.
-func (t *Target) longhornLabels(ctx context.Context, labels map[string]string) string {
+func LonghornLabels(ctx context.Context, dyn dynamic.Interface, labels map[string]string) string {
 	if result.LabelCSIDriver.Of(labels) != "driver.longhorn.io" || result.LabelReplicaNodes.Of(labels) != "" || result.LabelPV.Of(labels) == "" {
 		return ""
 	}
-	nodes, source, err := LonghornReplicaNodes(ctx, t.cluster.Dynamic, "longhorn-system", result.LabelPV.Of(labels))
+	nodes, source, err := LonghornReplicaNodes(ctx, dyn, "longhorn-system", result.LabelPV.Of(labels))
 	if err != nil {
 		return "Longhorn replica nodes not read: " + err.Error()
 	}

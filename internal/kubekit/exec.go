@@ -1,4 +1,4 @@
-package kube
+package kubekit
 
 import (
 	"bytes"
@@ -146,10 +146,10 @@ rm -f "$f"
 if [ "$rc" -ne 0 ]; then reap; fi
 exit "$rc"`
 
-// signalTree is a sh function: signal a process and its children (fio runs
+// SignalTree is a sh function: signal a process and its children (fio runs
 // each job in a child process that outlives a killed parent). It reads
 // /proc, which every container has.
-const signalTree = `sigtree() { for s in /proc/[0-9]*/stat; do
+const SignalTree = `sigtree() { for s in /proc/[0-9]*/stat; do
     read -r c _ _ pp _ < "$s" 2>/dev/null && [ "$pp" = "$2" ] && kill "-$1" "$c" 2>/dev/null
   done; kill "-$1" "$2" 2>/dev/null; }
 `
@@ -157,7 +157,7 @@ const signalTree = `sigtree() { for s in /proc/[0-9]*/stat; do
 // stopper sends SIGTERM to the recorded process and its children, waits up
 // to 5 s, then SIGKILL. It waits briefly for the PID file in case the
 // command was cancelled while starting.
-const stopper = signalTree + `f=".storbench-exec-$1.pid"; i=0
+const stopper = SignalTree + `f=".storbench-exec-$1.pid"; i=0
 while [ ! -s "$f" ] && [ "$i" -lt 20 ]; do sleep 0.1; i=$((i+1)); done
 [ -s "$f" ] || exit 0
 p=$(cat "$f")

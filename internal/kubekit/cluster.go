@@ -1,8 +1,19 @@
-// Package kube runs fio inside Kubernetes: one PersistentVolumeClaim and one
-// pod per (StorageClass, node) target, fio reached through exec into the pod.
-// Everything it creates carries the managed-by and run-id labels, and every
-// target removes its own objects on success, failure and interruption.
-package kube
+// Package kubekit is storbench's Kubernetes toolkit: what any feature that
+// works on a cluster needs, apart from what it does there. Connecting
+// (Connect, Cluster, the working namespace), the labels and annotations
+// every object storbench creates carries and finding or deleting what
+// runs left (FindLeftovers, DeleteObjects), nodes (NodeReady,
+// ControlPlane, ResolveNodes), exec into pods (Executor, PodCmder), node
+// marks a test leaves and undoes (cordon, taint, stopped), volume
+// snapshots, Pod Security (the level a namespace enforces, the restricted
+// profile), the fio image defaults, a class's replication as Rook-Ceph,
+// Longhorn and GlusterFS state it, RBAC checks (CheckAccess) and the
+// permission blocks features declare (RBACFeature).
+//
+// The Kubernetes target kind (internal/runner/kube) and the class checks
+// (internal/classcheck) both build on it; it imports neither, nor the
+// engine or the library.
+package kubekit
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package kube
+package kubekit
 
 import (
 	"fmt"
@@ -27,12 +27,12 @@ const (
 	ClassReplicaNodes = "replicaNodes"
 )
 
-// classReplication labels what a class's parameters state of its
+// ClassReplication labels what a class's parameters state of its
 // replication (ClassReplicas, ClassReplicationModel, ClassReplicaNodes),
 // each with the class as its source, where neither the user nor the
 // storage's own resources gave it. A parameter storbench cannot read is
 // a notice, not a failure.
-func classReplication(sc *storagev1.StorageClass, labels map[string]string) []string {
+func ClassReplication(sc *storagev1.StorageClass, labels map[string]string) []string {
 	if sc == nil {
 		return nil
 	}

@@ -1,7 +1,8 @@
-package kube
+package kubekit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 
@@ -11,6 +12,12 @@ import (
 
 	"github.com/storbench/storbench/internal/result"
 )
+
+// PodSecurityEnforce is the namespace label Pod Security admission
+// enforces: "privileged" (or no label, where the cluster's default is
+// privileged) allows a host-network pod, "baseline" and "restricted"
+// forbid it.
+const PodSecurityEnforce = "pod-security.kubernetes.io/enforce"
 
 // PodSecurity is the Pod Security level a namespace enforces, as the API
 // server applies it, and where storbench read it.
@@ -61,26 +68,26 @@ func EffectivePodSecurity(ctx context.Context, c *Cluster, ns string) PodSecurit
 	case err == nil:
 		return PodSecurity{Level: "privileged", Source: "the API server admitted a host-network pod (dry run): no label, the cluster's default"}
 	case apierrors.IsForbidden(err):
-		if m := podSecurityViolation.FindStringSubmatch(apiMessage(err)); m != nil {
+		if m := podSecurityViolation.FindStringSubmatch(APIMessage(err)); m != nil {
 			return PodSecurity{Level: m[1], Source: "the API server's answer to a dry-run pod: no label, the cluster's default (its admission configuration)"}
 		}
-		return PodSecurity{Source: "may not create pods to ask the API server (" + apiMessage(err) + ")"}
+		return PodSecurity{Source: "may not create pods to ask the API server (" + APIMessage(err) + ")"}
 	}
 	return PodSecurity{Source: fmt.Sprintf("the dry-run pod failed: %v", err)}
 }
 
-// podSecurityForbids reports whether the level forbids a host-network pod.
-func podSecurityForbids(level string) bool {
+// PodSecurityForbids reports whether the level forbids a host-network pod.
+func PodSecurityForbids(level string) bool {
 	return level == "baseline" || level == "restricted"
 }
 
-// podSecurityCheck is doctor's line on Pod Security: the level the
+// PodSecurityCheck is doctor's line on Pod Security: the level the
 // namespace enforces and what it means for storbench's pods (the fio pod
 // runs as the image's root user without a seccomp profile: restricted
 // refuses it, and the run makes it under the restricted profile instead,
 // podsecurity_restricted.go; the sampler pods need hostNetwork: baseline
 // refuses them, and runs then read the kubelet's counters or none).
-func podSecurityCheck(ctx context.Context, c *Cluster) result.Check {
+func PodSecurityCheck(ctx context.Context, c *Cluster) result.Check {
 	ns := c.Namespace()
 	ps := EffectivePodSecurity(ctx, c, ns)
 	ch := result.Check{Area: "pod-security", Name: "Pod Security of namespace " + ns, Status: result.CheckOK, Detail: ps.String()}
@@ -97,4 +104,13 @@ func podSecurityCheck(ctx context.Context, c *Cluster) result.Check {
 		ch.Detail += ": a pod the level refuses fails at creation with the API server's reason"
 	}
 	return ch
+}
+
+// APIMessage is an API error's message without the client's prefix.
+func APIMessage(err error) string {
+	var se apierrors.APIStatus
+	if errors.As(err, &se) {
+		return se.Status().Message
+	}
+	return err.Error()
 }

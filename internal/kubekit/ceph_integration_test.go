@@ -1,7 +1,8 @@
-package kube_test
+package kubekit_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
 // TestClusterCephPoolSizeThroughTheAPIServer installs Rook's CephBlockPool CRD
@@ -20,8 +22,8 @@ import (
 // runs), makes a pool of size 3 and a Rook RBD class naming it, and reads
 // the class's replication factor through the dynamic client.
 func TestClusterCephPoolSizeThroughTheAPIServer(t *testing.T) {
-	e := integration(t)
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	client, kubeconfig := kubetest.Cluster(t)
+	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: kubeconfig})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,12 +47,12 @@ func TestClusterCephPoolSizeThroughTheAPIServer(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	ns := unique("rook-ceph")
-	if _, err := e.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	ns := uniqueName("rook-ceph")
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := e.client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
+		if err := client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
 			t.Error(err)
 		}
 	})
@@ -61,7 +63,7 @@ func TestClusterCephPoolSizeThroughTheAPIServer(t *testing.T) {
 	}}
 	deadline := time.Now().Add(30 * time.Second)
 	for { // the CRD is served once established
-		_, err := c.Dynamic.Resource(kube.CephBlockPools).Namespace(ns).Create(ctx, pool, metav1.CreateOptions{})
+		_, err := c.Dynamic.Resource(kubekit.CephBlockPools).Namespace(ns).Create(ctx, pool, metav1.CreateOptions{})
 		if err == nil {
 			break
 		}
@@ -70,27 +72,32 @@ func TestClusterCephPoolSizeThroughTheAPIServer(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: unique("ceph-rbd")}, Provisioner: "rook-ceph.rbd.csi.ceph.com",
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("ceph-rbd")}, Provisioner: "rook-ceph.rbd.csi.ceph.com",
 		Parameters: map[string]string{"clusterID": ns, "pool": "replicapool", "imageFormat": "2"}}
-	if _, err := e.client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
+	if _, err := client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := e.client.StorageV1().StorageClasses().Delete(context.Background(), sc.Name, metav1.DeleteOptions{}); err != nil {
+		if err := client.StorageV1().StorageClasses().Delete(context.Background(), sc.Name, metav1.DeleteOptions{}); err != nil {
 			t.Error(err)
 		}
 	})
-	read, err := e.client.StorageV1().StorageClasses().Get(ctx, sc.Name, metav1.GetOptions{})
+	read, err := client.StorageV1().StorageClasses().Get(ctx, sc.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	size, source, err := kube.CephReplicas(ctx, c.Dynamic, read)
+	size, source, err := kubekit.CephReplicas(ctx, c.Dynamic, read)
 	t.Logf("%s: size %d from %s (%v)", sc.Name, size, source, err)
 	if err != nil || size != 3 || !strings.Contains(source, "CephBlockPool "+ns+"/replicapool") {
 		t.Errorf("size %d from %q (%v), want 3 from CephBlockPool %s/replicapool", size, source, err, ns)
 	}
 	read.Parameters["pool"] = "missing"
-	if _, _, err := kube.CephReplicas(ctx, c.Dynamic, read); err == nil || !strings.Contains(err.Error(), "not found") {
+	if _, _, err := kubekit.CephReplicas(ctx, c.Dynamic, read); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("a pool that does not exist: %v, want not found", err)
 	}
+}
+
+// uniqueName makes a name no earlier run used.
+func uniqueName(prefix string) string {
+	return fmt.Sprintf("%s-%x", prefix, time.Now().UnixNano()&0xffffff)
 }

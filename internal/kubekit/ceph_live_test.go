@@ -1,4 +1,4 @@
-package kube_test
+package kubekit_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
 func TestCephClassPool(t *testing.T) {
@@ -29,15 +29,15 @@ func TestCephClassPool(t *testing.T) {
 		{name: "rbd data pool", provisioner: "rbd.csi.ceph.com", params: map[string]string{"pool": "meta", "dataPool": "ec-data"}, want: "ec-data"},
 		{name: "cephfs pool named", provisioner: "rook-ceph.cephfs.csi.ceph.com", params: map[string]string{"fsName": "myfs", "pool": "myfs-replicated"}, want: "myfs-replicated"},
 		{name: "cephfs first data pool", provisioner: "cephfs.csi.ceph.com", params: map[string]string{"fsName": "cephfs"}, want: "cephfs_data"},
-		{name: "annotated cephfs", provisioner: "storbench.local/cephfs", annotations: map[string]string{kube.AnnotationCephFS: "cephfs"}, want: "cephfs_data"},
-		{name: "annotated pool", provisioner: "example.com/fuse", annotations: map[string]string{kube.AnnotationCephPool: "rbd"}, want: "rbd"},
-		{name: "annotated fs missing", provisioner: "example.com/fuse", annotations: map[string]string{kube.AnnotationCephFS: "gone"}, err: "no CephFS gone"},
+		{name: "annotated cephfs", provisioner: "storbench.local/cephfs", annotations: map[string]string{kubekit.AnnotationCephFS: "cephfs"}, want: "cephfs_data"},
+		{name: "annotated pool", provisioner: "example.com/fuse", annotations: map[string]string{kubekit.AnnotationCephPool: "rbd"}, want: "rbd"},
+		{name: "annotated fs missing", provisioner: "example.com/fuse", annotations: map[string]string{kubekit.AnnotationCephFS: "gone"}, err: "no CephFS gone"},
 		{name: "not Ceph", provisioner: "rancher.io/local-path", params: map[string]string{"pool": "zfs-pool"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "c", Annotations: tc.annotations},
 				Provisioner: tc.provisioner, Parameters: tc.params}
-			got, err := kube.CephClassPool(context.Background(), sc, dataPool)
+			got, err := kubekit.CephClassPool(context.Background(), sc, dataPool)
 			if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
 				t.Errorf("CephClassPool = %q, %v; want %q, %q", got, err, tc.want, tc.err)
 			}

@@ -1,4 +1,4 @@
-package kube
+package kubekit
 
 import (
 	"maps"
@@ -33,13 +33,13 @@ func TestClassReplication(t *testing.T) {
 				labels = map[string]string{}
 			}
 			sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "g"}, Parameters: tc.params}
-			notices := classReplication(sc, labels)
+			notices := ClassReplication(sc, labels)
 			if !maps.Equal(labels, tc.want) || len(notices) != tc.notices {
 				t.Errorf("labels %v, notices %q; want %v and %d notices", labels, notices, tc.want, tc.notices)
 			}
 		})
 	}
-	if n := classReplication(nil, map[string]string{}); n != nil {
+	if n := ClassReplication(nil, map[string]string{}); n != nil {
 		t.Errorf("no class: %v", n)
 	}
 }

@@ -1,4 +1,7 @@
-package kube
+// Package kubekittest is a Kubernetes cluster for unit tests of code that
+// uses kubekit: a fake clientset with a simulated control plane and
+// kubelet, and an executor that runs a pod's commands as local processes.
+package kubekittest
 
 import (
 	"context"
@@ -17,39 +20,43 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	utilexec "k8s.io/client-go/util/exec"
+
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
-// fakeCluster is a fake clientset with a simulated control plane and
+// Fake is a fake clientset with a simulated control plane and
 // kubelet: PVCs bind, pods land on their node and run, unless a test says
 // otherwise. Exec runs commands as local processes in a per-pod directory,
 // and, like kwok's exec, a cancelled stream does not stop the process.
-type fakeCluster struct {
+type Fake struct {
 	t      *testing.T
-	client *fake.Clientset
-	exec   *localExec
-	// noBind leaves PVCs Pending; noSchedule leaves pods unscheduled.
-	noBind, noSchedule bool
-	// mutatePod, when set, has the last word on a created pod's state.
-	mutatePod func(*corev1.Pod)
+	Client *fake.Clientset
+	Exec   *LocalExec
+	// NoBind leaves PVCs Pending; NoSchedule leaves pods unscheduled.
+	NoBind, NoSchedule bool
+	// MutatePod, when set, has the last word on a created pod's state.
+	MutatePod func(*corev1.Pod)
 }
 
-func newFakeCluster(t *testing.T, objs ...runtime.Object) *fakeCluster {
+// NewFake makes a Fake holding a StorageClass "fast" and nodes node-a and
+// node-b, besides objs.
+func NewFake(t *testing.T, objs ...runtime.Object) *Fake {
 	t.Helper()
 	reclaim := corev1.PersistentVolumeReclaimRetain
 	base := []runtime.Object{
 		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}, Provisioner: "driver.example.com",
 			Parameters: map[string]string{"numberOfReplicas": "3"}, ReclaimPolicy: &reclaim},
-		node("node-a", map[string]string{"storage": "nvme"}),
-		node("node-b", map[string]string{"storage": "sd"}),
+		Node("node-a", map[string]string{"storage": "nvme"}),
+		Node("node-b", map[string]string{"storage": "sd"}),
 	}
-	f := &fakeCluster{t: t, client: fake.NewClientset(append(base, objs...)...), exec: &localExec{root: t.TempDir()}}
-	f.client.PrependReactor("create", "persistentvolumeclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	f := &Fake{t: t, Client: fake.NewClientset(append(base, objs...)...), Exec: &LocalExec{Root: t.TempDir()}}
+	f.Client.PrependReactor("create", "persistentvolumeclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		pvc := a.(k8stesting.CreateAction).GetObject().(*corev1.PersistentVolumeClaim)
-		if !f.noBind {
+		if !f.NoBind {
 			pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-" + pvc.Name},
 				Spec: corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: reclaim,
 					ClaimRef: &corev1.ObjectReference{Namespace: pvc.Namespace, Name: pvc.Name}}}
-			if err := f.client.Tracker().Add(pv); err != nil {
+			if err := f.Client.Tracker().Add(pv); err != nil {
 				t.Error(err)
 			}
 			pvc.Spec.VolumeName = pv.Name
@@ -57,28 +64,30 @@ func newFakeCluster(t *testing.T, objs ...runtime.Object) *fakeCluster {
 		}
 		return false, nil, nil
 	})
-	f.client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	f.Client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		pod := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
-		if f.noSchedule {
+		if f.NoSchedule {
 			pod.Status.Phase = corev1.PodPending
 			pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 				Reason: "Unschedulable", Message: "0/10 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"}}
 			return false, nil, nil
 		}
 		pod.Spec.NodeName = pod.Spec.NodeSelector["kubernetes.io/hostname"]
-		if !f.noBind {
+		if !f.NoBind {
 			pod.Status.Phase = corev1.PodRunning
 			pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 		}
-		if f.mutatePod != nil {
-			f.mutatePod(pod)
+		if f.MutatePod != nil {
+			f.MutatePod(pod)
 		}
 		return false, nil, nil
 	})
 	return f
 }
 
-func node(name string, labels map[string]string) *corev1.Node {
+// Node is a ready arm64 node with 8 GiB of memory, labelled with its
+// hostname and labels.
+func Node(name string, labels map[string]string) *corev1.Node {
 	l := map[string]string{"kubernetes.io/hostname": name}
 	for k, v := range labels {
 		l[k] = v
@@ -91,26 +100,27 @@ func node(name string, labels map[string]string) *corev1.Node {
 		}}
 }
 
-func (f *fakeCluster) cluster() *Cluster {
-	return NewClusterForClient(f.client, f.exec, "bench")
+// Cluster is a kubekit.Cluster on the fake, working in namespace "bench".
+func (f *Fake) Cluster() *kubekit.Cluster {
+	return kubekit.NewClusterForClient(f.Client, f.Exec, "bench")
 }
 
-// labelled counts the pods and PVCs that carry storbench's label.
-func (f *fakeCluster) labelled() int {
+// Labelled counts the pods and PVCs that carry storbench's label.
+func (f *Fake) Labelled() int {
 	f.t.Helper()
-	objs, err := FindLeftovers(context.Background(), f.client, "", "")
+	objs, err := kubekit.FindLeftovers(context.Background(), f.Client, "", "")
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	return len(objs)
 }
 
-// localExec runs commands on this host in <root>/<namespace>/<pod>.
-type localExec struct {
-	root string
+// LocalExec runs commands on this host in <root>/<namespace>/<pod>.
+type LocalExec struct {
+	Root string
 	mu   sync.Mutex
-	// fail, when set, is returned by every exec.
-	fail error
+	// Fail, when set, is returned by every exec.
+	Fail error
 	// calls records every command's argv.
 	calls [][]string
 	// outlived are processes whose stream was cancelled; each channel
@@ -118,15 +128,16 @@ type localExec struct {
 	outlived []chan struct{}
 }
 
-func (l *localExec) Exec(ctx context.Context, req ExecRequest) error {
+// Exec runs req.Command in the pod's directory.
+func (l *LocalExec) Exec(ctx context.Context, req kubekit.ExecRequest) error {
 	l.mu.Lock()
 	l.calls = append(l.calls, req.Command)
-	fail := l.fail
+	fail := l.Fail
 	l.mu.Unlock()
 	if fail != nil {
 		return fail
 	}
-	dir := filepath.Join(l.root, req.Namespace, req.Pod)
+	dir := filepath.Join(l.Root, req.Namespace, req.Pod)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -153,14 +164,15 @@ func (l *localExec) Exec(ctx context.Context, req ExecRequest) error {
 	}
 }
 
-func (l *localExec) commands() [][]string {
+// Commands returns the argv of every command run so far.
+func (l *LocalExec) Commands() [][]string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([][]string(nil), l.calls...)
 }
 
-// alive reports processes that outlived their stream and still run.
-func (l *localExec) alive() int {
+// Alive reports processes that outlived their stream and still run.
+func (l *LocalExec) Alive() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0

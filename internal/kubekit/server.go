@@ -1,4 +1,4 @@
-package kube
+package kubekit
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/result"
 )
@@ -48,18 +49,18 @@ func hostOf(addr string) string {
 	return addr
 }
 
-// serverNode finds the node whose address (InternalIP, ExternalIP or
+// ServerNodeLabels finds the node whose address (InternalIP, ExternalIP or
 // Hostname) is a network volume's server, and, unless the user named the
 // replica nodes, records it as the node serving the data: its telemetry
 // is then sampled with the run, and the breakdown measures the link to
 // it. A server outside the cluster is labelled a single server
 // (replication model "server"); nodes storbench may not list leave only
 // the address.
-func (o *objects) serverNode(ctx context.Context, addr string, labels map[string]string) {
+func ServerNodeLabels(ctx context.Context, client kubernetes.Interface, addr string, labels map[string]string) {
 	if result.LabelReplicaNodes.Of(labels) != "" {
 		return
 	}
-	nodes, err := o.cluster.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package kube
+package kubekit
 
 import "github.com/storbench/storbench/internal/field"
 

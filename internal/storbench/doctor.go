@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/storbench/storbench/internal/classcheck"
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
 	"github.com/storbench/storbench/internal/kubekit"
@@ -57,7 +58,7 @@ func Doctor(ctx context.Context, req DoctorRequest) []result.Check {
 		return append(checks, result.Check{Area: "api", Name: "kubeconfig", Status: result.CheckFail, Detail: err.Error(),
 			Fix: "pass --kubeconfig or --context, or set KUBECONFIG"})
 	}
-	return append(checks, kube.Doctor(ctx, c, kube.DoctorOptions{Image: req.Image})...)
+	return append(checks, kube.Doctor(ctx, c, kube.DoctorOptions{Image: req.Image, RBAC: classcheck.RBAC})...)
 }
 
 // DoctorFailures counts the checks that failed.

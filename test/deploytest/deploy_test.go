@@ -18,8 +18,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/metrics"
+	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/testenv"
 )
 
@@ -100,7 +100,7 @@ func TestBase(t *testing.T) {
 // ServiceAccount the CronJob runs as.
 func checkRBAC(t *testing.T, objs rendered) {
 	role, cluster := objs.rules(t, "Role", "storbench"), objs.rules(t, "ClusterRole", "storbench-read")
-	for _, p := range kubekit.Permissions {
+	for _, p := range kube.Permissions {
 		rules := cluster
 		if p.Namespaced {
 			rules = role

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,6 +19,9 @@ import (
 type DoctorOptions struct {
 	// Image is the fio image runs would use.
 	Image string
+	// RBAC are the blocks of other features (the class checks') whose
+	// grant the doctor reports, before telemetry's own (KubeletStatsRBAC).
+	RBAC []kubekit.RBACFeature
 }
 
 // Doctor checks that storbench can run in the cluster and describes what is
@@ -89,7 +93,7 @@ func Doctor(ctx context.Context, c *kubekit.Cluster, o DoctorOptions) []result.C
 	}
 	out = append(out, kubekit.PodSecurityCheck(ctx, c)) // podsecurity.go
 	out = append(out, telemetryChecks(ctx, c)...)       // doctor_telemetry.go
-	out = append(out, classCheckDoctor(ctx, c)...)
+	out = append(out, kubekit.FeatureChecks(ctx, c, slices.Concat(o.RBAC, []kubekit.RBACFeature{KubeletStatsRBAC}))...)
 	return out
 }
 
@@ -99,7 +103,7 @@ func Doctor(ctx context.Context, c *kubekit.Cluster, o DoctorOptions) []result.C
 // the namespace.
 func rbacChecks(ctx context.Context, c *kubekit.Cluster, ns string) (out []result.Check, canCreateNS bool) {
 	add := func(ch result.Check) { out = append(out, ch) }
-	access, err := kubekit.CheckAccess(ctx, c.Client, ns, kubekit.Permissions)
+	access, err := kubekit.CheckAccess(ctx, c.Client, ns, Permissions)
 	if err != nil {
 		add(result.Check{Area: "rbac", Name: "permissions", Status: result.CheckFail, Detail: err.Error()})
 	}
@@ -146,7 +150,7 @@ func nodesOrNil(l *corev1.NodeList) []corev1.Node {
 
 func countRequired() int {
 	n := 0
-	for _, p := range kubekit.Permissions {
+	for _, p := range Permissions {
 		if p.Required {
 			n++
 		}

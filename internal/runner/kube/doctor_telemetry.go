@@ -11,6 +11,19 @@ import (
 	"github.com/storbench/storbench/internal/result"
 )
 
+// KubeletStatsPermissions are telemetry's kubelet reads: opt-in
+// (deploy/components/kubelet-stats, the chart's rbac.kubeletStats), since
+// nodes/proxy lets its holder run commands in any pod through the kubelet.
+var KubeletStatsPermissions = []kubekit.Permission{
+	{Verb: "get", Resource: "nodes", Subresource: "proxy", Why: "read each node's network counters from the kubelet's Summary API"},
+}
+
+// KubeletStatsRBAC is telemetry's opt-in block, reported by the doctor
+// after the blocks it is given (DoctorOptions.RBAC).
+var KubeletStatsRBAC = kubekit.RBACFeature{Name: "kubelet stats (opt-in)", Permissions: KubeletStatsPermissions,
+	Unlocks: "node network counters from the kubelet's Summary API where no host-network sampler pod may run (nodes/proxy also lets its holder run commands in any pod through the kubelet)",
+	Grant:   "deploy/components/kubelet-stats in your overlay, or the chart with --set rbac.kubeletStats=true"}
+
 // telemetrySources are what node telemetry on Kubernetes reads beyond the
 // pods storbench runs anyway, each with the permission that enables it.
 var telemetrySources = []struct {

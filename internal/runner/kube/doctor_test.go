@@ -35,7 +35,9 @@ func TestDoctor(t *testing.T) {
 		r.Status.Allowed = !(attr.Verb == "delete" && attr.Resource == "persistentvolumeclaims") && attr.Resource != "namespaces"
 		return true, r, nil
 	})
-	checks := Doctor(context.Background(), f.Cluster(), DoctorOptions{Image: kubekit.DefaultImage})
+	block := kubekit.RBACFeature{Name: "another feature's block", Unlocks: "its checks", Grant: "apply its.yaml",
+		Permissions: []kubekit.Permission{{Verb: "delete", Resource: "persistentvolumeclaims", Namespaced: true}}}
+	checks := Doctor(context.Background(), f.Cluster(), DoctorOptions{Image: kubekit.DefaultImage, RBAC: []kubekit.RBACFeature{block}})
 	text := func(c result.Check) string {
 		return string(c.Status) + " " + c.Name + ": " + c.Detail + " fix: " + c.Fix
 	}
@@ -46,6 +48,9 @@ func TestDoctor(t *testing.T) {
 		"warn Longhorn manager on node-b":                                   false,
 		"fail iSCSI initiator: Pod instance-manager-b":                      false,
 		"ok StorageClass longhorn: default; provisioner driver.longhorn.io": false,
+		// The blocks a feature hands the doctor, then telemetry's own.
+		"info another feature's block: not granted (missing delete persistentvolumeclaims)": false,
+		"ok kubelet stats (opt-in): granted (1 permissions)":                                false,
 	}
 	for _, c := range checks {
 		for w := range want {

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/storbench/storbench/internal/app"
+	"github.com/storbench/storbench/internal/classcheck"
 	"github.com/storbench/storbench/internal/cli"
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/kubekit"
@@ -671,7 +672,7 @@ func optInRBAC(t *testing.T, e *env, saKubeconfig string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	optIn := append(append([]kubekit.Permission{}, kube.ClassNodeChangePermissions...), kube.KubeletStatsPermissions...)
+	optIn := append(append([]kubekit.Permission{}, classcheck.NodeChangePermissions...), kube.KubeletStatsPermissions...)
 	access, err := kubekit.CheckAccess(ctx, sa.Client, "storbench", optIn)
 	if err != nil {
 		t.Fatal(err)
@@ -708,7 +709,7 @@ func optInRBAC(t *testing.T, e *env, saKubeconfig string) {
 		e.client.RbacV1().ClusterRoleBindings().Delete(context.Background(), "storbench-class-node-changes", metav1.DeleteOptions{})
 		e.client.RbacV1().ClusterRoles().Delete(context.Background(), "storbench-class-node-changes", metav1.DeleteOptions{})
 	})
-	if access, err = kubekit.CheckAccess(ctx, sa.Client, "storbench", kube.ClassNodeChangePermissions); err != nil {
+	if access, err = kubekit.CheckAccess(ctx, sa.Client, "storbench", classcheck.NodeChangePermissions); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range access {

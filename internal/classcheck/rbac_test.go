@@ -1,4 +1,4 @@
-package kube
+package classcheck
 
 import (
 	"os"
@@ -13,7 +13,7 @@ import (
 // The storbench-classes block of deploy/base/rbac.yaml grants every
 // permission classes --measure uses.
 func TestClassCheckPermissionsGranted(t *testing.T) {
-	raw, err := os.ReadFile("../../../deploy/base/rbac.yaml")
+	raw, err := os.ReadFile("../../deploy/base/rbac.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestClassCheckPermissionsGranted(t *testing.T) {
 	if role == nil || cluster == nil {
 		t.Fatal("rbac.yaml has no storbench-classes Role and ClusterRole")
 	}
-	for _, p := range ClassCheckPermissions {
+	for _, p := range Permissions {
 		rules := cluster
 		if p.Namespaced {
 			rules = role

@@ -91,8 +91,8 @@ func Doctor(ctx context.Context, c *kubekit.Cluster, o DoctorOptions) []result.C
 	if provisioners["driver.longhorn.io"] {
 		out = append(out, longhornChecks(ctx, c, nodesOrNil(nodes))...)
 	}
-	out = append(out, kubekit.PodSecurityCheck(ctx, c)) // podsecurity.go
-	out = append(out, telemetryChecks(ctx, c)...)       // doctor_telemetry.go
+	out = append(out, kubekit.PodSecurityCheck(ctx, c))
+	out = append(out, telemetryChecks(ctx, c)...) // doctor_telemetry.go
 	out = append(out, kubekit.FeatureChecks(ctx, c, slices.Concat(o.RBAC, []kubekit.RBACFeature{KubeletStatsRBAC}))...)
 	return out
 }

@@ -199,14 +199,14 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 			return nil, fmt.Errorf("target %s: %w", t.Name(), err)
 		}
 	}
-	if n := kubekit.CephLabels(ctx, t.cluster.Dynamic, env.sc, labels); n != "" { // ceph.go
+	if n := kubekit.CephLabels(ctx, t.cluster.Dynamic, env.sc, labels); n != "" {
 		env.notices = append(env.notices, n)
 	}
-	env.notices = append(env.notices, kubekit.ClassReplication(env.sc, labels)...) // gluster.go
+	env.notices = append(env.notices, kubekit.ClassReplication(env.sc, labels)...)
 	if err := o.volumeLabels(ctx, labels); err != nil {
 		env.notices = append(env.notices, err.Error())
 	}
-	if n := kubekit.LonghornLabels(ctx, t.cluster.Dynamic, labels); n != "" { // ceph.go
+	if n := kubekit.LonghornLabels(ctx, t.cluster.Dynamic, labels); n != "" {
 		env.notices = append(env.notices, n)
 	}
 	return t.prepared(ctx, o, running, labels, env.notices, need)
@@ -276,7 +276,7 @@ func (t *Target) create(ctx context.Context, o *objects, env *targetEnv, need ru
 		return 0, fmt.Errorf("target %s: creating PVC %s/%s: %w", t.Name(), env.ns, o.name, err)
 	}
 	o.pvcCreated = true
-	restricted, err := kubekit.CreatePod(ctx, t.cluster.Client, pod) // podsecurity_restricted.go
+	restricted, err := kubekit.CreatePod(ctx, t.cluster.Client, pod)
 	if err != nil {
 		return 0, fmt.Errorf("target %s: creating pod %s/%s: %w", t.Name(), env.ns, o.name, err)
 	}
@@ -684,7 +684,7 @@ func (o *objects) volumeLabels(ctx context.Context, labels map[string]string) er
 	}
 	if addr := kubekit.VolumeServer(pv); addr != "" {
 		result.LabelVolumeServer.Set(labels, addr)
-		kubekit.ServerNodeLabels(ctx, o.cluster.Client, addr, labels) // server.go
+		kubekit.ServerNodeLabels(ctx, o.cluster.Client, addr, labels)
 	}
 	return nil
 }

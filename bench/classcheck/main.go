@@ -28,7 +28,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/storbench/storbench/internal/classcheck"
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
 func main() {
@@ -45,7 +45,7 @@ func main() {
 	if !strings.Contains(cfg.Host, "127.0.0.1") {
 		log.Fatalf("refusing %s: this benchmark runs on the loopback test cluster only", cfg.Host)
 	}
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: kc})
+	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: kc})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -79,9 +79,9 @@ func main() {
 // compareStages runs provisioning alone while watching the run's claims
 // and pods independently, and prints per stage the largest difference
 // between storbench's sorted samples and the watcher's.
-func compareStages(ctx context.Context, c *kube.Cluster, client kubernetes.Interface, ns, class string, claims int, image string) {
+func compareStages(ctx context.Context, c *kubekit.Cluster, client kubernetes.Interface, ns, class string, claims int, image string) {
 	runID := fmt.Sprintf("bs%06x", time.Now().UnixNano()&0xffffff)
-	sel := metav1.ListOptions{LabelSelector: kube.Selector(runID)}
+	sel := metav1.ListOptions{LabelSelector: kubekit.Selector(runID)}
 	w := &watcher{first: map[string]time.Time{}}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()

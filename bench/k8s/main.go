@@ -30,9 +30,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
-	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
@@ -115,7 +115,7 @@ func run(n int, rounds string) error {
 	}
 	ctx := context.Background()
 	start := time.Now()
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: kc})
+	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: kc})
 	if err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func fixtures(ctx context.Context, c kubernetes.Interface, class string, n int) 
 	}
 	wffc := storagev1.VolumeBindingWaitForFirstConsumer
 	if _, err := c.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class},
-		Provisioner: kube.NoProvisioner, VolumeBindingMode: &wffc}, metav1.CreateOptions{}); err != nil {
+		Provisioner: kubekit.NoProvisioner, VolumeBindingMode: &wffc}, metav1.CreateOptions{}); err != nil {
 		return nil, undo, err
 	}
 	undos = append(undos, func() {
@@ -310,7 +310,7 @@ func fixtures(ctx context.Context, c kubernetes.Interface, class string, n int) 
 	for _, name := range names {
 		for {
 			nd, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if err == nil && kube.NodeReady(*nd) {
+			if err == nil && kubekit.NodeReady(*nd) {
 				break
 			}
 			if time.Now().After(deadline) {

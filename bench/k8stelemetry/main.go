@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
@@ -105,13 +106,13 @@ func run(seconds, reps int, image string) error {
 	}
 	cnt := &counter{n: map[string]int{}}
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return counted{cnt, rt} }
-	base, err := kube.NewCluster(cfg, "default", "storbench")
+	base, err := kubekit.NewCluster(cfg, "default", "storbench")
 	if err != nil {
 		return err
 	}
 	psa := "storbench-bench-psa"
 	if _, err := base.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: psa,
-		Labels: map[string]string{kube.PodSecurityEnforce: "baseline"}}}, metav1.CreateOptions{}); err != nil {
+		Labels: map[string]string{kubekit.PodSecurityEnforce: "baseline"}}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	defer base.Client.CoreV1().Namespaces().Delete(context.Background(), psa, metav1.DeleteOptions{})
@@ -145,7 +146,7 @@ workloads:
 			order = []mode{modes[2], modes[1], modes[0]}
 		}
 		for _, m := range order {
-			c, err := kube.NewCluster(cfg, "default", m.ns)
+			c, err := kubekit.NewCluster(cfg, "default", m.ns)
 			if err != nil {
 				return err
 			}

@@ -104,9 +104,26 @@ func TestImportRules(t *testing.T) {
 				t.Errorf("rule 9: internal/render imports %s: it may import only result, analysis and units (and the exceptions listed), the types it formats; compute in the library or analysis", in)
 			case name == "internal/storbench" && in == "internal/render":
 				t.Errorf("rule 10: internal/storbench imports internal/render: the library answers in result and analysis types, and callers render them")
+			case name == "internal/classcheck" && in == "internal/runner/kube":
+				t.Errorf("rule 11: internal/classcheck imports internal/runner/kube: class checks reach the cluster through internal/kubekit, not through the Kubernetes target kind")
+			case isKubekit(name) && kubekitMayNotImport[in]:
+				t.Errorf("rule 12: %s imports %s: the Kubernetes toolkit is beneath the features that use it", name, in)
 			}
 		}
 	}
+}
+
+// kubekitMayNotImport are the packages that build on the Kubernetes
+// toolkit, which it therefore may not import (rule 12).
+var kubekitMayNotImport = map[string]bool{
+	"internal/runner/kube": true,
+	"internal/engine":      true,
+	"internal/storbench":   true,
+	"internal/classcheck":  true,
+}
+
+func isKubekit(p string) bool {
+	return p == "internal/kubekit" || strings.HasPrefix(p, "internal/kubekit/")
 }
 
 func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
@@ -242,8 +259,8 @@ var commandMayImport = map[string]string{
 	"internal/store":     "the store role interfaces a command opens and hands the library",
 	"internal/engine":    "engine.Observer and engine.Step: the run's progress callbacks the library's Run takes",
 	"internal/importer":  "the import formats a request names (ImportRequest.Format)",
-	"internal/runner/kube": "the cluster connection options and defaults the Kubernetes requests hold " +
-		"(KubeCleanupRequest.Cluster, the default fio image)",
+	"internal/kubekit": "the cluster connection options and defaults the Kubernetes requests hold " +
+		"(KubeCleanupRequest.Cluster, the default fio image and timeout)",
 	"internal/web": "serve runs the dashboard",
 }
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/appfit"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner/kube"
 )
 
 // CheckAppFit is the app-fitness check group: the filesystem semantics
@@ -136,7 +136,7 @@ func (r *run) appClients(ctx context.Context, pods, nodes []string) ([]appfit.Cl
 		if _, err := r.exec(ctx, pod, data, "sh", "-c", "cp /bin/sh "+podBinary+" && cat > "+podBinary); err != nil {
 			return nil, fmt.Errorf("copying storbench into pod %s: %w", pod, err)
 		}
-		out = append(out, appfit.Client{Cmder: &kube.PodCmder{Exec: r.c.Exec, Namespace: r.ns, Pod: pod, Container: kube.ContainerName},
+		out = append(out, appfit.Client{Cmder: &kubekit.PodCmder{Exec: r.c.Exec, Namespace: r.ns, Pod: pod, Container: kubekit.ContainerName},
 			Binary: podBinary, Where: nodes[i], Dir: MountPath})
 	}
 	return out, nil

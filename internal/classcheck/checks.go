@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
 // persistence writes, deletes the pod, starts another on the claim and
@@ -52,11 +52,11 @@ func (r *run) snapshot(ctx context.Context) Check {
 	case len(r.decl.SnapshotClasses) == 0 && r.o.SnapshotClass == "":
 		return Check{Outcome: NotSupportedDeclared, Reason: "no VolumeSnapshotClass for " + r.decl.Provisioner}
 	}
-	classes, err := kube.SnapshotClasses(ctx, r.c.Client)
+	classes, err := kubekit.SnapshotClasses(ctx, r.c.Client)
 	if err != nil {
 		return failed(start, err)
 	}
-	class, classWhy, err := kube.ChooseSnapshotClass(classes, r.decl.Provisioner, r.o.SnapshotClass)
+	class, classWhy, err := kubekit.ChooseSnapshotClass(classes, r.decl.Provisioner, r.o.SnapshotClass)
 	if err != nil {
 		return Check{Outcome: Skipped, Reason: err.Error(), Took: time.Since(start)}
 	}
@@ -274,7 +274,7 @@ func (r *run) block(ctx context.Context) Check {
 	if err != nil {
 		return failed(start, err)
 	}
-	dev := kube.BlockDevicePath
+	dev := kubekit.BlockDevicePath
 	if err := r.writeTo(ctx, v.pod, dev, p); err != nil {
 		return failed(start, err)
 	}

@@ -12,7 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
 // cleanup undoes everything the run did: nodes it cordoned are uncordoned,
@@ -39,16 +39,16 @@ func (r *run) cleanup(ctx context.Context) (leaks, notes []string) {
 	}
 	if r.decl.SnapshotAPI {
 		err := r.c.Client.Discovery().RESTClient().Delete().AbsPath(snapshotAPI, "namespaces", r.ns, "volumesnapshots").
-			Param("labelSelector", kube.Selector(r.runID)).Do(ctx).Error()
+			Param("labelSelector", kubekit.Selector(r.runID)).Do(ctx).Error()
 		if err != nil && !apierrors.IsNotFound(err) {
 			notes = append(notes, "deleting VolumeSnapshots: "+err.Error())
 		}
 	}
-	objs, err := kube.FindLeftovers(ctx, r.c.Client, r.ns, r.runID)
+	objs, err := kubekit.FindLeftovers(ctx, r.c.Client, r.ns, r.runID)
 	if err != nil {
 		notes = append(notes, err.Error())
 	}
-	if out := kube.DeleteObjects(ctx, r.c.Client, objs, 2*time.Minute); out.Err() != nil {
+	if out := kubekit.DeleteObjects(ctx, r.c.Client, objs, 2*time.Minute); out.Err() != nil {
 		notes = append(notes, out.Err().Error())
 	}
 	deadline := time.Now().Add(2 * time.Minute)
@@ -66,7 +66,7 @@ func (r *run) cleanup(ctx context.Context) (leaks, notes []string) {
 // storage, which the note says).
 func (r *run) remaining(ctx context.Context, notes *[]string) []string {
 	var left []string
-	if objs, err := kube.FindLeftovers(ctx, r.c.Client, r.ns, r.runID); err == nil {
+	if objs, err := kubekit.FindLeftovers(ctx, r.c.Client, r.ns, r.runID); err == nil {
 		for _, o := range objs {
 			left = append(left, o.String())
 		}
@@ -106,7 +106,7 @@ func (r *run) remaining(ctx context.Context, notes *[]string) []string {
 func (r *run) remainingSnapshots(ctx context.Context) []string {
 	var left []string
 	rc := r.c.Client.Discovery().RESTClient()
-	raw, err := rc.Get().AbsPath(snapshotAPI, "namespaces", r.ns, "volumesnapshots").Param("labelSelector", kube.Selector(r.runID)).DoRaw(ctx)
+	raw, err := rc.Get().AbsPath(snapshotAPI, "namespaces", r.ns, "volumesnapshots").Param("labelSelector", kubekit.Selector(r.runID)).DoRaw(ctx)
 	var list struct {
 		Items []struct {
 			Metadata metav1.ObjectMeta `json:"metadata"`
@@ -134,9 +134,9 @@ func (r *run) remainingSnapshots(ctx context.Context) []string {
 }
 
 // setUnschedulable cordons or uncordons a node, the cordon marked with
-// the run's annotation (kube.SetCordon).
+// the run's annotation (kubekit.SetCordon).
 func (r *run) setUnschedulable(ctx context.Context, node string, on bool) error {
-	if err := kube.SetCordon(ctx, r.c.Client, node, r.runID, on); err != nil {
+	if err := kubekit.SetCordon(ctx, r.c.Client, node, r.runID, on); err != nil {
 		return fmt.Errorf("cordon %s=%t: %w", node, on, err)
 	}
 	return nil

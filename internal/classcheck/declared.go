@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
 // ReadDeclared reads what the StorageClass, its CSIDriver, the CSINodes and
@@ -75,7 +75,7 @@ func ReadDeclared(ctx context.Context, client kubernetes.Interface, class string
 		}
 		sort.Slice(d.Nodes, func(i, j int) bool { return d.Nodes[i].Node < d.Nodes[j].Node })
 	}
-	snaps, err := kube.SnapshotDrivers(ctx, client)
+	snaps, err := kubekit.SnapshotDrivers(ctx, client)
 	if err != nil {
 		return d, err
 	}

@@ -20,8 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/classcheck"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/test/kubetest"
@@ -41,7 +41,7 @@ func staticClass(t *testing.T, client kubernetes.Interface, n int) string {
 	wffc := storagev1.VolumeBindingWaitForFirstConsumer
 	retain := corev1.PersistentVolumeReclaimRetain
 	_, err := client.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
-		ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: kube.NoProvisioner, VolumeBindingMode: &wffc, ReclaimPolicy: &retain},
+		ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: kubekit.NoProvisioner, VolumeBindingMode: &wffc, ReclaimPolicy: &retain},
 		metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -75,10 +75,10 @@ func staticClass(t *testing.T, client kubernetes.Interface, n int) string {
 	return name
 }
 
-func connect(t *testing.T) (*kube.Cluster, kubernetes.Interface) {
+func connect(t *testing.T) (*kubekit.Cluster, kubernetes.Interface) {
 	t.Helper()
 	client, kc := kubetest.Cluster(t)
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: kc})
+	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: kc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func connect(t *testing.T) (*kube.Cluster, kubernetes.Interface) {
 func nothingLeft(t *testing.T, client kubernetes.Interface, runID string) {
 	t.Helper()
 	ctx := context.Background()
-	objs, err := kube.FindLeftovers(ctx, client, "", runID)
+	objs, err := kubekit.FindLeftovers(ctx, client, "", runID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestClusterMeasureClassStoredAndShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	req := storbench.MeasureClassRequest{Cluster: kube.ConnectOptions{Kubeconfig: kc}, Class: class, Image: realImage,
+	req := storbench.MeasureClassRequest{Cluster: kubekit.ConnectOptions{Kubeconfig: kc}, Class: class, Image: realImage,
 		PullPolicy: string(corev1.PullNever), WaitTimeout: time.Minute}
 	m, err := storbench.MeasureClass(ctx, st, req)
 	if err != nil {
@@ -230,7 +230,7 @@ func TestClusterMeasureClassStoredAndShown(t *testing.T) {
 	if err != nil || run.Status != result.StatusComplete {
 		t.Fatalf("stored run %+v, %v", run, err)
 	}
-	classes, err := storbench.Classes(ctx, st, storbench.ClassesRequest{Cluster: kube.ConnectOptions{Kubeconfig: kc}})
+	classes, err := storbench.Classes(ctx, st, storbench.ClassesRequest{Cluster: kubekit.ConnectOptions{Kubeconfig: kc}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/classcheck"
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/storbench"
 )
 
@@ -48,9 +48,9 @@ func TestMain(m *testing.M) {
 				o.Only = []string{classcheck.CheckNodeFailure}
 			}
 		}
-		var c *kube.Cluster
+		var c *kubekit.Cluster
 		if err == nil {
-			c, err = kube.Connect(kube.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")})
+			c, err = kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")})
 		}
 		if err == nil {
 			_, err = classcheck.Qualify(context.Background(), c, o)
@@ -98,9 +98,9 @@ func TestClusterKilledRunLeavesWhatCleanupUndoes(t *testing.T) {
 		child.Process.Kill()
 		t.Fatal("the run never reached the failover check")
 	}
-	var marks []kube.NodeMark
+	var marks []kubekit.NodeMark
 	for deadline := time.Now().Add(time.Minute); len(marks) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if marks, err = kube.FindNodeMarks(context.Background(), client, runID); err != nil {
+		if marks, err = kubekit.FindNodeMarks(context.Background(), client, runID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -108,11 +108,11 @@ func TestClusterKilledRunLeavesWhatCleanupUndoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	child.Wait()
-	if len(marks) != 1 || marks[0].What != kube.MarkCordon {
+	if len(marks) != 1 || marks[0].What != kubekit.MarkCordon {
 		t.Fatalf("marks of the killed run: %v", marks)
 	}
-	t.Cleanup(func() { kube.UndoNodeMark(context.Background(), client, marks[0]) }) // when the test fails before cleanup
-	snaps, err := kube.FindSnapshots(context.Background(), client, "", runID)
+	t.Cleanup(func() { kubekit.UndoNodeMark(context.Background(), client, marks[0]) }) // when the test fails before cleanup
+	snaps, err := kubekit.FindSnapshots(context.Background(), client, "", runID)
 	if err != nil || len(snaps) != 1 {
 		t.Fatalf("snapshots of the killed run: %v %v", snaps, err)
 	}
@@ -130,7 +130,7 @@ func TestClusterKilledRunLeavesWhatCleanupUndoes(t *testing.T) {
 		}
 	}
 
-	rep, err := storbench.CleanupKube(context.Background(), storbench.KubeCleanupRequest{Cluster: kube.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")},
+	rep, err := storbench.CleanupKube(context.Background(), storbench.KubeCleanupRequest{Cluster: kubekit.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")},
 		RunID: runID, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -148,11 +148,11 @@ func TestClusterKilledRunLeavesWhatCleanupUndoes(t *testing.T) {
 		t.Errorf("cleanup found %v, want the snapshot, claims and pods", found)
 	}
 	n, err := client.CoreV1().Nodes().Get(context.Background(), marks[0].Node, metav1.GetOptions{})
-	if err != nil || n.Spec.Unschedulable || n.Annotations[kube.AnnotationCordonedBy] != "" {
+	if err != nil || n.Spec.Unschedulable || n.Annotations[kubekit.AnnotationCordonedBy] != "" {
 		t.Errorf("node %s after cleanup: unschedulable %v, annotations %v (%v)", marks[0].Node, n.Spec.Unschedulable, n.Annotations, err)
 	}
 	nothingLeft(t, client, runID)
-	if left, _ := kube.FindSnapshots(context.Background(), client, "", runID); len(left) > 0 {
+	if left, _ := kubekit.FindSnapshots(context.Background(), client, "", runID); len(left) > 0 {
 		t.Errorf("snapshots left: %v", left)
 	}
 	t.Logf("killed run and its cleanup: %s", time.Since(start).Round(time.Second))
@@ -203,7 +203,7 @@ func TestClusterTwoRunsOnOneClass(t *testing.T) {
 func TestClusterSnapshotClassNeverABackup(t *testing.T) {
 	_, client := connect(t)
 	needClass(t, client, "testcsi-shared")
-	classes, err := kube.SnapshotClasses(context.Background(), client)
+	classes, err := kubekit.SnapshotClasses(context.Background(), client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,14 +222,14 @@ func TestClusterSnapshotClassNeverABackup(t *testing.T) {
 	}
 	backup := fmt.Sprintf("sbq-backup-%d", os.Getpid())
 	body, _ := json.Marshal(map[string]any{"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshotClass",
-		"metadata": map[string]any{"name": backup, "annotations": map[string]string{kube.AnnotationDefaultSnapshotClass: "true"}},
+		"metadata": map[string]any{"name": backup, "annotations": map[string]string{kubekit.AnnotationDefaultSnapshotClass: "true"}},
 		"driver":   sc.Provisioner, "deletionPolicy": "Delete", "parameters": map[string]string{"type": "bak"}})
 	rc := client.Discovery().RESTClient()
-	if err := rc.Post().AbsPath(kube.SnapshotAPI, "volumesnapshotclasses").SetHeader("Content-Type", "application/json").Body(body).Do(context.Background()).Error(); err != nil {
+	if err := rc.Post().AbsPath(kubekit.SnapshotAPI, "volumesnapshotclasses").SetHeader("Content-Type", "application/json").Body(body).Do(context.Background()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := rc.Delete().AbsPath(kube.SnapshotAPI, "volumesnapshotclasses", backup).Do(context.Background()).Error(); err != nil {
+		if err := rc.Delete().AbsPath(kubekit.SnapshotAPI, "volumesnapshotclasses", backup).Do(context.Background()).Error(); err != nil {
 			t.Error(err)
 		}
 	})
@@ -286,18 +286,18 @@ func TestClusterKilledNodeFailureRunIsUndoneByCleanup(t *testing.T) {
 	}
 	child.Wait()
 	t.Logf("killed after %s, with node %s stopped and tainted", time.Since(start).Round(time.Second), failNode)
-	marks, err := kube.FindNodeMarks(context.Background(), client, runID)
+	marks, err := kubekit.FindNodeMarks(context.Background(), client, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var what []string
 	for _, m := range marks {
 		what = append(what, m.What)
-		if m.What == kube.MarkStopped && (m.Start == nil || m.Start.Command != strings.ReplaceAll(req.StartCommand, "{node}", failNode)) {
+		if m.What == kubekit.MarkStopped && (m.Start == nil || m.Start.Command != strings.ReplaceAll(req.StartCommand, "{node}", failNode)) {
 			t.Errorf("the stop's record lacks the run's start command: %+v", m.Start)
 		}
 	}
-	if strings.Join(what, ",") != kube.MarkTaint+","+kube.MarkStopped && strings.Join(what, ",") != kube.MarkStopped+","+kube.MarkTaint {
+	if strings.Join(what, ",") != kubekit.MarkTaint+","+kubekit.MarkStopped && strings.Join(what, ",") != kubekit.MarkStopped+","+kubekit.MarkTaint {
 		t.Fatalf("marks of the killed run: %v", marks)
 	}
 
@@ -320,7 +320,7 @@ func TestClusterKilledNodeFailureRunIsUndoneByCleanup(t *testing.T) {
 	if _, err := os.Stat(record); err != nil {
 		t.Errorf("the run kept no start record on this machine: %v", err)
 	}
-	elsewhere, err := storbench.CleanupKube(context.Background(), storbench.KubeCleanupRequest{Cluster: kube.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")},
+	elsewhere, err := storbench.CleanupKube(context.Background(), storbench.KubeCleanupRequest{Cluster: kubekit.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")},
 		RunID: runID, Timeout: time.Minute, StateDir: t.TempDir(), DryRun: true})
 	if err != nil {
 		t.Fatal(err)
@@ -328,7 +328,7 @@ func TestClusterKilledNodeFailureRunIsUndoneByCleanup(t *testing.T) {
 	if got := strings.Join(elsewhere.Notes, "\n"); !strings.Contains(got, "this machine has no record of it") || strings.Contains(got, "would start node") {
 		t.Errorf("cleanup without this machine's record would start the node from its annotation:\n%s", got)
 	}
-	rep, err := storbench.CleanupKube(context.Background(), storbench.KubeCleanupRequest{Cluster: kube.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")},
+	rep, err := storbench.CleanupKube(context.Background(), storbench.KubeCleanupRequest{Cluster: kubekit.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")},
 		RunID: runID, Timeout: time.Minute, StateDir: req.StateDir})
 	if err != nil {
 		t.Fatal(err)
@@ -337,7 +337,7 @@ func TestClusterKilledNodeFailureRunIsUndoneByCleanup(t *testing.T) {
 	t.Logf("cleanup: %s", rjs)
 	got := strings.Join(rep.Notes, "\n")
 	for _, want := range []string{"started node " + failNode + ", which storbench run " + runID + " stopped", "ran `" + strings.ReplaceAll(req.StartCommand, "{node}", failNode) + "`",
-		"lifted the " + kube.MarkTaint + " storbench run " + runID + " left on node " + failNode} {
+		"lifted the " + kubekit.MarkTaint + " storbench run " + runID + " left on node " + failNode} {
 		if !strings.Contains(got, want) {
 			t.Errorf("cleanup's notes lack %q", want)
 		}
@@ -349,7 +349,7 @@ func TestClusterKilledNodeFailureRunIsUndoneByCleanup(t *testing.T) {
 		t.Errorf("cleanup failed: %v", rep.Failed)
 	}
 	nodeRestored(t, client, failNode)
-	if left, _ := kube.FindNodeMarks(context.Background(), client, runID); len(left) > 0 {
+	if left, _ := kubekit.FindNodeMarks(context.Background(), client, runID); len(left) > 0 {
 		t.Errorf("marks left: %v", left)
 	}
 	nothingLeft(t, client, runID)
@@ -365,7 +365,7 @@ func waitTainted(client kubernetes.Interface, node, runID string, d time.Duratio
 			continue
 		}
 		for _, tn := range n.Spec.Taints {
-			if tn.Key == corev1.TaintNodeOutOfService && n.Annotations[kube.AnnotationTaintedBy] == runID {
+			if tn.Key == corev1.TaintNodeOutOfService && n.Annotations[kubekit.AnnotationTaintedBy] == runID {
 				return nil
 			}
 		}
@@ -377,7 +377,7 @@ func waitTainted(client kubernetes.Interface, node, runID string, d time.Duratio
 // did: the node started and Ready, the run's marks and objects gone.
 func bringBack(t *testing.T, client kubernetes.Interface, req storbench.NodeFailureRequest, runID string) {
 	ctx := context.Background()
-	if n, err := client.CoreV1().Nodes().Get(ctx, failNode, metav1.GetOptions{}); err == nil && !kube.NodeReady(*n) {
+	if n, err := client.CoreV1().Nodes().Get(ctx, failNode, metav1.GetOptions{}); err == nil && !kubekit.NodeReady(*n) {
 		t.Logf("the test left node %s down: starting it", failNode)
 		if nf, err := storbench.NodeFailure(req); err != nil {
 			t.Error(err)
@@ -385,18 +385,18 @@ func bringBack(t *testing.T, client kubernetes.Interface, req storbench.NodeFail
 			t.Error(err)
 		}
 		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
-			if n, err := client.CoreV1().Nodes().Get(ctx, failNode, metav1.GetOptions{}); err == nil && kube.NodeReady(*n) {
+			if n, err := client.CoreV1().Nodes().Get(ctx, failNode, metav1.GetOptions{}); err == nil && kubekit.NodeReady(*n) {
 				break
 			}
 		}
 	}
-	marks, _ := kube.FindNodeMarks(ctx, client, runID)
+	marks, _ := kubekit.FindNodeMarks(ctx, client, runID)
 	for _, m := range marks {
-		if err := kube.UndoNodeMark(ctx, client, m); err != nil {
+		if err := kubekit.UndoNodeMark(ctx, client, m); err != nil {
 			t.Error(err)
 		}
 	}
-	if _, err := storbench.CleanupKube(ctx, storbench.KubeCleanupRequest{Cluster: kube.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")},
+	if _, err := storbench.CleanupKube(ctx, storbench.KubeCleanupRequest{Cluster: kubekit.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")},
 		RunID: runID, Timeout: time.Minute}); err != nil {
 		t.Error(err)
 	}

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/classcheck"
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/runner/ssh/sshtest"
 	"github.com/storbench/storbench/internal/storbench"
 )
@@ -57,7 +57,7 @@ func fakeNodes(t *testing.T, client kubernetes.Interface) {
 		}
 		t.Cleanup(func() { client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-			if got, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err == nil && kube.NodeReady(*got) {
+			if got, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err == nil && kubekit.NodeReady(*got) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -320,8 +320,8 @@ func nodeRestored(t *testing.T, client kubernetes.Interface, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !kube.NodeReady(*n) || n.Spec.Unschedulable {
-		t.Errorf("node %s: ready %v, unschedulable %v after the check", name, kube.NodeReady(*n), n.Spec.Unschedulable)
+	if !kubekit.NodeReady(*n) || n.Spec.Unschedulable {
+		t.Errorf("node %s: ready %v, unschedulable %v after the check", name, kubekit.NodeReady(*n), n.Spec.Unschedulable)
 	}
 	for _, tn := range n.Spec.Taints {
 		if tn.Key == corev1.TaintNodeOutOfService {

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
 // NodeFailure asks for the failover after a node failure, which stops a
@@ -31,10 +31,10 @@ type NodeFailure struct {
 	Start     func(ctx context.Context, node string) error
 	StartHint string
 	// StartRecord says how Start starts the node, recorded on the node
-	// (kube.SetStopped) before it is stopped, so that cleanup --k8s can
+	// (kubekit.SetStopped) before it is stopped, so that cleanup --k8s can
 	// start it after storbench itself was killed; its Command is "" when
 	// Start is nil.
-	StartRecord kube.NodeStart
+	StartRecord kubekit.NodeStart
 	// RecordStop, when set, keeps StartRecord on the machine storbench
 	// runs on before the stop (where cleanup --k8s trusts it, unlike the
 	// node's annotation); ForgetStop drops it once the node is back.
@@ -114,7 +114,7 @@ func (r *run) nodeFailure(ctx context.Context) Check {
 			return failed(start, err)
 		}
 	}
-	if err := kube.SetStopped(ctx, r.c.Client, from, r.runID, nf.StartRecord, true); err != nil {
+	if err := kubekit.SetStopped(ctx, r.c.Client, from, r.runID, nf.StartRecord, true); err != nil {
 		w.stop()
 		return failed(start, fmt.Errorf("recording on node %s that this run stops it: %w", from, err))
 	}
@@ -248,7 +248,7 @@ func (r *run) waitNodeReady(ctx context.Context, node string, ready bool, timeou
 		if err != nil {
 			return time.Time{}, fmt.Errorf("node %s not %s: %w", node, want, err)
 		}
-		if len(list.Items) == 1 && kube.NodeReady(list.Items[0]) == ready {
+		if len(list.Items) == 1 && kubekit.NodeReady(list.Items[0]) == ready {
 			return time.Now(), nil
 		}
 		w, err := r.c.Client.CoreV1().Nodes().Watch(wctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", node).String(),
@@ -257,7 +257,7 @@ func (r *run) waitNodeReady(ctx context.Context, node string, ready bool, timeou
 			return time.Time{}, fmt.Errorf("node %s not %s: %w", node, want, err)
 		}
 		for ev := range w.ResultChan() {
-			if n, ok := ev.Object.(*corev1.Node); ok && ev.Type != watch.Deleted && kube.NodeReady(*n) == ready {
+			if n, ok := ev.Object.(*corev1.Node); ok && ev.Type != watch.Deleted && kubekit.NodeReady(*n) == ready {
 				w.Stop()
 				return time.Now(), nil
 			}
@@ -273,12 +273,12 @@ func (r *run) waitNodeReady(ctx context.Context, node string, ready bool, timeou
 }
 
 // setOutOfService adds or removes the out-of-service taint, marked with
-// the run's annotation (kube.SetOutOfService), and keeps r.tainted.
+// the run's annotation (kubekit.SetOutOfService), and keeps r.tainted.
 func (r *run) setOutOfService(ctx context.Context, node string, on bool) error {
 	if on {
 		r.tainted = append(r.tainted, node)
 	}
-	if err := kube.SetOutOfService(ctx, r.c.Client, node, r.runID, on); err != nil {
+	if err := kubekit.SetOutOfService(ctx, r.c.Client, node, r.runID, on); err != nil {
 		return fmt.Errorf("out-of-service taint on %s (on=%t): %w", node, on, err)
 	}
 	if !on {
@@ -303,7 +303,7 @@ func (r *run) restoreNode(ctx context.Context, node string) (errs []string) {
 			errs = append(errs, err.Error())
 		}
 		if len(errs) > 0 {
-			return append(errs, fmt.Sprintf("node %s keeps storbench's record of the stop (%s): storbench cleanup --k8s --run %s starts it again", node, kube.AnnotationStoppedBy, r.runID))
+			return append(errs, fmt.Sprintf("node %s keeps storbench's record of the stop (%s): storbench cleanup --k8s --run %s starts it again", node, kubekit.AnnotationStoppedBy, r.runID))
 		}
 	} else {
 		hint := "start its kubelet again (on k3s: systemctl start k3s-agent)"
@@ -313,8 +313,8 @@ func (r *run) restoreNode(ctx context.Context, node string) (errs []string) {
 		r.notes = append(r.notes, fmt.Sprintf("node %s was stopped for the node-failure check and is not started by storbench: %s", node, hint))
 		r.forceDeletePodsOn(ctx, node)
 	}
-	if err := kube.SetStopped(ctx, r.c.Client, node, r.runID, kube.NodeStart{}, false); err != nil {
-		errs = append(errs, fmt.Sprintf("removing the record that this run stopped node %s: %v (kubectl annotate node %s %s-)", node, err, node, kube.AnnotationStoppedBy))
+	if err := kubekit.SetStopped(ctx, r.c.Client, node, r.runID, kubekit.NodeStart{}, false); err != nil {
+		errs = append(errs, fmt.Sprintf("removing the record that this run stopped node %s: %v (kubectl annotate node %s %s-)", node, err, node, kubekit.AnnotationStoppedBy))
 	} else if nf != nil && nf.ForgetStop != nil {
 		nf.ForgetStop(r.runID, node)
 	}
@@ -324,7 +324,7 @@ func (r *run) restoreNode(ctx context.Context, node string) (errs []string) {
 // forceDeletePodsOn removes the run's pods bound to a node that will not
 // come back by itself.
 func (r *run) forceDeletePodsOn(ctx context.Context, node string) {
-	pods, err := r.c.Client.CoreV1().Pods(r.ns).List(ctx, metav1.ListOptions{LabelSelector: kube.Selector(r.runID)})
+	pods, err := r.c.Client.CoreV1().Pods(r.ns).List(ctx, metav1.ListOptions{LabelSelector: kubekit.Selector(r.runID)})
 	if err != nil {
 		return
 	}

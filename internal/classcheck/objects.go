@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
 // MountPath is where a filesystem volume appears in a check's pod.
@@ -44,7 +44,7 @@ type podSpec struct {
 }
 
 func (r *run) labels() map[string]string {
-	return map[string]string{kube.LabelManagedBy: kube.ManagedBy, kube.LabelRunID: r.runID, kube.LabelName: "storbench-classcheck"}
+	return map[string]string{kubekit.LabelManagedBy: kubekit.ManagedBy, kubekit.LabelRunID: r.runID, kubekit.LabelName: "storbench-classcheck"}
 }
 
 // createClaim creates a claim and returns when the API server accepted it.
@@ -60,7 +60,7 @@ func (r *run) createClaim(ctx context.Context, s claimSpec) (time.Time, error) {
 	class := r.o.Class
 	pvc := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: r.ns, Labels: r.labels(),
-			Annotations: map[string]string{kube.AnnotationTarget: "k8s:" + r.o.Class}},
+			Annotations: map[string]string{kubekit.AnnotationTarget: "k8s:" + r.o.Class}},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			StorageClassName: &class,
 			AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
@@ -82,24 +82,24 @@ func (r *run) createClaim(ctx context.Context, s claimSpec) (time.Time, error) {
 }
 
 // createPod starts a pod that only sleeps, with the claim mounted at
-// MountPath (or its device at kube.BlockDevicePath).
+// MountPath (or its device at kubekit.BlockDevicePath).
 func (r *run) createPod(ctx context.Context, s podSpec) (time.Time, error) {
 	grace := int64(1)
 	no := false
 	c := corev1.Container{
-		Name: kube.ContainerName, Image: r.o.Image, ImagePullPolicy: r.o.PullPolicy,
+		Name: kubekit.ContainerName, Image: r.o.Image, ImagePullPolicy: r.o.PullPolicy,
 		Command: []string{"sh", "-c", "trap 'exit 0' TERM; sleep 2147483647 & wait"},
 	}
 	switch {
 	case s.claim == "": // a prober: no volume
 	case s.block:
-		c.VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: kube.BlockDevicePath}}
+		c.VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: kubekit.BlockDevicePath}}
 	default:
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: MountPath}}
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: r.ns, Labels: r.labels(),
-			Annotations: map[string]string{kube.AnnotationTarget: "k8s:" + r.o.Class}},
+			Annotations: map[string]string{kubekit.AnnotationTarget: "k8s:" + r.o.Class}},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: &grace,
@@ -123,16 +123,16 @@ func (r *run) createPod(ctx context.Context, s podSpec) (time.Time, error) {
 		uid, gid := int64(1000), int64(1000)
 		pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &uid, RunAsGroup: &gid, FSGroup: &gid, RunAsNonRoot: &[]bool{true}[0]}
 	}
-	pod, err := kube.ApplyPodOverrides(pod, r.o.PodOverrides)
+	pod, err := kubekit.ApplyPodOverrides(pod, r.o.PodOverrides)
 	if err != nil {
 		return time.Now(), err
 	}
 	start := time.Now()
 	_, err = r.c.Client.CoreV1().Pods(r.ns).Create(ctx, pod, metav1.CreateOptions{})
-	if level := kube.PodSecurityRefusal(err); level != "" {
+	if level := kubekit.PodSecurityRefusal(err); level != "" {
 		// The namespace's Pod Security refuses a root pod: the same pod
 		// under the restricted profile, and the report says so once.
-		if _, rerr := r.c.Client.CoreV1().Pods(r.ns).Create(ctx, kube.RestrictPod(pod), metav1.CreateOptions{}); rerr == nil {
+		if _, rerr := r.c.Client.CoreV1().Pods(r.ns).Create(ctx, kubekit.RestrictPod(pod), metav1.CreateOptions{}); rerr == nil {
 			r.restrictedNote(level)
 			return start, nil
 		}
@@ -147,7 +147,7 @@ func (r *run) createPod(ctx context.Context, s podSpec) (time.Time, error) {
 // restricted profile, and what that costs.
 func (r *run) restrictedNote(level string) {
 	note := fmt.Sprintf("Pod Security: namespace %s enforces %q, which refused the usual check pods (root): they ran under the restricted profile instead (user %d, seccomp RuntimeDefault, no privilege escalation, all capabilities dropped, fsGroup %d). "+
-		"What that costs: a volume whose driver ignores fsGroup cannot be written, so the checks on it fail; a raw block device the node does not give to that group is not writable", r.ns, level, kube.RestrictedUID, kube.RestrictedUID)
+		"What that costs: a volume whose driver ignores fsGroup cannot be written, so the checks on it fail; a raw block device the node does not give to that group is not writable", r.ns, level, kubekit.RestrictedUID, kubekit.RestrictedUID)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !slices.Contains(r.notes, note) {
@@ -195,7 +195,7 @@ func (r *run) stuck(pod, claim string) error {
 			if w := cs.State.Waiting; w != nil {
 				switch w.Reason {
 				case "ErrImageNeverPull", "ErrImagePull", "ImagePullBackOff":
-					return fmt.Errorf("pod %s: %w", pod, &kube.ImageError{Image: cs.Image, Node: p.Spec.NodeName, Reason: w.Reason, Message: w.Message})
+					return fmt.Errorf("pod %s: %w", pod, &kubekit.ImageError{Image: cs.Image, Node: p.Spec.NodeName, Reason: w.Reason, Message: w.Message})
 				case "InvalidImageName", "CreateContainerConfigError":
 					return fmt.Errorf("pod %s: container cannot start: %s: %s", pod, w.Reason, w.Message)
 				}
@@ -254,7 +254,7 @@ func (r *run) explain(err error, names ...string) error {
 // being sent), which would otherwise hold the check, and the run, forever.
 func (r *run) exec(ctx context.Context, pod string, stdin []byte, argv ...string) (string, error) {
 	var out, errb bytes.Buffer
-	req := kube.ExecRequest{Namespace: r.ns, Pod: pod, Container: kube.ContainerName, Command: argv, Stdout: &out, Stderr: &errb}
+	req := kubekit.ExecRequest{Namespace: r.ns, Pod: pod, Container: kubekit.ContainerName, Command: argv, Stdout: &out, Stderr: &errb}
 	if stdin != nil {
 		req.Stdin = bytes.NewReader(stdin)
 	}
@@ -273,7 +273,7 @@ func (r *run) exec(ctx context.Context, pod string, stdin []byte, argv ...string
 // going to w as it comes.
 func (r *run) execStream(ctx context.Context, pod string, w io.Writer, argv ...string) (string, error) {
 	var errb bytes.Buffer
-	err := r.c.Exec.Exec(ctx, kube.ExecRequest{Namespace: r.ns, Pod: pod, Container: kube.ContainerName, Command: argv, Stdout: w, Stderr: &errb})
+	err := r.c.Exec.Exec(ctx, kubekit.ExecRequest{Namespace: r.ns, Pod: pod, Container: kubekit.ContainerName, Command: argv, Stdout: w, Stderr: &errb})
 	return errb.String(), err
 }
 

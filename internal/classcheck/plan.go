@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
 // plan says, before anything starts, what the run will change outside its
@@ -15,13 +15,13 @@ import (
 // check stops one. Printed first, so the user can stop it in time.
 func (r *run) plan() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "plan for %s: claims, pods and snapshots in namespace %s labelled %s=%s", r.o.Class, r.ns, kube.LabelRunID, r.runID)
+	fmt.Fprintf(&b, "plan for %s: claims, pods and snapshots in namespace %s labelled %s=%s", r.o.Class, r.ns, kubekit.LabelRunID, r.runID)
 	switch {
 	case r.o.NoCordon:
 		b.WriteString("; no node is cordoned (--no-cordon: the graceful failover check is skipped)")
 	case r.wants(CheckFailover) && len(r.nodes) >= 2:
 		b.WriteString("; the graceful failover check CORDONS the node its writer lands on (one of " + strings.Join(r.nodes, ", ") +
-			") for about a minute, marked with the annotation " + kube.AnnotationCordonedBy + "=" + r.runID +
+			") for about a minute, marked with the annotation " + kubekit.AnnotationCordonedBy + "=" + r.runID +
 			" and uncordoned after (storbench cleanup --k8s lifts it if storbench is killed); --no-cordon skips it")
 	}
 	if nf := r.o.NodeFailure; nf != nil && nf.Stop != nil && r.wants(CheckNodeFailure) {
@@ -55,7 +55,7 @@ func (r *run) wants(check string) bool {
 // cleanup --k8s): another run may still be using them.
 func (r *run) earlierLeftovers(ctx context.Context) []string {
 	var out []string
-	marks, err := kube.FindNodeMarks(ctx, r.c.Client, "")
+	marks, err := kubekit.FindNodeMarks(ctx, r.c.Client, "")
 	if err != nil {
 		out = append(out, "could not look for nodes earlier runs left cordoned or tainted: "+err.Error())
 	}
@@ -64,7 +64,7 @@ func (r *run) earlierLeftovers(ctx context.Context) []string {
 			out = append(out, fmt.Sprintf("found %s: left by a run killed outright, or one still in progress (storbench cleanup --k8s --run %s lifts it)", m, m.RunID))
 		}
 	}
-	snaps, err := kube.FindSnapshots(ctx, r.c.Client, r.ns, "")
+	snaps, err := kubekit.FindSnapshots(ctx, r.c.Client, r.ns, "")
 	if err != nil {
 		out = append(out, "could not look for VolumeSnapshots earlier runs left: "+err.Error())
 	}

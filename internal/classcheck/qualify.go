@@ -12,8 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner/kube"
 )
 
 // Options say what to qualify and how much.
@@ -71,7 +71,7 @@ func (o *Options) defaults() {
 		o.Size = 64 << 20
 	}
 	if o.Image == "" {
-		o.Image = kube.DefaultImage
+		o.Image = kubekit.DefaultImage
 	}
 	if o.PullPolicy == "" {
 		o.PullPolicy = corev1.PullIfNotPresent
@@ -83,7 +83,7 @@ func (o *Options) defaults() {
 
 // run is one qualification in progress.
 type run struct {
-	c         *kube.Cluster
+	c         *kubekit.Cluster
 	ns        string
 	runID     string
 	o         Options
@@ -137,7 +137,7 @@ func (r *run) progress(format string, a ...any) {
 // own when ctx was cancelled, and reports what it could not remove in
 // Report.Leaks. The error is for a qualification that could not start (no
 // such class, no namespace); checks that fail are in the report.
-func Qualify(ctx context.Context, c *kube.Cluster, o Options) (*Report, error) {
+func Qualify(ctx context.Context, c *kubekit.Cluster, o Options) (*Report, error) {
 	o.defaults()
 	if o.RunID == "" {
 		return nil, errors.New("classcheck: a run ID is required")
@@ -238,10 +238,10 @@ func (r *run) readNodes(ctx context.Context) error {
 		if h := n.Labels[corev1.LabelHostname]; h != "" {
 			r.hostnames[n.Name] = h
 		}
-		if n.Spec.Unschedulable || !kube.NodeReady(n) || kube.FakeNode(n) {
+		if n.Spec.Unschedulable || !kubekit.NodeReady(n) || kubekit.FakeNode(n) {
 			continue
 		}
-		if kube.ControlPlane(n) {
+		if kubekit.ControlPlane(n) {
 			r.controlPlane = append(r.controlPlane, n.Name)
 		}
 		tainted := false

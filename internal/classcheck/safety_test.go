@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
 func testNode(name, ip string, labels, annotations map[string]string) *corev1.Node {
@@ -33,7 +33,7 @@ func testRun(t *testing.T, o Options, nodes ...*corev1.Node) *run {
 		objs = append(objs, n)
 	}
 	client := fake.NewClientset(objs...)
-	r := &run{c: kube.NewClusterForClient(client, nil, "storbench"), ns: "storbench", runID: o.RunID, o: o,
+	r := &run{c: kubekit.NewClusterForClient(client, nil, "storbench"), ns: "storbench", runID: o.RunID, o: o,
 		claims: map[string]bool{}, snapshots: map[string]bool{}}
 	if err := r.readNodes(context.Background()); err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestCheckNodeFailureRefusesTheWrongHost(t *testing.T) {
 func TestPlanAndNames(t *testing.T) {
 	nodes := []*corev1.Node{testNode("a", "10.0.0.1", nil, nil), testNode("b", "10.0.0.2", nil, nil)}
 	r := testRun(t, Options{RunID: "20261128-011500-ab12", Class: "longhorn"}, nodes...)
-	if p := r.plan(); !strings.Contains(p, "CORDONS") || !strings.Contains(p, kube.AnnotationCordonedBy+"=20261128-011500-ab12") || !strings.Contains(p, "--no-cordon") {
+	if p := r.plan(); !strings.Contains(p, "CORDONS") || !strings.Contains(p, kubekit.AnnotationCordonedBy+"=20261128-011500-ab12") || !strings.Contains(p, "--no-cordon") {
 		t.Errorf("plan: %s", p)
 	}
 	noCordon := testRun(t, Options{RunID: "20261128-011500-ab12", Class: "longhorn", NoCordon: true}, nodes...)
@@ -108,9 +108,9 @@ func TestPlanAndNames(t *testing.T) {
 // A starting run names the cordons and taints an earlier run left (killed
 // outright), not its own.
 func TestEarlierLeftoversNamed(t *testing.T) {
-	left := testNode("a", "10.0.0.1", nil, map[string]string{kube.AnnotationCordonedBy: "20261127-230000-0001"})
+	left := testNode("a", "10.0.0.1", nil, map[string]string{kubekit.AnnotationCordonedBy: "20261127-230000-0001"})
 	left.Spec.Unschedulable = true
-	tainted := testNode("b", "10.0.0.2", nil, map[string]string{kube.AnnotationTaintedBy: "20261127-230000-0002"})
+	tainted := testNode("b", "10.0.0.2", nil, map[string]string{kubekit.AnnotationTaintedBy: "20261127-230000-0002"})
 	var heard []string
 	r := testRun(t, Options{RunID: "20261128-011500-ab12", Progress: func(m string) { heard = append(heard, m) }}, left, tainted, testNode("c", "10.0.0.3", nil, nil))
 	notes := r.earlierLeftovers(context.Background())

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
 // Milestones the timeline records, the first time each is seen.
@@ -48,7 +48,7 @@ func startTimeline(ctx context.Context, client kubernetes.Interface, ns, runID s
 	ictx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	t := &timeline{seen: map[string]time.Time{}, pvOf: map[string]string{}, events: map[string][]string{},
 		pods: map[string]*corev1.Pod{}, changed: make(chan struct{}), cancel: cancel}
-	sel := informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = kube.Selector(runID) })
+	sel := informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = kubekit.Selector(runID) })
 	nsf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns), sel)
 	evf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
 	all := informers.NewSharedInformerFactoryWithOptions(client, 0)

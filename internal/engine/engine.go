@@ -116,9 +116,10 @@ type RefusedError struct {
 func (e *RefusedError) Error() string { return e.Err.Error() }
 func (e *RefusedError) Unwrap() error { return e.Err }
 
-// Engine runs plans against a store.
+// Engine runs plans and records what they measure. It needs only the
+// store's write side: a run created, its results added, the run finished.
 type Engine struct {
-	Store    store.Store
+	Store    store.Recorder
 	Observer Observer
 }
 

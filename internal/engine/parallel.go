@@ -124,7 +124,7 @@ func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, 
 	}
 	for rep := 1; rep <= plan.Repeat; rep++ {
 		for i := range count {
-			held := &heldStore{Store: e.Store}
+			held := &heldStore{Recorder: e.Store}
 			pe := &Engine{Store: held, Observer: e.Observer}
 			line := newStartLine(len(targets))
 			var wg sync.WaitGroup
@@ -267,7 +267,7 @@ func ioStart(raw []byte) time.Time {
 // heldStore keeps the results of one parallel workload until all targets
 // have finished it; everything else goes straight to the store.
 type heldStore struct {
-	store.Store
+	store.Recorder
 	mu      sync.Mutex
 	results []*result.Result
 }
@@ -285,7 +285,7 @@ func (h *heldStore) flush(ctx context.Context, edit func(*result.Result)) error 
 	var errs []error
 	for _, r := range h.results {
 		edit(r)
-		if err := h.Store.AddResult(sctx, r); err != nil {
+		if err := h.Recorder.AddResult(sctx, r); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/analysis"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/store"
 )
 
 // ClassesRequest names the cluster whose StorageClasses to list.
 type ClassesRequest struct {
-	Cluster kube.ConnectOptions
+	Cluster kubekit.ConnectOptions
 	// Timeout bounds talking to the cluster and reading the store; 0 is
 	// no bound.
 	Timeout time.Duration
@@ -26,15 +26,15 @@ type ClassesRequest struct {
 func Classes(ctx context.Context, st store.Reader, req ClassesRequest) ([]analysis.Class, error) {
 	ctx, cancel := withTimeout(ctx, req.Timeout)
 	defer cancel()
-	c, err := kube.Connect(req.Cluster)
+	c, err := kubekit.Connect(req.Cluster)
 	if err != nil {
 		return nil, &RequestError{err}
 	}
-	snaps, err := kube.SnapshotDrivers(ctx, c.Client)
+	snaps, err := kubekit.SnapshotDrivers(ctx, c.Client)
 	if err != nil {
 		snaps = nil // unknown; shown as such
 	}
-	infos, err := kube.Classes(ctx, c.Client, snaps)
+	infos, err := kubekit.Classes(ctx, c.Client, snaps)
 	if err != nil {
 		return nil, fmt.Errorf("classes on %s: %w", c.Host, err)
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/storbench"
 )
 
@@ -54,7 +54,7 @@ func TestMeasuredClassesFromStoredResults(t *testing.T) {
 func TestClassesWithoutACluster(t *testing.T) {
 	st := openDB(t)
 	_, err := storbench.Classes(context.Background(), st, storbench.ClassesRequest{
-		Cluster: kube.ConnectOptions{Kubeconfig: filepath.Join(t.TempDir(), "missing")}, Timeout: 10 * time.Second})
+		Cluster: kubekit.ConnectOptions{Kubeconfig: filepath.Join(t.TempDir(), "missing")}, Timeout: 10 * time.Second})
 	var ie *storbench.RequestError
 	if !errors.As(err, &ie) {
 		t.Errorf("got %v (%T), want an RequestError", err, err)

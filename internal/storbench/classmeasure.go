@@ -12,9 +12,9 @@ import (
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/classcheck"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/version"
 )
@@ -22,7 +22,7 @@ import (
 // MeasureClassRequest asks for a StorageClass's qualification: provisioning,
 // failover and the other checks, measured on the cluster.
 type MeasureClassRequest struct {
-	Cluster kube.ConnectOptions
+	Cluster kubekit.ConnectOptions
 	Class   string
 	// Profile is "quick" (default) or "full".
 	Profile string
@@ -81,7 +81,7 @@ func MeasureClass(ctx context.Context, st store.Recorder, req MeasureClassReques
 	var overrides []byte
 	if req.PodOverrides != "" {
 		var err error
-		if overrides, err = kube.LoadPodOverrides(req.PodOverrides); err != nil {
+		if overrides, err = kubekit.LoadPodOverrides(req.PodOverrides); err != nil {
 			return nil, refuse(err)
 		}
 	}
@@ -90,7 +90,7 @@ func MeasureClass(ctx context.Context, st store.Recorder, req MeasureClassReques
 	default:
 		return nil, refusef("%s %q: choose Always, IfNotPresent or Never", FieldPullPolicy, req.PullPolicy)
 	}
-	c, err := kube.Connect(req.Cluster)
+	c, err := kubekit.Connect(req.Cluster)
 	if err != nil {
 		return nil, &RequestError{err}
 	}
@@ -105,7 +105,7 @@ func MeasureClass(ctx context.Context, st store.Recorder, req MeasureClassReques
 		run.Process = &p
 	}
 	rep, err := classcheck.Qualify(ctx, c, classcheck.Options{Class: req.Class, Profile: prof, Claims: req.Claims,
-		Image: kube.ImageAlias(req.Image), PullPolicy: corev1.PullPolicy(req.PullPolicy), Timeout: req.WaitTimeout, RunID: run.ID, NodeFailure: nf,
+		Image: kubekit.ImageAlias(req.Image), PullPolicy: corev1.PullPolicy(req.PullPolicy), Timeout: req.WaitTimeout, RunID: run.ID, NodeFailure: nf,
 		NoCordon: req.NoCordon, SnapshotClass: req.SnapshotClass, PodOverrides: overrides, Progress: req.Progress})
 	if err != nil {
 		var refused *classcheck.RefusedError

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/orphan"
 	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
@@ -56,7 +57,7 @@ type KubeCleanupRequest struct {
 	// Cluster names the cluster; its Namespace limits the cleanup to one
 	// namespace ("" is all namespaces, or the context's namespace where
 	// listing them all is forbidden).
-	Cluster kube.ConnectOptions
+	Cluster kubekit.ConnectOptions
 	// RunID cleans up only what this run left.
 	RunID string
 	// OlderThan leaves objects younger than this alone (a live run's).
@@ -85,7 +86,7 @@ type KubeCleanupRequest struct {
 func CleanupKube(ctx context.Context, req KubeCleanupRequest) (*result.KubeCleanup, error) {
 	rep, err := kube.Kind{Cluster: req.Cluster}.Clean(ctx, kube.CleanOptions{RunID: req.RunID, OlderThan: req.OlderThan,
 		DryRun: req.DryRun, DeleteNamespace: req.DeleteNamespace, Timeout: req.Timeout,
-		StartStopped: func(ctx context.Context, c *kube.Cluster, m kube.NodeMark, rep *result.KubeCleanup) {
+		StartStopped: func(ctx context.Context, c *kubekit.Cluster, m kubekit.NodeMark, rep *result.KubeCleanup) {
 			startStoppedNode(ctx, c, req, m, rep) // cleanup_kube_stopped.go
 		}})
 	if err != nil {

@@ -10,14 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storbench/storbench/internal/inventory"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner/kube"
 )
 
 // startRecord is how the node-failure check's start command is recorded
 // on the node it stops, for cleanup --k8s after a killed run: the command
 // for that node, the inventory (an absolute path) and its host.
-func startRecord(req NodeFailureRequest) kube.NodeStart {
+func startRecord(req NodeFailureRequest) kubekit.NodeStart {
 	inv, err := filepath.Abs(req.Inventory)
 	if err != nil {
 		inv = req.Inventory
@@ -26,16 +26,16 @@ func startRecord(req NodeFailureRequest) kube.NodeStart {
 	if host == "" {
 		host = req.Node
 	}
-	return kube.NodeStart{Command: strings.ReplaceAll(req.StartCommand, "{node}", req.Node), Inventory: inv, Host: host}
+	return kubekit.NodeStart{Command: strings.ReplaceAll(req.StartCommand, "{node}", req.Node), Inventory: inv, Host: host}
 }
 
 // startStoppedNode brings back a node a killed run's node-failure check
-// stopped (kube.MarkStopped): only that node, only with the start command
+// stopped (kubekit.MarkStopped): only that node, only with the start command
 // that run recorded on it, run over SSH on the recorded inventory host, and
 // only while the node is not Ready. The record goes once the node is
 // Ready; a node storbench cannot start keeps it, and the notes say how to
 // start it.
-func startStoppedNode(ctx context.Context, c *kube.Cluster, req KubeCleanupRequest, m kube.NodeMark, rep *result.KubeCleanup) {
+func startStoppedNode(ctx context.Context, c *kubekit.Cluster, req KubeCleanupRequest, m kubekit.NodeMark, rep *result.KubeCleanup) {
 	n, err := c.Client.CoreV1().Nodes().Get(ctx, m.Node, metav1.GetOptions{})
 	if err != nil {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("could not read node %s, which storbench run %s stopped: %v", m.Node, m.RunID, err))
@@ -43,20 +43,20 @@ func startStoppedNode(ctx context.Context, c *kube.Cluster, req KubeCleanupReque
 	}
 	// The node's annotation names the run, and the command it recorded;
 	// the command run is the one this machine kept before the stop.
-	onNode := kube.NodeStart{}
+	onNode := kubekit.NodeStart{}
 	if m.Start != nil {
 		onNode = *m.Start
 	}
 	dir := stateDir(req.StateDir)
 	start, where, recErr := loadStopRecord(dir, m.RunID, m.Node)
-	if recErr != nil && !kube.NodeReady(*n) && onNode.Command != "" {
+	if recErr != nil && !kubekit.NodeReady(*n) && onNode.Command != "" {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("node %s is still down: storbench run %s stopped it, and the node's annotation names its start command (%s), "+
 			"but this machine has no record of it (%v): storbench runs only a start command it kept itself before the stop (anyone who may patch nodes can write an annotation); "+
 			"start the node yourself, or run cleanup --k8s where run %s ran", m.Node, m.RunID, onNode, recErr, m.RunID))
 		return
 	}
 	switch {
-	case kube.NodeReady(*n):
+	case kubekit.NodeReady(*n):
 		if req.DryRun {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("would forget that storbench run %s stopped node %s: it is Ready again", m.RunID, m.Node))
 			return
@@ -89,7 +89,7 @@ func startStoppedNode(ctx context.Context, c *kube.Cluster, req KubeCleanupReque
 }
 
 // runStartRecord runs a recorded start command over SSH on its host.
-func runStartRecord(ctx context.Context, start kube.NodeStart) error {
+func runStartRecord(ctx context.Context, start kubekit.NodeStart) error {
 	inv, err := inventory.Load(start.Inventory)
 	if err != nil {
 		return err
@@ -101,8 +101,8 @@ func runStartRecord(ctx context.Context, start kube.NodeStart) error {
 	return runOverSSH(ctx, o, start.Command)
 }
 
-func liftStopRecord(ctx context.Context, c *kube.Cluster, m kube.NodeMark, rep *result.KubeCleanup, note string) {
-	if err := kube.UndoNodeMark(ctx, c.Client, m); err != nil {
+func liftStopRecord(ctx context.Context, c *kubekit.Cluster, m kubekit.NodeMark, rep *result.KubeCleanup, note string) {
+	if err := kubekit.UndoNodeMark(ctx, c.Client, m); err != nil {
 		rep.Failed = append(rep.Failed, result.KubeFailure{KubeObject: result.KubeObject{Kind: "node", Name: m.Node, RunID: m.RunID}, Error: err.Error()})
 		return
 	}
@@ -110,11 +110,11 @@ func liftStopRecord(ctx context.Context, c *kube.Cluster, m kube.NodeMark, rep *
 }
 
 // waitReady polls a node until it is Ready, within d.
-func waitReady(ctx context.Context, c *kube.Cluster, node string, d time.Duration) error {
+func waitReady(ctx context.Context, c *kubekit.Cluster, node string, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for {
 		n, err := c.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-		if err == nil && kube.NodeReady(*n) {
+		if err == nil && kubekit.NodeReady(*n) {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/proc"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
 )
@@ -108,7 +108,7 @@ func TestCleanupLocal(t *testing.T) {
 
 func TestCleanupKubeWithoutACluster(t *testing.T) {
 	rep, err := storbench.CleanupKube(context.Background(), storbench.KubeCleanupRequest{
-		Cluster: kube.ConnectOptions{Kubeconfig: filepath.Join(t.TempDir(), "missing")}, Timeout: time.Second})
+		Cluster: kubekit.ConnectOptions{Kubeconfig: filepath.Join(t.TempDir(), "missing")}, Timeout: time.Second})
 	var ie *storbench.RequestError
 	if rep != nil || !errors.As(err, &ie) {
 		t.Errorf("got %+v, %v (%T), want an RequestError", rep, err, err)

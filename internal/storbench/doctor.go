@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/storbench/storbench/internal/classcheck"
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
@@ -23,7 +25,7 @@ type DoctorRequest struct {
 	DB string
 	// K8s checks the cluster Cluster names too, with the fio image Image.
 	K8s     bool
-	Cluster kube.ConnectOptions
+	Cluster kubekit.ConnectOptions
 	Image   string
 	// Targets are checked too, and SSH's inventory hosts, each by its
 	// kind (runner.KindDoctor: ssh://host/path as hosts).
@@ -51,12 +53,12 @@ func Doctor(ctx context.Context, req DoctorRequest) []result.Check {
 	if !req.K8s {
 		return checks
 	}
-	c, err := kube.Connect(req.Cluster)
+	c, err := kubekit.Connect(req.Cluster)
 	if err != nil {
 		return append(checks, result.Check{Area: "api", Name: "kubeconfig", Status: result.CheckFail, Detail: err.Error(),
 			Fix: "pass --kubeconfig or --context, or set KUBECONFIG"})
 	}
-	return append(checks, kube.Doctor(ctx, c, kube.DoctorOptions{Image: req.Image})...)
+	return append(checks, kube.Doctor(ctx, c, kube.DoctorOptions{Image: req.Image, RBAC: classcheck.RBAC})...)
 }
 
 // DoctorFailures counts the checks that failed.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/testenv"
 )
@@ -44,7 +44,7 @@ func TestDoctor(t *testing.T) {
 			map[string]result.CheckStatus{"fio": result.CheckOK, "results database": result.CheckFail},
 			map[string]string{"results database": "is not a directory"}, 1},
 		{"no cluster", storbench.DoctorRequest{Fio: local, DB: filepath.Join(dir, "r.db"), K8s: true, Timeout: 10 * time.Second,
-			Cluster: kube.ConnectOptions{Kubeconfig: filepath.Join(dir, "missing")}},
+			Cluster: kubekit.ConnectOptions{Kubeconfig: filepath.Join(dir, "missing")}},
 			map[string]result.CheckStatus{"fio": result.CheckOK, "kubeconfig": result.CheckFail}, nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,7 +3,7 @@ package storbench
 import (
 	"github.com/storbench/storbench/internal/classcheck"
 	"github.com/storbench/storbench/internal/field"
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
 // Field names a request field in the library's errors: they speak of what
@@ -69,10 +69,10 @@ const (
 
 	// The fields of the requests below the library, which their
 	// refusals name.
-	FieldNodeChoiceNames    = kube.FieldNodeNames
-	FieldNodeChoiceSelector = kube.FieldNodeSelector
-	FieldPodOverrides       = kube.FieldPodOverrides
-	FieldSnapshotClass      = kube.FieldSnapshotClass
+	FieldNodeChoiceNames    = kubekit.FieldNodeNames
+	FieldNodeChoiceSelector = kubekit.FieldNodeSelector
+	FieldPodOverrides       = kubekit.FieldPodOverrides
+	FieldSnapshotClass      = kubekit.FieldSnapshotClass
 	FieldNodeFailureHost    = classcheck.FieldNodeFailureHost
 )
 

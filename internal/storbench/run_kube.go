@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/units"
 )
@@ -41,7 +42,7 @@ type KubeRequest struct {
 // DefaultKubeRequest is the run command's defaults.
 func DefaultKubeRequest() KubeRequest {
 	return KubeRequest{Nodes: []string{"all"}, VolumeMode: "Filesystem", AccessMode: "ReadWriteOnce",
-		Image: kube.DefaultImage, PullPolicy: "IfNotPresent", Timeout: kube.DefaultTimeout}
+		Image: kubekit.DefaultImage, PullPolicy: "IfNotPresent", Timeout: kubekit.DefaultTimeout}
 }
 
 // kind is the k8s kind with k's settings, checked. Mistakes in k are
@@ -81,14 +82,14 @@ func (k KubeRequest) kind() (kube.Kind, error) {
 		opts.Size = n
 	}
 	if k.PodOverrides != "" {
-		patch, err := kube.LoadPodOverrides(k.PodOverrides)
+		patch, err := kubekit.LoadPodOverrides(k.PodOverrides)
 		if err != nil {
 			return kube.Kind{}, refuse(err)
 		}
 		opts.PodOverrides = patch
 	}
-	return kube.Kind{Cluster: kube.ConnectOptions{Kubeconfig: k.Kubeconfig, Context: k.Context, Namespace: k.Namespace},
-		Nodes: kube.NodeChoice{Names: k.Nodes, Selector: k.NodeSelector}, Target: opts}, nil
+	return kube.Kind{Cluster: kubekit.ConnectOptions{Kubeconfig: k.Kubeconfig, Context: k.Context, Namespace: k.Namespace},
+		Nodes: kubekit.NodeChoice{Names: k.Nodes, Selector: k.NodeSelector}, Target: opts}, nil
 }
 
 // parsePVCSize reads a PVC size: a Kubernetes quantity (10Gi, 500M: the

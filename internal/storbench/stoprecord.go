@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
 // DefaultStateDir is where storbench keeps, on this machine, what must
@@ -37,7 +37,7 @@ func stopRecordPath(dir, runID, node string) (string, error) {
 	return filepath.Join(dir, "stopped-nodes", runID+"_"+node+".json"), nil
 }
 
-func saveStopRecord(dir, runID, node string, start kube.NodeStart) error {
+func saveStopRecord(dir, runID, node string, start kubekit.NodeStart) error {
 	p, err := stopRecordPath(dir, runID, node)
 	if err != nil {
 		return err
@@ -57,8 +57,8 @@ func saveStopRecord(dir, runID, node string, start kube.NodeStart) error {
 
 // loadStopRecord returns the record and its path; an error wrapping
 // os.ErrNotExist when this machine has none.
-func loadStopRecord(dir, runID, node string) (kube.NodeStart, string, error) {
-	var s kube.NodeStart
+func loadStopRecord(dir, runID, node string) (kubekit.NodeStart, string, error) {
+	var s kubekit.NodeStart
 	p, err := stopRecordPath(dir, runID, node)
 	if err != nil {
 		return s, "", err

@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
 func TestStopRecord(t *testing.T) {
 	dir := t.TempDir()
-	want := kube.NodeStart{Command: "sudo systemctl start k3s-agent", Inventory: "/etc/hosts.ini", Host: "pi-2"}
+	want := kubekit.NodeStart{Command: "sudo systemctl start k3s-agent", Inventory: "/etc/hosts.ini", Host: "pi-2"}
 	if _, _, err := loadStopRecord(dir, "20261128-050000-ab12", "pi-2"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("no record yet: %v", err)
 	}

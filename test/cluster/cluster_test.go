@@ -21,7 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/test/kubetest"
 )
 
@@ -189,7 +189,7 @@ func (h *harness) nodeReady(t *testing.T, name string) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kube.NodeReady(*n)
+	return kubekit.NodeReady(*n)
 }
 
 // iperf3 returns the bits per second iperf3 in pod measured to server.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/testenv"
 )
 
@@ -66,7 +66,7 @@ func releaseImages(t *testing.T, storbenchRef string) builtImages {
 			imgs.storbench = img.Ref
 		}
 	}
-	if imgs.storbench != storbenchRef || imgs.fio != kube.FioImageRepository+":"+tag && registry == "ghcr.io/storbench" {
+	if imgs.storbench != storbenchRef || imgs.fio != kubekit.FioImageRepository+":"+tag && registry == "ghcr.io/storbench" {
 		t.Fatalf("built %+v; want %s and storbench's default fio image at %s", imgs, storbenchRef, tag)
 	}
 	return imgs

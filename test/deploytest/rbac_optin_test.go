@@ -5,6 +5,8 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/storbench/storbench/internal/classcheck"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/runner/kube"
 )
 
@@ -28,7 +30,7 @@ func boundRules(t *testing.T, objs rendered) []rbacv1.PolicyRule {
 	return out
 }
 
-func grants(rules []rbacv1.PolicyRule, p kube.Permission) bool {
+func grants(rules []rbacv1.PolicyRule, p kubekit.Permission) bool {
 	res := p.Resource
 	if p.Subresource != "" {
 		res += "/" + p.Subresource
@@ -45,7 +47,7 @@ func grants(rules []rbacv1.PolicyRule, p kube.Permission) bool {
 // reads stay granted by default.
 func TestRBACOptIn(t *testing.T) {
 	base := boundRules(t, render(t, "base"))
-	for _, p := range append(append([]kube.Permission{}, kube.ClassNodeChangePermissions...), kube.KubeletStatsPermissions...) {
+	for _, p := range append(append([]kubekit.Permission{}, classcheck.NodeChangePermissions...), kube.KubeletStatsPermissions...) {
 		if grants(base, p) {
 			t.Errorf("the base binds %s by default (%s)", p, p.Why)
 		}
@@ -55,13 +57,13 @@ func TestRBACOptIn(t *testing.T) {
 			t.Errorf("the base does not bind %s (%s)", p, p.Why)
 		}
 	}
-	for _, p := range kube.ClassCheckPermissions {
+	for _, p := range classcheck.Permissions {
 		if !grants(base, p) {
 			t.Errorf("the base does not bind the class checks' %s (%s)", p, p.Why)
 		}
 	}
 	classChecks := boundRules(t, render(t, "overlays/class-checks"))
-	for _, p := range kube.ClassNodeChangePermissions {
+	for _, p := range classcheck.NodeChangePermissions {
 		if !grants(classChecks, p) {
 			t.Errorf("deploy/overlays/class-checks does not bind %s (%s)", p, p.Why)
 		}

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storbench/storbench/internal/cli"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/render"
-	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/storbench"
 )
 
@@ -71,7 +71,7 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 	fl.DurationVar(&f.kube.OlderThan, "older-than", 0, "only objects created at least this long ago, e.g. 1h")
 	fl.BoolVar(&f.kube.DryRun, "dry-run", false, "list what would be removed, remove nothing")
 	fl.BoolVar(&f.kube.DeleteNamespace, "delete-namespace", false, "also delete namespaces storbench created, once empty of other objects")
-	fl.DurationVar(&f.kube.Timeout, "timeout", kube.DefaultTimeout, "bound on waiting for the objects to go")
+	fl.DurationVar(&f.kube.Timeout, "timeout", kubekit.DefaultTimeout, "bound on waiting for the objects to go")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {

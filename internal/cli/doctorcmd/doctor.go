@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storbench/storbench/internal/cli"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/render"
-	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/storbench"
 )
 
@@ -44,7 +44,7 @@ Exit code 1 when a check fails.`,
 	fl.StringVar(&f.req.Cluster.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, or in-cluster)")
 	fl.StringVar(&f.req.Cluster.Context, "context", "", "kubeconfig context")
 	fl.StringVarP(&f.req.Cluster.Namespace, "namespace", "n", "", "namespace storbench would use (default storbench)")
-	fl.StringVar(&f.req.Image, "image", kube.DefaultImage, "fio image runs would use")
+	fl.StringVar(&f.req.Image, "image", kubekit.DefaultImage, "fio image runs would use")
 	fl.StringArrayVarP(&f.req.Targets, "target", "t", nil, "a target to check: ssh://[user@]host[:port]/path (connection, sudo, fio version, path, clock), or any other kind's (repeatable)")
 	fl.StringVar(&f.req.SSH.Inventory, "inventory", "", "Ansible inventory whose hosts to check")
 	fl.StringVar(&f.req.SSH.Hosts, "hosts", "", "--inventory: the hosts, an Ansible pattern (default all)")

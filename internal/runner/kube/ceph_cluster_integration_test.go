@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
@@ -51,7 +52,7 @@ func TestClusterCephFSFromEveryNode(t *testing.T) {
 	}
 	cephUp(t)
 
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {
 		t.Fatal(err)
 	}

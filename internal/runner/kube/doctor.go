@@ -3,25 +3,31 @@ package kube
 import (
 	"context"
 	"fmt"
-	"github.com/storbench/storbench/internal/result"
+	"slices"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/storbench/storbench/internal/kubekit"
+	"github.com/storbench/storbench/internal/result"
 )
 
 // DoctorOptions say what doctor checks beyond the cluster itself.
 type DoctorOptions struct {
 	// Image is the fio image runs would use.
 	Image string
+	// RBAC are the blocks of other features (the class checks') whose
+	// grant the doctor reports, before telemetry's own (KubeletStatsRBAC).
+	RBAC []kubekit.RBACFeature
 }
 
 // Doctor checks that storbench can run in the cluster and describes what is
 // there. It returns the checklist; it stops early only when the API server
 // cannot be reached.
-func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []result.Check {
+func Doctor(ctx context.Context, c *kubekit.Cluster, o DoctorOptions) []result.Check {
 	var out []result.Check
 	add := func(ch result.Check) { out = append(out, ch) }
 
@@ -56,10 +62,10 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []result.Check {
 	if err != nil {
 		add(result.Check{Area: "nodes", Name: "nodes", Status: result.CheckFail, Detail: err.Error(), Fix: "grant list nodes (deploy/base/rbac.yaml)"})
 	} else {
-		out = append(out, nodeChecks(nodes.Items, ImageAlias(o.Image))...)
+		out = append(out, nodeChecks(nodes.Items, kubekit.ImageAlias(o.Image))...)
 	}
 
-	classes, err := Classes(ctx, c.Client, map[string][]string{})
+	classes, err := kubekit.Classes(ctx, c.Client, map[string][]string{})
 	if err != nil {
 		add(result.Check{Area: "storage", Name: "StorageClasses", Status: result.CheckFail, Detail: err.Error(), Fix: "grant list storageclasses (deploy/base/rbac.yaml)"})
 	} else if len(classes) == 0 {
@@ -85,9 +91,9 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []result.Check {
 	if provisioners["driver.longhorn.io"] {
 		out = append(out, longhornChecks(ctx, c, nodesOrNil(nodes))...)
 	}
-	out = append(out, podSecurityCheck(ctx, c))   // podsecurity.go
+	out = append(out, kubekit.PodSecurityCheck(ctx, c))
 	out = append(out, telemetryChecks(ctx, c)...) // doctor_telemetry.go
-	out = append(out, classCheckDoctor(ctx, c)...)
+	out = append(out, kubekit.FeatureChecks(ctx, c, slices.Concat(o.RBAC, []kubekit.RBACFeature{KubeletStatsRBAC}))...)
 	return out
 }
 
@@ -95,9 +101,9 @@ func Doctor(ctx context.Context, c *Cluster, o DoctorOptions) []result.Check {
 // failure for a required one, information for an optional one), or says
 // all required ones are granted; canCreateNS says whether it may create
 // the namespace.
-func rbacChecks(ctx context.Context, c *Cluster, ns string) (out []result.Check, canCreateNS bool) {
+func rbacChecks(ctx context.Context, c *kubekit.Cluster, ns string) (out []result.Check, canCreateNS bool) {
 	add := func(ch result.Check) { out = append(out, ch) }
-	access, err := CheckAccess(ctx, c.Client, ns, Permissions)
+	access, err := kubekit.CheckAccess(ctx, c.Client, ns, Permissions)
 	if err != nil {
 		add(result.Check{Area: "rbac", Name: "permissions", Status: result.CheckFail, Detail: err.Error()})
 	}
@@ -191,7 +197,7 @@ func nodeChecks(nodes []corev1.Node, image string) []result.Check {
 		switch {
 		case n.Spec.Unschedulable:
 			ch.Status, ch.Fix = result.CheckWarn, "cordoned: kubectl uncordon "+n.Name
-		case !NodeReady(n):
+		case !kubekit.NodeReady(n):
 			ch.Status, ch.Fix = result.CheckWarn, "not Ready: kubectl describe node "+n.Name
 		default:
 			ready++
@@ -232,7 +238,7 @@ func hasImage(n corev1.Node, image string) bool {
 
 // longhornChecks looks for nodes without a running Longhorn manager and
 // for the iSCSI initiator errors Longhorn volumes hit on nodes lacking it.
-func longhornChecks(ctx context.Context, c *Cluster, nodes []corev1.Node) []result.Check {
+func longhornChecks(ctx context.Context, c *kubekit.Cluster, nodes []corev1.Node) []result.Check {
 	const ns = "longhorn-system"
 	pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=longhorn-manager"})
 	if err != nil {
@@ -246,7 +252,7 @@ func longhornChecks(ctx context.Context, c *Cluster, nodes []corev1.Node) []resu
 	}
 	var out []result.Check
 	for _, n := range nodes {
-		if !running[n.Name] && NodeReady(n) && !n.Spec.Unschedulable {
+		if !running[n.Name] && kubekit.NodeReady(n) && !n.Spec.Unschedulable {
 			out = append(out, result.Check{Area: "longhorn", Name: "Longhorn manager on " + n.Name, Status: result.CheckWarn,
 				Detail: "no Running longhorn-manager pod: Longhorn volumes cannot attach there",
 				Fix:    "kubectl -n longhorn-system get pods -o wide; check the node's taints and the manager's logs"})

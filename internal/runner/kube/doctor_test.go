@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"github.com/storbench/storbench/internal/result"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/storbench/storbench/internal/kubekit"
+	"github.com/storbench/storbench/internal/kubekit/kubekittest"
+	"github.com/storbench/storbench/internal/result"
 )
 
 func TestDoctor(t *testing.T) {
-	tainted := node("cp", nil)
+	tainted := kubekittest.Node("cp", nil)
 	tainted.Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
 	lh := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "longhorn",
 		Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}}, Provisioner: "driver.longhorn.io"}
@@ -25,14 +28,16 @@ func TestDoctor(t *testing.T) {
 	iscsi := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e1", Namespace: "longhorn-system"},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "instance-manager-b"}, Reason: "FailedMount",
 		Message: "failed to execute: executable file not found: iscsiadm"}
-	f := newFakeCluster(t, tainted, lh, mgr, iscsi)
-	f.client.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	f := kubekittest.NewFake(t, tainted, lh, mgr, iscsi)
+	f.Client.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		r := a.(k8stesting.CreateAction).GetObject().(*authv1.SelfSubjectAccessReview)
 		attr := r.Spec.ResourceAttributes
 		r.Status.Allowed = !(attr.Verb == "delete" && attr.Resource == "persistentvolumeclaims") && attr.Resource != "namespaces"
 		return true, r, nil
 	})
-	checks := Doctor(context.Background(), f.cluster(), DoctorOptions{Image: DefaultImage})
+	block := kubekit.RBACFeature{Name: "another feature's block", Unlocks: "its checks", Grant: "apply its.yaml",
+		Permissions: []kubekit.Permission{{Verb: "delete", Resource: "persistentvolumeclaims", Namespaced: true}}}
+	checks := Doctor(context.Background(), f.Cluster(), DoctorOptions{Image: kubekit.DefaultImage, RBAC: []kubekit.RBACFeature{block}})
 	text := func(c result.Check) string {
 		return string(c.Status) + " " + c.Name + ": " + c.Detail + " fix: " + c.Fix
 	}
@@ -43,6 +48,9 @@ func TestDoctor(t *testing.T) {
 		"warn Longhorn manager on node-b":                                   false,
 		"fail iSCSI initiator: Pod instance-manager-b":                      false,
 		"ok StorageClass longhorn: default; provisioner driver.longhorn.io": false,
+		// The blocks a feature hands the doctor, then telemetry's own.
+		"info another feature's block: not granted (missing delete persistentvolumeclaims)": false,
+		"ok kubelet stats (opt-in): granted (1 permissions)":                                false,
 	}
 	for _, c := range checks {
 		for w := range want {
@@ -84,7 +92,7 @@ func TestFailover(t *testing.T) {
 		{"example.com/mystery", nil, "unknown"},
 	}
 	for _, tc := range cases {
-		if got, why := Failover(tc.provisioner, tc.params); got != tc.want || why == "" {
+		if got, why := kubekit.Failover(tc.provisioner, tc.params); got != tc.want || why == "" {
 			t.Errorf("Failover(%s, %v) = %s (%s), want %s", tc.provisioner, tc.params, got, why, tc.want)
 		}
 	}
@@ -92,8 +100,8 @@ func TestFailover(t *testing.T) {
 
 func TestClasses(t *testing.T) {
 	yes := true
-	f := newFakeCluster(t, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Provisioner: NoProvisioner, AllowVolumeExpansion: &yes})
-	got, err := Classes(context.Background(), f.client, map[string][]string{"driver.example.com": {"fast-snap"}})
+	f := kubekittest.NewFake(t, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Provisioner: kubekit.NoProvisioner, AllowVolumeExpansion: &yes})
+	got, err := kubekit.Classes(context.Background(), f.Client, map[string][]string{"driver.example.com": {"fast-snap"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,14 +119,14 @@ func TestClasses(t *testing.T) {
 
 func TestLeftoversAndReleasedVolumes(t *testing.T) {
 	labels := func(run string) map[string]string {
-		return map[string]string{LabelManagedBy: ManagedBy, LabelRunID: run}
+		return map[string]string{kubekit.LabelManagedBy: kubekit.ManagedBy, kubekit.LabelRunID: run}
 	}
 	released := func(name, claim string) *corev1.PersistentVolume {
 		return &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec:   corev1.PersistentVolumeSpec{ClaimRef: &corev1.ObjectReference{Namespace: "bench", Name: claim}, StorageClassName: "fast"},
 			Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeReleased}}
 	}
-	f := newFakeCluster(t,
+	f := kubekittest.NewFake(t,
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "storbench-20261122-010101-aaaa-1", Namespace: "bench", Labels: labels("20261122-010101-aaaa")}},
 		&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "storbench-20261122-020202-bbbb-1", Namespace: "other", Labels: labels("20261122-020202-bbbb")}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses", Namespace: "bench"}},
@@ -126,21 +134,21 @@ func TestLeftoversAndReleasedVolumes(t *testing.T) {
 		released("pv-theirs", "storbench-results"),
 	)
 	ctx := context.Background()
-	one, err := FindLeftovers(ctx, f.client, "", "20261122-010101-aaaa")
+	one, err := kubekit.FindLeftovers(ctx, f.Client, "", "20261122-010101-aaaa")
 	if err != nil || len(one) != 1 || one[0].Kind != "pod" {
 		t.Fatalf("one run: %v %v", one, err)
 	}
-	all, err := FindLeftovers(ctx, f.client, "", "")
+	all, err := kubekit.FindLeftovers(ctx, f.Client, "", "")
 	if err != nil || len(all) != 2 {
 		t.Fatalf("all runs: %v %v", all, err)
 	}
-	if res := DeleteObjects(ctx, f.client, all, time.Second); res.Err() != nil || len(res.Deleted) != 2 {
+	if res := kubekit.DeleteObjects(ctx, f.Client, all, time.Second); res.Err() != nil || len(res.Deleted) != 2 {
 		t.Fatalf("delete: %+v", res)
 	}
-	if _, err := f.client.CoreV1().Pods("bench").Get(ctx, "someone-elses", metav1.GetOptions{}); err != nil {
+	if _, err := f.Client.CoreV1().Pods("bench").Get(ctx, "someone-elses", metav1.GetOptions{}); err != nil {
 		t.Errorf("an unlabelled pod was touched: %v", err)
 	}
-	vols, err := FindReleasedVolumes(ctx, f.client)
+	vols, err := kubekit.FindReleasedVolumes(ctx, f.Client)
 	if err != nil || len(vols) != 1 || vols[0].Name != "pv-ours" || vols[0].Command != "kubectl delete pv pv-ours" {
 		t.Errorf("released volumes: %+v %v", vols, err)
 	}
@@ -156,18 +164,18 @@ func TestResolveClass(t *testing.T) {
 			Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}}, Provisioner: "p"}
 	}
 	now := time.Now()
-	f := newFakeCluster(t, def("local-path", now.Add(-time.Hour)), def("longhorn", now))
-	if name, note, err := ResolveClass(ctx, f.client, "default"); err != nil || name != "longhorn" || !strings.Contains(note, "longhorn, the cluster's default") {
+	f := kubekittest.NewFake(t, def("local-path", now.Add(-time.Hour)), def("longhorn", now))
+	if name, note, err := kubekit.ResolveClass(ctx, f.Client, "default"); err != nil || name != "longhorn" || !strings.Contains(note, "longhorn, the cluster's default") {
 		t.Errorf("default: %q %q %v", name, note, err)
 	}
-	if name, _, err := ResolveClass(ctx, f.client, "fast"); err != nil || name != "fast" {
+	if name, _, err := kubekit.ResolveClass(ctx, f.Client, "fast"); err != nil || name != "fast" {
 		t.Errorf("a named class: %q %v", name, err)
 	}
-	named := newFakeCluster(t, def("local-path", now), &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Provisioner: "p"})
-	if name, note, err := ResolveClass(ctx, named.client, "default"); err != nil || name != "default" || note != "" {
+	named := kubekittest.NewFake(t, def("local-path", now), &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Provisioner: "p"})
+	if name, note, err := kubekit.ResolveClass(ctx, named.Client, "default"); err != nil || name != "default" || note != "" {
 		t.Errorf("a class named default: %q %q %v", name, note, err)
 	}
-	if _, _, err := ResolveClass(ctx, newFakeCluster(t).client, "default"); err == nil || !strings.Contains(err.Error(), "no default StorageClass") {
+	if _, _, err := kubekit.ResolveClass(ctx, kubekittest.NewFake(t).Client, "default"); err == nil || !strings.Contains(err.Error(), "no default StorageClass") {
 		t.Errorf("no default: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/netround"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
@@ -50,7 +51,7 @@ workloads:
 // disk and the network no longer binds.
 func TestClusterNetfsBreakdownOnShapedLinks(t *testing.T) {
 	e := integration(t)
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ workloads:
 // through fio's pod, and the result is attributed to the CPU.
 func TestClusterNeighbourCPUSeenThroughThePod(t *testing.T) {
 	e := integration(t)
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/storbench/storbench/internal/testenv"
-
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -36,12 +34,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/storbench/storbench/internal/app"
+	"github.com/storbench/storbench/internal/classcheck"
 	"github.com/storbench/storbench/internal/cli"
 	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/runner/runnertest"
+	"github.com/storbench/storbench/internal/testenv"
 	"github.com/storbench/storbench/test/kubetest"
 )
 
@@ -77,7 +78,7 @@ func (e *env) class(t *testing.T, name string) {
 	t.Helper()
 	wffc := storagev1.VolumeBindingWaitForFirstConsumer
 	_, err := e.client.StorageV1().StorageClasses().Create(context.Background(), &storagev1.StorageClass{
-		ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: kube.NoProvisioner, VolumeBindingMode: &wffc,
+		ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: kubekit.NoProvisioner, VolumeBindingMode: &wffc,
 		Parameters: nil}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +168,7 @@ func (e *env) fakeNodes(t *testing.T) {
 		for name := range kwokNodes {
 			for {
 				n, err := e.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-				if err == nil && kube.NodeReady(*n) {
+				if err == nil && kubekit.NodeReady(*n) {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -186,7 +187,7 @@ func (e *env) fakeNodes(t *testing.T) {
 // labelled counts the pods and PVCs storbench left anywhere.
 func (e *env) labelled(t *testing.T) []result.KubeObject {
 	t.Helper()
-	objs, err := kube.FindLeftovers(context.Background(), e.client, "", "")
+	objs, err := kubekit.FindLeftovers(context.Background(), e.client, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestClusterKwokConformance(t *testing.T) {
 	class := unique("sb-conf")
 	e.class(t, class)
 	e.fakePVs(t, class, 1)
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestClusterRealNodeConformance(t *testing.T) {
 	class := unique("sb-realconf")
 	e.class(t, class)
 	e.realPV(t, class, t.TempDir(), "1Gi", false)
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +315,7 @@ func TestClusterRealNodeEndToEnd(t *testing.T) {
 		if res.Status != result.StatusComplete || len(res.Directions()) == 0 {
 			t.Errorf("result %s: %s %s", res.Workload, res.Status, res.Error)
 		}
-		for k, want := range map[string]string{"node": realNode, "storage_class": class, "provisioner": kube.NoProvisioner,
+		for k, want := range map[string]string{"node": realNode, "storage_class": class, "provisioner": kubekit.NoProvisioner,
 			"pv": class + "-pv", "volume_node": realNode, "fio_version": "fio-3.33", "target_kind": "kubernetes"} {
 			if res.Labels[k] != want {
 				t.Errorf("%s: label %s = %q, want %q", res.Workload, k, res.Labels[k], want)
@@ -667,12 +668,12 @@ func apply(ctx context.Context, c kubernetes.Interface, obj runtime.Object) erro
 // opt-in component is applied, it may patch nodes and delete PVs.
 func optInRBAC(t *testing.T, e *env, saKubeconfig string) {
 	ctx := context.Background()
-	sa, err := kube.Connect(kube.ConnectOptions{Kubeconfig: saKubeconfig, Namespace: "storbench"})
+	sa, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: saKubeconfig, Namespace: "storbench"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	optIn := append(append([]kube.Permission{}, kube.ClassNodeChangePermissions...), kube.KubeletStatsPermissions...)
-	access, err := kube.CheckAccess(ctx, sa.Client, "storbench", optIn)
+	optIn := append(append([]kubekit.Permission{}, classcheck.NodeChangePermissions...), kube.KubeletStatsPermissions...)
+	access, err := kubekit.CheckAccess(ctx, sa.Client, "storbench", optIn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -708,7 +709,7 @@ func optInRBAC(t *testing.T, e *env, saKubeconfig string) {
 		e.client.RbacV1().ClusterRoleBindings().Delete(context.Background(), "storbench-class-node-changes", metav1.DeleteOptions{})
 		e.client.RbacV1().ClusterRoles().Delete(context.Background(), "storbench-class-node-changes", metav1.DeleteOptions{})
 	})
-	if access, err = kube.CheckAccess(ctx, sa.Client, "storbench", kube.ClassNodeChangePermissions); err != nil {
+	if access, err = kubekit.CheckAccess(ctx, sa.Client, "storbench", classcheck.NodeChangePermissions); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range access {
@@ -726,7 +727,7 @@ func TestClusterRealNodeImageCannotBePulled(t *testing.T) {
 	class := unique("sb-pull")
 	e.class(t, class)
 	e.realPV(t, class, t.TempDir(), "1Gi", false)
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -740,7 +741,7 @@ func TestClusterRealNodeImageCannotBePulled(t *testing.T) {
 		t.Fatal("a pod whose image cannot be pulled was prepared")
 	}
 	t.Logf("%s: %v", took.Round(time.Millisecond), err)
-	var ie *kube.ImageError
+	var ie *kubekit.ImageError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "--image") || !strings.Contains(err.Error(), "ctr images import") {
 		t.Errorf("want the ways out, got %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 )
@@ -18,9 +19,9 @@ const TargetPrefix = "k8s:"
 // class, and a class makes a target per node. Its fields are the
 // request's Kubernetes settings.
 type Kind struct {
-	Cluster ConnectOptions
+	Cluster kubekit.ConnectOptions
 	// Nodes chooses the nodes; its Tolerations are the pod overrides'.
-	Nodes  NodeChoice
+	Nodes  kubekit.NodeChoice
 	Target TargetOptions
 }
 
@@ -66,21 +67,21 @@ func (ClassSpec) Target(runner.Options) (runner.Target, error) { return nil, run
 func (k Kind) Open(ctx context.Context, specs []runner.Spec, o runner.GroupOptions) (*runner.Group, error) {
 	opts := k.Target
 	opts.Report = o.Report
-	cluster, err := Connect(k.Cluster)
+	cluster, err := kubekit.Connect(k.Cluster)
 	if err != nil {
 		return nil, &runner.RefusedError{Err: err}
 	}
 	lctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	choice := k.Nodes
-	choice.Tolerations = OverrideTolerations(opts.PodOverrides)
-	nodes, skipped, err := ResolveNodes(lctx, cluster.Client, choice)
+	choice.Tolerations = kubekit.OverrideTolerations(opts.PodOverrides)
+	nodes, skipped, err := kubekit.ResolveNodes(lctx, cluster.Client, choice)
 	if err != nil {
 		return nil, &runner.RefusedError{Err: fmt.Errorf("choosing nodes on %s: %w", cluster.Host, err)}
 	}
 	classes := make([]string, len(specs))
 	for i, s := range specs {
-		name, note, err := ResolveClass(lctx, cluster.Client, strings.TrimPrefix(s.String(), TargetPrefix))
+		name, note, err := kubekit.ResolveClass(lctx, cluster.Client, strings.TrimPrefix(s.String(), TargetPrefix))
 		if err != nil {
 			return nil, &runner.RefusedError{Err: err}
 		}
@@ -91,7 +92,7 @@ func (k Kind) Open(ctx context.Context, specs []runner.Spec, o runner.GroupOptio
 	}
 	mem := runner.Memory{Whose: "the largest node's memory"}
 	var known bool
-	if mem.Bytes, known, err = NodeMemory(lctx, cluster.Client, nodes); err != nil {
+	if mem.Bytes, known, err = kubekit.NodeMemory(lctx, cluster.Client, nodes); err != nil {
 		return nil, err
 	}
 	if !known {

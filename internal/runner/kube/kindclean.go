@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 )
@@ -30,7 +31,7 @@ type CleanOptions struct {
 	// stopped (MarkStopped), and notes what it did; the library gives it
 	// (the start command runs over SSH with what the run kept on this
 	// machine). Nil starts nothing: the notes say the node is down.
-	StartStopped func(ctx context.Context, c *Cluster, m NodeMark, rep *result.KubeCleanup)
+	StartStopped func(ctx context.Context, c *kubekit.Cluster, m kubekit.NodeMark, rep *result.KubeCleanup)
 }
 
 // Clean deletes, in k's cluster (its Cluster.Namespace, or every
@@ -43,7 +44,7 @@ type CleanOptions struct {
 // Failed, not an error. A cluster that cannot be reached with the
 // configuration named is a *runner.RefusedError.
 func (k Kind) Clean(ctx context.Context, req CleanOptions) (*result.KubeCleanup, error) {
-	c, err := Connect(k.Cluster)
+	c, err := kubekit.Connect(k.Cluster)
 	if err != nil {
 		return nil, &runner.RefusedError{Err: err}
 	}
@@ -53,10 +54,10 @@ func (k Kind) Clean(ctx context.Context, req CleanOptions) (*result.KubeCleanup,
 	ns := k.Cluster.Namespace
 	rep := &result.KubeCleanup{DryRun: req.DryRun, Namespace: ns, Found: []result.KubeObject{}, Deleted: []result.KubeObject{},
 		Failed: []result.KubeFailure{}, Volumes: []result.ReleasedVolume{}}
-	objs, err := FindLeftovers(wctx, c.Client, ns, req.RunID)
+	objs, err := kubekit.FindLeftovers(wctx, c.Client, ns, req.RunID)
 	if apierrors.IsForbidden(err) && ns == "" {
 		rep.Namespace = c.Namespace()
-		objs, err = FindLeftovers(wctx, c.Client, rep.Namespace, req.RunID)
+		objs, err = kubekit.FindLeftovers(wctx, c.Client, rep.Namespace, req.RunID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cleanup on %s: %w", c.Host, err)
@@ -91,14 +92,14 @@ func (k Kind) Clean(ctx context.Context, req CleanOptions) (*result.KubeCleanup,
 				podsAndClaims = append(podsAndClaims, o)
 			}
 		}
-		res := DeleteObjects(wctx, c.Client, podsAndClaims, req.Timeout)
+		res := kubekit.DeleteObjects(wctx, c.Client, podsAndClaims, req.Timeout)
 		rep.Deleted = append(rep.Deleted, res.Deleted...)
 		for o, e := range res.Failed {
 			rep.Failed = append(rep.Failed, result.KubeFailure{KubeObject: o, Error: e.Error()})
 		}
 		sort.Slice(rep.Failed, func(i, j int) bool { return rep.Failed[i].String() < rep.Failed[j].String() })
 	}
-	if vols, err := FindReleasedVolumes(wctx, c.Client); err == nil {
+	if vols, err := kubekit.FindReleasedVolumes(wctx, c.Client); err == nil {
 		rep.Volumes = append(rep.Volumes, vols...)
 	} else if !apierrors.IsForbidden(err) {
 		return nil, err
@@ -115,8 +116,8 @@ func (k Kind) Clean(ctx context.Context, req CleanOptions) (*result.KubeCleanup,
 
 // deleteNamespaces removes namespaces storbench created (labelled) that hold
 // no pods or PVCs any more.
-func deleteNamespaces(ctx context.Context, c *Cluster, only string) ([]string, error) {
-	list, err := c.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: Selector("")})
+func deleteNamespaces(ctx context.Context, c *kubekit.Cluster, only string) ([]string, error) {
+	list, err := c.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: kubekit.Selector("")})
 	if err != nil {
 		return nil, fmt.Errorf("listing storbench's namespaces: %w", err)
 	}
@@ -166,20 +167,22 @@ func youngerThan(runID string, d time.Duration) bool {
 // lifts the cordons and out-of-service taints they left on nodes (found by
 // storbench's annotations), and says so in the report's notes; what it
 // could not lift is a failure.
-func cleanupNodeMarks(ctx context.Context, c *Cluster, req CleanOptions, rep *result.KubeCleanup) {
-	marks, err := FindNodeMarks(ctx, c.Client, req.RunID)
+func cleanupNodeMarks(ctx context.Context, c *kubekit.Cluster, req CleanOptions, rep *result.KubeCleanup) {
+	marks, err := kubekit.FindNodeMarks(ctx, c.Client, req.RunID)
 	if err != nil {
 		rep.Notes = append(rep.Notes, "could not look for cordons and taints storbench left on nodes: "+err.Error())
 		return
 	}
 	// A stopped node is started first: its pods go, and its taint is
 	// lifted, once it is back.
-	sort.SliceStable(marks, func(i, j int) bool { return marks[i].What == MarkStopped && marks[j].What != MarkStopped })
+	sort.SliceStable(marks, func(i, j int) bool {
+		return marks[i].What == kubekit.MarkStopped && marks[j].What != kubekit.MarkStopped
+	})
 	for _, m := range marks {
 		if youngerThan(m.RunID, req.OlderThan) {
 			continue
 		}
-		if m.What == MarkStopped {
+		if m.What == kubekit.MarkStopped {
 			if req.StartStopped != nil {
 				req.StartStopped(ctx, c, m, rep)
 			} else {
@@ -191,7 +194,7 @@ func cleanupNodeMarks(ctx context.Context, c *Cluster, req CleanOptions, rep *re
 			rep.Notes = append(rep.Notes, fmt.Sprintf("would lift the %s storbench run %s left on node %s", m.What, m.RunID, m.Node))
 			continue
 		}
-		if err := UndoNodeMark(ctx, c.Client, m); err != nil {
+		if err := kubekit.UndoNodeMark(ctx, c.Client, m); err != nil {
 			rep.Failed = append(rep.Failed, result.KubeFailure{KubeObject: result.KubeObject{Kind: "node", Name: m.Node, RunID: m.RunID}, Error: err.Error()})
 			rep.Notes = append(rep.Notes, fmt.Sprintf("could NOT lift the %s storbench run %s left on node %s: %v", m.What, m.RunID, m.Node, err))
 			continue
@@ -202,12 +205,12 @@ func cleanupNodeMarks(ctx context.Context, c *Cluster, req CleanOptions, rep *re
 
 // findSnapshots adds the VolumeSnapshots storbench's labels mark to the
 // report's Found (kind "volumesnapshot").
-func findSnapshots(ctx context.Context, c *Cluster, ns string, req CleanOptions, rep *result.KubeCleanup) ([]Snapshot, error) {
-	snaps, err := FindSnapshots(ctx, c.Client, ns, req.RunID)
+func findSnapshots(ctx context.Context, c *kubekit.Cluster, ns string, req CleanOptions, rep *result.KubeCleanup) ([]kubekit.Snapshot, error) {
+	snaps, err := kubekit.FindSnapshots(ctx, c.Client, ns, req.RunID)
 	if err != nil {
 		return nil, err
 	}
-	var out []Snapshot
+	var out []kubekit.Snapshot
 	for _, s := range snaps {
 		if youngerThan(s.RunID, req.OlderThan) {
 			continue
@@ -220,10 +223,10 @@ func findSnapshots(ctx context.Context, c *Cluster, ns string, req CleanOptions,
 
 // deleteSnapshots deletes them (their contents go as their class's
 // deletionPolicy says) before the claims they were taken of.
-func deleteSnapshots(ctx context.Context, c *Cluster, snaps []Snapshot, rep *result.KubeCleanup) {
+func deleteSnapshots(ctx context.Context, c *kubekit.Cluster, snaps []kubekit.Snapshot, rep *result.KubeCleanup) {
 	for _, s := range snaps {
 		o := result.KubeObject{Kind: "volumesnapshot", Namespace: s.Namespace, Name: s.Name, RunID: s.RunID}
-		if err := DeleteSnapshot(ctx, c.Client, s); err != nil {
+		if err := kubekit.DeleteSnapshot(ctx, c.Client, s); err != nil {
 			rep.Failed = append(rep.Failed, result.KubeFailure{KubeObject: o, Error: err.Error()})
 			continue
 		}

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/storbench/storbench/internal/testenv"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,11 +19,14 @@ import (
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/kubekit"
+	"github.com/storbench/storbench/internal/kubekit/kubekittest"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/runnertest"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 const testRunID = "20261122-101500-abcd"
@@ -33,19 +34,19 @@ const testRunID = "20261122-101500-abcd"
 func need() runner.Need { return runner.Need{RunID: testRunID, FileSize: 8 << 20} }
 
 func TestPrepareCreatesLabelledObjectsAndCleansUp(t *testing.T) {
-	f := newFakeCluster(t)
+	f := kubekittest.NewFake(t)
 	var reports []string
-	tg := NewTarget(f.cluster(), "fast", "node-a", 1, TargetOptions{Timeout: 5 * time.Second,
+	tg := NewTarget(f.Cluster(), "fast", "node-a", 1, TargetOptions{Timeout: 5 * time.Second,
 		Report: func(_, msg string) { reports = append(reports, msg) }})
 	p, err := tg.Prepare(context.Background(), need())
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod, err := f.client.CoreV1().Pods("bench").Get(context.Background(), objectName(testRunID, 1), metav1.GetOptions{})
+	pod, err := f.Client.CoreV1().Pods("bench").Get(context.Background(), objectName(testRunID, 1), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pod.Labels[LabelManagedBy] != ManagedBy || pod.Labels[LabelRunID] != testRunID {
+	if pod.Labels[kubekit.LabelManagedBy] != kubekit.ManagedBy || pod.Labels[kubekit.LabelRunID] != testRunID {
 		t.Errorf("pod labels = %v", pod.Labels)
 	}
 	if got := pod.Spec.NodeSelector["kubernetes.io/hostname"]; got != "node-a" {
@@ -68,20 +69,20 @@ func TestPrepareCreatesLabelledObjectsAndCleansUp(t *testing.T) {
 	if p.Local || p.Telemetry == nil {
 		t.Errorf("a pod's target says Local %v, offers telemetry %v", p.Local, p.Telemetry != nil)
 	}
-	if f.labelled() != 2 {
-		t.Errorf("%d labelled objects, want a pod and a PVC", f.labelled())
+	if f.Labelled() != 2 {
+		t.Errorf("%d labelled objects, want a pod and a PVC", f.Labelled())
 	}
 	if err := p.Cleanup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.labelled(); n != 0 {
+	if n := f.Labelled(); n != 0 {
 		t.Errorf("%d labelled objects left after cleanup", n)
 	}
 	if len(reports) != 1 || !strings.Contains(reports[0], "kubectl delete pv pv-"+objectName(testRunID, 1)) {
 		t.Errorf("Retain volume not reported with its command: %q", reports)
 	}
 	var wiped bool
-	for _, c := range f.exec.commands() {
+	for _, c := range f.Exec.Commands() {
 		if strings.Contains(strings.Join(c, " "), "rm -f "+TestFileName) {
 			wiped = true
 		}
@@ -120,9 +121,9 @@ func TestPreparationFailuresExplainAndLeaveNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeCluster(t, tc.events...)
-			f.noBind, f.noSchedule = tc.noBind, tc.noSchedule
-			tg := NewTarget(f.cluster(), "fast", "node-a", 1, TargetOptions{Timeout: 600 * time.Millisecond})
+			f := kubekittest.NewFake(t, tc.events...)
+			f.NoBind, f.NoSchedule = tc.noBind, tc.noSchedule
+			tg := NewTarget(f.Cluster(), "fast", "node-a", 1, TargetOptions{Timeout: 600 * time.Millisecond})
 			start := time.Now()
 			_, err := tg.Prepare(context.Background(), need())
 			if err == nil {
@@ -136,7 +137,7 @@ func TestPreparationFailuresExplainAndLeaveNothing(t *testing.T) {
 					t.Errorf("error lacks %q: %v", w, err)
 				}
 			}
-			if n := f.labelled(); n != 0 {
+			if n := f.Labelled(); n != 0 {
 				t.Errorf("%d labelled objects left after a failed Prepare", n)
 			}
 		})
@@ -144,14 +145,14 @@ func TestPreparationFailuresExplainAndLeaveNothing(t *testing.T) {
 }
 
 func TestPodThatStopsFailsAtOnce(t *testing.T) {
-	f := newFakeCluster(t)
-	f.mutatePod = func(pod *corev1.Pod) {
+	f := kubekittest.NewFake(t)
+	f.MutatePod = func(pod *corev1.Pod) {
 		pod.Status.Phase = corev1.PodFailed
 		pod.Status.Conditions = nil
-		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ContainerName, State: corev1.ContainerState{
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: kubekit.ContainerName, State: corev1.ContainerState{
 			Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: "storbench: this image has no fio"}}}}
 	}
-	tg := NewTarget(f.cluster(), "fast", "node-a", 1, TargetOptions{Timeout: time.Minute})
+	tg := NewTarget(f.Cluster(), "fast", "node-a", 1, TargetOptions{Timeout: time.Minute})
 	start := time.Now()
 	_, err := tg.Prepare(context.Background(), need())
 	if err == nil || !strings.Contains(err.Error(), "has no fio") {
@@ -173,8 +174,8 @@ func TestExecErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			le := &localExec{root: t.TempDir(), fail: tc.err}
-			c := &PodCmder{Exec: le, Namespace: "bench", Pod: "p", Container: ContainerName}
+			le := &kubekittest.LocalExec{Root: t.TempDir(), Fail: tc.err}
+			c := &kubekit.PodCmder{Exec: le, Namespace: "bench", Pod: "p", Container: kubekit.ContainerName}
 			err := c.Command(context.Background(), "fio", "--version").Run()
 			var re *execx.RunError
 			if !errors.As(err, &re) {
@@ -192,11 +193,11 @@ func TestExecErrors(t *testing.T) {
 }
 
 func TestDeletionErrorIsReported(t *testing.T) {
-	f := newFakeCluster(t)
-	f.client.PrependReactor("delete", "persistentvolumeclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
+	f := kubekittest.NewFake(t)
+	f.Client.PrependReactor("delete", "persistentvolumeclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, errors.New("etcdserver: request timed out")
 	})
-	tg := NewTarget(f.cluster(), "fast", "node-b", 1, TargetOptions{Timeout: time.Second})
+	tg := NewTarget(f.Cluster(), "fast", "node-b", 1, TargetOptions{Timeout: time.Second})
 	p, err := tg.Prepare(context.Background(), need())
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +214,7 @@ func TestDeletionErrorIsReported(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	f := newFakeCluster(t)
+	f := kubekittest.NewFake(t)
 	cases := []struct {
 		name, class, node string
 		opts              TargetOptions
@@ -229,7 +230,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tg := NewTarget(f.cluster(), tc.class, tc.node, 1, tc.opts)
+			tg := NewTarget(f.Cluster(), tc.class, tc.node, 1, tc.opts)
 			err := tg.Check(context.Background(), runner.Need{RunID: testRunID, FileSize: tc.fileSize})
 			switch {
 			case tc.want == "" && err != nil:
@@ -239,7 +240,7 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
-	if n := f.labelled(); n != 0 {
+	if n := f.Labelled(); n != 0 {
 		t.Errorf("Check created %d objects", n)
 	}
 }
@@ -256,45 +257,45 @@ func TestPodOverridesMerge(t *testing.T) {
 		t.Errorf("overrides not applied: %+v", pod.Spec)
 	}
 	c := pod.Spec.Containers[0]
-	if c.Resources.Limits.Cpu().String() != "2" || c.Image != DefaultImage || c.WorkingDir != WorkDir {
+	if c.Resources.Limits.Cpu().String() != "2" || c.Image != kubekit.DefaultImage || c.WorkingDir != WorkDir {
 		t.Errorf("container not merged by name: %+v", c)
 	}
-	if pod.Labels[LabelManagedBy] != ManagedBy {
+	if pod.Labels[kubekit.LabelManagedBy] != kubekit.ManagedBy {
 		t.Error("managed-by label lost")
 	}
-	if tol := OverrideTolerations(patch); len(tol) != 1 {
+	if tol := kubekit.OverrideTolerations(patch); len(tol) != 1 {
 		t.Errorf("tolerations read from the patch: %v", tol)
 	}
 }
 
 func TestResolveNodes(t *testing.T) {
-	tainted := node("cp", map[string]string{"node-role.kubernetes.io/control-plane": "true"})
+	tainted := kubekittest.Node("cp", map[string]string{"node-role.kubernetes.io/control-plane": "true"})
 	tainted.Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
-	notReady := node("down", nil)
+	notReady := kubekittest.Node("down", nil)
 	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
-	fake := node("kwok-node-1", nil) // Ready, untainted: kwok's fake node runs no container
+	fake := kubekittest.Node("kwok-node-1", nil) // Ready, untainted: kwok's fake node runs no container
 	fake.Annotations = map[string]string{"kwok.x-k8s.io/node": "fake"}
-	cordoned := node("drained", nil)
+	cordoned := kubekittest.Node("drained", nil)
 	cordoned.Spec.Unschedulable = true
-	f := newFakeCluster(t, tainted, notReady, fake, cordoned)
+	f := kubekittest.NewFake(t, tainted, notReady, fake, cordoned)
 	cases := []struct {
 		name        string
-		ch          NodeChoice
+		ch          kubekit.NodeChoice
 		want        string
 		wantSkipped int
 		wantErr     string
 	}{
-		{"all", NodeChoice{Names: []string{"all"}}, "node-a,node-b", 4, ""},
-		{"selector", NodeChoice{Selector: "storage=sd"}, "node-b", 0, ""},
-		{"named tainted node is kept", NodeChoice{Names: []string{"cp", "node-a"}}, "cp,node-a", 0, ""},
-		{"tolerated taint", NodeChoice{Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists}}}, "cp,node-a,node-b", 3, ""},
-		{"missing node", NodeChoice{Names: []string{"nope"}}, "", 0, `node "nope" does not exist`},
-		{"nothing matches", NodeChoice{Selector: "storage=tape"}, "", 0, "no usable node matches"},
-		{"bad selector", NodeChoice{Selector: "a=b=c"}, "", 0, "NodeChoice.Selector"},
+		{"all", kubekit.NodeChoice{Names: []string{"all"}}, "node-a,node-b", 4, ""},
+		{"selector", kubekit.NodeChoice{Selector: "storage=sd"}, "node-b", 0, ""},
+		{"named tainted node is kept", kubekit.NodeChoice{Names: []string{"cp", "node-a"}}, "cp,node-a", 0, ""},
+		{"tolerated taint", kubekit.NodeChoice{Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists}}}, "cp,node-a,node-b", 3, ""},
+		{"missing node", kubekit.NodeChoice{Names: []string{"nope"}}, "", 0, `node "nope" does not exist`},
+		{"nothing matches", kubekit.NodeChoice{Selector: "storage=tape"}, "", 0, "no usable node matches"},
+		{"bad selector", kubekit.NodeChoice{Selector: "a=b=c"}, "", 0, "NodeChoice.Selector"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			nodes, skipped, err := ResolveNodes(context.Background(), f.client, tc.ch)
+			nodes, skipped, err := kubekit.ResolveNodes(context.Background(), f.Client, tc.ch)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("want error %q, got %v", tc.wantErr, err)
@@ -310,7 +311,7 @@ func TestResolveNodes(t *testing.T) {
 		})
 	}
 	// Each skipped node is named with why, for the plan printed before the run.
-	_, skipped, err := ResolveNodes(context.Background(), f.client, NodeChoice{Names: []string{"all"}})
+	_, skipped, err := kubekit.ResolveNodes(context.Background(), f.Client, kubekit.NodeChoice{Names: []string{"all"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,23 +328,23 @@ func TestResolveNodes(t *testing.T) {
 func TestPodCmderConformance(t *testing.T) {
 	testenv.Fio(t)
 	runnertest.Conformance(t, func(t *testing.T) runnertest.Env {
-		le := &localExec{root: t.TempDir()}
+		le := &kubekittest.LocalExec{Root: t.TempDir()}
 		t.Cleanup(func() {
 			deadline := time.Now().Add(10 * time.Second)
-			for le.alive() > 0 && time.Now().Before(deadline) {
+			for le.Alive() > 0 && time.Now().Before(deadline) {
 				time.Sleep(50 * time.Millisecond)
 			}
-			if n := le.alive(); n > 0 {
+			if n := le.Alive(); n > 0 {
 				t.Errorf("%d commands still run after their context was cancelled", n)
 			}
 		})
-		return runnertest.Env{Cmder: &PodCmder{Exec: le, Namespace: "ns", Pod: "pod", Container: ContainerName}, ExitCodeKnown: true}
+		return runnertest.Env{Cmder: &kubekit.PodCmder{Exec: le, Namespace: "ns", Pod: "pod", Container: kubekit.ContainerName}, ExitCodeKnown: true}
 	})
 }
 
 func TestSetDirAndEnv(t *testing.T) {
-	le := &localExec{root: t.TempDir()}
-	c := &PodCmder{Exec: le, Namespace: "ns", Pod: "pod", Container: ContainerName}
+	le := &kubekittest.LocalExec{Root: t.TempDir()}
+	c := &kubekit.PodCmder{Exec: le, Namespace: "ns", Pod: "pod", Container: kubekit.ContainerName}
 	out, err := execx.Output(c.Command(context.Background(), "sh", "-c", "mkdir -p sub && echo ok").SetDir(""))
 	if err != nil || strings.TrimSpace(string(out)) != "ok" {
 		t.Fatal(out, err)
@@ -352,7 +353,7 @@ func TestSetDirAndEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.TrimSpace(string(out)); got != filepath.Join(le.root, "ns", "pod", "sub")+" hi" {
+	if got := strings.TrimSpace(string(out)); got != filepath.Join(le.Root, "ns", "pod", "sub")+" hi" {
 		t.Errorf("got %q", got)
 	}
 }
@@ -361,8 +362,8 @@ func TestSetDirAndEnv(t *testing.T) {
 // is stopped in every pod and no labelled object remains.
 func TestInterruptDeletesEverything(t *testing.T) {
 	testenv.Fio(t)
-	f := newFakeCluster(t)
-	c := f.cluster()
+	f := kubekittest.NewFake(t)
+	c := f.Cluster()
 	var targets []runner.Target
 	for i, n := range []string{"node-a", "node-b"} {
 		targets = append(targets, NewTarget(c, "fast", n, i+1, TargetOptions{Timeout: 5 * time.Second}))
@@ -394,18 +395,18 @@ workloads:
 	if run.Status != result.StatusInterrupted {
 		t.Errorf("run status %s", run.Status)
 	}
-	if n := f.labelled(); n != 0 {
+	if n := f.Labelled(); n != 0 {
 		t.Errorf("%d labelled objects left", n)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for f.exec.alive() > 0 && time.Now().Before(deadline) {
+	for f.Exec.Alive() > 0 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if n := f.exec.alive(); n != 0 {
+	if n := f.Exec.Alive(); n != 0 {
 		t.Errorf("%d fio processes outlived the interrupt", n)
 	}
 	var stops int
-	for _, c := range f.exec.commands() {
+	for _, c := range f.Exec.Commands() {
 		if len(c) > 3 && c[3] == "storbench-stop" {
 			stops++
 		}
@@ -446,11 +447,11 @@ func TestFitSize(t *testing.T) {
 }
 
 func TestNodeMemory(t *testing.T) {
-	big := node("big", nil)
+	big := kubekittest.Node("big", nil)
 	big.Status.Capacity[corev1.ResourceMemory] = *resource.NewQuantity(32<<30, resource.BinarySI)
-	blind := node("blind", nil)
+	blind := kubekittest.Node("blind", nil)
 	blind.Status.Capacity = nil
-	f := newFakeCluster(t, big, blind)
+	f := kubekittest.NewFake(t, big, blind)
 	for _, tc := range []struct {
 		nodes []string
 		want  int64
@@ -462,7 +463,7 @@ func TestNodeMemory(t *testing.T) {
 		{[]string{"blind", "node-b"}, 8 << 30, true},
 		{[]string{"gone"}, 0, false},
 	} {
-		got, known, err := NodeMemory(context.Background(), f.client, tc.nodes)
+		got, known, err := kubekit.NodeMemory(context.Background(), f.Client, tc.nodes)
 		if err != nil || got != tc.want || known != tc.known {
 			t.Errorf("%v: %d %v %v, want %d %v", tc.nodes, got, known, err, tc.want, tc.known)
 		}
@@ -488,15 +489,15 @@ func TestHopelessWaitsEndAtOnce(t *testing.T) {
 			want: []string{"not bound: its provisioner failed", "no space left on pool"}},
 		{name: "image not pullable", mutate: func(p *corev1.Pod) {
 			p.Status.Phase, p.Status.Conditions = corev1.PodPending, nil
-			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ContainerName, Image: p.Spec.Containers[0].Image, State: corev1.ContainerState{
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: kubekit.ContainerName, Image: p.Spec.Containers[0].Image, State: corev1.ContainerState{
 				Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "ghcr.io/storbench/storbench-fio:v0"`}}}}
 		}, want: []string{"cannot be had on node node-a", "ImagePullBackOff", "k3s ctr images import", "--image alpine"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeCluster(t, tc.events...)
-			f.noBind, f.mutatePod = tc.noBind, tc.mutate
-			tg := NewTarget(f.cluster(), "fast", "node-a", 1, TargetOptions{Timeout: time.Minute})
+			f := kubekittest.NewFake(t, tc.events...)
+			f.NoBind, f.MutatePod = tc.noBind, tc.mutate
+			tg := NewTarget(f.Cluster(), "fast", "node-a", 1, TargetOptions{Timeout: time.Minute})
 			start := time.Now()
 			_, err := tg.Prepare(context.Background(), need())
 			if err == nil {
@@ -510,7 +511,7 @@ func TestHopelessWaitsEndAtOnce(t *testing.T) {
 					t.Errorf("error lacks %q: %v", w, err)
 				}
 			}
-			if n := f.labelled(); n != 0 {
+			if n := f.Labelled(); n != 0 {
 				t.Errorf("%d labelled objects left", n)
 			}
 		})

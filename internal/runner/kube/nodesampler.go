@@ -14,16 +14,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/telemetry"
 )
-
-// PodSecurityEnforce is the namespace label Pod Security admission
-// enforces: "privileged" (or no label, where the cluster's default is
-// privileged) allows a host-network pod, "baseline" and "restricted"
-// forbid it.
-const PodSecurityEnforce = "pod-security.kubernetes.io/enforce"
 
 // Where node network counters come from, as result.Telemetry's Sources
 // name them.
@@ -37,10 +32,10 @@ const (
 // EffectivePodSecurity) and says whether a hostNetwork pod may run there,
 // and if not why and what label would allow it. A level that cannot be
 // read is not judged: the API server's answer to the pod decides.
-func HostNetworkAllowed(ctx context.Context, c *Cluster, ns string) (bool, string) {
-	ps := EffectivePodSecurity(ctx, c, ns)
-	if podSecurityForbids(ps.Level) {
-		return false, fmt.Sprintf("namespace %s enforces Pod Security %q (%s), which forbids hostNetwork (%s=privileged would allow it)", ns, ps.Level, ps.Source, PodSecurityEnforce)
+func HostNetworkAllowed(ctx context.Context, c *kubekit.Cluster, ns string) (bool, string) {
+	ps := kubekit.EffectivePodSecurity(ctx, c, ns)
+	if kubekit.PodSecurityForbids(ps.Level) {
+		return false, fmt.Sprintf("namespace %s enforces Pod Security %q (%s), which forbids hostNetwork (%s=privileged would allow it)", ns, ps.Level, ps.Source, kubekit.PodSecurityEnforce)
 	}
 	return true, ""
 }
@@ -76,7 +71,7 @@ type nodeStream struct {
 // none.
 type samplerPod struct {
 	node, name string
-	cmder      *PodCmder
+	cmder      *kubekit.PodCmder
 	err        error
 	ready      chan struct{}
 }
@@ -168,7 +163,7 @@ func (s *samplerPods) samplerSpec(name, hostname string) (*corev1.Pod, error) {
 	grace, no := int64(2), false
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns, Labels: s.t.labels(s.runID),
-			Annotations: map[string]string{AnnotationTarget: s.t.Name()}},
+			Annotations: map[string]string{kubekit.AnnotationTarget: s.t.Name()}},
 		Spec: corev1.PodSpec{
 			NodeSelector:                  map[string]string{corev1.LabelHostname: hostname},
 			HostNetwork:                   true,
@@ -177,11 +172,11 @@ func (s *samplerPods) samplerSpec(name, hostname string) (*corev1.Pod, error) {
 			AutomountServiceAccountToken:  &no,
 			EnableServiceLinks:            &no,
 			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-			Containers: []corev1.Container{{Name: ContainerName, Image: s.t.opts.Image, ImagePullPolicy: s.t.opts.PullPolicy,
+			Containers: []corev1.Container{{Name: kubekit.ContainerName, Image: s.t.opts.Image, ImagePullPolicy: s.t.opts.PullPolicy,
 				Command: []string{"sh", "-c", samplerScript}}},
 		},
 	}
-	out, err := ApplyPodOverrides(pod, s.t.opts.PodOverrides)
+	out, err := kubekit.ApplyPodOverrides(pod, s.t.opts.PodOverrides)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +198,7 @@ func (t *Target) hostnameOf(ctx context.Context, node string) string {
 }
 
 // startOne creates the sampler pod on node and waits for it to run.
-func (s *samplerPods) startOne(ctx context.Context, name, node string) (*PodCmder, error) {
+func (s *samplerPods) startOne(ctx context.Context, name, node string) (*kubekit.PodCmder, error) {
 	pods := s.t.cluster.Client.CoreV1().Pods(s.ns)
 	spec, err := s.samplerSpec(name, s.t.hostnameOf(ctx, node))
 	if err != nil {
@@ -212,7 +207,7 @@ func (s *samplerPods) startOne(ctx context.Context, name, node string) (*PodCmde
 	_, err = pods.Create(ctx, spec, metav1.CreateOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
-		return nil, fmt.Errorf("creating a host-network pod is forbidden: %s", apiMessage(err))
+		return nil, fmt.Errorf("creating a host-network pod is forbidden: %s", kubekit.APIMessage(err))
 	case err != nil:
 		return nil, fmt.Errorf("creating sampler pod %s: %w", name, err)
 	}
@@ -239,16 +234,7 @@ func (s *samplerPods) startOne(ctx context.Context, name, node string) (*PodCmde
 		case <-tick.C:
 		}
 	}
-	return &PodCmder{Exec: s.t.cluster.Exec, Namespace: s.ns, Pod: name, Container: ContainerName}, nil
-}
-
-// apiMessage is an API error's message without the client's prefix.
-func apiMessage(err error) string {
-	var se apierrors.APIStatus
-	if errors.As(err, &se) {
-		return se.Status().Message
-	}
-	return err.Error()
+	return &kubekit.PodCmder{Exec: s.t.cluster.Exec, Namespace: s.ns, Pod: name, Container: kubekit.ContainerName}, nil
 }
 
 // delete removes every sampler pod created and waits for them to go.
@@ -265,7 +251,7 @@ func (s *samplerPods) delete(ctx context.Context) error {
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), s.t.opts.Timeout)
 		defer cancel()
 	}
-	return DeleteObjects(ctx, s.t.cluster.Client, made, s.t.opts.Timeout).Err()
+	return kubekit.DeleteObjects(ctx, s.t.cluster.Client, made, s.t.opts.Timeout).Err()
 }
 
 // nodeIP is a node's InternalIP, "" when unknown or unreadable.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
@@ -43,7 +44,7 @@ func TestClusterHostNetworkSamplerTellsNodesApart(t *testing.T) {
 	if ip3 == "" {
 		t.Fatal("the cluster's description has no kreal_node_3_IP")
 	}
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestClusterHostNetworkSamplerTellsNodesApart(t *testing.T) {
 	if w, ok := n3.Stat(result.SeriesDiskWriteBPS); !slices.Contains(disks, n3.Device) || !ok || w.Mean < 1e6 {
 		t.Errorf("kreal-node-3's disk %q wrote %.1f MB/s (series %v), want the busiest, one of %q, writing", n3.Device, w.Mean/1e6, ok, disks)
 	}
-	left, err := e.client.CoreV1().Pods(c.Namespace()).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelRunID + "=" + rs[0].RunID})
+	left, err := e.client.CoreV1().Pods(c.Namespace()).List(ctx, metav1.ListOptions{LabelSelector: kubekit.LabelRunID + "=" + rs[0].RunID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestClusterHostNetworkSamplerTellsNodesApart(t *testing.T) {
 	// A baseline namespace: no sampler, the Summary API instead, said so.
 	ns := unique("storbench-psa")
 	if _, err := e.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
-		Labels: map[string]string{kube.PodSecurityEnforce: "baseline"}}}, metav1.CreateOptions{}); err != nil {
+		Labels: map[string]string{kubekit.PodSecurityEnforce: "baseline"}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -123,7 +124,7 @@ func TestClusterHostNetworkSamplerTellsNodesApart(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	cb, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig, Namespace: ns})
+	cb, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig, Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestClusterHostNetworkSamplerTellsNodesApart(t *testing.T) {
 	if tel.Sources["network"] != kube.SourceSummary {
 		t.Errorf("baseline: network from %q, want the Summary API", tel.Sources["network"])
 	}
-	if !strings.Contains(strings.Join(tel.Missing, "\n"), kube.PodSecurityEnforce+"=privileged") {
+	if !strings.Contains(strings.Join(tel.Missing, "\n"), kubekit.PodSecurityEnforce+"=privileged") {
 		t.Errorf("baseline: missing %v does not name the label that allows the sampler", tel.Missing)
 	}
 	if len(tel.Nodes) != 1 || tel.Nodes[0].Sources["network"] != kube.SourceSummary {
@@ -178,7 +179,7 @@ workloads:
 // gets a notice instead of a host-network endpoint.)
 func TestClusterNetworkAllPairsMeasuresOtherNodesAmongThemselves(t *testing.T) {
 	e := integration(t)
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/storbench/storbench/internal/kubekit"
+	"github.com/storbench/storbench/internal/kubekit/kubekittest"
 	"github.com/storbench/storbench/internal/result"
 )
 
@@ -37,20 +39,20 @@ func TestSamplerCheck(t *testing.T) {
 	} {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench", Labels: map[string]string{}}}
 		if level != "" {
-			ns.Labels[PodSecurityEnforce] = level
+			ns.Labels[kubekit.PodSecurityEnforce] = level
 		}
-		c := samplerCheck(context.Background(), newFakeCluster(t, ns).cluster())
+		c := samplerCheck(context.Background(), kubekittest.NewFake(t, ns).Cluster())
 		if c.Status != want {
 			t.Errorf("level %q: %s %s, want %s", level, c.Status, c.Detail, want)
 		}
-		if want == result.CheckInfo && !strings.Contains(c.Fix, PodSecurityEnforce+"=privileged") {
+		if want == result.CheckInfo && !strings.Contains(c.Fix, kubekit.PodSecurityEnforce+"=privileged") {
 			t.Errorf("level %q: fix %q does not name the label", level, c.Fix)
 		}
-		if ok, why := HostNetworkAllowed(context.Background(), newFakeCluster(t, ns).cluster(), "bench"); ok != (want == result.CheckOK) {
+		if ok, why := HostNetworkAllowed(context.Background(), kubekittest.NewFake(t, ns).Cluster(), "bench"); ok != (want == result.CheckOK) {
 			t.Errorf("level %q: HostNetworkAllowed %v (%s)", level, ok, why)
 		}
 	}
-	if c := samplerCheck(context.Background(), newFakeCluster(t).cluster()); c.Status != result.CheckOK || !strings.Contains(c.Detail, "does not exist yet") {
+	if c := samplerCheck(context.Background(), kubekittest.NewFake(t).Cluster()); c.Status != result.CheckOK || !strings.Contains(c.Detail, "does not exist yet") {
 		t.Errorf("no namespace: %+v", c)
 	}
 }
@@ -59,15 +61,15 @@ func TestSamplerCheck(t *testing.T) {
 // tolerating every taint, and is pinned by the node's hostname label,
 // which may differ from its name.
 func TestSamplerSpecOverridesAndHostname(t *testing.T) {
-	n := node("node-a", nil)
+	n := kubekittest.Node("node-a", nil)
 	n.Labels[corev1.LabelHostname] = "node-a.lan"
-	f := newFakeCluster(t)
-	if _, err := f.client.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+	f := kubekittest.NewFake(t)
+	if _, err := f.Client.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	patch := []byte(`{"spec":{"imagePullSecrets":[{"name":"regcred"}],"tolerations":[{"key":"gpu","operator":"Exists"}],
 		"containers":[{"name":"fio","resources":{"limits":{"memory":"64Mi"}}}]}}`)
-	tg := NewTarget(f.cluster(), "fast", "node-a", 1, TargetOptions{PodOverrides: patch})
+	tg := NewTarget(f.Cluster(), "fast", "node-a", 1, TargetOptions{PodOverrides: patch})
 	s := &samplerPods{t: tg, ns: "bench", base: "b", runID: testRunID}
 	pod, err := s.samplerSpec("b-sampler", tg.hostnameOf(context.Background(), "node-a"))
 	if err != nil {
@@ -86,7 +88,7 @@ func TestSamplerSpecOverridesAndHostname(t *testing.T) {
 	if !all || len(pod.Spec.Tolerations) != 2 {
 		t.Errorf("tolerations %+v: want the user's and tolerate-all", pod.Spec.Tolerations)
 	}
-	if !pod.Spec.HostNetwork || pod.Labels[LabelRunID] != testRunID {
+	if !pod.Spec.HostNetwork || pod.Labels[kubekit.LabelRunID] != testRunID {
 		t.Errorf("sampler lost what it is: %+v", pod)
 	}
 }

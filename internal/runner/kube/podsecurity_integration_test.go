@@ -11,8 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/runner/kube"
 )
 
 // A run in a namespace whose Pod Security level is restricted (the API
@@ -28,7 +28,7 @@ func TestClusterRestrictedNamespaceRunFallsBack(t *testing.T) {
 	e.realPV(t, class, t.TempDir(), "1Gi", false)
 	ns := unique("sb-restricted")
 	_, err := e.client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
-		Labels: map[string]string{kube.PodSecurityEnforce: "restricted"}}}, metav1.CreateOptions{})
+		Labels: map[string]string{kubekit.PodSecurityEnforce: "restricted"}}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/storbench/storbench/internal/kubekit"
+	"github.com/storbench/storbench/internal/kubekit/kubekittest"
 	"github.com/storbench/storbench/internal/result"
 )
 
@@ -31,7 +34,7 @@ func restrictedAdmission(pod *corev1.Pod) error {
 	if ok {
 		return nil
 	}
-	return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, pod.Name, errorString(
+	return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, pod.Name, errors.New(
 		`violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile`))
 }
 
@@ -50,14 +53,14 @@ func TestRestrictedFallback(t *testing.T) {
 		{"restricted namespace", restrictedAdmission, "", ""},
 		{"user's own securityContext kept", restrictedAdmission, `{"spec":{"securityContext":{"runAsUser":2000}}}`, ""},
 		{"refused even so", func(p *corev1.Pod) error {
-			return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, p.Name, errorString(`violates PodSecurity "restricted:latest": volumes`))
+			return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, p.Name, errors.New(`violates PodSecurity "restricted:latest": volumes`))
 		}, "", "and the same pod under the restricted profile too"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeCluster(t)
+			f := kubekittest.NewFake(t)
 			var created []*corev1.Pod
-			f.client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			f.Client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 				pod := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
 				if err := tc.admission(pod); err != nil {
 					return true, nil, err
@@ -65,13 +68,13 @@ func TestRestrictedFallback(t *testing.T) {
 				created = append(created, pod)
 				return false, nil, nil
 			})
-			tg := NewTarget(f.cluster(), "fast", "node-a", 1, TargetOptions{Timeout: 5 * time.Second, PodOverrides: []byte(tc.overrides)})
+			tg := NewTarget(f.Cluster(), "fast", "node-a", 1, TargetOptions{Timeout: 5 * time.Second, PodOverrides: []byte(tc.overrides)})
 			p, err := tg.Prepare(context.Background(), need())
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("got %v, want %q", err, tc.wantErr)
 				}
-				if n := f.labelled(); n != 0 {
+				if n := f.Labelled(); n != 0 {
 					t.Errorf("%d objects left", n)
 				}
 				return
@@ -80,7 +83,7 @@ func TestRestrictedFallback(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Cleanup(context.Background())
-			if len(created) != 1 || *created[0].Spec.SecurityContext.FSGroup != RestrictedUID {
+			if len(created) != 1 || *created[0].Spec.SecurityContext.FSGroup != kubekit.RestrictedUID {
 				t.Fatalf("pods created: %d", len(created))
 			}
 			if tc.overrides != "" && *created[0].Spec.SecurityContext.RunAsUser != 2000 {
@@ -106,14 +109,14 @@ func TestRestrictPod(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{
 		SecurityContext: &corev1.PodSecurityContext{RunAsUser: &root},
 		Containers:      []corev1.Container{{Name: "fio"}}}}
-	got := RestrictPod(pod)
+	got := kubekit.RestrictPod(pod)
 	if pod.Spec.SecurityContext.RunAsNonRoot != nil || pod.Spec.Containers[0].SecurityContext != nil {
 		t.Error("RestrictPod changed its argument")
 	}
 	if err := restrictedAdmission(got); err != nil {
 		t.Error(err)
 	}
-	if *got.Spec.SecurityContext.RunAsUser != RestrictedUID {
+	if *got.Spec.SecurityContext.RunAsUser != kubekit.RestrictedUID {
 		t.Errorf("runAsUser %d: root kept", *got.Spec.SecurityContext.RunAsUser)
 	}
 }

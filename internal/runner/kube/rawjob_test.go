@@ -10,6 +10,7 @@ import (
 
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/kubekit/kubekittest"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/testenv"
@@ -24,8 +25,8 @@ func TestRawJobRunsInThePod(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs kbench's quick IOPS job: 4 jobs of 6 s")
 	}
-	f := newFakeCluster(t)
-	tg := NewTarget(f.cluster(), "fast", "node-a", 1, TargetOptions{Timeout: 5 * time.Second})
+	f := kubekittest.NewFake(t)
+	tg := NewTarget(f.Cluster(), "fast", "node-a", 1, TargetOptions{Timeout: 5 * time.Second})
 	path := "../../fio/testdata/corpus/kbench/iops-quick.fio"
 	jf, err := fio.ReadJobFile(path, fio.ReadOptions{})
 	if err != nil {
@@ -57,7 +58,7 @@ func TestRawJobRunsInThePod(t *testing.T) {
 		t.Errorf("results %s", got)
 	}
 	var wrote, read bool
-	for _, c := range f.exec.commands() {
+	for _, c := range f.Exec.Commands() {
 		line := strings.Join(c, " ")
 		if strings.Contains(line, "printf") && strings.Contains(line, "include") {
 			t.Errorf("the job file reached the pod with its include lines: %s", line)
@@ -70,7 +71,7 @@ func TestRawJobRunsInThePod(t *testing.T) {
 	}
 	// Nothing of the run is left where the pod worked.
 	var left []string
-	filepath.Walk(f.exec.root, func(p string, fi os.FileInfo, err error) error {
+	filepath.Walk(f.Exec.Root, func(p string, fi os.FileInfo, err error) error {
 		if err == nil && !fi.IsDir() || err == nil && strings.Contains(fi.Name(), "storbench-job") {
 			left = append(left, p)
 		}

@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,11 +15,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/storbench/storbench/internal/field"
 	"github.com/storbench/storbench/internal/fio"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/units"
@@ -31,12 +29,8 @@ const (
 	// WorkDir is the container's working directory: the volume's mount (or
 	// an emptyDir beside a raw block device). fio gets paths relative to it.
 	WorkDir = "/storbench"
-	// BlockDevicePath is where a Block-mode volume appears.
-	BlockDevicePath = "/dev/storbench-volume"
 	// TestFileName is the file fio uses on a filesystem volume.
 	TestFileName = "storbench-test.dat"
-	// ContainerName is the fio container's name.
-	ContainerName = "fio"
 )
 
 // TargetOptions configure the PVC and pod of every target.
@@ -58,7 +52,7 @@ type TargetOptions struct {
 
 // Target is one StorageClass on one node.
 type Target struct {
-	cluster *Cluster
+	cluster *kubekit.Cluster
 	class   string
 	node    string
 	index   int
@@ -73,14 +67,14 @@ var (
 
 // NewTarget returns the target for class on node. index makes object names
 // unique within a run.
-func NewTarget(c *Cluster, class, node string, index int, opts TargetOptions) *Target {
+func NewTarget(c *kubekit.Cluster, class, node string, index int, opts TargetOptions) *Target {
 	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
+		opts.Timeout = kubekit.DefaultTimeout
 	}
 	if opts.Image == "" {
-		opts.Image = DefaultImage
+		opts.Image = kubekit.DefaultImage
 	}
-	opts.Image = ImageAlias(opts.Image)
+	opts.Image = kubekit.ImageAlias(opts.Image)
 	if opts.VolumeMode == "" {
 		opts.VolumeMode = corev1.PersistentVolumeFilesystem
 	}
@@ -169,7 +163,7 @@ func objectName(runID string, index int) string {
 }
 
 func (t *Target) labels(runID string) map[string]string {
-	return map[string]string{LabelManagedBy: ManagedBy, LabelName: "storbench", LabelRunID: runID}
+	return map[string]string{kubekit.LabelManagedBy: kubekit.ManagedBy, kubekit.LabelName: "storbench", kubekit.LabelRunID: runID}
 }
 
 // Prepare implements runner.Target: it creates the PVC and the pod, waits
@@ -201,19 +195,19 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 	labels := t.podLabels(env, running, size)
 	if env.restricted {
 		result.LabelPodSecurity.Set(labels, "restricted")
-		cmder := &PodCmder{Exec: t.cluster.Exec, Namespace: o.ns, Pod: o.name, Container: ContainerName}
-		if err := writable(ctx, cmder); err != nil {
+		cmder := &kubekit.PodCmder{Exec: t.cluster.Exec, Namespace: o.ns, Pod: o.name, Container: kubekit.ContainerName}
+		if err := kubekit.Writable(ctx, cmder); err != nil {
 			return nil, fmt.Errorf("target %s: %w", t.Name(), err)
 		}
 	}
-	if n := t.cephLabels(ctx, env.sc, labels); n != "" { // ceph.go
+	if n := kubekit.CephLabels(ctx, t.cluster.Dynamic, env.sc, labels); n != "" {
 		env.notices = append(env.notices, n)
 	}
-	env.notices = append(env.notices, classReplication(env.sc, labels)...) // gluster.go
+	env.notices = append(env.notices, kubekit.ClassReplication(env.sc, labels)...)
 	if err := o.volumeLabels(ctx, labels); err != nil {
 		env.notices = append(env.notices, err.Error())
 	}
-	if n := t.longhornLabels(ctx, labels); n != "" { // ceph.go
+	if n := kubekit.LonghornLabels(ctx, t.cluster.Dynamic, labels); n != "" {
 		env.notices = append(env.notices, n)
 	}
 	return t.prepared(ctx, o, running, labels, env.notices, need)
@@ -270,7 +264,7 @@ func (t *Target) create(ctx context.Context, o *objects, env *targetEnv, need ru
 	size := t.pvcSize(need)
 	pvc := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: o.name, Namespace: env.ns, Labels: t.labels(need.RunID),
-			Annotations: map[string]string{AnnotationTarget: t.Name()}},
+			Annotations: map[string]string{kubekit.AnnotationTarget: t.Name()}},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			StorageClassName: &t.class,
 			AccessModes:      []corev1.PersistentVolumeAccessMode{t.opts.AccessMode},
@@ -283,7 +277,7 @@ func (t *Target) create(ctx context.Context, o *objects, env *targetEnv, need ru
 		return 0, fmt.Errorf("target %s: creating PVC %s/%s: %w", t.Name(), env.ns, o.name, err)
 	}
 	o.pvcCreated = true
-	restricted, err := t.createPod(ctx, pod) // podsecurity_restricted.go
+	restricted, err := kubekit.CreatePod(ctx, t.cluster.Client, pod)
 	if err != nil {
 		return 0, fmt.Errorf("target %s: creating pod %s/%s: %w", t.Name(), env.ns, o.name, err)
 	}
@@ -341,7 +335,7 @@ func (t *Target) podLabels(env *targetEnv, running *corev1.Pod, size int64) map[
 // prepared is the running pod as a prepared target: its exec, the links
 // under its volume, its node's telemetry and its network endpoint.
 func (t *Target) prepared(ctx context.Context, o *objects, running *corev1.Pod, labels map[string]string, notices []string, need runner.Need) (*runner.Prepared, error) {
-	cmder := &PodCmder{Exec: t.cluster.Exec, Namespace: o.ns, Pod: o.name, Container: ContainerName}
+	cmder := &kubekit.PodCmder{Exec: t.cluster.Exec, Namespace: o.ns, Pod: o.name, Container: kubekit.ContainerName}
 	linkFacts(ctx, cmder, labels) // telemetry.go
 	pods := &samplerPods{t: t, ns: o.ns, base: o.name, runID: need.RunID}
 	sample, stopSampling := t.podTelemetry(cmder, o, pods, running.Spec.NodeName, labels)
@@ -360,7 +354,7 @@ func (t *Target) prepared(ctx context.Context, o *objects, running *corev1.Pod, 
 		p.NetPeers = t.netPeers(pods, running.Spec.NodeName, labels) // nodesampler.go
 	}
 	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
-		p.File = fio.File{Name: BlockDevicePath}
+		p.File = fio.File{Name: kubekit.BlockDevicePath}
 		if err := checkBlockVolume(ctx, cmder, need); err != nil {
 			return nil, errors.Join(fmt.Errorf("target %s: %w", t.Name(), err), stopSampling(), pods.delete(ctx))
 		}
@@ -386,7 +380,7 @@ func (t *Target) podSpec(name, ns, runID string, nodeSelector map[string]string)
 	grace := int64(5)
 	no := false
 	c := corev1.Container{
-		Name:            ContainerName,
+		Name:            kubekit.ContainerName,
 		Image:           t.opts.Image,
 		ImagePullPolicy: t.opts.PullPolicy,
 		Command:         []string{"sh", "-c", containerScript},
@@ -401,7 +395,7 @@ func (t *Target) podSpec(name, ns, runID string, nodeSelector map[string]string)
 	vols := []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: name}}}}
 	if t.opts.VolumeMode == corev1.PersistentVolumeBlock {
-		c.VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: BlockDevicePath}}
+		c.VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: kubekit.BlockDevicePath}}
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "work", MountPath: WorkDir}}
 		vols = append(vols, corev1.Volume{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	} else {
@@ -410,7 +404,7 @@ func (t *Target) podSpec(name, ns, runID string, nodeSelector map[string]string)
 	pod := &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: t.labels(runID),
-			Annotations: map[string]string{AnnotationTarget: t.Name()}},
+			Annotations: map[string]string{kubekit.AnnotationTarget: t.Name()}},
 		Spec: corev1.PodSpec{
 			NodeSelector:                  nodeSelector,
 			RestartPolicy:                 corev1.RestartPolicyNever,
@@ -421,52 +415,12 @@ func (t *Target) podSpec(name, ns, runID string, nodeSelector map[string]string)
 			Volumes:                       vols,
 		},
 	}
-	return ApplyPodOverrides(pod, t.opts.PodOverrides)
-}
-
-// ApplyPodOverrides applies the user's --pod-overrides (a strategic-merge
-// patch, JSON) to a pod storbench makes: every pod it creates takes the
-// same overrides (imagePullSecrets, tolerations, resources...). What
-// cleanup and exec rely on cannot be overridden: the name, namespace and
-// labels, the node selector and the first container's name.
-func ApplyPodOverrides(pod *corev1.Pod, patch []byte) (*corev1.Pod, error) {
-	if len(patch) == 0 {
-		return pod, nil
-	}
-	orig, err := json.Marshal(pod)
-	if err != nil {
-		return nil, err
-	}
-	patched, err := strategicpatch.StrategicMergePatch(orig, patch, corev1.Pod{})
-	if err != nil {
-		return nil, field.Errorf("%s: %w", FieldPodOverrides, err)
-	}
-	var out corev1.Pod
-	if err := json.Unmarshal(patched, &out); err != nil {
-		return nil, field.Errorf("%s: the patched pod does not parse: %w", FieldPodOverrides, err)
-	}
-	out.Name, out.Namespace = pod.Name, pod.Namespace
-	if out.Labels == nil {
-		out.Labels = map[string]string{}
-	}
-	for k, v := range pod.Labels {
-		out.Labels[k] = v
-	}
-	for k, v := range pod.Spec.NodeSelector {
-		if out.Spec.NodeSelector == nil {
-			out.Spec.NodeSelector = map[string]string{}
-		}
-		out.Spec.NodeSelector[k] = v
-	}
-	if len(out.Spec.Containers) == 0 || out.Spec.Containers[0].Name != pod.Spec.Containers[0].Name {
-		return nil, field.Errorf("%s: the first container must stay %q", FieldPodOverrides, pod.Spec.Containers[0].Name)
-	}
-	return &out, nil
+	return kubekit.ApplyPodOverrides(pod, t.opts.PodOverrides)
 }
 
 // objects are one target's PVC and pod.
 type objects struct {
-	cluster    *Cluster
+	cluster    *kubekit.Cluster
 	ns, name   string
 	target     string
 	report     func(target, message string)
@@ -597,27 +551,12 @@ func containerStuck(p *corev1.Pod) error {
 		}
 		switch w.Reason {
 		case "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull":
-			return &ImageError{Image: cs.Image, Node: p.Spec.NodeName, Reason: w.Reason, Message: w.Message}
+			return &kubekit.ImageError{Image: cs.Image, Node: p.Spec.NodeName, Reason: w.Reason, Message: w.Message}
 		case "InvalidImageName", "CreateContainerConfigError":
 			return fmt.Errorf("container %s cannot start: %s: %s", cs.Name, w.Reason, w.Message)
 		}
 	}
 	return nil
-}
-
-// ImageError is a pod whose image its node cannot pull (or, with pull
-// policy Never, does not have).
-type ImageError struct {
-	Image, Node     string
-	Reason, Message string
-}
-
-func (e *ImageError) Error() string {
-	return fmt.Sprintf("image %s cannot be had on node %s (%s: %s); ways out: "+
-		"push the release's storbench-fio image to a registry the nodes can pull from and pass --image REGISTRY/storbench-fio:TAG (docs/install.md); "+
-		"or import it into every node (k3s: sudo k3s ctr images import storbench-fio.tar); "+
-		"or pass --image with any image that has fio in it (--image alpine installs fio when the pod starts)",
-		e.Image, e.Node, e.Reason, strings.TrimSpace(e.Message))
 }
 
 // provisioningFailed returns the provisioner's last failure for the claim
@@ -744,9 +683,9 @@ func (o *objects) volumeLabels(ctx context.Context, labels map[string]string) er
 	if pv.Spec.CSI != nil {
 		result.LabelCSIDriver.Set(labels, pv.Spec.CSI.Driver)
 	}
-	if addr := VolumeServer(pv); addr != "" {
+	if addr := kubekit.VolumeServer(pv); addr != "" {
 		result.LabelVolumeServer.Set(labels, addr)
-		o.serverNode(ctx, addr, labels) // server.go
+		kubekit.ServerNodeLabels(ctx, o.cluster.Client, addr, labels)
 	}
 	return nil
 }
@@ -792,7 +731,7 @@ func (o *objects) delete(ctx context.Context, wipe bool) error {
 	if o.pvcCreated {
 		made = append(made, result.KubeObject{Kind: "pvc", Namespace: o.ns, Name: o.name})
 	}
-	res := DeleteObjects(ctx, o.cluster.Client, made, o.timeout)
+	res := kubekit.DeleteObjects(ctx, o.cluster.Client, made, o.timeout)
 	errs = append(errs, res.Err())
 	if o.pvName != "" && res.Err() == nil {
 		if msg := releasedVolume(ctx, o.cluster.Client, o.pvName); msg != "" && o.report != nil {
@@ -811,7 +750,7 @@ func (o *objects) wipe(ctx context.Context) error {
 // wipeScript stops commands the exec wrapper recorded (a run killed
 // outright leaves them running where deleting the pod does not stop them)
 // and removes storbench's files from the working directory.
-const wipeScript = signalTree + `for f in .storbench-exec-*.pid; do [ -s "$f" ] && sigtree TERM "$(cat "$f")"; done
+const wipeScript = kubekit.SignalTree + `for f in .storbench-exec-*.pid; do [ -s "$f" ] && sigtree TERM "$(cat "$f")"; done
 i=0; while [ "$i" -lt 30 ]; do alive=0
   for f in .storbench-exec-*.pid; do [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && alive=1; done
   [ "$alive" = 0 ] && break; sleep 0.1; i=$((i+1)); done
@@ -820,15 +759,15 @@ rm -f ` + TestFileName + ` .storbench-exec-*.pid`
 
 // WipePod runs wipeScript in a running storbench pod; a pod that is not
 // running has nothing to wipe with, and the volume's reclaim policy decides.
-func WipePod(ctx context.Context, c *Cluster, ns, name string) error {
+func WipePod(ctx context.Context, c *kubekit.Cluster, ns, name string) error {
 	p, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil || p.Status.Phase != corev1.PodRunning {
 		return nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, StopTimeout)
+	wctx, cancel := context.WithTimeout(ctx, kubekit.StopTimeout)
 	defer cancel()
 	var errb strings.Builder
-	err = c.Exec.Exec(wctx, ExecRequest{Namespace: ns, Pod: name, Container: ContainerName,
+	err = c.Exec.Exec(wctx, kubekit.ExecRequest{Namespace: ns, Pod: name, Container: kubekit.ContainerName,
 		Command: []string{"sh", "-c", wipeScript}, Stdout: io.Discard, Stderr: &errb})
 	if err != nil {
 		return fmt.Errorf("removing the test file in pod %s/%s: %w %s", ns, name, err, strings.TrimSpace(errb.String()))

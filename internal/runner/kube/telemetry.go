@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/sysfacts"
@@ -31,7 +32,7 @@ const NodeInterface = "node"
 // block device when it has one. The pod's network interface is its own,
 // not the node's, so NIC facts are left out. A pod whose /sys cannot be
 // read leaves them out: they describe, they are not needed to run.
-func linkFacts(ctx context.Context, cmder *PodCmder, labels map[string]string) {
+func linkFacts(ctx context.Context, cmder *kubekit.PodCmder, labels map[string]string) {
 	f, err := sysfacts.ReadThrough(ctx, cmder, WorkDir, "")
 	if err != nil {
 		return
@@ -54,7 +55,7 @@ func linkFacts(ctx context.Context, cmder *PodCmder, labels map[string]string) {
 // way, whole through a sampler pod, or their network alone through the
 // Summary API. Each result's telemetry names the source of its series
 // and lists what cannot be read, with why.
-func (t *Target) podTelemetry(cmder *PodCmder, o *objects, pods *samplerPods, node string, labels map[string]string) (func() (runner.Sampler, error), func() error) {
+func (t *Target) podTelemetry(cmder *kubekit.PodCmder, o *objects, pods *samplerPods, node string, labels map[string]string) (func() (runner.Sampler, error), func() error) {
 	var mu sync.Mutex
 	var stops []func() error
 	onStop := func(f func() error) {

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/units"
 )
@@ -41,14 +42,14 @@ var _ runner.Clients = (*Target)(nil)
 type sweepClients struct {
 	mu sync.Mutex
 	// main reaches the target's own pod (client 1).
-	main *PodCmder
+	main *kubekit.PodCmder
 	// pods are clients 2, 3, ... in order.
 	pods []*clientPod
 }
 
 type clientPod struct {
 	o      *objects
-	cmder  *PodCmder
+	cmder  *kubekit.PodCmder
 	shared bool
 }
 
@@ -69,7 +70,7 @@ func (t *Target) Clients(ctx context.Context, p *runner.Prepared, need runner.Ne
 		return nil, runner.FieldErrorf("target %s: the sweep gives each client a file of its own; a Block volume has no filesystem: sweep with %s Filesystem",
 			t.Name(), runner.Field("Kube.VolumeMode"))
 	}
-	main, ok := p.Cmder.(*PodCmder)
+	main, ok := p.Cmder.(*kubekit.PodCmder)
 	if !ok {
 		return nil, fmt.Errorf("target %s: the prepared target does not run in a pod", t.Name())
 	}
@@ -109,7 +110,7 @@ func (t *Target) addClients(ctx context.Context, need runner.Need, count int) er
 	for i := range made {
 		name := fmt.Sprintf("%s-c%d", objectName(need.RunID, t.index), first+i)
 		made[i] = &clientPod{o: &objects{cluster: t.cluster, ns: env.ns, name: name, target: t.Name(), report: t.opts.Report, timeout: t.opts.Timeout},
-			cmder: &PodCmder{Exec: t.cluster.Exec, Namespace: env.ns, Pod: name, Container: ContainerName}, shared: t.sharedVolume()}
+			cmder: &kubekit.PodCmder{Exec: t.cluster.Exec, Namespace: env.ns, Pod: name, Container: kubekit.ContainerName}, shared: t.sharedVolume()}
 	}
 	sc.pods = append(sc.pods, made...)
 	errs := make([]error, count)
@@ -165,7 +166,7 @@ func (t *Target) startClient(ctx context.Context, env *targetEnv, need runner.Ne
 			v.ClaimName = objectName(need.RunID, t.index)
 		}
 	}
-	if _, err := t.createPod(ctx, pod); err != nil {
+	if _, err := kubekit.CreatePod(ctx, t.cluster.Client, pod); err != nil {
 		return fmt.Errorf("creating pod %s/%s: %w", env.ns, c.o.name, err)
 	}
 	c.o.podCreated = true
@@ -242,15 +243,15 @@ func (t *Target) ReleaseClients(ctx context.Context) error {
 
 // removeSweepFiles removes the sweep's files in a running pod; a pod that
 // does not run has nothing to remove them with.
-func (t *Target) removeSweepFiles(ctx context.Context, c *PodCmder) error {
+func (t *Target) removeSweepFiles(ctx context.Context, c *kubekit.PodCmder) error {
 	p, err := t.cluster.Client.CoreV1().Pods(c.Namespace).Get(ctx, c.Pod, metav1.GetOptions{})
 	if err != nil || p.Status.Phase != corev1.PodRunning {
 		return nil
 	}
-	rctx, cancel := context.WithTimeout(ctx, StopTimeout)
+	rctx, cancel := context.WithTimeout(ctx, kubekit.StopTimeout)
 	defer cancel()
 	var errb strings.Builder
-	err = t.cluster.Exec.Exec(rctx, ExecRequest{Namespace: c.Namespace, Pod: c.Pod, Container: ContainerName,
+	err = t.cluster.Exec.Exec(rctx, kubekit.ExecRequest{Namespace: c.Namespace, Pod: c.Pod, Container: kubekit.ContainerName,
 		Command: []string{"sh", "-c", "rm -f " + sweepClientsFiles}, Stdout: io.Discard, Stderr: &errb})
 	if err != nil {
 		return fmt.Errorf("removing the sweep's files in pod %s/%s: %w %s", c.Namespace, c.Pod, err, strings.TrimSpace(errb.String()))

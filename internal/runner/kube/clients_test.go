@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/storbench/storbench/internal/kubekit"
+	"github.com/storbench/storbench/internal/kubekit/kubekittest"
 	"github.com/storbench/storbench/internal/runner"
 )
 
@@ -29,8 +31,8 @@ func TestClientsGrowReuseAndRelease(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeCluster(t)
-			tg := NewTarget(f.cluster(), "fast", "node-a", 1, TargetOptions{Timeout: 5 * time.Second, AccessMode: tc.mode})
+			f := kubekittest.NewFake(t)
+			tg := NewTarget(f.Cluster(), "fast", "node-a", 1, TargetOptions{Timeout: 5 * time.Second, AccessMode: tc.mode})
 			if g := tg.ClientGroup(); g != "k8s:fast" {
 				t.Errorf("group %q", g)
 			}
@@ -50,20 +52,20 @@ func TestClientsGrowReuseAndRelease(t *testing.T) {
 				if len(cs) != step.n || len(seen) != step.n || cs[0].Cmder != p.Cmder {
 					t.Errorf("%d clients asked: %d, %d names, the first the target's own pod %v", step.n, len(cs), len(seen), cs[0].Cmder == p.Cmder)
 				}
-				if got := f.labelled(); got != step.objects {
+				if got := f.Labelled(); got != step.objects {
 					t.Errorf("after a step of %d: %d labelled objects, want %d", step.n, got, step.objects)
 				}
 			}
 			if err := tg.ReleaseClients(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if got := f.labelled(); got != 2 {
+			if got := f.Labelled(); got != 2 {
 				t.Errorf("after ReleaseClients: %d labelled objects, want the target's pod and PVC", got)
 			}
 			if err := p.Cleanup(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if got := f.labelled(); got != 0 {
+			if got := f.Labelled(); got != 0 {
 				t.Errorf("after cleanup: %d labelled objects", got)
 			}
 		})
@@ -83,15 +85,15 @@ func TestClientsRefuse(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeCluster(t)
-			tg := NewTarget(f.cluster(), "fast", "node-a", 1, tc.opts)
-			p := &runner.Prepared{Cmder: &PodCmder{Namespace: "bench", Pod: objectName(testRunID, 1)}}
+			f := kubekittest.NewFake(t)
+			tg := NewTarget(f.Cluster(), "fast", "node-a", 1, tc.opts)
+			p := &runner.Prepared{Cmder: &kubekit.PodCmder{Namespace: "bench", Pod: objectName(testRunID, 1)}}
 			_, err := tg.Clients(context.Background(), p, tc.need, 2)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Clients = %v, want %q", err, tc.want)
 			}
-			if f.labelled() != 0 {
-				t.Errorf("a refusal created %d objects", f.labelled())
+			if f.Labelled() != 0 {
+				t.Errorf("a refusal created %d objects", f.Labelled())
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/netround"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
@@ -45,17 +46,16 @@ var sweepNetwork = netround.Options{Send: time.Second, RTT: time.Second}
 func TestClusterSweepNetfsKneeAtTheLink(t *testing.T) {
 	e := integration(t)
 	shape(t, sweepShapedNode, sweepShapedRate)
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever, AccessMode: corev1.ReadWriteMany}
 	start := time.Now()
 	rs := runPlan(t, context.Background(), sweepNetfsRead, engine.Plan{
-		// The test CSI driver's volumes do not name their server: the
-		// user's labels say it, as for TestClusterNetfsBreakdownOnShapedLinks.
-		Targets: []runner.Target{runner.Labelled(kube.NewTarget(c, "testcsi-netfs", sweepShapedNode, 1, opts), map[string]string{
-			string(result.LabelReplicas): "1", string(result.LabelReplicaNodes): "kreal-node-3"})},
+		// The volume names its server (kreal-node-3), which the network
+		// round then measures against the client's node.
+		Targets: []runner.Target{kube.NewTarget(c, "testcsi-netfs", sweepShapedNode, 1, opts)},
 		Rounds: []string{result.RoundNetwork}, Network: sweepNetwork,
 		Sweep: &engine.Sweep{Workload: sweepWorkloadOf(t, sweepNetfsRead), Clients: []int{1, 2, 4}}})
 	t.Logf("run took %s", time.Since(start).Round(time.Second))
@@ -154,7 +154,7 @@ workloads:
 // refuses: the target says so.
 func TestClusterSweepLocalPathClientsShareTheDisk(t *testing.T) {
 	e := integration(t)
-	c, err := kube.Connect(kube.ConnectOptions{Kubeconfig: e.kubeconfig})
+	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestClusterSweepLocalPathClientsShareTheDisk(t *testing.T) {
 
 // refusesSharedVolume: local-path's provisioner refuses ReadWriteMany, and
 // the target says the class does not provide it, leaving nothing behind.
-func refusesSharedVolume(t *testing.T, e *env, c *kube.Cluster, opts kube.TargetOptions) {
+func refusesSharedVolume(t *testing.T, e *env, c *kubekit.Cluster, opts kube.TargetOptions) {
 	t.Helper()
 	opts.AccessMode, opts.Timeout = corev1.ReadWriteMany, 30*time.Second
 	p, err := kube.NewTarget(c, "local-path", "kreal-node-3", 9, opts).Prepare(context.Background(), runner.Need{RunID: unique("rwx"), FileSize: 16 << 20})

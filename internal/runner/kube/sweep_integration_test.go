@@ -56,7 +56,7 @@ func TestClusterSweepNetfsKneeAtTheLink(t *testing.T) {
 		// The volume names its server (kreal-node-3), which the network
 		// round then measures against the client's node.
 		Targets: []runner.Target{kube.NewTarget(c, "testcsi-netfs", sweepShapedNode, 1, opts)},
-		Rounds: []string{result.RoundNetwork}, Network: sweepNetwork,
+		Rounds:  []string{result.RoundNetwork}, Network: sweepNetwork,
 		Sweep: &engine.Sweep{Workload: sweepWorkloadOf(t, sweepNetfsRead), Clients: []int{1, 2, 4}}})
 	t.Logf("run took %s", time.Since(start).Round(time.Second))
 	if left := e.labelled(t); len(left) != 0 {

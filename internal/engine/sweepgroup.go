@@ -336,11 +336,11 @@ func (g *clientGroup) readyClients(ctx context.Context, n int) ([]*clientRun, er
 
 // startGate is when a step's clients begin their I/O: the next whole
 // second after every client's fio has had time to start (exec through
-// the API server takes a fraction of a second each, more when many start
-// at once), so that they begin together rather than in the order their
+// the API server took up to 200 ms a client when 48 started at once on
+// the 2-core test cluster), so that they begin together rather than in the order their
 // commands reached them.
 func startGate(now time.Time, clients int) time.Time {
-	return now.Add(time.Second + time.Duration(clients)*100*time.Millisecond).Truncate(time.Second).Add(time.Second)
+	return now.Add(time.Second + time.Duration(clients)*250*time.Millisecond).Truncate(time.Second).Add(time.Second)
 }
 
 // gateCommand waits, before a client's I/O, for the start gate on its

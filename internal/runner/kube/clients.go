@@ -104,6 +104,9 @@ func (t *Target) addClients(ctx context.Context, need runner.Need, count int) er
 	if err != nil {
 		return err
 	}
+	if err := t.podRoom(ctx, env, count); err != nil {
+		return err
+	}
 	sc := &t.sweep
 	first := len(sc.pods) + 2
 	made := make([]*clientPod, count)
@@ -145,6 +148,33 @@ func firstOf(errs []error) error {
 		return fmt.Errorf("%w (and %d more clients)", first, n-1)
 	}
 	return first
+}
+
+// podRoom refuses a step whose new pods the node cannot take (its
+// allocatable pods, 110 by default), at once rather than after the
+// scheduler's wait; a node or pods storbench may not read pass.
+func (t *Target) podRoom(ctx context.Context, env *targetEnv, count int) error {
+	if env.node == nil {
+		return nil
+	}
+	q, ok := env.node.Status.Allocatable[corev1.ResourcePods]
+	if !ok || q.Value() <= 0 {
+		return nil
+	}
+	pods, err := t.cluster.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + t.node})
+	if err != nil {
+		return nil
+	}
+	running := 0
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			running++
+		}
+	}
+	if free := int(q.Value()) - running; count > free {
+		return fmt.Errorf("target %s: node %s runs %d of its %d pods: the step's %d more clients do not fit", t.Name(), t.node, running, q.Value(), count)
+	}
+	return nil
 }
 
 // startClient creates one client's pod (and PVC, unless it shares the

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/kubekit/kubekittest"
@@ -119,5 +121,41 @@ func TestAccessModeHint(t *testing.T) {
 				t.Errorf("%v: hint %v, want %v", got, hint, tc.hint)
 			}
 		})
+	}
+}
+
+// TestClientsRefuseBeyondThePodLimit: a node that can run 3 pods takes
+// the target's own and 2 clients; a step of 4 is refused at once,
+// creating nothing more.
+func TestClientsRefuseBeyondThePodLimit(t *testing.T) {
+	f := kubekittest.NewFake(t)
+	n, err := f.Client.CoreV1().Nodes().Get(context.Background(), "node-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Status.Allocatable = corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")}
+	if _, err := f.Client.CoreV1().Nodes().UpdateStatus(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tg := NewTarget(f.Cluster(), "fast", "node-a", 1, TargetOptions{Timeout: 5 * time.Second})
+	p, err := tg.Prepare(context.Background(), need())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := errors.Join(tg.ReleaseClients(context.Background()), p.Cleanup(context.Background())); err != nil {
+			t.Error(err)
+		}
+	}()
+	if _, err := tg.Clients(context.Background(), p, need(), 3); err != nil {
+		t.Fatal(err)
+	}
+	before := f.Labelled()
+	_, err = tg.Clients(context.Background(), p, need(), 4)
+	if err == nil || !strings.Contains(err.Error(), "node node-a runs 3 of its 3 pods: the step's 1 more clients do not fit") {
+		t.Errorf("a fourth client: %v", err)
+	}
+	if f.Labelled() != before {
+		t.Errorf("the refused step made objects: %d, was %d", f.Labelled(), before)
 	}
 }

@@ -16,7 +16,8 @@ import (
 
 // VolumeServer is the address of the server behind a network volume, as
 // its PV names it: an in-tree NFS volume's server, the csi-driver-nfs
-// "server" attribute, an iSCSI target portal (in-tree or the iSCSI CSI
+// "server" attribute (or an sshfs driver's, HOST:PORT, such as storbench's
+// test CSI driver's netfs mode), an iSCSI target portal (in-tree or the iSCSI CSI
 // driver's "targetPortal"), the SMB CSI driver's "source" share host.
 // Empty for any other volume.
 func VolumeServer(pv *corev1.PersistentVolume) string {
@@ -28,8 +29,8 @@ func VolumeServer(pv *corev1.PersistentVolume) string {
 	case pv.Spec.CSI != nil:
 		a := pv.Spec.CSI.VolumeAttributes
 		switch {
-		case a["server"] != "":
-			return a["server"]
+		case a["server"] != "": // csi-driver-nfs: a host; sshfs drivers: HOST:PORT
+			return hostOf(a["server"])
 		case a["targetPortal"] != "":
 			return hostOf(a["targetPortal"])
 		case strings.HasPrefix(a["source"], "//"): // smb://-less UNC form: //host/share

@@ -21,6 +21,7 @@ func TestVolumeServer(t *testing.T) {
 		{"in-tree iSCSI portal with port", &corev1.PersistentVolume{Spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: corev1.PersistentVolumeSource{
 			ISCSI: &corev1.ISCSIPersistentVolumeSource{TargetPortal: "10.0.0.5:3260"}}}}, "10.0.0.5"},
 		{"csi-driver-nfs", csi(map[string]string{"server": "nas.lan", "share": "/k8s"}), "nas.lan"},
+		{"an sshfs driver's server with its port", csi(map[string]string{"mode": "netfs", "server": "10.97.0.13:2222", "share": "/srv/share"}), "10.97.0.13"},
 		{"iSCSI CSI, IPv6 portal", csi(map[string]string{"targetPortal": "[fd00::5]:3260"}), "fd00::5"},
 		{"SMB CSI share", csi(map[string]string{"source": "//smb-server.lan/share"}), "smb-server.lan"},
 		{"a local CSI volume", csi(map[string]string{"storage.kubernetes.io/csiProvisionerIdentity": "x"}), ""},

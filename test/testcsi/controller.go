@@ -259,6 +259,11 @@ func (c controller) response(v volume, src *csi.VolumeContentSource) *csi.Volume
 		VolumeContext: map[string]string{ModeParameter: string(v.Mode)},
 		ContentSource: src,
 	}
+	if v.Server != "" {
+		// As csi-driver-nfs does: the PV names its server (storbench reads
+		// it to find the node or NAS that serves the data) and share.
+		out.VolumeContext[ServerParameter], out.VolumeContext[ShareParameter] = v.Server, v.Share
+	}
 	if v.Node != "" {
 		out.AccessibleTopology = []*csi.Topology{{Segments: map[string]string{TopologyKey: v.Node}}}
 	}

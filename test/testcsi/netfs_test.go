@@ -110,6 +110,9 @@ func TestNetfsModeMountsTheShareOncePerNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if ctx := v.GetVolumeContext(); ctx[ServerParameter] != server || ctx[ShareParameter] != share {
+		t.Errorf("volume context %v: want the server %s and share %s named, as the PV then names them", ctx, server, share)
+	}
 	dir := filepath.Join(share, v.GetVolumeId())
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o777 {
 		t.Fatalf("the volume's directory %s: %v %v", dir, fi, err)

@@ -105,9 +105,6 @@ func TestPagesInChromium(t *testing.T) {
 		{"login", gated.URL + "/", nil, []string{"Token required"}},
 	} {
 		t.Run(p.name, func(t *testing.T) {
-			// each page in a Chromium of its own against the same
-			// read-only servers
-			t.Parallel()
 			dom, stderr := testenv.Browse(t, p.url, "--dump-dom")
 			if msgs := testenv.ConsoleMessages(stderr); len(msgs) > 0 {
 				t.Errorf("console messages:\n%s", strings.Join(msgs, "\n"))

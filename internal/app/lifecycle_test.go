@@ -192,6 +192,9 @@ func TestStopSignalsCleanUp(t *testing.T) {
 	needFio(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
 		t.Run(sig.String(), func(t *testing.T) {
+			// each signal stops its own storbench, database and target;
+			// nothing is timed against a limit
+			t.Parallel()
 			dir := t.TempDir()
 			db := filepath.Join(dir, "r.db")
 			target := t.TempDir()

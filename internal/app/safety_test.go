@@ -56,8 +56,10 @@ func mounted(t *testing.T, dev string) string {
 	return mnt
 }
 
+// deviceSuite's runs are refused, or checked for their labels: 500ms of
+// I/O per workload will do.
 const deviceSuite = `name: dev
-defaults: {size: 16MiB, runtime: 1s}
+defaults: {size: 16MiB, runtime: 500ms}
 workloads:
   - {name: rr, rw: randread, bs: 4KiB, iodepth: 4}
   - {name: rw, rw: randwrite, bs: 4KiB, iodepth: 4}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,7 +139,9 @@ func namesDevice(path string) bool {
 // Every fio example that fio itself runs here runs the same under
 // storbench: the same job reports, the same effective options apart from
 // file placement, the same directions with I/O; a few are refused on
-// purpose, with the reason. Both sides run the same shortened file.
+// purpose, with the reason. Both sides run the same shortened file. The
+// examples run side by side (nothing here is timed), except those naming a
+// file outside their directory, which two examples may share.
 func TestFioExamplesRunAsFioRunsThem(t *testing.T) {
 	testenv.Fio(t)
 	if testing.Short() {
@@ -149,66 +152,109 @@ func TestFioExamplesRunAsFioRunsThem(t *testing.T) {
 		t.Fatalf("corpus: %v, %d files", err, len(files))
 	}
 	work := t.TempDir()
-	runnable, identical, refused := 0, 0, 0
-	for _, f := range files {
-		name := filepath.Base(f)
-		if namesDevice(f) {
-			continue // TestFioExamplesOnDevicesRefused
-		}
-		if why, ok := hangingExamples[name]; ok {
-			t.Logf("%s: not compared, fio itself hangs in some runs (%s)", name, why)
-			continue
-		}
-		text, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		short := filepath.Join(work, name)
-		runtime := "300ms"
-		if _, ok := verifyingExamples[name]; ok {
-			runtime = "60s" // the 16m size ends it first
-		}
-		if err := os.WriteFile(short, fio.Shorten(text, runtime, "16m"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		// Some examples name files in /tmp: fio itself leaves them there.
-		for _, p := range absoluteFiles(short) {
-			if _, err := os.Lstat(p); err != nil {
-				t.Cleanup(func() { os.Remove(p) })
+	var tally exampleTally
+	t.Run("examples", func(t *testing.T) {
+		for _, f := range files {
+			name := filepath.Base(f)
+			if namesDevice(f) {
+				continue // TestFioExamplesOnDevicesRefused
 			}
-		}
-		own, ok := runFio(t, short)
-		if !ok {
-			t.Logf("%s: fio cannot run it here", name)
-			continue
-		}
-		runnable++
-		t.Run(name, func(t *testing.T) {
-			got, err := runRaw(t, short, safety.Policy{})
-			if want, ok := refusedExamples[name]; ok {
-				if err == nil || !strings.Contains(err.Error(), want) {
-					t.Fatalf("want a refusal naming %q, got %v", want, err)
+			if why, ok := hangingExamples[name]; ok {
+				t.Logf("%s: not compared, fio itself hangs in some runs (%s)", name, why)
+				continue
+			}
+			short := shortenExample(t, f, work)
+			shared := len(absoluteFiles(short)) > 0
+			t.Run(name, func(t *testing.T) {
+				if !shared {
+					t.Parallel()
 				}
-				refused++
-				return
-			}
-			if err != nil {
-				t.Fatalf("fio runs it, storbench fails: %v", err)
-			}
-			d := fio.Differences(own, got)
-			if _, racing := racingExamples[name]; racing {
-				d = slices.DeleteFunc(d, func(s string) bool { return strings.Contains(s, ": I/O in ") })
-			}
-			if len(d) > 0 {
-				t.Fatalf("differs from fio's own run:\n%s", strings.Join(d, "\n"))
-			}
-			identical++
-		})
+				compareExample(t, short, &tally)
+			})
+		}
+	})
+	t.Logf("fio examples: %d that fio runs here compared, %d identical under storbench, %d refused on purpose", tally.runnable, tally.identical, tally.refused)
+	if tally.runnable < 15 {
+		t.Errorf("only %d examples ran under fio here", tally.runnable)
 	}
-	t.Logf("fio examples: %d that fio runs here, %d identical under storbench, %d refused on purpose", runnable, identical, refused)
-	if runnable < 15 {
-		t.Errorf("only %d examples ran under fio here", runnable)
+	if tally.refused != len(refusedExamples) {
+		t.Errorf("%d of the %d examples refused on purpose were refused", tally.refused, len(refusedExamples))
 	}
+}
+
+// exampleTally counts what became of the fio examples; their subtests run
+// side by side.
+type exampleTally struct {
+	mu                           sync.Mutex
+	runnable, identical, refused int
+}
+
+func (c *exampleTally) add(runnable, identical, refused int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.runnable += runnable
+	c.identical += identical
+	c.refused += refused
+}
+
+// shortenExample writes the example f into work cut to 300ms of I/O and
+// 16m per file, and returns its path. The files it names in /tmp that do
+// not exist yet are removed when the test ends: fio itself leaves them.
+func shortenExample(t *testing.T, f, work string) string {
+	t.Helper()
+	name := filepath.Base(f)
+	text, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(work, name)
+	runtime := "300ms"
+	if _, ok := verifyingExamples[name]; ok {
+		runtime = "60s" // the 16m size ends it first
+	}
+	if err := os.WriteFile(short, fio.Shorten(text, runtime, "16m"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range absoluteFiles(short) {
+		if _, err := os.Lstat(p); err != nil {
+			t.Cleanup(func() { os.Remove(p) })
+		}
+	}
+	return short
+}
+
+// compareExample runs the shortened example under storbench and, unless
+// storbench refuses it on purpose, under fio itself, and compares the two.
+// An example refused on purpose is refused whether or not fio runs it here:
+// fio waits out its whole deadline on netio.fio, a sender with no receiver.
+func compareExample(t *testing.T, short string, tally *exampleTally) {
+	name := filepath.Base(short)
+	if want, ok := refusedExamples[name]; ok {
+		_, err := runRaw(t, short, safety.Policy{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("want a refusal naming %q, got %v", want, err)
+		}
+		tally.add(0, 0, 1)
+		return
+	}
+	own, ok := runFio(t, short)
+	if !ok {
+		t.Logf("%s: fio cannot run it here", name)
+		return
+	}
+	tally.add(1, 0, 0)
+	got, err := runRaw(t, short, safety.Policy{})
+	if err != nil {
+		t.Fatalf("fio runs it, storbench fails: %v", err)
+	}
+	d := fio.Differences(own, got)
+	if _, racing := racingExamples[name]; racing {
+		d = slices.DeleteFunc(d, func(s string) bool { return strings.Contains(s, ": I/O in ") })
+	}
+	if len(d) > 0 {
+		t.Fatalf("differs from fio's own run:\n%s", strings.Join(d, "\n"))
+	}
+	tally.add(0, 1, 0)
 }
 
 // The fio examples that name devices, pointed at a loop device carrying
@@ -302,8 +348,9 @@ func TestKbenchJobsRunUnchanged(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	// One runs for real, unchanged: 4 jobs of 1s ramp + 5s each.
-	out, err := runRaw(t, filepath.Join(corpusDir, "kbench", "iops-quick.fio"), safety.Policy{})
+	// One runs for real: the job file and its other includes unchanged,
+	// quick-include.fio's 1s ramp + 5s per job cut to 200ms + 1s (4 jobs).
+	out, err := runRaw(t, kbenchShortened(t, "iops-quick.fio"), safety.Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,6 +364,35 @@ func TestKbenchJobsRunUnchanged(t *testing.T) {
 	if strings.Join(names, ",") != "rand-read-iops,rand-write-iops,seq-read-iops,seq-write-iops" {
 		t.Errorf("jobs %v", names)
 	}
+}
+
+// kbenchShortened copies kbench's job files into a new directory with
+// quick-include.fio's timing cut, and returns the copy of the file named.
+func kbenchShortened(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files, err := filepath.Glob(filepath.Join(corpusDir, "kbench", "*.fio"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := strings.NewReplacer("ramp_time=1s\n", "ramp_time=200ms\n", "runtime=5s\n", "runtime=1s\n")
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Base(f) == "quick-include.fio" {
+			short := cut.Replace(string(text))
+			if !strings.Contains(short, "runtime=1s\n") || !strings.Contains(short, "ramp_time=200ms\n") {
+				t.Fatalf("quick-include.fio no longer says ramp_time=1s and runtime=5s:\n%s", text)
+			}
+			text = []byte(short)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, name)
 }
 
 // absoluteFiles lists the absolute regular-file names a job file gives.

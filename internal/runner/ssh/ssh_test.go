@@ -676,6 +676,9 @@ func TestCancelKillsRemoteTree(t *testing.T) {
 		{name: "ignores TERM in its own session", script: `trap "" TERM; setsid sleep {M} & sleep {M} & wait`, minTook: execx.StopGrace - time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// each case has its own sshd, connection and marked processes;
+			// the grace is a lower bound, which load cannot shorten
+			t.Parallel()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			h, c, done, procs := tc.start(t, ctx)

@@ -299,6 +299,7 @@ func (e *Engine) sweepStep(ctx context.Context, run *result.Run, plan Plan, rt *
 		r.RawFioJSON = out.Raw
 	}
 	fig.apply(r)
+	r.Telemetry = telemetry.Within(r.Telemetry, started, fig.from, fig.to)
 	r.Bottleneck = telemetry.Attribute(r, r.Telemetry)
 	if link := telemetry.LinkCap(r); link != nil {
 		r.Bottleneck = link

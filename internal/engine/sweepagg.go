@@ -68,6 +68,9 @@ type sweepFigures struct {
 	// spread is how far apart the clients started; window how long all ran
 	// at once (0: not known from the logs).
 	spread, window time.Duration
+	// from and to are that window (zero: not known): telemetry is read
+	// over it too (telemetry.Within).
+	from, to time.Time
 	// lastDoneIOPS is every I/O over the first start to the last end.
 	lastDoneIOPS         float64
 	clientMin, clientMax float64
@@ -105,6 +108,7 @@ func aggregateSweep(in sweepReading) sweepFigures {
 		f.spread = spreadOf(spans, first)
 		if winEnd.After(winStart) {
 			f.window = winEnd.Sub(winStart)
+			f.from, f.to = winStart, winEnd
 		}
 		for i, s := range spans {
 			if s.known && s.start.Sub(first) > in.planned/4 {

@@ -467,7 +467,8 @@ func (g *clientGroup) stepResult(run *result.Run, s *Sweep, at sweepAt, runs []*
 		result.LabelSweepFailed.Set(r.Labels, strings.Join(append(fig.failed, failed...), "; "))
 	}
 	if tel != nil {
-		r.Bottleneck = telemetry.Attribute(r, tel)
+		r.Telemetry = telemetry.Within(tel, span.started, fig.from, fig.to)
+		r.Bottleneck = telemetry.Attribute(r, r.Telemetry)
 	}
 	if link := telemetry.LinkCap(r); link != nil {
 		r.Bottleneck = link

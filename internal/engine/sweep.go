@@ -278,6 +278,7 @@ func (e *Engine) sweepStep(ctx context.Context, run *result.Run, plan Plan, rt *
 		Index: at.index, Count: at.count, Repetition: 1, Repetitions: 1, Expected: s.StepDuration()}
 	e.Observer.WorkloadStarted(step)
 	var rec runner.Recording
+	recAt := time.Now() // the recording's series count from its first reading, taken as Start begins
 	if rt.sampler != nil {
 		rec = rt.sampler.Start()
 	}
@@ -299,7 +300,7 @@ func (e *Engine) sweepStep(ctx context.Context, run *result.Run, plan Plan, rt *
 		r.RawFioJSON = out.Raw
 	}
 	fig.apply(r)
-	r.Telemetry = telemetry.Within(r.Telemetry, started, fig.from, fig.to)
+	r.Telemetry = telemetry.Within(r.Telemetry, recAt, fig.from, fig.to)
 	r.Bottleneck = telemetry.Attribute(r, r.Telemetry)
 	if link := telemetry.LinkCap(r); link != nil {
 		r.Bottleneck = link

@@ -223,8 +223,13 @@ func (e *Engine) groupStep(ctx context.Context, run *result.Run, plan Plan, g *c
 		return e.storeFailedStep(ctx, step, r, at.clients)
 	}
 	recs := make([]runner.Recording, len(g.members))
+	// recAt is when each recording began: its series' offsets count from
+	// its first reading, taken as Start begins (a node's sampler answers
+	// through the API server, which can take seconds).
+	recAt := make([]time.Time, len(g.members))
 	for i, m := range g.members {
 		if m.rt.sampler != nil {
+			recAt[i] = time.Now()
 			recs[i] = m.rt.sampler.Start()
 		}
 	}
@@ -245,13 +250,13 @@ func (e *Engine) groupStep(ctx context.Context, run *result.Run, plan Plan, g *c
 	var perTarget []*result.Result
 	if len(g.members) > 1 {
 		for i, m := range g.members {
-			r := g.stepResult(run, s, at, clientsOf(runs, i), span, m.rt.prepared.Name, m.rt.labels, tel[i])
+			r := g.stepResult(run, s, at, clientsOf(runs, i), span, m.rt.prepared.Name, m.rt.labels, tel[i], recAt[i])
 			perTarget = append(perTarget, r)
 		}
 	}
-	r := g.stepResult(run, s, at, runs, span, g.name, g.commonLabels(), nil)
+	r := g.stepResult(run, s, at, runs, span, g.name, g.commonLabels(), nil, time.Time{})
 	if len(g.members) == 1 {
-		r = g.stepResult(run, s, at, runs, span, g.name, g.members[0].rt.labels, tel[0])
+		r = g.stepResult(run, s, at, runs, span, g.name, g.members[0].rt.labels, tel[0], recAt[0])
 	} else {
 		r.Bottleneck = groupBottleneck(perTarget)
 	}
@@ -426,9 +431,9 @@ func clientsOf(runs []*clientRun, member int) []*clientRun {
 }
 
 // stepResult is the aggregate of runs as one result of target, with the
-// given labels and telemetry.
+// given labels and telemetry (its recording begun at telAt).
 func (g *clientGroup) stepResult(run *result.Run, s *Sweep, at sweepAt, runs []*clientRun, span stepSpan, target string,
-	labels map[string]string, tel *result.Telemetry) *result.Result {
+	labels map[string]string, tel *result.Telemetry, telAt time.Time) *result.Result {
 	r := &result.Result{RunID: run.ID, Target: target, Round: result.SweepRound(at.clients), Repetition: 1,
 		Workload: s.Workload.Name, Labels: maps.Clone(labels), Started: span.started, Finished: span.finished, Telemetry: tel}
 	var out fio.Output
@@ -467,7 +472,7 @@ func (g *clientGroup) stepResult(run *result.Run, s *Sweep, at sweepAt, runs []*
 		result.LabelSweepFailed.Set(r.Labels, strings.Join(append(fig.failed, failed...), "; "))
 	}
 	if tel != nil {
-		r.Telemetry = telemetry.Within(tel, span.started, fig.from, fig.to)
+		r.Telemetry = telemetry.Within(tel, telAt, fig.from, fig.to)
 		r.Bottleneck = telemetry.Attribute(r, r.Telemetry)
 	}
 	if link := telemetry.LinkCap(r); link != nil {

@@ -6,12 +6,13 @@ import (
 	"github.com/storbench/storbench/internal/result"
 )
 
-// Within returns t's summaries over a part of the recording only: the
-// samples whose interval ended after from and no later than to, the
-// recording having started at start. A sweep step's telemetry runs from
-// before its clients start (laying out files, waiting at the start gate)
-// until the last is done; what bound the step is read over the window when
+// Within returns t with its summaries over a part of the recording only,
+// from from to to, the recording having begun at start. A sweep step's
+// telemetry runs from before its clients start (laying out files, waiting
+// at the start gate) until the last is done; what bound the step is read over the window when
 // all of them ran, as its figures are. Totals stay the whole recording's.
+// The samples read are those whose interval lies within the window; a
+// window shorter than any sample reads the samples it overlaps.
 // It returns t itself when the window holds no sample or t has no series,
 // and applies to the other nodes sampled meanwhile too.
 func Within(t *result.Telemetry, start, from, to time.Time) *result.Telemetry {
@@ -19,11 +20,22 @@ func Within(t *result.Telemetry, start, from, to time.Time) *result.Telemetry {
 		return t
 	}
 	lo, hi := from.Sub(start).Milliseconds(), to.Sub(start).Milliseconds()
-	var keep []int
+	var inside, overlapping []int
 	for i, off := range t.Series.OffsetsMS {
-		if off > lo && off <= hi {
-			keep = append(keep, i)
+		prev := int64(0) // sample i covers the interval (prev, off]
+		if i > 0 {
+			prev = t.Series.OffsetsMS[i-1]
 		}
+		switch {
+		case prev >= lo && off <= hi:
+			inside = append(inside, i)
+		case off > lo && prev < hi:
+			overlapping = append(overlapping, i)
+		}
+	}
+	keep := inside
+	if len(keep) == 0 {
+		keep = overlapping // a window shorter than a sample: the ones it touches
 	}
 	if len(keep) == 0 {
 		return t

@@ -34,8 +34,9 @@ func TestWithin(t *testing.T) {
 		same     bool
 	}{
 		{"the all-running window", at(2000), at(4000), result.Summary{Min: 95, Mean: 96.5, Max: 98, Samples: 4}, 40.75, 90, false},
-		{"a window between samples keeps the sample ending in it", at(2100), at(2600), result.Summary{Min: 96, Mean: 96, Max: 96, Samples: 1}, 40, -1, false},
-		{"no sample in the window: the whole recording", at(2600), at(2900), result.Summary{Min: 2, Mean: 40, Max: 98, Samples: 10}, 0, 0, true},
+		{"a sample partly outside is left out", at(1900), at(4100), result.Summary{Min: 95, Mean: 96.5, Max: 98, Samples: 4}, 40.75, 90, false},
+		{"a window shorter than a sample reads the one it overlaps", at(2100), at(2400), result.Summary{Min: 96, Mean: 96, Max: 96, Samples: 1}, 40, 90, false},
+		{"a window after the recording: the whole recording", at(6000), at(7000), result.Summary{Min: 2, Mean: 40, Max: 98, Samples: 10}, 0, 0, true},
 		{"no window known", time.Time{}, time.Time{}, result.Summary{Min: 2, Mean: 40, Max: 98, Samples: 10}, 0, 0, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -51,7 +51,7 @@ func TestImagesAtRelease(t *testing.T) {
 	if reg, _ := ch.Values["image"].(map[string]any)["registry"].(string); reg != release.DefaultRegistry {
 		t.Errorf("the chart's image.registry is %q, the release pushes to %s", reg, release.DefaultRegistry)
 	}
-	kube, err := os.ReadFile(filepath.Join(repo, "internal", "runner", "kube", "kube.go"))
+	kube, err := os.ReadFile(filepath.Join(repo, "internal", "kubekit", "cluster.go"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -251,7 +251,7 @@ func breakdown(r result.Result, all []result.Result, m *LinkMatrix) (Breakdown, 
 	}
 	b.RemoteCopies = remoteCopies
 	if b.Direction == "write" {
-		b.Traffic = trafficOf(r, b, remoteList, dir.Bytes)
+		b.Traffic = trafficOf(r, b, remoteList, dir.Bytes, m)
 		if t := b.Traffic; t != nil && t.Binding != nil {
 			why := fmt.Sprintf("%s %s carries %.2fx the payload by the %s model, at %.0f MB/s",
 				t.Binding.Node, t.Binding.Direction, t.Binding.PerPayload, t.Model, t.Binding.CeilingBPS*t.Binding.PerPayload/1e6)

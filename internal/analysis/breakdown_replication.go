@@ -38,6 +38,24 @@ type TrafficInput struct {
 	// LinkBytesPerSec is each node's link capacity per direction; absent:
 	// unknown, no ceiling for that link.
 	LinkBytesPerSec map[string]float64
+	// MeasuredCapacity is a node's capacity in one direction as measured
+	// (node -> "tx"/"rx" -> bytes/s, the network round's fastest transfer
+	// from or to the node), with CapacitySource naming the measurement;
+	// it takes the place of LinkBytesPerSec, an interface's nominal speed,
+	// where both are known (a shaped link, a veth's 10 Gbit/s).
+	MeasuredCapacity map[string]map[string]float64
+	CapacitySource   map[string]map[string]string
+}
+
+// capacity is a node's capacity in direction dir and where it comes from.
+func (in TrafficInput) capacity(node, dir string) (float64, string) {
+	if c := in.MeasuredCapacity[node][dir]; c > 0 {
+		return c, in.CapacitySource[node][dir]
+	}
+	if c := in.LinkBytesPerSec[node]; c > 0 {
+		return c, "the interface's nominal speed"
+	}
+	return 0, ""
 }
 
 // LinkTraffic is one direction of one node's link: the bytes the model
@@ -51,8 +69,11 @@ type LinkTraffic struct {
 	// is 0 when the node's counters were not read.
 	PredictedBytes, MeasuredBytes float64
 	// CeilingBPS is the write throughput this link allows (capacity /
-	// PerPayload); 0 when its capacity is unknown.
-	CeilingBPS float64
+	// PerPayload); 0 when its capacity is unknown. CapacitySource says
+	// where the capacity comes from: a measurement, or the interface's
+	// nominal speed.
+	CeilingBPS     float64
+	CapacitySource string
 }
 
 // PredictTraffic returns the bytes each link carries per byte written, in
@@ -114,8 +135,8 @@ func PredictTraffic(in TrafficInput) []LinkTraffic {
 		for _, d := range []string{"tx", "rx"} {
 			if v := per[n][d]; v > 0 {
 				lt := LinkTraffic{Node: n, Direction: d, PerPayload: v}
-				if c := in.LinkBytesPerSec[n]; c > 0 {
-					lt.CeilingBPS = c / v
+				if c, src := in.capacity(n, d); c > 0 {
+					lt.CeilingBPS, lt.CapacitySource = c/v, src
 				}
 				out = append(out, lt)
 			}
@@ -184,7 +205,7 @@ func PlanTraffic(in TrafficInput, why string, payloadBytes float64, measured map
 	p.Summary = fmt.Sprintf("replication model %s (%s): %s", p.Model, p.Why, strings.Join(words, ", "))
 	if p.Binding != nil {
 		p.CeilingBPS = p.Binding.CeilingBPS
-		p.Summary += fmt.Sprintf("; binding link %s %s: ceiling %.1f MB/s", p.Binding.Node, p.Binding.Direction, p.CeilingBPS/1e6)
+		p.Summary += fmt.Sprintf("; binding link %s %s: ceiling %.1f MB/s (capacity from %s)", p.Binding.Node, p.Binding.Direction, p.CeilingBPS/1e6, p.Binding.CapacitySource)
 		var tied []string
 		for i := range p.Links {
 			l := &p.Links[i]
@@ -232,8 +253,10 @@ func replicationPart(b Breakdown, linkBPS float64, remoteCopies int, replicaSour
 
 // trafficOf plans r's write per link when its telemetry sampled the nodes:
 // the client (the node fio ran on) and the replica nodes, each with its
-// link speed and its interface's byte counters over the workload.
-func trafficOf(r result.Result, b Breakdown, hosts []string, payloadBytes int64) *TrafficPlan {
+// link's capacity (measured by the network round where m has the node,
+// else its interface's nominal speed) and its interface's byte counters
+// over the workload.
+func trafficOf(r result.Result, b Breakdown, hosts []string, payloadBytes int64, m *LinkMatrix) *TrafficPlan {
 	tm := r.Telemetry
 	if tm == nil || len(tm.Nodes) == 0 || payloadBytes <= 0 || len(hosts) == 0 {
 		return nil
@@ -257,6 +280,38 @@ func trafficOf(r result.Result, b Breakdown, hosts []string, payloadBytes int64)
 		}
 	}
 	in := TrafficInput{Model: b.ReplicationModel, Client: client, Replicas: b.Replicas, Hosts: hosts, LinkBytesPerSec: caps}
+	in.MeasuredCapacity, in.CapacitySource = measuredCapacities(m, append([]string{client}, hosts...))
 	p := PlanTraffic(in, b.ModelReason, float64(payloadBytes), measured)
 	return &p
+}
+
+// measuredCapacities are nodes' link capacities as the network round
+// measured them: a node's tx is its fastest transfer to another node, its
+// rx the fastest from one (one TCP stream each, so a lower bound of the
+// link, and the rate a shaped link really allows where the interface
+// claims its nominal speed).
+func measuredCapacities(m *LinkMatrix, nodes []string) (map[string]map[string]float64, map[string]map[string]string) {
+	if m == nil {
+		return nil, nil
+	}
+	caps, srcs := map[string]map[string]float64{}, map[string]map[string]string{}
+	set := func(node, dir string, l *Link) {
+		if l == nil || l.SendBytesPerSec <= caps[node][dir] {
+			return
+		}
+		if caps[node] == nil {
+			caps[node], srcs[node] = map[string]float64{}, map[string]string{}
+		}
+		caps[node][dir] = l.SendBytesPerSec
+		srcs[node][dir] = fmt.Sprintf("the network round, %s -> %s at %.1f MB/s", l.From, l.To, l.SendBytesPerSec/1e6)
+	}
+	for _, n := range nodes {
+		for _, o := range m.Nodes {
+			if o != n {
+				set(n, "tx", m.Link(n, o))
+				set(n, "rx", m.Link(o, n))
+			}
+		}
+	}
+	return caps, srcs
 }

@@ -341,3 +341,61 @@ func TestBreakdownTraffic(t *testing.T) {
 	}
 	t.Log(p.Summary)
 }
+
+// TestBreakdownTrafficMeasuredCapacity: where the interfaces claim their
+// nominal speed (a veth's 10 Gbit/s) but the links are shaped, the plan's
+// capacities come from the network round's measured links, and say so;
+// without the round, from the nominal speed, and say that.
+func TestBreakdownTrafficMeasuredCapacity(t *testing.T) {
+	measured := linkCounters(t, "links-seqwrite-200mbit.txt")
+	nodes := []string{"client", "sbceph-node-1", "sbceph-node-2", "sbceph-node-3"}
+	node := func(name string) *result.Telemetry {
+		return &result.Telemetry{Host: name, LinkBytesPerSec: 1.25e9,
+			Totals: result.TelemetryTotals{NetTxBytes: int64(measured[name]["tx"]), NetRxBytes: int64(measured[name]["rx"])}}
+	}
+	tm := node("client")
+	tm.Nodes = []*result.Telemetry{node(nodes[1]), node(nodes[2]), node(nodes[3])}
+	r := result.Result{Target: "k8s:ceph-rbd", Workload: "seq-write", Status: result.StatusComplete, Telemetry: tm,
+		Write: &result.Direction{BytesPerSec: 19195212, Bytes: 536870912},
+		Labels: map[string]string{string(result.LabelNode): "client", string(result.LabelReplicas): "3",
+			string(result.LabelReplicaNodes): "sbceph-node-1,sbceph-node-2,sbceph-node-3", string(result.LabelCSIDriver): "rook-ceph.rbd.csi.ceph.com"}}
+	m := LinkMatrix{Network: "host", Nodes: nodes, Cells: make([][]*Link, len(nodes))}
+	for i, from := range nodes {
+		m.Cells[i] = make([]*Link, len(nodes))
+		for j, to := range nodes {
+			if i != j {
+				// the client's own link is the slowest: 20 MB/s out, 24.5 in
+				bps := 24.5e6
+				if from == "client" {
+					bps = 20e6
+				}
+				m.Cells[i][j] = &Link{From: from, To: to, SendBytesPerSec: bps - float64(j)*1e3}
+			}
+		}
+	}
+	tests := []struct {
+		name        string
+		links       []LinkMatrix
+		wantCeiling float64
+		wantSource  string
+	}{
+		{"measured", []LinkMatrix{m}, 20e6 - 1e3, "the network round, client -> sbceph-node-1 at 20.0 MB/s"},
+		{"nominal", nil, 1.25e9, "the interface's nominal speed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bs := Breakdowns([]result.Result{r}, tt.links)
+			if len(bs) != 1 || bs[0].Traffic == nil || bs[0].Traffic.Binding == nil {
+				t.Fatalf("breakdowns %+v", bs)
+			}
+			p := bs[0].Traffic
+			if math.Abs(p.CeilingBPS-tt.wantCeiling) > 1 || p.Binding.CapacitySource != tt.wantSource ||
+				!strings.Contains(p.Summary, "capacity from "+tt.wantSource) {
+				t.Errorf("ceiling %.0f from %q, want %.0f from %q\n%s", p.CeilingBPS, p.Binding.CapacitySource, tt.wantCeiling, tt.wantSource, p.Summary)
+			}
+			if tt.name == "measured" && (p.Binding.Node != "client" || p.Binding.Direction != "tx") {
+				t.Errorf("binding %s %s, want the client's tx", p.Binding.Node, p.Binding.Direction)
+			}
+		})
+	}
+}

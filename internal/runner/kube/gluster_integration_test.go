@@ -136,6 +136,16 @@ func checkGlusterBreakdown(t *testing.T, rs []result.Result, write *result.Resul
 			}
 		}
 	}
+	// The plan's capacities are the round's measured links, not the veth's
+	// nominal 10 Gbit/s: its binding link is the shaped client's tx, and
+	// its ceiling (that link over two copies) within 10% of the write.
+	p := b.Traffic
+	if p.Binding == nil || p.Binding.Node != glusterShapedNode || p.Binding.Direction != "tx" || !strings.Contains(p.Binding.CapacitySource, "network round") {
+		t.Fatalf("per-link plan's binding link %+v, want %s tx with its capacity from the network round\n%s", p.Binding, glusterShapedNode, p.Summary)
+	}
+	if r := write.Write.BytesPerSec / p.CeilingBPS; r < 0.9 || r > 1.1 {
+		t.Errorf("write %.2f MB/s against the plan's ceiling %.2f MB/s (%.0f%%): want within 10%%", write.Write.BytesPerSec/1e6, p.CeilingBPS/1e6, r*100)
+	}
 }
 
 // glusterUp runs gluster.sh cluster-up on the running cluster's n real

@@ -258,6 +258,9 @@ func breakdown(r result.Result, all []result.Result, m *LinkMatrix) (Breakdown, 
 			if len(t.Tied) > 0 {
 				why += fmt.Sprintf("; %d other links reach the same ceiling, and links saturating together leave a write further under it", len(t.Tied))
 			}
+			if t.Binding.UtilPercent > 0 {
+				why += fmt.Sprintf("; it ran %.0f%% full, measured", t.Binding.UtilPercent)
+			}
 			b.Parts = append(b.Parts, BreakdownPart{PartLinks, t.CeilingBPS, why})
 		}
 	}

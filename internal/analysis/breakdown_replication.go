@@ -45,6 +45,9 @@ type TrafficInput struct {
 	// where both are known (a shaped link, a veth's 10 Gbit/s).
 	MeasuredCapacity map[string]map[string]float64
 	CapacitySource   map[string]map[string]string
+	// Seconds is how long the write ran, over which the measured bytes
+	// were counted; 0: unknown, no link's utilisation is read.
+	Seconds float64
 }
 
 // capacity is a node's capacity in direction dir and where it comes from.
@@ -74,7 +77,14 @@ type LinkTraffic struct {
 	// nominal speed.
 	CeilingBPS     float64
 	CapacitySource string
+	// UtilPercent is the measured bytes over the write's seconds against
+	// the capacity: how full the link really ran; 0 when not known.
+	UtilPercent float64
 }
+
+// SaturatedLinkPercent is the utilisation from which a link counts as
+// full: the write waited for it (the node telemetry's network rule).
+const SaturatedLinkPercent = 85
 
 // PredictTraffic returns the bytes each link carries per byte written, in
 // node order (client first), for in's replication model.
@@ -175,8 +185,13 @@ type TrafficPlan struct {
 	// Binding's: several links saturating together hold a write further
 	// under the ceiling than one would (docs/breakdown.md: four tied links
 	// left a Ceph write at about three quarters of it).
-	Tied    []LinkTraffic
-	Summary string
+	Tied []LinkTraffic
+	// Saturated are the links that measured full (UtilPercent at or over
+	// SaturatedLinkPercent), fullest first: the links the write waited
+	// for, as measured rather than predicted (a slow replica node's link
+	// shows here whatever the model expects).
+	Saturated []LinkTraffic
+	Summary   string
 }
 
 // TieFraction is how close another link's ceiling must be to the binding
@@ -200,8 +215,15 @@ func PlanTraffic(in TrafficInput, why string, payloadBytes float64, measured map
 		if l.MeasuredBytes > 0 && payloadBytes > 0 {
 			w += fmt.Sprintf(" (measured %.2fx)", l.MeasuredBytes/payloadBytes)
 		}
+		if c, _ := in.capacity(l.Node, l.Direction); c > 0 && in.Seconds > 0 && l.MeasuredBytes > 0 {
+			l.UtilPercent = l.MeasuredBytes / in.Seconds / c * 100
+			if l.UtilPercent >= SaturatedLinkPercent {
+				p.Saturated = append(p.Saturated, *l)
+			}
+		}
 		words = append(words, w)
 	}
+	sort.SliceStable(p.Saturated, func(i, j int) bool { return p.Saturated[i].UtilPercent > p.Saturated[j].UtilPercent })
 	p.Summary = fmt.Sprintf("replication model %s (%s): %s", p.Model, p.Why, strings.Join(words, ", "))
 	if p.Binding != nil {
 		p.CeilingBPS = p.Binding.CeilingBPS
@@ -217,6 +239,14 @@ func PlanTraffic(in TrafficInput, why string, payloadBytes float64, measured map
 		if len(tied) > 0 {
 			p.Summary += fmt.Sprintf(", tied with %s (%d links saturate together: expect the write well under the ceiling)", strings.Join(tied, ", "), len(tied)+1)
 		}
+	}
+	if len(p.Saturated) > 0 {
+		var full []string
+		for _, l := range p.Saturated {
+			c, src := in.capacity(l.Node, l.Direction)
+			full = append(full, fmt.Sprintf("%s %s carried %.1f MB/s, %.0f%% of its %.1f MB/s (%s)", l.Node, l.Direction, l.MeasuredBytes/in.Seconds/1e6, l.UtilPercent, c/1e6, src))
+		}
+		p.Summary += "; measured full: " + strings.Join(full, "; ")
 	}
 	return p
 }
@@ -281,6 +311,9 @@ func trafficOf(r result.Result, b Breakdown, hosts []string, payloadBytes int64,
 	}
 	in := TrafficInput{Model: b.ReplicationModel, Client: client, Replicas: b.Replicas, Hosts: hosts, LinkBytesPerSec: caps}
 	in.MeasuredCapacity, in.CapacitySource = measuredCapacities(m, append([]string{client}, hosts...))
+	if w := r.Write; w != nil && w.BytesPerSec > 0 {
+		in.Seconds = float64(w.Bytes) / w.BytesPerSec
+	}
 	p := PlanTraffic(in, b.ModelReason, float64(payloadBytes), measured)
 	return &p
 }

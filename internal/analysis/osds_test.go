@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -373,18 +374,34 @@ func TestBreakdownTrafficMeasuredCapacity(t *testing.T) {
 			}
 		}
 	}
+	// A replica node whose link is slow (shaped to 100 Mbit/s): the round
+	// measures it, the plan binds there, and its counters show it full.
+	slow := LinkMatrix{Network: "host", Nodes: nodes, Cells: make([][]*Link, len(nodes))}
+	for i := range nodes {
+		slow.Cells[i] = slices.Clone(m.Cells[i])
+		for j := range nodes {
+			if l := m.Cells[i][j]; l != nil && (nodes[i] == "sbceph-node-3" || nodes[j] == "sbceph-node-3") {
+				slow.Cells[i][j] = &Link{From: l.From, To: l.To, SendBytesPerSec: 12.5e6}
+			}
+		}
+	}
+	slowWrite := r
+	slowWrite.Write = &result.Direction{BytesPerSec: 12.2e6, Bytes: 536870912}
 	tests := []struct {
 		name        string
+		r           result.Result
 		links       []LinkMatrix
 		wantCeiling float64
 		wantSource  string
+		wantFull    string // the fullest link measured, "node dir"
 	}{
-		{"measured", []LinkMatrix{m}, 20e6 - 1e3, "the network round, client -> sbceph-node-1 at 20.0 MB/s"},
-		{"nominal", nil, 1.25e9, "the interface's nominal speed"},
+		{"measured", r, []LinkMatrix{m}, 20e6 - 1e3, "the network round, client -> sbceph-node-1 at 20.0 MB/s", "client tx"},
+		{"nominal", r, nil, 1.25e9, "the interface's nominal speed", ""},
+		{"slow replica link", slowWrite, []LinkMatrix{slow}, 12.5e6, "the network round, client -> sbceph-node-3 at 12.5 MB/s", "sbceph-node-3 rx"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			bs := Breakdowns([]result.Result{r}, tt.links)
+			bs := Breakdowns([]result.Result{tt.r}, tt.links)
 			if len(bs) != 1 || bs[0].Traffic == nil || bs[0].Traffic.Binding == nil {
 				t.Fatalf("breakdowns %+v", bs)
 			}
@@ -393,8 +410,12 @@ func TestBreakdownTrafficMeasuredCapacity(t *testing.T) {
 				!strings.Contains(p.Summary, "capacity from "+tt.wantSource) {
 				t.Errorf("ceiling %.0f from %q, want %.0f from %q\n%s", p.CeilingBPS, p.Binding.CapacitySource, tt.wantCeiling, tt.wantSource, p.Summary)
 			}
-			if tt.name == "measured" && (p.Binding.Node != "client" || p.Binding.Direction != "tx") {
-				t.Errorf("binding %s %s, want the client's tx", p.Binding.Node, p.Binding.Direction)
+			full := ""
+			if len(p.Saturated) > 0 {
+				full = p.Saturated[0].Node + " " + p.Saturated[0].Direction
+			}
+			if full != tt.wantFull || (full != "" && !strings.Contains(p.Summary, "measured full: "+full)) {
+				t.Errorf("fullest link measured %q, want %q\n%s", full, tt.wantFull, p.Summary)
 			}
 		})
 	}

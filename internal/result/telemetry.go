@@ -69,7 +69,10 @@ type Telemetry struct {
 	// Nodes are the run's other nodes sampled meanwhile (a replicated
 	// volume's replica nodes, a network filesystem's server), each a
 	// Telemetry of its own named by Host; empty on a local target.
-	Nodes   []*Telemetry       `json:"nodes,omitempty"`
+	Nodes []*Telemetry `json:"nodes,omitempty"`
+	// OSDs are the Ceph OSDs behind an RBD target's pool, measured for
+	// this workload: which one holds the pool back (analysis.OSDVerdicts).
+	OSDs    []OSDFigures       `json:"osds,omitempty"`
 	Totals  TelemetryTotals    `json:"totals"`
 	Summary map[string]Summary `json:"summary,omitempty"`
 	Series  *TelemetrySeries   `json:"series,omitempty"`
@@ -115,4 +118,22 @@ func (t *Telemetry) Stat(name string) (Summary, bool) {
 	}
 	s, ok := t.Summary[name]
 	return s, ok && s.Samples > 0
+}
+
+// OSDFigures are one Ceph OSD's figures for one workload: its own object
+// store's throughput (`ceph tell osd.N bench`, taken once before the run's
+// first workload) and its commit latency (`ceph osd perf`) sampled while
+// the workload ran.
+type OSDFigures struct {
+	ID     int    `json:"id"`
+	Host   string `json:"host,omitempty"`   // the crush host: the node
+	Device string `json:"device,omitempty"` // the disk holding its data
+	Up     bool   `json:"up"`
+	// BenchBytesPerSec is 0 when the bench did not run; BenchError then
+	// says why.
+	BenchBytesPerSec float64 `json:"bench_bytes_per_sec,omitempty"`
+	BenchError       string  `json:"bench_error,omitempty"`
+	// Commit are the commit latencies `ceph osd perf` reported during the
+	// workload (Ceph refreshes them about every 5 s).
+	Commit []time.Duration `json:"commit_ns,omitempty"`
 }

@@ -33,6 +33,8 @@ type RunDetail struct {
 	Sweeps []analysis.SweepView `json:"sweeps,omitempty"`
 	// Apps is the run's app fitness (round app), judged for SQLite apps.
 	Apps *analysis.AppReport `json:"apps,omitempty"`
+	// OSDs name the Ceph OSDs that held an RBD target's pool back.
+	OSDs []analysis.ResultOSDVerdict `json:"osds,omitempty"`
 }
 
 // Show reads a run and its results. A run that is not stored (or an
@@ -54,7 +56,7 @@ func Show(ctx context.Context, st store.Reader, req ShowRequest) (*RunDetail, er
 	results = analysis.WithMeasuredLinks(results, links)
 	d := &RunDetail{Run: run, Results: results, Contention: contention.Reports(results), Links: links,
 		Breakdowns: append(analysis.Breakdowns(results, links), analysis.ServerBreakdowns(results, links)...),
-		Sweeps:     analysis.Sweeps(results), Apps: analysis.AppReportOf(results)}
+		Sweeps:     analysis.Sweeps(results), Apps: analysis.AppReportOf(results), OSDs: analysis.OSDVerdicts(results)}
 	analysis.BoundBy(d.Sweeps, d.Breakdowns)
 	return d, nil
 }

@@ -22,6 +22,7 @@ func TestLive(t *testing.T) {
 	c.Script(t, "wait-clean", "120")
 	t.Run("verdicts", func(t *testing.T) { checkVerdicts(t, c) })
 	t.Run("rbd", func(t *testing.T) { checkRBD(t, c) })
+	t.Run("slow OSD named by a run", func(t *testing.T) { checkOSDRun(t, c) })
 	t.Run("failures", func(t *testing.T) {
 		if os.Getenv(EnvFailures) != "1" {
 			t.Skipf("on demand (100 s more): %s=1", EnvFailures)

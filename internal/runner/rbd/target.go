@@ -64,6 +64,7 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (*runner.Prepare
 	}
 	p := &runner.Prepared{Name: t.Name(), Kind: "rbd", Local: true, Cmder: t.cmder, Labels: labels,
 		MemoryOf: "this host (fio's rbd client)", EngineFacts: inUse{tl}}
+	p.Telemetry = tl.osdTelemetry(ctx, t.spec.Pool, labels) // osds.go
 	image := t.spec.Image
 	cleanup := func(context.Context) error { return nil }
 	if image == "" {

@@ -1,0 +1,155 @@
+package rbd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/storbench/storbench/internal/ceph"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/telemetry"
+)
+
+// OSDBench is the `ceph tell osd.N bench` each of the pool's OSDs runs
+// once, before the run's first workload, when telemetry is asked for:
+// 32 MiB in 4 MiB blocks, well inside Ceph's guard rails (BenchRequest)
+// and about 1.5 s on a disk at 20 MB/s.
+var OSDBench = ceph.BenchRequest{TotalBytes: 32 << 20, BlockBytes: 4 << 20}
+
+// PerfInterval is how often `ceph osd perf` is read while a workload
+// runs; Ceph refreshes its figures about every 5 s.
+const PerfInterval = time.Second
+
+// osdTelemetry makes the target's sampler: this host's own telemetry
+// (fio's rbd client runs here) plus the pool's OSDs (result.Telemetry's
+// OSDs): each one's bench, taken now, and its commit latency sampled
+// during every workload. An OSD the bench cannot reach keeps its error.
+func (t tools) osdTelemetry(ctx context.Context, pool string, labels map[string]string) func() (runner.Sampler, error) {
+	return func() (runner.Sampler, error) {
+		cl := t.ceph()
+		pl, err := cl.PoolPlacement(ctx, pool)
+		if err != nil {
+			return nil, fmt.Errorf("the OSDs of pool %s: %w", pool, err)
+		}
+		all, err := cl.OSDs(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("the OSDs of pool %s: %w", pool, err)
+		}
+		inPool := map[int]bool{}
+		for _, id := range pl.OSDs {
+			inPool[id] = true
+		}
+		var figs []result.OSDFigures
+		for _, o := range all {
+			if !inPool[o.ID] {
+				continue
+			}
+			f := result.OSDFigures{ID: o.ID, Host: o.Host, Device: strings.Join(o.Devices, ","), Up: o.Up}
+			if o.Up {
+				req := OSDBench
+				req.OSD = o.ID
+				if b, err := cl.Bench(ctx, req); err != nil {
+					f.BenchError = err.Error()
+				} else {
+					f.BenchBytesPerSec = b.BytesPerSec
+				}
+			}
+			figs = append(figs, f)
+		}
+		cfg := telemetry.ConfigFor(labels, "")
+		cfg.NoDevice = "an RBD image: its data is on the OSDs' disks (see the OSDs' figures)"
+		return &osdSampler{host: telemetry.New(cfg), ceph: cl, osds: figs}, nil
+	}
+}
+
+// osdSampler records this host and the pool's OSDs.
+type osdSampler struct {
+	host *telemetry.Sampler
+	ceph ceph.Client
+	osds []result.OSDFigures
+}
+
+// Start implements runner.Sampler.
+func (s *osdSampler) Start() runner.Recording {
+	ctx, cancel := context.WithCancel(context.Background())
+	// What `ceph osd perf` says before the workload: the figures of the
+	// one before (Ceph refreshes them about every 5 s), which the
+	// workload's first samples repeat until the refresh.
+	before, _ := s.ceph.Perf(ctx)
+	r := &osdRecording{host: s.host.Start(), sampler: s, cancel: cancel, done: make(chan struct{}), before: before}
+	go func() {
+		defer close(r.done)
+		r.samples, r.err = s.ceph.SamplePerf(ctx, PerfInterval)
+	}()
+	return r
+}
+
+// osdRecording is one workload's recording.
+type osdRecording struct {
+	host    *telemetry.Recording
+	sampler *osdSampler
+	cancel  context.CancelFunc
+	done    chan struct{}
+	before  []ceph.Latency
+	samples []ceph.PerfSample
+	err     error
+	once    sync.Once
+	out     *result.Telemetry
+}
+
+// Stop implements runner.Recording: the host's telemetry with the OSDs'
+// figures for this workload.
+func (r *osdRecording) Stop() *result.Telemetry {
+	r.once.Do(func() {
+		r.cancel()
+		<-r.done
+		r.out = r.host.Stop()
+		if r.out == nil {
+			r.out = &result.Telemetry{}
+		}
+		r.out.OSDs = osdFigures(r.sampler.osds, r.before, r.samples)
+		if r.err != nil {
+			r.out.Missing = append(r.out.Missing, "ceph osd perf: "+r.err.Error())
+		}
+	})
+	return r.out
+}
+
+// osdFigures are the OSDs with the commit latencies samples hold for
+// them. Leading samples that repeat an OSD's figure from before the
+// workload are left out: Ceph had not refreshed it yet, so it is the
+// previous workload's (kept when no sample ever differs: a steady OSD).
+func osdFigures(osds []result.OSDFigures, before []ceph.Latency, samples []ceph.PerfSample) []result.OSDFigures {
+	prev := map[int]time.Duration{}
+	for _, l := range before {
+		prev[l.OSD] = l.Commit
+	}
+	out := make([]result.OSDFigures, len(osds))
+	for i, o := range osds {
+		var all []time.Duration
+		for _, s := range samples {
+			for _, l := range s.Latencies {
+				if l.OSD == o.ID {
+					all = append(all, l.Commit)
+				}
+			}
+		}
+		p, known := prev[o.ID]
+		first := 0
+		for known && first < len(all) && all[first] == p {
+			first++
+		}
+		if first == len(all) {
+			first = 0
+		}
+		o.Commit = all[first:]
+		if len(o.Commit) == 0 {
+			o.Commit = nil
+		}
+		out[i] = o
+	}
+	return out
+}

@@ -1,0 +1,79 @@
+package cephtest
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storbench/storbench/internal/analysis"
+	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/storbench"
+	"github.com/storbench/storbench/internal/store"
+)
+
+const osdRunSuite = `name: osd-write
+workloads:
+  - {name: seq-write, rw: write, bs: 4MiB, iodepth: 8, size: 64MiB, runtime: 8s, time_based: true, direct: true}
+`
+
+// checkOSDRun: a run on the rbd target with telemetry names the slow OSD
+// itself. osd.2's disk is throttled to 20 MiB/s; storbench benches each of
+// the pool's OSDs before the first workload, samples their commit latency
+// while it runs, and `show` names osd.2 on sbceph-node-3, its disk, and no
+// other OSD; with the throttle lifted, a second run names none.
+func checkOSDRun(t *testing.T, c *Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	suite, err := spec.Parse([]byte(osdRunSuite), "osd-write.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	run := func(t *testing.T) []analysis.ResultOSDVerdict {
+		req := storbench.DefaultRunRequest()
+		req.SuiteSpec, req.Targets, req.Telemetry = suite, []string{"rbd:" + c.Pool + "?conf=" + c.Conf}, true
+		r, err := storbench.Run(ctx, st, req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := storbench.Show(ctx, st, storbench.ShowRequest{RunID: r.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, res := range d.Results {
+			if tm := res.Telemetry; tm != nil {
+				for _, o := range tm.OSDs {
+					t.Logf("%s: osd.%d on %s (%s): bench %.0f MB/s %s, commit %v", res.Workload, o.ID, o.Host, o.Device, o.BenchBytesPerSec/1e6, o.BenchError, o.Commit)
+				}
+			} else {
+				t.Errorf("%s: no telemetry", res.Workload)
+			}
+		}
+		for _, v := range d.OSDs {
+			t.Logf("verdict: %s", v.Summary)
+		}
+		return d.OSDs
+	}
+	slow := 2
+	t.Run("slow disk", func(t *testing.T) {
+		c.Script(t, "osd", "slow", strconv.Itoa(slow), strconv.Itoa(20<<20))
+		defer c.Script(t, "osd", "unslow", strconv.Itoa(slow))
+		vs := run(t)
+		if len(vs) != 1 || vs[0].OSD != slow || vs[0].Cause != analysis.OSDCauseDisk || vs[0].Host != c.Nodes[slow].Name ||
+			!strings.Contains(vs[0].Summary, "osd.2 on "+c.Nodes[slow].Name) {
+			t.Errorf("verdicts %+v: want osd.%d's disk on %s alone", vs, slow, c.Nodes[slow].Name)
+		}
+	})
+	t.Run("no fault", func(t *testing.T) {
+		if vs := run(t); len(vs) != 0 {
+			t.Errorf("verdicts %+v with no fault injected: want none", vs)
+		}
+	})
+}

@@ -27,3 +27,22 @@ func TestOSDVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// TestBrickVerdicts: the section names the result and the brick.
+func TestBrickVerdicts(t *testing.T) {
+	var none bytes.Buffer
+	if err := BrickVerdicts(&none, nil); err != nil || none.Len() != 0 {
+		t.Fatalf("no verdicts wrote %q, %v", none.String(), err)
+	}
+	var b bytes.Buffer
+	v := analysis.BrickVerdict{Target: "/mnt/gv", Workload: "seq-write", Round: "isolated", Host: "10.0.0.3", Cause: analysis.BrickCauseDown,
+		Summary: "brick 10.0.0.3:/b was lost by the client during seq-write"}
+	if err := BrickVerdicts(&b, []analysis.BrickVerdict{v}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Which brick held the volume back", "/mnt/gv seq-write (isolated round): brick 10.0.0.3:/b was lost"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -72,7 +72,10 @@ type Telemetry struct {
 	Nodes []*Telemetry `json:"nodes,omitempty"`
 	// OSDs are the Ceph OSDs behind an RBD target's pool, measured for
 	// this workload: which one holds the pool back (analysis.OSDVerdicts).
-	OSDs    []OSDFigures       `json:"osds,omitempty"`
+	OSDs []OSDFigures `json:"osds,omitempty"`
+	// Bricks are the GlusterFS bricks behind a FUSE-mounted target, as
+	// its client saw them during this workload (analysis.BrickVerdicts).
+	Bricks  []BrickFigures     `json:"bricks,omitempty"`
 	Totals  TelemetryTotals    `json:"totals"`
 	Summary map[string]Summary `json:"summary,omitempty"`
 	Series  *TelemetrySeries   `json:"series,omitempty"`
@@ -136,4 +139,24 @@ type OSDFigures struct {
 	// Commit are the commit latencies `ceph osd perf` reported during the
 	// workload (Ceph refreshes them about every 5 s).
 	Commit []time.Duration `json:"commit_ns,omitempty"`
+}
+
+// BrickFigures are one GlusterFS brick as the FUSE client saw it during
+// one workload: whether it stayed connected, and the mean latency of the
+// writes and reads the client sent it (the client's own profile, read
+// from the mount's .meta directory: the time it waited for that brick).
+type BrickFigures struct {
+	Host  string `json:"host"`  // the brick's server
+	Brick string `json:"brick"` // its directory there
+	// Connected is false when the client lost the brick by the end of the
+	// workload.
+	Connected    bool          `json:"connected"`
+	Writes       int64         `json:"writes,omitempty"`
+	WriteLatency time.Duration `json:"write_latency_ns,omitempty"` // mean
+	Reads        int64         `json:"reads,omitempty"`
+	ReadLatency  time.Duration `json:"read_latency_ns,omitempty"` // mean
+	// BytesSent and BytesReceived are the connection's bytes during the
+	// workload (requests with their data, and replies).
+	BytesSent     int64 `json:"bytes_sent,omitempty"`
+	BytesReceived int64 `json:"bytes_received,omitempty"`
 }

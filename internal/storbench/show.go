@@ -35,6 +35,8 @@ type RunDetail struct {
 	Apps *analysis.AppReport `json:"apps,omitempty"`
 	// OSDs name the Ceph OSDs that held an RBD target's pool back.
 	OSDs []analysis.ResultOSDVerdict `json:"osds,omitempty"`
+	// Bricks name the GlusterFS bricks that held a FUSE-mounted target back.
+	Bricks []analysis.BrickVerdict `json:"bricks,omitempty"`
 }
 
 // Show reads a run and its results. A run that is not stored (or an
@@ -56,7 +58,7 @@ func Show(ctx context.Context, st store.Reader, req ShowRequest) (*RunDetail, er
 	results = analysis.WithMeasuredLinks(results, links)
 	d := &RunDetail{Run: run, Results: results, Contention: contention.Reports(results), Links: links,
 		Breakdowns: append(analysis.Breakdowns(results, links), analysis.ServerBreakdowns(results, links)...),
-		Sweeps:     analysis.Sweeps(results), Apps: analysis.AppReportOf(results), OSDs: analysis.OSDVerdicts(results)}
+		Sweeps:     analysis.Sweeps(results), Apps: analysis.AppReportOf(results), OSDs: analysis.OSDVerdicts(results), Bricks: analysis.BrickVerdicts(results)}
 	analysis.BoundBy(d.Sweeps, d.Breakdowns)
 	return d, nil
 }

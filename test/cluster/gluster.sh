@@ -26,6 +26,11 @@
 # Faults, either mode (STATE: DIR, or "cluster"):
 #   gluster.sh brick STATE kill|freeze|thaw|start NODE   SIGKILL / SIGSTOP / SIGCONT its brick
 #                                          process; start = `volume start V force`
+#   gluster.sh brick STATE cpu NODE PERCENT | uncpu NODE   its brick capped at PERCENT of one core
+#                                          (a cgroup v1 CFS quota, sbglus-<ID>-brick<NODE>)
+#   gluster.sh brick STATE slow NODE BYTES_PER_SEC | unslow NODE   its brick's reads and writes
+#                                          throttled on the disk under it (blkio v1: direct I/O
+#                                          only, so the volume needs storage.o-direct=on)
 #   gluster.sh link STATE cut|restore|shape|unshape NODE [RATE]
 #   gluster.sh cli STATE NODE ARGS...      the gluster CLI inside node NODE (1-based)
 #   gluster.sh check-clean [ID DIR]        fail if a namespace, link, process or mount of that harness
@@ -208,6 +213,7 @@ standalone_down() { # DIR: every step tolerates a half-built harness
   id=$(cat "$dir/id" 2>/dev/null)
   fuse_unmount "$dir/mnt" "$dir/client/client.pid"
   for d in "$dir"/n[0-9]*; do [ -d "$d" ] && gd_stop "$d"; done
+  [ -z "$id" ] || for f in /sys/fs/cgroup/cpu/sbglus-"$id"-brick* /sys/fs/cgroup/blkio/sbglus-"$id"-brick*; do uncgroup "$f"; done
   # a glusterd that never recorded its mount namespace: find it by its pid file
   for f in "$dir"/n[0-9]*/glusterd.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
   if [ -n "$id" ]; then
@@ -299,6 +305,7 @@ cluster_down() { # N: tolerates a half-built GlusterFS
   for m in "$g"/mnt/*; do [ -d "$m" ] && fuse_unmount "$m" ""; done
   for d in $(seq 1 "$n"); do stop_pidfile "$(node_state "$d")/run/gluster-client.pid"; done
   for d in "$g"/n[0-9]*; do [ -d "$d" ] && gd_stop "$d"; done
+  for d in /sys/fs/cgroup/cpu/sbglus-cluster-brick* /sys/fs/cgroup/blkio/sbglus-cluster-brick*; do uncgroup "$d"; done
   rm -rf "$g"
   set -e
 }
@@ -307,8 +314,8 @@ cluster_down() { # N: tolerates a half-built GlusterFS
 
 state_dir() { if [ "$1" = cluster ]; then . "$HERE/lib.sh"; echo "$RUN/gluster"; else echo "$1"; fi; }
 
-brick() { # STATE kill|freeze|thaw|start NODE
-  local dir; dir=$(state_dir "$1"); local op=$2 i=$3 p
+brick() { # STATE kill|freeze|thaw|start|cpu|uncpu|slow|unslow NODE [PERCENT|BYTES_PER_SEC]
+  local dir; dir=$(state_dir "$1"); local op=$2 i=$3 p cg disk
   case $op in
     kill) p=$(brick_pid "$dir/n$i"); kill -9 "$p" ;;
     freeze) p=$(brick_pid "$dir/n$i"); kill -STOP "$p" ;;
@@ -319,8 +326,36 @@ brick() { # STATE kill|freeze|thaw|start NODE
         sleep 1; brick_pid "$dir/n$i" >/dev/null && return 0
       done
       glog "brick of node $i did not start"; return 1 ;;
-    *) glog "brick: kill|freeze|thaw|start"; return 2 ;;
+    cpu) # a cpu cgroup capping the brick at PERCENT of one core (CFS quota over a 100 ms period)
+      cg=$(brick_cgroup cpu "$dir" "$i"); p=$(brick_pid "$dir/n$i")
+      mkdir -p "$cg"; echo 100000 > "$cg/cpu.cfs_period_us"; echo $(( ${4:?percent of one core} * 1000 )) > "$cg/cpu.cfs_quota_us"
+      echo "$p" > "$cg/cgroup.procs"; glog "brick of node $i: CPU limited to $4% of one core" ;;
+    slow) # a blkio cgroup: the brick's reads and writes throttled on the whole disk under its directory
+      cg=$(brick_cgroup blkio "$dir" "$i"); p=$(brick_pid "$dir/n$i"); disk=$(whole_disk "$(cat "$dir/brickdir.$i")")
+      mkdir -p "$cg"; echo "$disk ${4:?bytes per second}" > "$cg/blkio.throttle.write_bps_device"
+      echo "$disk $4" > "$cg/blkio.throttle.read_bps_device"
+      echo "$p" > "$cg/cgroup.procs"; glog "brick of node $i: disk $disk limited to $4 bytes/s" ;;
+    uncpu|unslow) uncgroup "$(brick_cgroup "$([ "$op" = uncpu ] && echo cpu || echo blkio)" "$dir" "$i")" ;;
+    *) glog "brick: kill|freeze|thaw|start|cpu|uncpu|slow|unslow"; return 2 ;;
   esac
+}
+
+# brick_cgroup HIERARCHY STATEDIR NODE: the cgroup a fault puts node NODE's brick in
+brick_cgroup() { echo "/sys/fs/cgroup/$1/sbglus-$(cat "$2/id" 2>/dev/null || echo cluster)-brick$3"; }
+
+# uncgroup CG: its processes back to the hierarchy's root, then the cgroup removed (none: nothing)
+uncgroup() {
+  [ -d "$1" ] || return 0
+  local p; for p in $(cat "$1/cgroup.procs" 2>/dev/null); do echo "$p" > "$(dirname "$1")/cgroup.procs" 2>/dev/null || true; done
+  rmdir "$1"
+}
+
+# whole_disk PATH: MAJ:MIN of the whole disk holding PATH (blkio throttles whole disks only)
+whole_disk() {
+  local dev majmin sys
+  dev=$(stat -c %d "$1"); majmin="$((dev >> 8 & 0xfff)):$((dev & 0xff | (dev >> 12 & 0xfff00)))"
+  sys=$(readlink -f "/sys/dev/block/$majmin") || { glog "no block device $majmin under $1"; return 1; }
+  if [ -f "$sys/partition" ]; then cat "$(dirname "$sys")/dev"; else echo "$majmin"; fi
 }
 
 vol_of() { sed -n 's/^GLUSTER_VOLUME=//p' "$1/gluster.env"; }
@@ -348,6 +383,7 @@ check_clean() { # [ID DIR]: that harness only (another may be running), else eve
     if [ -z "$id" ] || tr '\0' '\n' < "/proc/$x/environ" 2>/dev/null | grep -qx "SBGLUS_ID=$id"; then
       echo "left behind: process $x $(tr '\0' ' ' < "/proc/$x/cmdline" 2>/dev/null | cut -c1-100)"; bad=1; fi
   done
+  for x in /sys/fs/cgroup/cpu/sbglus-"$id"* /sys/fs/cgroup/blkio/sbglus-"$id"*; do [ ! -e "$x" ] || { echo "left behind: cgroup $x"; bad=1; }; done
   for x in $(awk '$0 ~ / - fuse.glusterfs / {print $5}' /proc/self/mountinfo); do
     case $x in "$dir"*) echo "left behind: mount $x"; bad=1 ;; esac; done
   [ "$bad" = 0 ] && echo clean

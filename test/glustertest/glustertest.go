@@ -162,6 +162,24 @@ func (v *Volume) Brick(t testing.TB, op string, i int) {
 	v.run(t, "brick", v.Dir, op, strconv.Itoa(i+1))
 }
 
+// BrickLimit limits node i's brick process (0-based): "cpu" to amount
+// percent of one core, "slow" to amount bytes per second on the disk
+// under it (direct I/O only: start the volume with DirectIO); "uncpu"
+// and "unslow" (amount "") lift it.
+func (v *Volume) BrickLimit(t testing.TB, op string, i int, amount string) {
+	t.Helper()
+	args := []string{"brick", v.Dir, op, strconv.Itoa(i + 1)}
+	if amount != "" {
+		args = append(args, amount)
+	}
+	v.run(t, args...)
+}
+
+// DirectIO are the volume options under which a brick opens files with
+// O_DIRECT when its client does (fio's direct=1): what a blkio throttle
+// on the brick needs, and the options of a volume holding VM images.
+var DirectIO = []string{"performance.strict-o-direct=on", "network.remote-dio=disable"}
+
 // LinkOp acts on node i's veth (0-based; -1 is the client's): "cut",
 // "restore", "shape" (tc tbf at rate, e.g. "200mbit"), "unshape".
 func (v *Volume) LinkOp(t testing.TB, op string, i int, rate string) {

@@ -30,7 +30,7 @@ func NewCommand(d cli.Deps) *cobra.Command {
 		if output == "json" {
 			return render.JSON(d.Out, detail)
 		}
-		return errors.Join(render.RunDetail(d.Out, detail.Run, detail.Results, detail.Contention), render.SweepSection(d.Out, detail.Sweeps), render.Explained(d.Out, detail.Links, detail.Breakdowns), render.AppFit(d.Out, detail.Apps), render.OSDVerdicts(d.Out, detail.OSDs))
+		return errors.Join(render.RunDetail(d.Out, detail.Run, detail.Results, detail.Contention), render.SweepSection(d.Out, detail.Sweeps), render.Explained(d.Out, detail.Links, detail.Breakdowns), render.AppFit(d.Out, detail.Apps), render.OSDVerdicts(d.Out, detail.OSDs), render.BrickVerdicts(d.Out, detail.Bricks))
 	}
 	return cmd
 }

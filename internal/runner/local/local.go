@@ -151,7 +151,7 @@ func (t *Target) prepareDir(ctx context.Context, need runner.Need) (*runner.Prep
 	}
 	p.Labels = t.environment(dir, "")
 	t.explainNetworkFS(ctx, p)
-	p.Telemetry = t.sampler(p.Labels)
+	p.Telemetry = t.glusterSampler(p.Labels, t.sampler(p.Labels)) // bricks.go
 	switch result.LabelFSType.Of(p.Labels) {
 	case "tmpfs", "ramfs":
 		p.Notices = append(p.Notices, result.LabelFSType.Of(p.Labels)+" keeps files in memory: these figures measure RAM, not a disk")

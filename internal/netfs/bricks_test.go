@@ -1,0 +1,73 @@
+package netfs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReadBricks reads a real client's files (captured from a replica-3
+// volume's FUSE mount on this machine, testdata/): brick 2 after a 8 MiB
+// direct write, brick 1 after its brick process was killed, brick 0 with
+// an empty profile (just read).
+func TestReadBricks(t *testing.T) {
+	files := map[string]string{
+		"/m/.meta/graphs/active/volfile":                "replica3.vol",
+		"/m/.meta/graphs/active/sbvol-client-2/profile": "gluster-client-profile.txt",
+		"/m/.meta/graphs/active/sbvol-client-2/private": "gluster-client-private.txt",
+		"/m/.meta/graphs/active/sbvol-client-1/profile": "",
+		"/m/.meta/graphs/active/sbvol-client-1/private": "gluster-client-private-down.txt",
+		"/m/.meta/graphs/active/sbvol-client-0/profile": "",
+		"/m/.meta/graphs/active/sbvol-client-0/private": "gluster-client-private.txt",
+	}
+	read := func(p string) ([]byte, error) {
+		f, ok := files[p]
+		if !ok {
+			return nil, errors.New("no such file: " + p)
+		}
+		if f == "" {
+			return []byte("[sbvol-client-N.latency]\n"), nil
+		}
+		return os.ReadFile(filepath.Join("testdata", f))
+	}
+	bs, err := ReadBricks(read, "/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != 3 {
+		t.Fatalf("%d bricks", len(bs))
+	}
+	b2 := bs[2]
+	w := b2.Ops["WRITE"]
+	if b2.Host != "10.97.2.4" || b2.Brick != "/tmp/glt1/n3/brick" || !b2.Connected || w.Count != 64 || w.Total != 121472107 ||
+		w.Mean() != 1898001*time.Nanosecond || b2.BytesWritten <= 8<<20 {
+		t.Errorf("brick 2: %+v, write %+v mean %v", b2, w, w.Mean())
+	}
+	if bs[1].Connected || !bs[0].Connected || len(bs[0].Ops) != 0 {
+		t.Errorf("brick 1 connected %v (killed), brick 0 %v with ops %v", bs[1].Connected, bs[0].Connected, bs[0].Ops)
+	}
+	delete(files, "/m/.meta/graphs/active/sbvol-client-0/private")
+	if _, err := ReadBricks(read, "/m"); err == nil || !strings.Contains(err.Error(), "brick 10.97.2.2:/tmp/glt1/n1/brick") {
+		t.Errorf("a brick's missing state: %v", err)
+	}
+}
+
+// TestParseProfileRefuses: malformed lines and oversized files are
+// refused, naming the line.
+func TestParseProfileRefuses(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"[x.latency]\nx.latency.WRITE = AVG:1 CNT:two TOTAL:3\n", "line 2: count"},
+		{"garbage\n", "line 1"},
+		{strings.Repeat("x", maxMetaFileLen+1), "more than a profile holds"},
+	} {
+		if _, err := ParseProfile([]byte(tt.in)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%.30q: %v, want %q", tt.in, err, tt.want)
+		}
+	}
+	if _, _, _, err := ParsePrivate([]byte("total_bytes_read = 3\n")); err == nil {
+		t.Error("a state without its connection was accepted")
+	}
+}

@@ -1,0 +1,111 @@
+package glustertest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storbench/storbench/internal/analysis"
+	"github.com/storbench/storbench/internal/spec"
+	"github.com/storbench/storbench/internal/storbench"
+	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/testenv"
+)
+
+const brickSuite = `name: brick-write
+workloads:
+  - {name: seq-write, rw: write, bs: 1MiB, iodepth: 4, size: 64MiB, runtime: 4s, time_based: true, direct: true}
+`
+
+// TestBrickNamed: a run on a replica-3 volume's FUSE mount names the brick
+// that held it back, from what the client saw: a brick whose disk is
+// throttled to 10 MiB/s, one capped at 5% of a core, one killed; with no
+// fault, none. The volume opens files O_DIRECT on the bricks (DirectIO),
+// so the disk throttle applies.
+func TestBrickNamed(t *testing.T) {
+	testenv.Fio(t)
+	var v *Volume
+	t.Run("volume", func(t *testing.T) {
+		v = Start(t, Options{VolumeOptions: DirectIO})
+		bricksNamed(t, v)
+	})
+	if v != nil {
+		CheckClean(t, v) // once the subtest's cleanup removed the volume
+	}
+}
+
+func bricksNamed(t *testing.T, v *Volume) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	suite, err := spec.Parse([]byte(brickSuite), "brick-write.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	dir := filepath.Join(v.Mount, "bench")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(t *testing.T) []analysis.BrickVerdict {
+		req := storbench.DefaultRunRequest()
+		req.SuiteSpec, req.Targets, req.Telemetry = suite, []string{dir}, true
+		r, err := storbench.Run(ctx, st, req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := storbench.Show(ctx, st, storbench.ShowRequest{RunID: r.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, res := range d.Results {
+			if res.Telemetry == nil || len(res.Telemetry.Bricks) != len(v.Nodes) {
+				t.Fatalf("%s: telemetry %+v: want every brick", res.Workload, res.Telemetry)
+			}
+			for _, b := range res.Telemetry.Bricks {
+				t.Logf("%s: brick %s connected %v: %d writes, %v mean; %d bytes sent", res.Workload, b.Host, b.Connected, b.Writes, b.WriteLatency, b.BytesSent)
+			}
+		}
+		for _, vd := range d.Bricks {
+			t.Logf("verdict: %s", vd.Summary)
+		}
+		return d.Bricks
+	}
+	check := func(t *testing.T, vs []analysis.BrickVerdict, node int, cause string) {
+		t.Helper()
+		if len(vs) != 1 || vs[0].Host != v.Nodes[node].Addr || vs[0].Cause != cause {
+			t.Errorf("verdicts %+v: want brick %s alone, %s", vs, v.Nodes[node].Addr, cause)
+		}
+	}
+	t.Run("no fault", func(t *testing.T) {
+		if vs := run(t); len(vs) != 0 {
+			t.Errorf("verdicts %+v with no fault: want none", vs)
+		}
+	})
+	t.Run("disk throttled", func(t *testing.T) {
+		v.BrickLimit(t, "slow", 2, strconv.Itoa(10<<20))
+		defer v.BrickLimit(t, "unslow", 2, "")
+		check(t, run(t), 2, analysis.BrickCauseSlow)
+	})
+	t.Run("cpu capped", func(t *testing.T) {
+		v.BrickLimit(t, "cpu", 1, "5")
+		defer v.BrickLimit(t, "uncpu", 1, "")
+		check(t, run(t), 1, analysis.BrickCauseSlow)
+	})
+	t.Run("killed", func(t *testing.T) {
+		v.Brick(t, "kill", 0)
+		defer v.Brick(t, "start", 0)
+		vs := run(t)
+		check(t, vs, 0, analysis.BrickCauseDown)
+		if len(vs) == 1 && !strings.Contains(vs[0].Summary, "was lost by the client") {
+			t.Errorf("summary %q", vs[0].Summary)
+		}
+	})
+}

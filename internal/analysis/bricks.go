@@ -18,6 +18,18 @@ const (
 	BrickCauseLink = "link"
 	// BrickCauseDown: the client lost the brick.
 	BrickCauseDown = "down"
+	// BrickCauseServer: slow, while its server's round trip stayed in
+	// line with the others': not its link, so its disk or its CPU.
+	BrickCauseServer = "disk or CPU"
+)
+
+// A slow brick's link is full when its server's round trip during the
+// workload is over BrickLinkRTTRatio times the highest other's and at
+// least BrickLinkRTTFloor (a SYN waiting behind the data in the link's
+// queue); in line when under twice the highest other's.
+const (
+	BrickLinkRTTRatio = 5.0
+	BrickLinkRTTFloor = 1500 * time.Microsecond
 )
 
 // Brick verdict thresholds: a brick is slow when its mean latency for the
@@ -88,16 +100,13 @@ func BrickVerdicts(results []result.Result) []BrickVerdict {
 				continue
 			}
 			words := fmt.Sprintf("answered %s in %s on average against %s for the others during %s", op, msFine(lat(b)), msFineRange(lo, hi), r.Workload)
-			if capBPS, used := nodeLinkUse(tm, b.Host); capBPS > 0 && used >= osdLinkBusyFraction*capBPS {
-				add(b, BrickCauseLink, words+fmt.Sprintf("; its node's link carried %.1f MB/s of %.1f MB/s: the client waits for its link", used/1e6, capBPS/1e6))
-				continue
-			}
-			cause := "its disk, CPU or link (the client sees only how long it waits)"
 			if op == "writes" {
-				add(b, BrickCauseSlow, words+"; every replicated write waits for it: "+cause)
+				words += "; every replicated write waits for it"
 			} else {
-				add(b, BrickCauseSlow, words+"; the reads it serves wait for it: "+cause)
+				words += "; the reads it serves wait for it"
 			}
+			cause, why := brickCause(tm, i)
+			add(b, cause, words+": "+why)
 		}
 	}
 	return out
@@ -112,4 +121,37 @@ func msFineRange(lo, hi time.Duration) string {
 		return msFine(lo)
 	}
 	return fmt.Sprintf("%.1f-%.1f ms", float64(lo)/1e6, float64(hi)/1e6)
+}
+
+// brickCause says why brick i is slow: its link when its node was sampled
+// and its link ran full, or when its server's round trip rose far above
+// the others'; its disk or CPU when the round trip stayed in line; else
+// unknown among the three.
+func brickCause(tm *result.Telemetry, i int) (cause, why string) {
+	b := tm.Bricks[i]
+	if capBPS, used := nodeLinkUse(tm, b.Host); capBPS > 0 && used >= osdLinkBusyFraction*capBPS {
+		return BrickCauseLink, fmt.Sprintf("its node's link carried %.1f MB/s of %.1f MB/s: the client waits for its link", used/1e6, capBPS/1e6)
+	}
+	var lo, hi time.Duration
+	n := 0
+	for j, o := range tm.Bricks {
+		if j == i || o.RTT <= 0 {
+			continue
+		}
+		if n == 0 || o.RTT < lo {
+			lo = o.RTT
+		}
+		hi, n = max(hi, o.RTT), n+1
+	}
+	if b.RTT <= 0 || n == 0 {
+		return BrickCauseSlow, "its disk, CPU or link (the client sees only how long it waits)"
+	}
+	rtt := fmt.Sprintf("a connection to its server took %s against %s for the others' meanwhile", msFine(b.RTT), msFineRange(lo, hi))
+	switch {
+	case b.RTT >= BrickLinkRTTFloor && float64(b.RTT) > BrickLinkRTTRatio*float64(hi):
+		return BrickCauseLink, rtt + ": its link is full (the connection waits behind the data)"
+	case float64(b.RTT) < 2*float64(hi):
+		return BrickCauseServer, rtt + ": not its link, so its disk or its CPU"
+	}
+	return BrickCauseSlow, rtt + ": its disk, CPU or link"
 }

@@ -38,6 +38,13 @@ func TestBrickVerdicts(t *testing.T) {
 	linked := res(brick("10.0.0.1", 1.9), brick("10.0.0.2", 1.8), brick("10.0.0.3", 15.6))
 	linked.Telemetry.Nodes = []*result.Telemetry{{Host: "10.0.0.3", LinkBytesPerSec: 12.5e6,
 		Totals: result.TelemetryTotals{Elapsed: 4 * time.Second, NetRxBytes: 47e6}}}
+	withRTT := func(rtts ...float64) result.Result {
+		r := res(brick("10.0.0.1", 1.9), brick("10.0.0.2", 1.8), brick("10.0.0.3", 15.6))
+		for i, v := range rtts {
+			r.Telemetry.Bricks[i].RTT = ms(v)
+		}
+		return r
+	}
 	failed := res(brick("10.0.0.1", 1.9), brick("10.0.0.2", 1.8), brick("10.0.0.3", 15.6))
 	failed.Status = result.StatusFailed
 	tests := []struct {
@@ -51,6 +58,9 @@ func TestBrickVerdicts(t *testing.T) {
 		{"cpu capped", res(brick("10.0.0.1", 1.4), brick("10.0.0.2", 2.05), brick("10.0.0.3", 17.8)), "10.0.0.3 slow", "17.8 ms"},
 		{"killed", res(brick("10.0.0.1", 1.4), down, brick("10.0.0.2", 1.5)), "10.0.0.3 down", "was lost by the client during seq-write"},
 		{"link full", linked, "10.0.0.3 link", "its node's link carried 11.8 MB/s of 12.5 MB/s"},
+		{"link by round trip", withRTT(0.2, 0.3, 38), "10.0.0.3 link", "a connection to its server took 38.0 ms against 0.2-0.3 ms for the others' meanwhile: its link is full"},
+		{"disk or cpu by round trip", withRTT(0.2, 0.3, 0.25), "10.0.0.3 disk or CPU", "not its link, so its disk or its CPU"},
+		{"round trip unclear", withRTT(0.2, 0.3, 1.2), "10.0.0.3 slow", "its disk, CPU or link"},
 		{"healthy", res(brick("10.0.0.1", 1.9), brick("10.0.0.2", 2.4), brick("10.0.0.3", 3.1)), "", ""},
 		{"under the floor", res(brick("10.0.0.1", 0.5), brick("10.0.0.2", 0.6), brick("10.0.0.3", 4)), "", ""},
 		{"too few writes", res(brick("10.0.0.1", 1.9), brick("10.0.0.2", 1.8), few), "", ""},

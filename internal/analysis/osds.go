@@ -23,6 +23,10 @@ type OSDFacts struct {
 	// speed, a shaped rate); 0 unknown. LinkUsedBytesPerSec is the busier
 	// direction's average during the workload; 0 not measured.
 	LinkBytesPerSec, LinkUsedBytesPerSec float64
+	// RTT is the median round trip of a TCP connection to the OSD during
+	// the workload (0: not measured): a full link delays it, a slow disk
+	// does not (the kernel answers).
+	RTT time.Duration
 }
 
 // Causes an OSDVerdict names.
@@ -102,7 +106,7 @@ func diskEvidence(workload string, o OSDFacts, others []OSDFacts) []string {
 // the threshold, or not known, or another OSD's link as busy).
 func linkEvidence(workload string, o OSDFacts, others []OSDFacts) string {
 	if o.LinkBytesPerSec <= 0 || o.LinkUsedBytesPerSec <= 0 {
-		return ""
+		return rttEvidence(workload, o, others)
 	}
 	busy := o.LinkUsedBytesPerSec / o.LinkBytesPerSec
 	if busy < osdLinkBusyFraction {
@@ -187,4 +191,40 @@ func msRange(lo, hi time.Duration) string {
 		return msWords(lo)
 	}
 	return fmt.Sprintf("%d-%d ms", lo.Milliseconds(), hi.Milliseconds())
+}
+
+// rttEvidence says o's link is full from the round trips to the OSDs
+// during the workload: o's over BrickLinkRTTRatio times every other's and
+// at least BrickLinkRTTFloor (its connection waited behind the data in
+// its link's queue); "" when they do not say so or were not measured.
+func rttEvidence(workload string, o OSDFacts, others []OSDFacts) string {
+	var lo, hi time.Duration
+	n := 0
+	for _, x := range others {
+		if x.RTT <= 0 {
+			continue
+		}
+		if n == 0 || x.RTT < lo {
+			lo = x.RTT
+		}
+		hi, n = max(hi, x.RTT), n+1
+	}
+	if n == 0 || o.RTT < BrickLinkRTTFloor || float64(o.RTT) <= BrickLinkRTTRatio*float64(hi) {
+		return ""
+	}
+	s := fmt.Sprintf("a connection to it took %s against %s for the others during %s: its link is full (the connection waits behind the data)",
+		msFine(o.RTT), msFineRange(lo, hi), workload)
+	var fine []string
+	if blo, bhi, ok := benchRange(others); ok && o.BenchBytesPerSec > 0 {
+		fine = append(fine, fmt.Sprintf("bench %.0f MB/s against %s MB/s", o.BenchBytesPerSec/1e6, mbRange(blo, bhi)))
+	}
+	if c, ok := medianLatency(o.Commit); ok {
+		if clo, chi, ok := commitRange(others); ok {
+			fine = append(fine, fmt.Sprintf("commit latency %s against %s", msWords(c), msRange(clo, chi)))
+		}
+	}
+	if len(fine) > 0 {
+		s += "; its disk is in line with the others (" + strings.Join(fine, ", ") + ")"
+	}
+	return s
 }

@@ -52,6 +52,16 @@ func TestOSDVerdicts(t *testing.T) {
 			[]string{"1 down"}, "osd.1 on node-2 (vdb) was down during seq-write"},
 		{"slow link", res(healthy, busyNode("node-1", 3), busyNode("node-2", 3), busyNode("node-3", 11.8)),
 			[]string{"2 link"}, "its link carried 11.8 MB/s of 12.5 MB/s"},
+		{"slow link by round trip", res(func() []result.OSDFigures {
+			o := append([]result.OSDFigures(nil), healthy...)
+			o[0].RTT, o[1].RTT, o[2].RTT = 200*time.Microsecond, 300*time.Microsecond, 6*time.Millisecond
+			return o
+		}()), []string{"2 link"}, "a connection to it took 6.0 ms against 0.2-0.3 ms for the others during seq-write: its link is full"},
+		{"round trips in line", res(func() []result.OSDFigures {
+			o := append([]result.OSDFigures(nil), healthy...)
+			o[0].RTT, o[1].RTT, o[2].RTT = 200*time.Microsecond, 300*time.Microsecond, 900*time.Microsecond
+			return o
+		}()), nil, ""},
 		{"failed result", func() result.Result {
 			r := res(with(2, func(o *result.OSDFigures) { o.BenchBytesPerSec = 1e6 }))
 			r.Status = result.StatusFailed

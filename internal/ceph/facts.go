@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -28,6 +29,7 @@ type OSD struct {
 	Objectstore string // bluestore
 	DataPath    string // osd_data
 	Addr        string // public (front) address
+	Port        int    // its port there (the first of its public addresses)
 }
 
 // Pool is one RADOS pool.
@@ -133,23 +135,27 @@ func AddMetadata(osds []OSD, b []byte) error {
 		osds[i].Rotational = m.Rotational == "1"
 		osds[i].Objectstore = m.Objectstore
 		osds[i].DataPath = m.Data
-		osds[i].Addr = frontAddr(m.FrontAddr)
+		osds[i].Addr, osds[i].Port = frontAddr(m.FrontAddr)
 	}
 	return nil
 }
 
-// frontAddr takes the IP of "[v2:10.97.1.11:6800/4639,v1:10.97.1.11:6801/4639]".
-func frontAddr(s string) string {
+// frontAddr takes the IP and port of the first address of
+// "[v2:10.97.1.11:6800/4639,v1:10.97.1.11:6801/4639]".
+func frontAddr(s string) (string, int) {
 	s = strings.Trim(s, "[]")
 	first, _, _ := strings.Cut(s, ",")
 	_, a, ok := strings.Cut(first, ":")
 	if !ok {
-		return ""
+		return "", 0
 	}
+	a, _, _ = strings.Cut(a, "/")
+	port := 0
 	if i := strings.LastIndex(a, ":"); i >= 0 {
+		port, _ = strconv.Atoi(a[i+1:])
 		a = a[:i]
 	}
-	return a
+	return a, port
 }
 
 // ParsePools reads `ceph osd pool ls detail -f json`.

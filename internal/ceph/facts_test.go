@@ -32,11 +32,11 @@ func TestOSDsFromTreeAndMetadata(t *testing.T) {
 	}
 	want := []OSD{
 		{ID: 0, Name: "osd.0", Host: "sbceph-node-1", Up: true, DeviceClass: "hdd", Devices: []string{"vda"}, Rotational: true,
-			Objectstore: "bluestore", DataPath: "/var/tmp/storbench-ceph-t1/osd/ceph-0", Addr: "10.97.1.11"},
+			Objectstore: "bluestore", DataPath: "/var/tmp/storbench-ceph-t1/osd/ceph-0", Addr: "10.97.1.11", Port: 6800},
 		{ID: 1, Name: "osd.1", Host: "sbceph-node-2", Up: true, DeviceClass: "hdd", Devices: []string{"vda"}, Rotational: true,
-			Objectstore: "bluestore", DataPath: "/var/tmp/storbench-ceph-t1/osd/ceph-1", Addr: "10.97.1.12"},
+			Objectstore: "bluestore", DataPath: "/var/tmp/storbench-ceph-t1/osd/ceph-1", Addr: "10.97.1.12", Port: 6800},
 		{ID: 2, Name: "osd.2", Host: "sbceph-node-3", Up: true, DeviceClass: "hdd", Devices: []string{"vda"}, Rotational: true,
-			Objectstore: "bluestore", DataPath: "/var/tmp/storbench-ceph-t1/osd/ceph-2", Addr: "10.97.1.13"},
+			Objectstore: "bluestore", DataPath: "/var/tmp/storbench-ceph-t1/osd/ceph-2", Addr: "10.97.1.13", Port: 6800},
 	}
 	if !reflect.DeepEqual(osds, want) {
 		t.Errorf("OSDs:\n got %+v\nwant %+v", osds, want)

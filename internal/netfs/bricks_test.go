@@ -2,6 +2,7 @@ package netfs
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +70,39 @@ func TestParseProfileRefuses(t *testing.T) {
 	}
 	if _, _, _, err := ParsePrivate([]byte("total_bytes_read = 3\n")); err == nil {
 		t.Error("a state without its connection was accepted")
+	}
+}
+
+// TestWatchRTT: a listener on 127.0.0.1 answers (a median is kept), a
+// closed port refuses (no entry).
+func TestWatchRTT(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	w := WatchRTT([]string{ln.Addr().String(), closedAddr}, 20*time.Millisecond, 200*time.Millisecond)
+	time.Sleep(150 * time.Millisecond)
+	got := w.Stop()
+	ln.Close()
+	if rtt, ok := got[ln.Addr().String()]; !ok || rtt <= 0 || rtt > 100*time.Millisecond {
+		t.Errorf("listener: %v (%v)", rtt, ok)
+	}
+	if _, ok := got[closedAddr]; ok {
+		t.Errorf("a refused port has a round trip: %v", got)
 	}
 }

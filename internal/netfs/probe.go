@@ -2,6 +2,7 @@ package netfs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -96,4 +97,72 @@ func serverLinkWords(m Mount) string {
 		w += fmt.Sprintf("; this client sends every write %d times, so it gets at most 1/%d of its link", m.Replicas, m.Replicas)
 	}
 	return w
+}
+
+// RTTWatch probes the round trip to a set of addresses (HOST:PORT) again
+// and again while a workload runs: a server whose link the workload fills
+// answers late (its SYN waits behind the data), while a server whose disk
+// or CPU is slow still answers at once (the kernel answers, not the
+// service). Stop ends it and gives each address's median.
+type RTTWatch struct {
+	cancel  context.CancelFunc
+	done    chan struct{}
+	samples map[string][]time.Duration
+}
+
+// WatchRTT starts probing addrs, one round every interval, each probe
+// bounded by timeout (a probe that times out counts as timeout: the
+// least the round trip was).
+func WatchRTT(addrs []string, interval, timeout time.Duration) *RTTWatch {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &RTTWatch{cancel: cancel, done: make(chan struct{}), samples: map[string][]time.Duration{}}
+	go func() {
+		defer close(w.done)
+		var d net.Dialer
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			for _, a := range addrs {
+				cctx, ccancel := context.WithTimeout(ctx, timeout)
+				t0 := time.Now()
+				c, err := d.DialContext(cctx, "tcp", a)
+				rtt := time.Since(t0)
+				ccancel()
+				switch {
+				case ctx.Err() != nil:
+					return
+				case err == nil:
+					_ = c.Close()
+					w.samples[a] = append(w.samples[a], rtt)
+				case isTimeout(err):
+					w.samples[a] = append(w.samples[a], timeout)
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return w
+}
+
+// Stop ends the watch and returns each address's median round trip (no
+// entry for an address no probe reached).
+func (w *RTTWatch) Stop() map[string]time.Duration {
+	w.cancel()
+	<-w.done
+	out := map[string]time.Duration{}
+	for a, s := range w.samples {
+		s = slices.Clone(s)
+		slices.Sort(s)
+		out[a] = s[len(s)/2]
+	}
+	return out
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }

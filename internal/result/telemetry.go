@@ -139,6 +139,9 @@ type OSDFigures struct {
 	// Commit are the commit latencies `ceph osd perf` reported during the
 	// workload (Ceph refreshes them about every 5 s).
 	Commit []time.Duration `json:"commit_ns,omitempty"`
+	// RTT is the median round trip of a TCP connection to the OSD during
+	// the workload (0: not measured).
+	RTT time.Duration `json:"rtt_ns,omitempty"`
 }
 
 // BrickFigures are one GlusterFS brick as the FUSE client saw it during
@@ -159,4 +162,8 @@ type BrickFigures struct {
 	// workload (requests with their data, and replies).
 	BytesSent     int64 `json:"bytes_sent,omitempty"`
 	BytesReceived int64 `json:"bytes_received,omitempty"`
+	// RTT is the median round trip of a TCP connection to the brick's
+	// server during the workload (0: not measured): a full link delays it,
+	// a slow disk or CPU does not (the kernel answers).
+	RTT time.Duration `json:"rtt_ns,omitempty"`
 }

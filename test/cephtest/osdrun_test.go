@@ -23,7 +23,9 @@ workloads:
 // itself. osd.2's disk is throttled to 20 MiB/s; storbench benches each of
 // the pool's OSDs before the first workload, samples their commit latency
 // while it runs, and `show` names osd.2 on sbceph-node-3, its disk, and no
-// other OSD; with the throttle lifted, a second run names none.
+// other OSD. Then sbceph-node-3's link is shaped to 100 Mbit/s instead: the
+// round trip to osd.2 during the workload names its link. With no fault, a
+// run names none.
 func checkOSDRun(t *testing.T, c *Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -50,7 +52,7 @@ func checkOSDRun(t *testing.T, c *Cluster) {
 		for _, res := range d.Results {
 			if tm := res.Telemetry; tm != nil {
 				for _, o := range tm.OSDs {
-					t.Logf("%s: osd.%d on %s (%s): bench %.0f MB/s %s, commit %v", res.Workload, o.ID, o.Host, o.Device, o.BenchBytesPerSec/1e6, o.BenchError, o.Commit)
+					t.Logf("%s: osd.%d on %s (%s): bench %.0f MB/s %s, commit %v, round trip %v", res.Workload, o.ID, o.Host, o.Device, o.BenchBytesPerSec/1e6, o.BenchError, o.Commit, o.RTT)
 				}
 			} else {
 				t.Errorf("%s: no telemetry", res.Workload)
@@ -69,6 +71,14 @@ func checkOSDRun(t *testing.T, c *Cluster) {
 		if len(vs) != 1 || vs[0].OSD != slow || vs[0].Cause != analysis.OSDCauseDisk || vs[0].Host != c.Nodes[slow].Name ||
 			!strings.Contains(vs[0].Summary, "osd.2 on "+c.Nodes[slow].Name) {
 			t.Errorf("verdicts %+v: want osd.%d's disk on %s alone", vs, slow, c.Nodes[slow].Name)
+		}
+	})
+	t.Run("slow link", func(t *testing.T) {
+		c.Script(t, "link", "shape", c.Nodes[slow].Name, "100mbit")
+		defer c.Script(t, "link", "unshape", c.Nodes[slow].Name)
+		vs := run(t)
+		if len(vs) != 1 || vs[0].OSD != slow || vs[0].Cause != analysis.OSDCauseLink || vs[0].Host != c.Nodes[slow].Name {
+			t.Errorf("verdicts %+v: want osd.%d's link on %s alone", vs, slow, c.Nodes[slow].Name)
 		}
 	})
 	t.Run("no fault", func(t *testing.T) {

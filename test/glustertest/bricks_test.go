@@ -22,9 +22,11 @@ workloads:
 `
 
 // TestBrickNamed: a run on a replica-3 volume's FUSE mount names the brick
-// that held it back, from what the client saw: a brick whose disk is
-// throttled to 10 MiB/s, one capped at 5% of a core, one killed; with no
-// fault, none. The volume opens files O_DIRECT on the bricks (DirectIO),
+// that held it back, from what the client saw, and tells its link from
+// the brick itself by the round trip to its server: a brick whose disk is
+// throttled to 10 MiB/s and one capped at 5% of a core (disk or CPU), one
+// whose node's link is shaped to 100 Mbit/s (link), one killed (down);
+// with no fault, none. The volume opens files O_DIRECT on the bricks (DirectIO),
 // so the disk throttle applies.
 func TestBrickNamed(t *testing.T) {
 	testenv.Fio(t)
@@ -70,7 +72,7 @@ func bricksNamed(t *testing.T, v *Volume) {
 				t.Fatalf("%s: telemetry %+v: want every brick", res.Workload, res.Telemetry)
 			}
 			for _, b := range res.Telemetry.Bricks {
-				t.Logf("%s: brick %s connected %v: %d writes, %v mean; %d bytes sent", res.Workload, b.Host, b.Connected, b.Writes, b.WriteLatency, b.BytesSent)
+				t.Logf("%s: brick %s connected %v: %d writes, %v mean; %d bytes sent; round trip %v", res.Workload, b.Host, b.Connected, b.Writes, b.WriteLatency, b.BytesSent, b.RTT)
 			}
 		}
 		for _, vd := range d.Bricks {
@@ -92,12 +94,17 @@ func bricksNamed(t *testing.T, v *Volume) {
 	t.Run("disk throttled", func(t *testing.T) {
 		v.BrickLimit(t, "slow", 2, strconv.Itoa(10<<20))
 		defer v.BrickLimit(t, "unslow", 2, "")
-		check(t, run(t), 2, analysis.BrickCauseSlow)
+		check(t, run(t), 2, analysis.BrickCauseServer)
+	})
+	t.Run("link shaped", func(t *testing.T) {
+		v.LinkOp(t, "shape", 2, "100mbit")
+		defer v.LinkOp(t, "unshape", 2, "")
+		check(t, run(t), 2, analysis.BrickCauseLink)
 	})
 	t.Run("cpu capped", func(t *testing.T) {
 		v.BrickLimit(t, "cpu", 1, "5")
 		defer v.BrickLimit(t, "uncpu", 1, "")
-		check(t, run(t), 1, analysis.BrickCauseSlow)
+		check(t, run(t), 1, analysis.BrickCauseServer)
 	})
 	t.Run("killed", func(t *testing.T) {
 		v.Brick(t, "kill", 0)

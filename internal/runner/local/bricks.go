@@ -1,9 +1,12 @@
 package local
 
 import (
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/storbench/storbench/internal/netfs"
 	"github.com/storbench/storbench/internal/result"
@@ -37,17 +40,33 @@ func (t *Target) glusterSampler(labels map[string]string, host func() (runner.Sa
 	}
 }
 
+// RTTInterval and RTTTimeout pace the round trips to the bricks' servers
+// measured while a workload runs.
+const (
+	RTTInterval = 250 * time.Millisecond
+	RTTTimeout  = 2 * time.Second
+)
+
 // Start implements runner.Sampler.
 func (s *brickSampler) Start() runner.Recording {
 	before, err := netfs.ReadBricks(s.read, s.point)
-	return &brickRecording{s: s, host: s.host.Start(), before: before, err: err}
+	var addrs []string
+	for _, b := range before {
+		addrs = append(addrs, brickAddr(b.Host))
+	}
+	return &brickRecording{s: s, host: s.host.Start(), before: before, err: err, rtt: netfs.WatchRTT(addrs, RTTInterval, RTTTimeout)}
 }
+
+// brickAddr is where a brick's server is probed: its glusterd, on the
+// same host and link as the brick.
+func brickAddr(host string) string { return net.JoinHostPort(host, strconv.Itoa(netfs.PortGlusterd)) }
 
 type brickRecording struct {
 	s      *brickSampler
 	host   runner.Recording
 	before []netfs.BrickStat
 	err    error
+	rtt    *netfs.RTTWatch
 	once   sync.Once
 	out    *result.Telemetry
 }
@@ -56,6 +75,7 @@ type brickRecording struct {
 func (r *brickRecording) Stop() *result.Telemetry {
 	r.once.Do(func() {
 		after, err := netfs.ReadBricks(r.s.read, r.s.point)
+		rtts := r.rtt.Stop()
 		r.out = r.host.Stop()
 		if r.out == nil {
 			r.out = &result.Telemetry{}
@@ -65,6 +85,9 @@ func (r *brickRecording) Stop() *result.Telemetry {
 			return
 		}
 		r.out.Bricks = brickFigures(r.before, after)
+		for i := range r.out.Bricks {
+			r.out.Bricks[i].RTT = rtts[brickAddr(r.out.Bricks[i].Host)]
+		}
 	})
 	return r.out
 }

@@ -3,11 +3,14 @@ package rbd
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/storbench/storbench/internal/ceph"
+	"github.com/storbench/storbench/internal/netfs"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/telemetry"
@@ -43,9 +46,13 @@ func (t tools) osdTelemetry(ctx context.Context, pool string, labels map[string]
 			inPool[id] = true
 		}
 		var figs []result.OSDFigures
+		addrs := map[int]string{}
 		for _, o := range all {
 			if !inPool[o.ID] {
 				continue
+			}
+			if o.Addr != "" && o.Port > 0 {
+				addrs[o.ID] = net.JoinHostPort(o.Addr, strconv.Itoa(o.Port))
 			}
 			f := result.OSDFigures{ID: o.ID, Host: o.Host, Device: strings.Join(o.Devices, ","), Up: o.Up}
 			if o.Up {
@@ -61,7 +68,7 @@ func (t tools) osdTelemetry(ctx context.Context, pool string, labels map[string]
 		}
 		cfg := telemetry.ConfigFor(labels, "")
 		cfg.NoDevice = "an RBD image: its data is on the OSDs' disks (see the OSDs' figures)"
-		return &osdSampler{host: telemetry.New(cfg), ceph: cl, osds: figs}, nil
+		return &osdSampler{host: telemetry.New(cfg), ceph: cl, osds: figs, addrs: addrs}, nil
 	}
 }
 
@@ -70,7 +77,17 @@ type osdSampler struct {
 	host *telemetry.Sampler
 	ceph ceph.Client
 	osds []result.OSDFigures
+	// addrs are the OSDs' public addresses (HOST:PORT), whose round trips
+	// are measured during each workload.
+	addrs map[int]string
 }
+
+// RTTInterval and RTTTimeout pace the round trips to the OSDs measured
+// while a workload runs.
+const (
+	RTTInterval = 250 * time.Millisecond
+	RTTTimeout  = 2 * time.Second
+)
 
 // Start implements runner.Sampler.
 func (s *osdSampler) Start() runner.Recording {
@@ -79,7 +96,12 @@ func (s *osdSampler) Start() runner.Recording {
 	// one before (Ceph refreshes them about every 5 s), which the
 	// workload's first samples repeat until the refresh.
 	before, _ := s.ceph.Perf(ctx)
-	r := &osdRecording{host: s.host.Start(), sampler: s, cancel: cancel, done: make(chan struct{}), before: before}
+	var addrs []string
+	for _, a := range s.addrs {
+		addrs = append(addrs, a)
+	}
+	r := &osdRecording{host: s.host.Start(), sampler: s, cancel: cancel, done: make(chan struct{}), before: before,
+		rtt: netfs.WatchRTT(addrs, RTTInterval, RTTTimeout)}
 	go func() {
 		defer close(r.done)
 		r.samples, r.err = s.ceph.SamplePerf(ctx, PerfInterval)
@@ -94,6 +116,7 @@ type osdRecording struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	before  []ceph.Latency
+	rtt     *netfs.RTTWatch
 	samples []ceph.PerfSample
 	err     error
 	once    sync.Once
@@ -106,11 +129,15 @@ func (r *osdRecording) Stop() *result.Telemetry {
 	r.once.Do(func() {
 		r.cancel()
 		<-r.done
+		rtts := r.rtt.Stop()
 		r.out = r.host.Stop()
 		if r.out == nil {
 			r.out = &result.Telemetry{}
 		}
 		r.out.OSDs = osdFigures(r.sampler.osds, r.before, r.samples)
+		for i := range r.out.OSDs {
+			r.out.OSDs[i].RTT = rtts[r.sampler.addrs[r.out.OSDs[i].ID]]
+		}
 		if r.err != nil {
 			r.out.Missing = append(r.out.Missing, "ceph osd perf: "+r.err.Error())
 		}

@@ -229,4 +229,3 @@ func FioImage(p Platform, m Meta, src *Sources) (v1.Image, error) {
 	}
 	return image(p, m, cfg, base, files)
 }
-

@@ -78,7 +78,7 @@ func TestFioImageGfapi(t *testing.T) {
 		"--brick=" + v["GLUSTER_N1_IP"], "--filename=" + file, "--size=4m", "--bs=1m", "--rw=write", "--direct=1",
 		"--iodepth=4", "--randrepeat=0", "--refill_buffers", "--output-format=json"}
 	script := `set -e; r=$1; shift; mkdir -p "$r/dev" "$r/proc" "$r/sys"; mount --rbind /dev "$r/dev"; mount -t proc proc "$r/proc"; mount -t sysfs sys "$r/sys"; exec chroot "$r" "$@"`
-	cmd := exec.Command("unshare", append([]string{"-m", "--propagation", "private", "sh", "-c", script, "sh", root, "/usr/bin/env", "-i"},
+	cmd := exec.Command("unshare", append([]string{"-m", "--propagation", "private", "sh", "-c", script, "sh", root, "/bin/env", "-i"},
 		append(cf.Config.Env, fio...)...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -61,7 +61,7 @@ build() {
 cached() {
   [ "$("$BIN/kube-apiserver" --version 2>/dev/null)" = "Kubernetes v$K8S_VERSION" ] && [ -x "$BIN/kwok" ] &&
     [ "$("$BIN/kubelet" --version 2>/dev/null)" = "Kubernetes v$K8S_VERSION" ] &&
-    [ -f "$BIN/images/pause.tar" ] && [ -f "$BIN/images/fio.tar" ] && [ -f "$BIN/images/tools.tar" ] &&
+    [ -f "$BIN/images/pause.tar" ] && [ -f "$BIN/images/$FIO_ARCHIVE" ] && [ -f "$BIN/images/tools.tar" ] &&
     [ "$(cat "$BIN/local-path-provisioner.version" 2>/dev/null)" = "$LPP_VERSION" ] &&
     for b in csi-provisioner csi-attacher csi-snapshotter csi-resizer snapshot-controller; do [ -x "$BIN/csi/$b" ] || return 1; done
 }

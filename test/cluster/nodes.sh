@@ -2,7 +2,8 @@
 # nodes.sh - REAL nodes beside control-plane.sh: kubelet v1.33.13 (built from the same k8s.io
 # modules) + Debian's containerd 1.6 / runc / CNI plugins. Images are made locally from host
 # binaries by mkimage.py (nothing can be pulled): localhost/kreal/pause:3.10 (kubernetes'
-# pause.c, static), localhost/kreal/fio:3.33 (host fio + sh + coreutils) and
+# pause.c, static), localhost/kreal/fio:3.33 (host fio + sh + coreutils, and Gluster's translators,
+# transports and auth modules that fio's gfapi engine loads at run time, which ldd does not list) and
 # localhost/kreal/tools:1 (iperf3, sha256sum and the shell tools local-path-provisioner's
 # helper pods run).
 # Node 1, kreal-node, is the host's own: host network, 127.0.0.1. Node i >= 2, kreal-node-i,
@@ -23,6 +24,11 @@ set -euo pipefail
 sock() { echo "$(node_state "$1")/containerd/containerd.sock"; }
 CTR() { local i=$1; shift; ctr -a "$(sock "$i")" -n k8s.io "$@"; }
 
+# gluster_plugins: the modules libgfapi dlopens (glusterfs-common's xlator, rpc-transport and auth
+# folders); mkimage.py adds each one's own library closure. None when Gluster is not installed.
+gluster_plugins() { find /usr/lib/*/glusterfs/*/xlator /usr/lib/*/glusterfs/*/rpc-transport /usr/lib/*/glusterfs/*/auth \
+  -name '*.so' 2>/dev/null | sort; }
+
 build() { # kubelet from the control plane's module set, the pause binary, the image archives
   cd "$ROOT/src"
   grep -q cmd/kubelet tools.go || { sed -i 's#^)$#\t_ "k8s.io/kubernetes/cmd/kubelet"\n)#' tools.go; go mod tidy; }
@@ -37,12 +43,13 @@ build() { # kubelet from the control plane's module set, the pause binary, the i
     gcc -Os -static -DVERSION=v3.10-kreal -o pause "$kdir/build/pause/linux/pause.c" && strip pause
     python3 "$CLUSTER_DIR/mkimage.py" "$PAUSE_IMAGE" pause.tar '["/pause"]' ./pause=/pause
   fi
-  [ -f fio.tar ] || python3 "$CLUSTER_DIR/mkimage.py" "$REAL_IMAGE" fio.tar \
+  [ -f "$FIO_ARCHIVE" ] || python3 "$CLUSTER_DIR/mkimage.py" "$REAL_IMAGE" "$FIO_ARCHIVE" \
     '["/bin/sh","-c","echo fio image ready; exec sleep infinity"]' \
     /usr/bin/fio /bin/sh /bin/sleep /bin/cat /bin/ls /bin/df /bin/mkdir /bin/rm /bin/echo /bin/true /bin/false /bin/sync /bin/ps /bin/kill \
     /usr/bin/timeout /usr/bin/stat /usr/bin/head /usr/bin/tail /usr/bin/wc /usr/bin/date /usr/bin/env /usr/bin/id /usr/bin/uname \
     /usr/bin/nproc /usr/bin/dd /usr/bin/grep /usr/bin/sed /usr/bin/mawk=/usr/bin/awk /usr/bin/sha256sum /usr/bin/tr /usr/bin/cut \
-    /usr/bin/sort /usr/bin/mv /usr/bin/cp /usr/bin/touch /usr/bin/readlink /usr/bin/basename /usr/bin/dirname /usr/bin/find /usr/bin/xargs
+    /usr/bin/sort /usr/bin/mv /usr/bin/cp /usr/bin/touch /usr/bin/readlink /usr/bin/basename /usr/bin/dirname /usr/bin/find /usr/bin/xargs \
+    $(gluster_plugins)
   [ -f tools.tar ] || python3 "$CLUSTER_DIR/mkimage.py" "$TOOLS_IMAGE" tools.tar \
     '["/bin/sh","-c","exec sleep infinity"]' \
     /usr/bin/iperf3 /bin/sh /bin/sleep /bin/cat /bin/ls /bin/mkdir /bin/rm /bin/rmdir /bin/chmod /bin/chown /bin/echo /bin/true \
@@ -312,9 +319,10 @@ start_node() { # I: containerd, the images, kubelet (the node's network and cgro
   s=$(node_state "$i") name=$(node_name "$i") ip=$(node_ip "$i") SOCK=$(sock "$i")
   node_run "$i" containerd containerd --config "$s/containerd/config.toml"
   waitfor "containerd of $name" ctr -a "$SOCK" version || { tail -20 "$s/logs/containerd.log" >&2; return 1; }
-  local img
+  local img tar
   for img in pause fio tools; do
-    CTR "$i" images ls -q | grep -q "kreal/$img:" || CTR "$i" images import "$BIN/images/$img.tar" >/dev/null
+    tar=$img.tar; [ "$img" != fio ] || tar=$FIO_ARCHIVE
+    CTR "$i" images ls -q | grep -q "kreal/$img:" || CTR "$i" images import "$BIN/images/$tar" >/dev/null
   done
   # On the host node --node-ip=127.0.0.1: the kubelet refuses a loopback node IP and then leaves
   # status.addresses alone, so they are set below (the apiserver dials them for exec and logs).

@@ -40,15 +40,54 @@ type Sources struct {
 	Warning string
 }
 
+// GlusterPackage holds the modules Debian's libgfapi (which fio links)
+// loads at run time: translators, transports, auth (GlusterPlugins).
+const GlusterPackage = "glusterfs-common"
+
+// GlusterPluginDirs are the folders under /usr/lib/TRIPLET/glusterfs/VERSION
+// whose modules libgfapi loads with dlopen, which no ELF lists: without
+// them fio's gfapi engines fail in the image.
+var GlusterPluginDirs = []string{"xlator", "rpc-transport", "auth"}
+
+// GlusterPlugins are the shared objects of GlusterPluginDirs in the tree,
+// as image paths, sorted; links too (cluster/replicate.so is afr.so by
+// another name, and libgfapi loads it by that name).
+func GlusterPlugins(t Tree, p Platform) ([]string, error) {
+	var out []string
+	for _, d := range GlusterPluginDirs {
+		dirs, err := filepath.Glob(filepath.Join(t.Root, "usr/lib", p.Triplet, "glusterfs", "*", d))
+		if err != nil {
+			return nil, err
+		}
+		for _, dir := range dirs {
+			err := filepath.WalkDir(dir, func(f string, e os.DirEntry, err error) error {
+				if err == nil && (e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0) && strings.HasSuffix(f, ".so") {
+					out = append(out, "/"+filepath.ToSlash(strings.TrimPrefix(f, t.Root+string(filepath.Separator))))
+				}
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no Gluster modules under /usr/lib/%s/glusterfs/*/{%s} (package %s)", p.Triplet, strings.Join(GlusterPluginDirs, ","), GlusterPackage)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // Fetch downloads and unpacks, for p, fio with its library packages,
-// busybox-static, and ca-certificates, into a new folder under work.
+// busybox-static, Gluster's modules (GlusterPackage) with theirs, and
+// ca-certificates, into a new folder under work.
 func Fetch(p Platform, cacheDir, work string) (*Sources, error) {
 	d := &Debian{Arch: p.DebianArch, Dir: filepath.Join(cacheDir, p.DebianArch), MaxListAge: 7 * 24 * 3600e9}
 	warning, err := d.Update()
 	if err != nil {
 		return nil, err
 	}
-	names, err := d.Closure("fio", "busybox-static")
+	names, err := d.Closure("fio", "busybox-static", GlusterPackage)
 	if err != nil {
 		return nil, err
 	}
@@ -143,10 +182,16 @@ var FioCommand = []string{"sh", "-c", "echo storbench fio image; exec sleep 2147
 
 // FioImage is the fio image for p: Debian's fio with every shared library
 // it loads (from the same architecture's packages), busybox as sh and the
-// tools storbench runs in a pod, run as root as storbench's pods are.
+// tools storbench runs in a pod, and Gluster's modules that fio's gfapi
+// engines load (GlusterPlugins, with their libraries), run as root as
+// storbench's pods are.
 func FioImage(p Platform, m Meta, src *Sources) (v1.Image, error) {
 	t := src.Tree
-	need, err := t.Needs("/usr/bin/fio", "/bin/busybox")
+	plugins, err := GlusterPlugins(t, p)
+	if err != nil {
+		return nil, err
+	}
+	need, err := t.Needs(append([]string{"/usr/bin/fio", "/bin/busybox"}, plugins...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -159,8 +204,17 @@ func FioImage(p Platform, m Meta, src *Sources) (v1.Image, error) {
 	}
 	base := append(accounts("nobody", 65534), Entry{Path: "/storbench", Type: tar.TypeDir, Mode: 0o777})
 	fioVersion := src.Version("fio")
+	// Gluster's modules are loaded by path: their folders stay off the
+	// search path.
+	pluginDirs := map[string]bool{}
+	for _, pl := range plugins {
+		pluginDirs[path.Dir(pl)] = true
+	}
 	var libDirs []string
 	for _, d := range RunPathDirs(need) {
+		if pluginDirs[d] {
+			continue
+		}
 		if !slices.Contains(t.LibDirs, d) || strings.Contains(d, p.Triplet) {
 			libDirs = append(libDirs, d)
 		}
@@ -169,10 +223,9 @@ func FioImage(p Platform, m Meta, src *Sources) (v1.Image, error) {
 		Cmd:        FioCommand,
 		WorkingDir: "/storbench",
 		Env:        []string{"PATH=/usr/bin:/bin:/usr/sbin:/sbin", "LD_LIBRARY_PATH=" + strings.Join(libDirs, ":")},
-		Labels: labels(m, "storbench-fio", "fio "+fioVersion+" (Debian's, with libaio) for storbench's Kubernetes targets",
-			map[string]string{LabelFioVersion: fioVersion, "io.storbench.busybox.version": src.Version("busybox-static")}),
+		Labels: labels(m, "storbench-fio", "fio "+fioVersion+" (Debian's, with libaio and Gluster's gfapi modules) for storbench's Kubernetes targets",
+			map[string]string{LabelFioVersion: fioVersion, "io.storbench.busybox.version": src.Version("busybox-static"),
+				"io.storbench.glusterfs.version": src.Version(GlusterPackage)}),
 	}
 	return image(p, m, cfg, base, files)
 }
-
-var _ = path.Join

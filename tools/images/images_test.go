@@ -229,6 +229,13 @@ func TestFioImageComplete(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			gl := "usr/lib/" + p.Triplet + "/glusterfs/*/"
+			for _, f := range []string{gl + "xlator/protocol/client.so", gl + "xlator/cluster/replicate.so", gl + "xlator/mount/api.so",
+				gl + "rpc-transport/socket.so", gl + "auth/addr.so"} {
+				if m, _ := filepath.Glob(filepath.Join(root, f)); len(m) != 1 {
+					t.Errorf("no /%s (fio's gfapi engines load it): %v", f, m)
+				}
+			}
 			for _, f := range []string{"usr/bin/fio", "bin/busybox", "bin/sh"} {
 				if _, err := os.Stat(filepath.Join(root, f)); err != nil {
 					t.Errorf("no /%s: %v", f, err)

@@ -101,34 +101,80 @@ type Target struct {
 func (t *Target) Name() string { return t.spec.String() }
 
 // safetyName is the run directory as safety names it (gluster:VOLUME/DIR).
-func (t *Target) safetyName(runID string) string {
-	return safety.EngineGluster + ":" + t.spec.Volume + "/" + DirPrefix + runID
+func (t *Target) safetyName(runID string) string { return t.spec.SafetyName(runID) }
+
+// SafetyName is the run's directory as safety names it
+// (gluster:VOLUME/sb-RUNID): what a run's jobs own on the volume.
+func (s Spec) SafetyName(runID string) string {
+	return safety.EngineGluster + ":" + s.Volume + "/" + DirPrefix + runID
 }
 
-// Prepare implements runner.Target: the run's directory made through a
-// FUSE mount, which also gives the volume's client graph for its labels.
-func (t *Target) Prepare(ctx context.Context, need runner.Need) (*runner.Prepared, error) {
-	dir := DirPrefix + need.RunID
-	if !volumeName.MatchString(need.RunID) {
-		return nil, fmt.Errorf("target %s: run ID %q cannot name a directory", t.Name(), need.RunID)
+// Engine is fio's engine target for the volume, with name the file's
+// path inside it (a file in the run's directory).
+func (s Spec) Engine(name string, size int64) fio.File {
+	return fio.File{Name: name, Size: size, Engine: &fio.EngineTarget{IOEngine: IOEngine,
+		Options: []fio.Option{{Key: "volume", Value: s.Volume}, {Key: "brick", Value: s.Server}}}}
+}
+
+// MakeRunDir makes the run's directory sb-RUNID at the volume's root
+// through a FUSE mount where storbench runs (the glusterfs client), for
+// fio elsewhere (a pod's gfapi engine) to write in, and returns what the
+// volume's client graph says (filesystem, servers, replicas, client-side
+// replication: no host, no round trips from here) and what it could not
+// say. It returns the directory's name.
+func (s Spec) MakeRunDir(ctx context.Context, runID string) (string, map[string]string, []string, error) {
+	return (&Target{spec: s}).makeRunDir(ctx, runID, false)
+}
+
+// makeRunDir makes the run's directory and reads the volume's labels,
+// with round trips from here when probe.
+func (t *Target) makeRunDir(ctx context.Context, runID string, probe bool) (string, map[string]string, []string, error) {
+	if !volumeName.MatchString(runID) {
+		return "", nil, nil, fmt.Errorf("target %s: run ID %q cannot name a directory", t.Name(), runID)
 	}
-	_, logErr := os.Stat(gfapiLog)
-	logExisted := logErr == nil
+	dir := DirPrefix + runID
 	var labels map[string]string
 	var notices []string
 	err := t.withMount(ctx, func(mnt string) error {
 		if err := os.Mkdir(filepath.Join(mnt, dir), 0o755); err != nil {
 			return fmt.Errorf("creating the run's directory: %w", err)
 		}
-		labels, notices = t.describe(ctx, mnt)
+		labels, notices = t.volumeLabels(ctx, mnt, probe)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
+		return "", nil, nil, fmt.Errorf("target %s: %w", t.Name(), err)
 	}
+	return dir, labels, notices, nil
+}
+
+// RemoveRunDir removes the run's directory MakeRunDir made, with what
+// is in it.
+func (s Spec) RemoveRunDir(ctx context.Context, runID string) error {
+	dir := DirPrefix + runID
+	if !volumeName.MatchString(runID) {
+		return fmt.Errorf("target %s: run ID %q cannot name a directory", s, runID)
+	}
+	t := &Target{spec: s}
+	if err := t.withMount(ctx, func(mnt string) error { return os.RemoveAll(filepath.Join(mnt, dir)) }); err != nil {
+		return fmt.Errorf("target %s: removing %s: %w", s, dir, err)
+	}
+	return nil
+}
+
+// Prepare implements runner.Target: the run's directory made through a
+// FUSE mount, which also gives the volume's client graph for its labels.
+func (t *Target) Prepare(ctx context.Context, need runner.Need) (*runner.Prepared, error) {
+	_, logErr := os.Stat(gfapiLog)
+	logExisted := logErr == nil
+	dir, vl, notices, err := t.makeRunDir(ctx, need.RunID, true)
+	if err != nil {
+		return nil, err
+	}
+	labels := local.HostLabels()
+	maps.Copy(labels, vl)
 	p := &runner.Prepared{Name: t.Name(), Kind: "gluster", Cmder: execx.Local{}, Local: true,
-		File: fio.File{Name: path.Join(dir, TestFile), Size: need.FileSize, Engine: &fio.EngineTarget{IOEngine: IOEngine,
-			Options: []fio.Option{{Key: "volume", Value: t.spec.Volume}, {Key: "brick", Value: t.spec.Server}}}},
+		File:  t.spec.Engine(path.Join(dir, TestFile), need.FileSize),
 		Owned: []string{t.safetyName(need.RunID)}, Labels: labels, Notices: notices}
 	p.Cleanup = func(ctx context.Context) error {
 		err := t.withMount(ctx, func(mnt string) error { return os.RemoveAll(filepath.Join(mnt, dir)) })
@@ -145,14 +191,19 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (*runner.Prepare
 	return p, nil
 }
 
-// describe labels the results: this host, the volume's servers and
-// replication from its client graph, round trips to each brick's server.
-func (t *Target) describe(ctx context.Context, mnt string) (map[string]string, []string) {
-	l := local.HostLabels()
+// volumeLabels label the results: the volume's servers and replication
+// from its client graph, with probe round trips from here to each
+// brick's server.
+func (t *Target) volumeLabels(ctx context.Context, mnt string, probe bool) (map[string]string, []string) {
+	l := map[string]string{}
 	result.LabelFSType.Set(l, "glusterfs (gfapi)")
 	result.LabelMountSource.Set(l, t.spec.Server+":"+t.spec.Volume)
 	m, _ := netfs.Describe("fuse.glusterfs", t.spec.Server+":"+t.spec.Volume, mnt, os.ReadFile)
-	maps.Copy(l, m.Labels(netfs.ProbeAll(ctx, m, 5, time.Second)))
+	var rtts []netfs.RoundTrip
+	if probe {
+		rtts = netfs.ProbeAll(ctx, m, 5, time.Second)
+	}
+	maps.Copy(l, m.Labels(rtts))
 	var notices []string
 	for _, miss := range m.Missing {
 		notices = append(notices, "volume "+t.spec.Volume+": "+miss)

@@ -28,12 +28,16 @@ type Kind struct {
 // Name implements runner.Kind.
 func (Kind) Name() string { return "k8s" }
 
-// Parse implements runner.Kind: k8s:STORAGECLASS, the nodes chosen apart
-// (Kube.Nodes, Kube.NodeSelector).
+// Parse implements runner.Kind: k8s:STORAGECLASS, or an engine target
+// from a pod per node (k8s:gluster://SERVER/VOLUME, enginepod.go), the
+// nodes chosen apart (Kube.Nodes, Kube.NodeSelector).
 func (Kind) Parse(target string) (runner.Spec, bool, error) {
 	class, ok := strings.CutPrefix(target, TargetPrefix)
 	if !ok {
 		return nil, false, nil
+	}
+	if s, ok, err := parseEngine(class); ok {
+		return s, true, err
 	}
 	if class == "" || strings.ContainsAny(class, "@/ ") {
 		return nil, true, runner.FieldErrorf("%s: %s: write k8s:STORAGECLASS (choose nodes with %s or %s)",
@@ -81,6 +85,9 @@ func (k Kind) Open(ctx context.Context, specs []runner.Spec, o runner.GroupOptio
 	}
 	classes := make([]string, len(specs))
 	for i, s := range specs {
+		if _, engine := s.(EngineSpec); engine {
+			continue
+		}
 		name, note, err := kubekit.ResolveClass(lctx, cluster.Client, strings.TrimPrefix(s.String(), TargetPrefix))
 		if err != nil {
 			return nil, &runner.RefusedError{Err: err}
@@ -99,9 +106,15 @@ func (k Kind) Open(ctx context.Context, specs []runner.Spec, o runner.GroupOptio
 		mem = runner.Memory{Err: fmt.Errorf("the nodes' memory is unknown (no node reports one, or storbench may not read nodes)")}
 	}
 	g := &runner.Group{Memory: []runner.Memory{mem}}
-	for _, class := range classes {
+	for i, class := range classes {
+		es, engine := specs[i].(EngineSpec)
+		run := &engineRun{engine: es.engine}
 		for _, n := range nodes {
-			g.Targets = append(g.Targets, NewTarget(cluster, class, n, len(g.Targets)+1, opts))
+			if engine {
+				g.Targets = append(g.Targets, newEngineTarget(cluster, run, n, len(g.Targets)+1, opts))
+			} else {
+				g.Targets = append(g.Targets, NewTarget(cluster, class, n, len(g.Targets)+1, opts))
+			}
 		}
 	}
 	for _, s := range skipped {
@@ -115,12 +128,17 @@ func (k Kind) Open(ctx context.Context, specs []runner.Spec, o runner.GroupOptio
 var _ runner.KindDoctor = Kind{}
 
 // Doctor implements runner.KindDoctor: a class is checked with the
-// cluster (storbench doctor's K8s checks), not as a target.
-func (Kind) Doctor(_ context.Context, specs []runner.Spec, _ runner.Options) []result.Check {
-	out := make([]result.Check, len(specs))
-	for i, s := range specs {
-		out[i] = result.Check{Area: "targets", Name: s.String(), Status: result.CheckInfo,
-			Detail: "Kubernetes classes are checked with the cluster (K8s)"}
+// cluster (storbench doctor's K8s checks), not as a target; an engine
+// target's engine is checked where storbench runs.
+func (Kind) Doctor(ctx context.Context, specs []runner.Spec, o runner.Options) []result.Check {
+	var out []result.Check
+	for _, s := range specs {
+		if es, ok := s.(EngineSpec); ok {
+			out = append(out, es.engine.doctor(ctx, o)...)
+			continue
+		}
+		out = append(out, result.Check{Area: "targets", Name: s.String(), Status: result.CheckInfo,
+			Detail: "Kubernetes classes are checked with the cluster (K8s)"})
 	}
 	return out
 }

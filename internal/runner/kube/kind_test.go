@@ -12,11 +12,13 @@ import (
 func TestKindConformance(t *testing.T) {
 	runnertest.KindConformance(t, runnertest.KindSuite{
 		Kind:  Kind{},
-		Valid: []string{"k8s:longhorn", "k8s:default"},
+		Valid: []string{"k8s:longhorn", "k8s:default", "k8s:gluster://127.0.0.1/vol1"},
 		Malformed: []runnertest.Malformed{
 			{Target: "k8s:", Want: "write k8s:STORAGECLASS"},
 			{Target: "k8s:a@node1", Want: "Kube.Nodes or Kube.NodeSelector"},
 			{Target: "k8s:a/b", Want: "write k8s:STORAGECLASS"},
+			{Target: "k8s:gluster://127.0.0.1", Want: "write k8s:gluster://SERVER/VOLUME"},
+			{Target: "k8s:gluster:///vol", Want: "write k8s:gluster://SERVER/VOLUME"},
 		},
 		Foreign: []string{"/srv/bench", "ssh://pi01/srv", "rbd:bench", "gluster://server/vol"},
 	})

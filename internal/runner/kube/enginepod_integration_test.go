@@ -1,0 +1,144 @@
+package kube_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/storbench/storbench/internal/engine"
+	"github.com/storbench/storbench/internal/kubekit"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/internal/testenv"
+)
+
+const gfapiPodSuite = `name: gfapi-pods
+workloads:
+  - {name: seq-write, rw: write, bs: 1MiB, iodepth: 4, size: 32MiB, runtime: 2s, time_based: true, direct: true}
+  - {name: randread, rw: randread, bs: 4KiB, iodepth: 8, size: 32MiB, runtime: 2s, time_based: true, direct: true}
+`
+
+// TestClusterGlusterEnginePodEveryNode brings GlusterFS up in the running
+// test cluster and runs k8s:gluster://NODEIP/VOLUME on every real node:
+// a pod per node (the fio image with Gluster's translators, no volume)
+// whose fio reaches the volume through the gfapi_async engine, all nodes
+// at once (the parallel round: each node its own file in the run's one
+// directory; the isolated round's one-node-after-the-other setup is
+// TestEngineRunSharesSetup's, and costs a mount and a pod start per node
+// here, 107 s in all). Every result completes with bytes
+// moved, names its node, and carries the volume's three bricks, replica 3
+// and client-side replication. After the run no pod of it is left in the
+// cluster and nothing of it on the volume.
+func TestClusterGlusterEnginePodEveryNode(t *testing.T) {
+	e := integration(t)
+	testenv.Tool(t, "glusterd", "glusterfs-server", "gluster")
+	testenv.Tool(t, "glusterfs", "glusterfs-client", "gluster")
+	cenv := clusterEnv(t)
+	nodes := strings.Fields(cenv["NODES"])
+	if len(nodes) < 3 {
+		t.Fatalf("cluster nodes %q: the test needs 3 real nodes", nodes)
+	}
+	glusterUp(t, cenv, len(nodes))
+	genv := glusterEnv(t, filepath.Join(cenv["KAPI_ROOT"], "run", "gluster", "gluster.env"))
+	servers := strings.Fields(genv["GLUSTER_SERVERS"])
+	if len(servers) != 3 {
+		t.Fatalf("gluster servers %q: want 3", servers)
+	}
+	target := kube.TargetPrefix + "gluster://" + servers[1] + "/" + genv["GLUSTER_VOLUME"]
+	kind := kube.Kind{Cluster: kubekit.ConnectOptions{Kubeconfig: e.kubeconfig}, Nodes: kubekit.NodeChoice{Names: nodes},
+		Target: kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}}
+	spec, ok, err := kind.Parse(target)
+	if !ok || err != nil {
+		t.Fatalf("Parse(%s) = %v, %v", target, ok, err)
+	}
+	ctx := context.Background()
+	g, err := kind.Open(ctx, []runner.Spec{spec}, runner.GroupOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Targets) != len(nodes) {
+		t.Fatalf("%d targets for %d nodes", len(g.Targets), len(nodes))
+	}
+	t0 := time.Now()
+	rs := runPlan(t, ctx, gfapiPodSuite, engine.Plan{Targets: g.Targets, Rounds: []string{result.RoundParallel}})
+	t.Logf("run: %d results in %s", len(rs), time.Since(t0).Round(100*time.Millisecond))
+	checkEnginePodResults(t, rs, nodes, servers)
+	mnt := genv[strings.ReplaceAll(nodes[0], "-", "_")+"_GLUSTER"]
+	entries, err := os.ReadDir(mnt)
+	if err != nil {
+		t.Fatalf("reading the volume at %s: %v", mnt, err)
+	}
+	for _, en := range entries {
+		t.Errorf("left on the volume: %s", en.Name())
+	}
+	left, err := kubekit.FindLeftovers(ctx, e.client, "", rs[0].RunID)
+	if err != nil || len(left) > 0 {
+		t.Errorf("left in the cluster: %v (%v)", left, err)
+	}
+}
+
+// checkEnginePodResults: both workloads on every node,
+// complete, with bytes moved and the volume's labels.
+func checkEnginePodResults(t *testing.T, rs []result.Result, nodes, servers []string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, r := range rs {
+		l := r.Labels
+		node := result.LabelNode.Of(l)
+		seen[r.Round+" "+r.Workload+" "+node] = true
+		var bps float64
+		if r.Write != nil {
+			bps += r.Write.BytesPerSec
+		}
+		if r.Read != nil {
+			bps += r.Read.BytesPerSec
+		}
+		t.Logf("%s %s %s: %s %.1f MB/s; servers %s, replicas %s, model %s", r.Round, r.Target, r.Workload, r.Status, bps/1e6,
+			result.LabelVolumeServers.Of(l), result.LabelReplicas.Of(l), result.LabelReplicationModel.Of(l))
+		if r.Status != result.StatusComplete || bps <= 0 {
+			t.Errorf("%s %s %s: %s %s, %.1f MB/s", r.Round, r.Target, r.Workload, r.Status, r.Error, bps/1e6)
+		}
+		if !strings.HasSuffix(r.Target, "@"+node) {
+			t.Errorf("result of %s labelled node %q", r.Target, node)
+		}
+		if result.LabelReplicas.Of(l) != "3" || result.LabelReplicationModel.Of(l) != result.ReplicationClient {
+			t.Errorf("%s: replicas %q, model %q: want 3, client", r.Target, result.LabelReplicas.Of(l), result.LabelReplicationModel.Of(l))
+		}
+		for _, s := range servers {
+			if !strings.Contains(result.LabelVolumeServers.Of(l), s+":") {
+				t.Errorf("%s: servers %q lack brick server %s", r.Target, result.LabelVolumeServers.Of(l), s)
+			}
+		}
+	}
+	for _, round := range []string{result.RoundParallel} {
+		for _, w := range []string{"seq-write", "randread"} {
+			for _, n := range nodes {
+				if !seen[round+" "+w+" "+n] {
+					t.Errorf("no %s %s result on %s", round, w, n)
+				}
+			}
+		}
+	}
+}
+
+// glusterEnv reads gluster.sh cluster-up's description of the volume.
+func glusterEnv(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			env[k] = strings.Trim(v, `"`)
+		}
+	}
+	return env
+}

@@ -35,7 +35,7 @@ workloads:
 // row is one fault and what storbench said of it.
 type row struct {
 	storage, fault, on, want string // want: the cause a right verdict names
-	got                             []string
+	got                      []string
 }
 
 // right is whether exactly one verdict names the faulty node with the

@@ -129,6 +129,11 @@ func PredictTraffic(in TrafficInput) []LinkTraffic {
 				add(h, "rx", hold)
 			}
 		}
+		// Copies on hosts not named (a brick whose server is no node
+		// storbench knows) leave the client too.
+		if unnamed := in.Replicas - len(in.Hosts); unnamed > 0 && len(in.Hosts) > 0 {
+			add(in.Client, "tx", float64(unnamed))
+		}
 	}
 	nodes := make([]string, 0, len(per))
 	for n := range per {

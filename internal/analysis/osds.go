@@ -35,12 +35,17 @@ const (
 	OSDCauseLink = "link"
 )
 
-// OSD verdict thresholds: a disk is slow when its bench is under a third of
-// the slowest other OSD's, or its commit latency over five times the
-// highest other's and at least 50 ms; a link binds when it runs at 70% of
-// its capacity or more while the OSD's disk figures are in line.
+// OSD verdict thresholds: a disk is slow when its commit latency during
+// the workload is over five times the highest other's and at least 50 ms,
+// or its bench is under a tenth of the slowest other OSD's, or under a
+// third with its commit latency over twice the others' (a short bench on
+// a busy host varies four-fold: 257 against 1,034-1,064 MB/s was seen with
+// nothing wrong, the commit latencies in line); a link binds when it runs
+// at 70% of its capacity or more while the OSD's disk figures are in line.
 const (
 	osdSlowBenchRatio   = 3.0
+	osdBenchAloneRatio  = 10.0
+	osdCommitHigher     = 2.0
 	osdSlowCommitRatio  = 5.0
 	osdSlowCommitFloor  = 50 * time.Millisecond
 	osdLinkBusyFraction = 0.70
@@ -91,13 +96,21 @@ func osdName(o OSDFacts) string {
 // diskEvidence is what says o's disk is slow, empty when nothing does.
 func diskEvidence(workload string, o OSDFacts, others []OSDFacts) []string {
 	var ev []string
-	if lo, hi, ok := benchRange(others); ok && o.BenchBytesPerSec > 0 && o.BenchBytesPerSec*osdSlowBenchRatio < lo {
+	commitSlow, commitHigher := false, false
+	var commitWords string
+	if c, ok := medianLatency(o.Commit); ok {
+		if lo, hi, ok := commitRange(others); ok {
+			commitSlow = c >= osdSlowCommitFloor && float64(c) > osdSlowCommitRatio*float64(hi)
+			commitHigher = float64(c) > osdCommitHigher*float64(hi)
+			commitWords = fmt.Sprintf("commit latency %s against %s during %s", msWords(c), msRange(lo, hi), workload)
+		}
+	}
+	if lo, hi, ok := benchRange(others); ok && o.BenchBytesPerSec > 0 && o.BenchBytesPerSec*osdSlowBenchRatio < lo &&
+		(o.BenchBytesPerSec*osdBenchAloneRatio < lo || commitHigher) {
 		ev = append(ev, fmt.Sprintf("%.0f MB/s against %s MB/s for the others (ceph tell osd.N bench)", o.BenchBytesPerSec/1e6, mbRange(lo, hi)))
 	}
-	if c, ok := medianLatency(o.Commit); ok {
-		if lo, hi, ok := commitRange(others); ok && c >= osdSlowCommitFloor && float64(c) > osdSlowCommitRatio*float64(hi) {
-			ev = append(ev, fmt.Sprintf("commit latency %s against %s during %s", msWords(c), msRange(lo, hi), workload))
-		}
+	if commitSlow {
+		ev = append(ev, commitWords)
 	}
 	return ev
 }

@@ -57,6 +57,9 @@ func TestOSDVerdicts(t *testing.T) {
 			o[0].RTT, o[1].RTT, o[2].RTT = 200*time.Microsecond, 300*time.Microsecond, 6*time.Millisecond
 			return o
 		}()), []string{"2 link"}, "a connection to it took 6.0 ms against 0.2-0.3 ms for the others during seq-write: its link is full"},
+		{"a bench off by four, commit in line", res(with(1, func(o *result.OSDFigures) { o.BenchBytesPerSec, o.Commit = 257e6, ms(39, 39, 39) })), nil, ""},
+		{"a bench off by four, commit far up", res(with(1, func(o *result.OSDFigures) { o.BenchBytesPerSec, o.Commit = 200e6, ms(40, 41, 40) })),
+			[]string{"1 disk"}, "200 MB/s against 610-700 MB/s"},
 		{"round trips in line", res(func() []result.OSDFigures {
 			o := append([]result.OSDFigures(nil), healthy...)
 			o[0].RTT, o[1].RTT, o[2].RTT = 200*time.Microsecond, 300*time.Microsecond, 900*time.Microsecond

@@ -209,6 +209,8 @@ func TestPredictTraffic(t *testing.T) {
 			map[string]float64{"x/tx": 3, "a/rx": 1, "b/rx": 1, "c/rx": 1}},
 		{"client-side, client holds a copy", TrafficInput{Model: result.ReplicationClient, Client: "a", Replicas: 3, Hosts: hosts},
 			map[string]float64{"a/tx": 2, "b/rx": 1, "c/rx": 1}},
+		{"client-side, a brick's server not named", TrafficInput{Model: result.ReplicationClient, Client: "b", Replicas: 3, Hosts: []string{"b", "c"}},
+			map[string]float64{"b/tx": 2, "c/rx": 1}},
 		{"primary, even shares", TrafficInput{Model: result.ReplicationPrimary, Client: "x", Replicas: 3, Hosts: hosts},
 			map[string]float64{"x/tx": 1, "a/rx": 1, "b/rx": 1, "c/rx": 1, "a/tx": 2.0 / 3, "b/tx": 2.0 / 3, "c/tx": 2.0 / 3}},
 		{"primary, client on a host leading half", TrafficInput{Model: result.ReplicationPrimary, Client: "a", Replicas: 3, Hosts: hosts,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -97,4 +98,46 @@ func NodeWithAddress(nodes []corev1.Node, addr string) (name string, kind corev1
 		return "", ""
 	}
 	return name, kind
+}
+
+// ServersNodeLabels labels the cluster nodes among a volume's servers
+// (HOST:PORT or HOST, as result.LabelVolumeServers lists them: a
+// GlusterFS volume's bricks) as its replica nodes, saying which servers
+// are not nodes; nothing when labels name replica nodes already, when
+// none is a node, or when storbench may not list nodes.
+func ServersNodeLabels(ctx context.Context, client kubernetes.Interface, servers []string, labels map[string]string) {
+	if result.LabelReplicaNodes.Of(labels) != "" || len(servers) == 0 {
+		return
+	}
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	var names, found, other []string
+	for _, s := range servers {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		host := s
+		if h, _, err := net.SplitHostPort(s); err == nil {
+			host = h
+		}
+		if name, _ := NodeWithAddress(nodes.Items, host); name != "" {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+			found = append(found, host+" is "+name)
+		} else {
+			other = append(other, host)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	src := "the volume's servers by node address: " + strings.Join(found, ", ")
+	if len(other) > 0 {
+		src += "; not a node storbench can name: " + strings.Join(other, ", ")
+	}
+	result.LabelReplicaNodes.Set(labels, strings.Join(names, ","))
+	result.LabelReplicaNodesSource.Set(labels, src)
 }

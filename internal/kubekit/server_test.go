@@ -1,9 +1,14 @@
 package kubekit
 
 import (
+	"context"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/storbench/storbench/internal/result"
 )
 
 func TestVolumeServer(t *testing.T) {
@@ -60,5 +65,38 @@ func TestNodeWithAddress(t *testing.T) {
 		if name, kind := NodeWithAddress(nodes, c.addr); name != c.name || kind != c.kind {
 			t.Errorf("%s: %q %q, want %q %q", c.addr, name, kind, c.name, c.kind)
 		}
+	}
+}
+
+// TestServersNodeLabels: a volume's servers that are nodes become its
+// replica nodes, the others named in the source; nothing when none is a
+// node or replica nodes are known already.
+func TestServersNodeLabels(t *testing.T) {
+	node := func(name, ip string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}}}
+	}
+	client := fake.NewSimpleClientset(node("n1", "127.0.0.1"), node("n2", "10.0.0.2"), node("n3", "10.0.0.3"))
+	tests := []struct {
+		name       string
+		servers    []string
+		labels     map[string]string
+		want, srcs string
+	}{
+		{"bricks, one not a node", []string{"10.0.0.9:24007", "10.0.0.2:24007", "10.0.0.3:24007"}, map[string]string{},
+			"n2,n3", "the volume's servers by node address: 10.0.0.2 is n2, 10.0.0.3 is n3; not a node storbench can name: 10.0.0.9"},
+		{"no node", []string{"192.168.1.5:24007", ""}, map[string]string{}, "", ""},
+		{"known already", []string{"10.0.0.2:24007"}, map[string]string{string(result.LabelReplicaNodes): "x"}, "x", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ServersNodeLabels(context.Background(), client, tt.servers, tt.labels)
+			if got := result.LabelReplicaNodes.Of(tt.labels); got != tt.want {
+				t.Errorf("replica nodes %q, want %q", got, tt.want)
+			}
+			if got := result.LabelReplicaNodesSource.Of(tt.labels); got != tt.srcs {
+				t.Errorf("source %q, want %q", got, tt.srcs)
+			}
+		})
 	}
 }

@@ -197,6 +197,9 @@ func (t *EngineTarget) Prepare(ctx context.Context, need runner.Need) (_ *runner
 		delete(labels, string(k))
 	}
 	maps.Copy(labels, engineLabels)
+	// The servers that are nodes hold the copies: the network round and
+	// the node samplers reach them, and the breakdown reads their links.
+	kubekit.ServersNodeLabels(ctx, t.base.cluster.Client, strings.Split(result.LabelVolumeServers.Of(labels), ","), labels)
 	if env.restricted {
 		result.LabelPodSecurity.Set(labels, "restricted")
 	}

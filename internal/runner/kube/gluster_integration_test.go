@@ -33,7 +33,10 @@ const glusterShapedNode, glusterShapedRate, glusterShapedBPS = "kreal-node-2", "
 // glusterd and brick on each real node, a replica-3 volume, a FUSE mount
 // per node, class "gluster" over the mounts), slows kreal-node-2's link to
 // 200 Mbit/s and writes sequentially from a pod there, with the network
-// round. The results read the class's statement of its replication (3
+// round; then the same from the gfapi target on that node (k8s:gluster://,
+// a pod reaching the volume with fio's own engine, no mount), whose
+// replica nodes come from the bricks' servers that are nodes and whose
+// breakdown must agree. The results read the class's statement of its replication (3
 // copies, client-side, the bricks' nodes); the breakdown names the
 // client's link, which carries every copy that lives on another node: two
 // of three, since kreal-node-2 holds a brick, so the write gets about half
@@ -55,19 +58,35 @@ func TestClusterGlusterClassClientReplicationOnShapedLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
-	rs := runPlan(t, context.Background(), glusterSuite, engine.Plan{Targets: []runner.Target{kube.NewTarget(c, "gluster", glusterShapedNode, 1, opts)},
+	// The same volume through fio's gfapi engine from a pod on the same
+	// node (k8s:gluster://, no mount): the same client-side replication.
+	genv := glusterEnv(t, filepath.Join(cenv["KAPI_ROOT"], "run", "gluster", "gluster.env"))
+	kind := kube.Kind{Cluster: kubekit.ConnectOptions{Kubeconfig: e.kubeconfig}, Nodes: kubekit.NodeChoice{Names: []string{glusterShapedNode}}, Target: opts}
+	spec, _, err := kind.Parse(kube.TargetPrefix + "gluster://" + strings.Fields(genv["GLUSTER_SERVERS"])[1] + "/" + genv["GLUSTER_VOLUME"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := kind.Open(context.Background(), []runner.Spec{spec}, runner.GroupOptions{})
+	if err != nil || len(g.Targets) != 1 {
+		t.Fatalf("the gfapi target on %s: %v, %d targets", glusterShapedNode, err, len(g.Targets))
+	}
+	rs := runPlan(t, context.Background(), glusterSuite, engine.Plan{Targets: []runner.Target{kube.NewTarget(c, "gluster", glusterShapedNode, 1, opts), g.Targets[0]},
 		Rounds: []string{result.RoundNetwork, result.RoundIsolated}, Telemetry: true, Network: quickNetwork})
-	var write *result.Result
+	var write, gfapi *result.Result
 	for i, r := range rs {
 		if r.Status != result.StatusComplete {
 			t.Errorf("%s %s %s: %s %s", r.Round, r.Target, r.Workload, r.Status, r.Error)
 		}
-		if r.Round == result.RoundIsolated {
+		switch {
+		case r.Round != result.RoundIsolated:
+		case strings.HasPrefix(r.Target, kube.TargetPrefix+"gluster://"):
+			gfapi = &rs[i]
+		default:
 			write = &rs[i]
 		}
 	}
-	if write == nil || write.Write == nil {
-		t.Fatalf("no isolated write among %d results", len(rs))
+	if write == nil || write.Write == nil || gfapi == nil || gfapi.Write == nil {
+		t.Fatalf("no isolated write of the class and of the gfapi target among %d results", len(rs))
 	}
 	l := write.Labels
 	t.Logf("write %.2f MB/s; labels replicas %s (%s), model %s, nodes %s (%s)", write.Write.BytesPerSec/1e6, result.LabelReplicas.Of(l),
@@ -81,6 +100,8 @@ func TestClusterGlusterClassClientReplicationOnShapedLink(t *testing.T) {
 		t.Errorf("replica nodes %q, want the bricks' %q", got, want)
 	}
 	checkGlusterBreakdown(t, rs, write)
+	t.Logf("the gfapi target: write %.2f MB/s; replica nodes %s (%s)", gfapi.Write.BytesPerSec/1e6, result.LabelReplicaNodes.Of(gfapi.Labels), result.LabelReplicaNodesSource.Of(gfapi.Labels))
+	checkGlusterBreakdown(t, rs, gfapi)
 }
 
 // checkGlusterBreakdown: the breakdown of the write names client-side
@@ -90,9 +111,14 @@ func TestClusterGlusterClassClientReplicationOnShapedLink(t *testing.T) {
 func checkGlusterBreakdown(t *testing.T, rs []result.Result, write *result.Result) {
 	t.Helper()
 	links := analysis.LinkMatrices(rs)
-	bs := analysis.Breakdowns(rs, links)
+	var bs []analysis.Breakdown
+	for _, b := range analysis.Breakdowns(rs, links) {
+		if b.Target == write.Target {
+			bs = append(bs, b)
+		}
+	}
 	if len(bs) != 1 {
-		t.Fatalf("%d breakdowns, want the gluster write's: %+v", len(bs), bs)
+		t.Fatalf("%d breakdowns of %s, want its write's: %+v", len(bs), write.Target, bs)
 	}
 	b := bs[0]
 	t.Logf("breakdown: %s", b.Summary)

@@ -53,24 +53,24 @@ func TestClusterGlusterClassClientReplicationOnShapedLink(t *testing.T) {
 	}
 	glusterUp(t, cenv, len(nodes))
 	shape(t, glusterShapedNode, glusterShapedRate)
-	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
-	if err != nil {
-		t.Fatal(err)
-	}
 	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
-	// The same volume through fio's gfapi engine from a pod on the same
+	// The class, and the same volume through fio's gfapi engine from a pod on the same
 	// node (k8s:gluster://, no mount): the same client-side replication.
 	genv := glusterEnv(t, filepath.Join(cenv["KAPI_ROOT"], "run", "gluster", "gluster.env"))
 	kind := kube.Kind{Cluster: kubekit.ConnectOptions{Kubeconfig: e.kubeconfig}, Nodes: kubekit.NodeChoice{Names: []string{glusterShapedNode}}, Target: opts}
-	spec, _, err := kind.Parse(kube.TargetPrefix + "gluster://" + strings.Fields(genv["GLUSTER_SERVERS"])[1] + "/" + genv["GLUSTER_VOLUME"])
-	if err != nil {
-		t.Fatal(err)
+	var specs []runner.Spec
+	for _, target := range []string{kube.TargetPrefix + "gluster", kube.TargetPrefix + "gluster://" + strings.Fields(genv["GLUSTER_SERVERS"])[1] + "/" + genv["GLUSTER_VOLUME"]} {
+		spec, _, err := kind.Parse(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, spec)
 	}
-	g, err := kind.Open(context.Background(), []runner.Spec{spec}, runner.GroupOptions{})
-	if err != nil || len(g.Targets) != 1 {
-		t.Fatalf("the gfapi target on %s: %v, %d targets", glusterShapedNode, err, len(g.Targets))
+	g, err := kind.Open(context.Background(), specs, runner.GroupOptions{})
+	if err != nil || len(g.Targets) != 2 {
+		t.Fatalf("the class and the gfapi target on %s: %v, %d targets", glusterShapedNode, err, len(g.Targets))
 	}
-	rs := runPlan(t, context.Background(), glusterSuite, engine.Plan{Targets: []runner.Target{kube.NewTarget(c, "gluster", glusterShapedNode, 1, opts), g.Targets[0]},
+	rs := runPlan(t, context.Background(), glusterSuite, engine.Plan{Targets: g.Targets,
 		Rounds: []string{result.RoundNetwork, result.RoundIsolated}, Telemetry: true, Network: quickNetwork})
 	var write, gfapi *result.Result
 	for i, r := range rs {

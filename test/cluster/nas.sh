@@ -75,7 +75,8 @@ sshd() { # PUBKEY_FILE: root login with that key on $NAS_IP:22, its own host key
   cp "$key" "$s/authorized_keys"; chmod 0600 "$s/authorized_keys"
   sshd_config "$s" "$NAS_IP" 22
   stop sshd
-  nas_run sshd "$(command -v sshd)" -D -e -f "$s/sshd_config"
+  local bin; bin=$(type -P sshd)   # the program, not this function; it re-execs itself: an absolute path
+  nas_run sshd "$bin" -D -e -f "$s/sshd_config"
   waitfor "the NAS's sshd" in_nas bash -c "exec 3<>/dev/tcp/$NAS_IP/22" || { cat "$D/sshd.log" >&2; return 1; }
   echo "sshd of the NAS on $NAS_IP:22, host key $s/ssh_host_ed25519_key.pub"
 }

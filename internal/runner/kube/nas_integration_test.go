@@ -74,9 +74,9 @@ func TestClusterNASOutsideTheCluster(t *testing.T) {
 
 	db := filepath.Join(t.TempDir(), "db.sqlite")
 	rs, runID := runStored(t, ctx, db, engine.Plan{Targets: targets, Rounds: []string{result.RoundNetwork, result.RoundIsolated},
-		Telemetry: true, Network: netround.Options{Send: 2 * time.Second, RTT: time.Second}})
+		Telemetry: true, Network: netround.Options{Send: time.Second, RTT: time.Second / 2}})
 	waitDetached(t, e, pvs)
-	t.Logf("run of %d results in %.0f s (with the NAS's setup)", len(rs), time.Since(started).Seconds())
+	t.Logf("run of %d results in %.0f s (with the NAS's setup); rounds: %s", len(rs), time.Since(started).Seconds(), roundTimes(rs))
 	links := analysis.LinkMatrices(rs)
 	nas.check(t, rs, links, analysis.ServerBreakdowns(rs, links))
 	if bs := analysis.Breakdowns(rs, links); len(bs) > 0 {
@@ -300,4 +300,26 @@ func waitDetached(t *testing.T, e *env, pvs []string) {
 			return
 		}
 	}
+}
+
+// roundTimes says how long each round of the results took.
+func roundTimes(rs []result.Result) string {
+	first, last := map[string]time.Time{}, map[string]time.Time{}
+	var order []string
+	for _, r := range rs {
+		if _, ok := first[r.Round]; !ok {
+			order = append(order, r.Round)
+		}
+		if f, ok := first[r.Round]; !ok || r.Started.Before(f) {
+			first[r.Round] = r.Started
+		}
+		if r.Finished.After(last[r.Round]) {
+			last[r.Round] = r.Finished
+		}
+	}
+	var out []string
+	for _, k := range order {
+		out = append(out, fmt.Sprintf("%s %.0f s", k, last[k].Sub(first[k]).Seconds()))
+	}
+	return strings.Join(out, ", ")
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,20 +37,25 @@ workloads:
   - {name: seq-write, rw: write, bs: 1MiB, size: 256MiB, runtime: 6s, time_based: true, ioengine: psync, direct: false, end_fsync: true}
 `
 
-// nasNodes write on the NAS's static PVs, one each.
-var nasNodes = []string{"kreal-node-2", "kreal-node-3"}
+// nasNodes write on the NAS's static PVs, one each. One node: with two,
+// the network round measures 8 pairs (6 on the host network, 2 on the
+// pod network), 86 s of the test's 118 s; with one, 2 pairs. The node's
+// own link then goes unmeasured (the breakdown says so): the server's
+// link binds all the same, and analysis's tests cover a node's link
+// binding instead.
+var nasNodes = []string{"kreal-node-2"}
 
 // TestClusterNASOutsideTheCluster: a NAS that is no node of the cluster
 // (test/cluster/nas.sh: its own network namespace on the nodes' bridge,
 // an SFTP server and an sshd, its port shaped to 200 Mbit/s while the
 // nodes' stay at 1 Gbit/s) serves static PVs of the test CSI driver
 // (csi.volumeAttributes server and share, as an NFS or SMB PV names its
-// server). A sequential write on them from two nodes, with the NAS itself
-// as an ssh:// target and the network round: each result names the NAS as
-// its volume's server, the round measures each node -> NAS path at the
-// NAS's rate, and the breakdown (analysis.ServerBreakdowns, as `show`
-// gives it) names the server's link as the limit, with that figure, the
-// node's link far above it; the write runs within 15% of the path.
+// server). A sequential write on one from a node (nasNodes), with the NAS
+// itself as an ssh:// target and the network round: the result names the
+// NAS as its volume's server, the round measures the node -> NAS path at
+// the NAS's rate, and the breakdown (analysis.ServerBreakdowns, and
+// `storbench show`) names the server's link as the limit with that
+// figure; the write runs within 15% of the path.
 func TestClusterNASOutsideTheCluster(t *testing.T) {
 	e := integration(t)
 	started := time.Now()
@@ -250,8 +256,11 @@ func (n *nasEnv) check(t *testing.T, rs []result.Result, links []analysis.LinkMa
 		if p := path[b.Node]; p == 0 || parts[analysis.PartServerLink] != p {
 			t.Errorf("%s: the server's link %.1f MB/s, want the round's %s -> NAS %.1f MB/s", b.Target, parts[analysis.PartServerLink]/1e6, b.Node, p/1e6)
 		}
-		if parts[analysis.PartNodeLink] < 3*nasBPS {
-			t.Errorf("%s: the node's link %.1f MB/s, want it measured at the nodes' 1 Gbit/s", b.Target, parts[analysis.PartNodeLink]/1e6)
+		if l, ok := parts[analysis.PartNodeLink]; ok && l < 3*nasBPS {
+			t.Errorf("%s: the node's link %.1f MB/s, want it at the nodes' 1 Gbit/s", b.Target, l/1e6)
+		}
+		if _, ok := parts[analysis.PartNodeLink]; !ok && !slices.ContainsFunc(b.Missing, func(m string) bool { return strings.Contains(m, "the link of node "+b.Node) }) {
+			t.Errorf("%s: the node's link neither measured nor said to be missing: %v", b.Target, b.Missing)
 		}
 		if p := path[b.Node]; w < 0.85*p || w > 1.15*p {
 			t.Errorf("%s: write %.1f MB/s, want within 15%% of the measured path to the NAS %.1f MB/s", b.Target, w/1e6, p/1e6)

@@ -138,8 +138,13 @@ func nasUp(t *testing.T) *nasEnv {
 	}
 	cluster("up")
 	t.Cleanup(func() {
-		if out, err := exec.Command("bash", "../../../test/cluster/cluster.sh", "nas", "down").CombinedOutput(); err != nil {
-			t.Errorf("cluster.sh nas down: %v: %s", err, out)
+		for _, op := range []string{"down", "check_clean"} { // check_clean: one line for each thing left
+			if out, err := exec.Command("bash", "../../../test/cluster/cluster.sh", "nas", op).CombinedOutput(); err != nil || (op == "check_clean" && len(out) > 0) {
+				t.Errorf("cluster.sh nas %s: %v: %s", op, err, out)
+			}
+		}
+		if a := clusterEnv(t)["NAS_ADDR"]; a != "" {
+			t.Errorf("cluster.env still names the NAS %s after nas down", a)
 		}
 	})
 	env := clusterEnv(t)

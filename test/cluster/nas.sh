@@ -117,6 +117,9 @@ status() {
 check_clean() { # what a NAS could leave behind, one "left behind: ..." line each
   if ip netns list 2>/dev/null | grep -qw "$NAS_NS"; then echo "left behind: network namespace $NAS_NS"; fi
   if ip link show "$NAS_LINK" >/dev/null 2>&1; then echo "left behind: link $NAS_LINK"; fi
+  local p
+  for p in $(pgrep -f "^(socat TCP-LISTEN:$NETFS_PORT,bind=$NAS_IP,|[^ ]*sshd -D -e -f $D/)" || true); do
+    echo "left behind: process $p: $(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | cut -c1-120)"; done
   return 0
 }
 

@@ -190,6 +190,7 @@ func (b *Breakdown) finishServer(server string) {
 		return
 	}
 	b.Percent = b.MeasuredBPS / b.CeilingBPS * 100
+	b.nodePortBinds()
 	b.Lowest = b.LimitedBy
 	serverMeasured := slices.ContainsFunc(b.Parts, func(p BreakdownPart) bool { return p.Name == PartServerLink })
 	switch {
@@ -206,6 +207,21 @@ func (b *Breakdown) finishServer(server string) {
 		words = append(words, "unmeasured: "+strings.Join(b.Missing, "; "))
 	}
 	b.Summary = words[0] + ": " + strings.Join(words[1:], "; ")
+}
+
+// nodePortBinds: the path to the server crosses the node's port too, so
+// measured at NodeLinkBindsPercent or more of the node's own link it is
+// the node's port that holds it (a server's port as fast or faster
+// measures the same), not the server's: the node's link binds.
+func (b *Breakdown) nodePortBinds() {
+	if b.LimitedBy != BoundServerLink {
+		return
+	}
+	for _, p := range b.Parts {
+		if p.Name == PartNodeLink && b.CeilingBPS >= p.CeilingBPS*NodeLinkBindsPercent/100 {
+			b.LimitedBy = BoundNodeLink
+		}
+	}
 }
 
 // hostMatrix is the host network's matrix where it was measured, else the

@@ -83,6 +83,15 @@ func TestServerBreakdowns(t *testing.T) {
 		})
 	}
 
+	// The path to a server as fast as the node measured at the node's own
+	// link (a hair under it): the node's port holds both, so the node's
+	// link binds, not the server's.
+	in := append(append([]result.Result{}, net...), netSendTo("n1", "nas", "192.168.1.20", 117.5e6), nas(115e6, nil))
+	if bs := ServerBreakdowns(in, LinkMatrices(in)); len(bs) != 1 || bs[0].LimitedBy != BoundNodeLink ||
+		!strings.Contains(bs[0].Summary, "limited by the node's link") {
+		t.Errorf("a path to the server at the node's link: %+v", bs)
+	}
+
 	// A server that is a node is the ordinary breakdown's, not this one's.
 	r := nas(100e6, map[string]string{"replica_nodes": "n2"})
 	if bs := ServerBreakdowns([]result.Result{r}, nil); len(bs) != 0 {

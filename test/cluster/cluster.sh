@@ -17,6 +17,7 @@
 #   cluster.sh sshd NAME PUBKEY_FILE [PORT]   an sshd in the node's namespace (port 22 on its address)
 #   cluster.sh sshd NAME stop
 #   cluster.sh kwok-nodes N [k=v...] | pvs N [class]    fake nodes kwok-node-1..N, static fake PVs
+#   cluster.sh nas up|down|sshd PUBKEY_FILE|shape RATE|unshape|status   a NAS that is not a node (nas.sh)
 # Environment: CLUSTER_NODES (real nodes, default 3), CLUSTER_RATE (tbf rate of every link,
 # default 1gbit), NODE_GRACE (node-monitor grace, default 16s), KAPI_ROOT, CLUSTER_CEPH=1 (a real
 # Ceph across the real nodes, test/cluster/ceph.sh; CEPH_FS=1 adds CephFS and class cephfs),
@@ -135,6 +136,7 @@ write_env() {
       if [ "$N" -ge 2 ] && [ "$i" != "$N" ]; then echo "${v}_NETFS=$RUN/netfs/mnt/$(node_name "$i")"; fi
     done
     if [ -f "$RUN/gluster/gluster.env" ]; then cat "$RUN/gluster/gluster.env"; fi
+    if [ -f "$RUN/nas/nas.env" ]; then cat "$RUN/nas/nas.env"; fi
   } > "$f"
   mkdir -p "$RUN/shared"; chmod 0777 "$RUN/shared"
 }
@@ -146,6 +148,7 @@ down() { # every step tolerates a half-built cluster
   if [ -f "$C/csi.sh" ] && [ -f "$RUN/kubeconfig" ]; then bash "$C/csi.sh" down; fi
   if [ -d "$RUN/ceph" ]; then bash "$C/ceph.sh" cluster down; fi
   bash "$C/gluster.sh" cluster-down "$N"
+  bash "$C/nas.sh" down
   bash "$C/storage.sh" down
   for i in $(seq "$N" -1 1); do bash "$C/nodes.sh" down "$i"; done
   bash "$C/control-plane.sh" down
@@ -223,6 +226,7 @@ sshd() { # NAME PUBKEY_FILE [PORT] | NAME stop
 }
 kwok-nodes() { bash "$C/control-plane.sh" nodes "$@"; }
 pvs() { bash "$C/control-plane.sh" pvs "$@"; }
+nas() { bash "$C/nas.sh" "$@"; }
 
 check-clean() { # everything a cluster could leave on the host; prints each leftover, fails if any
   local bad=0 x
@@ -260,12 +264,13 @@ check-clean() { # everything a cluster could leave on the host; prints each left
   fi
   while read -r x; do say "ceph: $x"; done < <(bash "$C/ceph.sh" check-clean cluster | sed -n 's/^left behind: //p')
   bash "$C/gluster.sh" check-clean cluster "$RUN/gluster" | grep -v '^clean$' && bad=1
+  bash "$C/nas.sh" check_clean | grep . && bad=1
   [ "$bad" = 0 ] && echo "clean"
   return "$bad"
 }
 
 cmd=${1:-}; shift || true
 case $cmd in
-  install|build|cached|up|down|run|status|node|sshd|kwok-nodes|pvs|check-clean|write_env) "$cmd" "$@" ;;
+  install|build|cached|up|down|run|status|node|sshd|kwok-nodes|pvs|nas|check-clean|write_env) "$cmd" "$@" ;;
   *) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

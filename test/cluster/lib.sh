@@ -56,3 +56,19 @@ stop_pidfile() { local f=$1 p; [ -f "$f" ] || return 0; p=$(cat "$f")
   kill -9 "$p" 2>/dev/null || true; rm -f "$f"; }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 since() { awk -v a="$1" -v b="$(now_ms)" 'BEGIN {printf "%.1f", (b - a) / 1000}'; }   # seconds since a now_ms
+# sshd_config DIR ADDR PORT: an sshd's configuration in DIR (host key, authorized_keys there): root
+# login with the authorized key only, on ADDR:PORT (nodes.sh sshd_up, nas.sh sshd)
+sshd_config() { local d=$1
+  cat > "$d/sshd_config" <<EOF
+ListenAddress $2:$3
+HostKey $d/ssh_host_ed25519_key
+PidFile none
+AuthorizedKeysFile $d/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+Subsystem sftp /usr/lib/openssh/sftp-server
+EOF
+}

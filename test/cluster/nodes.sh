@@ -398,18 +398,7 @@ sshd_up() { # I PUBKEY_FILE [PORT]: an sshd in node I's namespace (own host key)
   mkdir -p "$d" /run/sshd; chmod 0755 /run/sshd
   [ -f "$d/ssh_host_ed25519_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$d/ssh_host_ed25519_key" -C "$(node_name "$i")"
   cp "$key" "$d/authorized_keys"; chmod 0600 "$d/authorized_keys"
-  cat > "$d/sshd_config" <<EOF
-ListenAddress $ip:$port
-HostKey $d/ssh_host_ed25519_key
-PidFile none
-AuthorizedKeysFile $d/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-Subsystem sftp /usr/lib/openssh/sftp-server
-EOF
+  sshd_config "$d" "$ip" "$port"
   stop_pidfile "$s/run/sshd.pid"
   node_run "$i" sshd "$(command -v sshd)" -D -e -f "$d/sshd_config"
   waitfor "sshd of $(node_name "$i")" in_node "$i" bash -c "exec 3<>/dev/tcp/$ip/$port" || { cat "$s/logs/sshd.log" >&2; return 1; }

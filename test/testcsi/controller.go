@@ -341,6 +341,13 @@ func (c controller) ControllerPublishVolume(ctx context.Context, req *csi.Contro
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	v, err := d.state.volume(req.GetVolumeId())
+	if errors.Is(err, fs.ErrNotExist) {
+		// a static PV's netfs volume: every node mounts the share itself,
+		// nothing to attach or record
+		if _, ok, serr := staticNetfs(req.GetVolumeId(), req.GetVolumeContext()); ok || serr != nil {
+			return &csi.ControllerPublishVolumeResponse{}, serr
+		}
+	}
 	if err != nil {
 		return nil, status.Errorf(codes.NotFound, "volume %q: %v", req.GetVolumeId(), err)
 	}

@@ -74,8 +74,37 @@ func netfsShare(mode Mode, params map[string]string) (server, share string, err 
 	return server, share, nil
 }
 
-// netfsDir is a netfs volume's directory in its share.
-func netfsDir(v volume) string { return filepath.Join(v.Share, v.ID) }
+// netfsDir is a netfs volume's directory: its own in the share of a
+// provisioned volume, the share itself for a static PV's.
+func netfsDir(v volume) string {
+	if v.Static {
+		return v.Share
+	}
+	return filepath.Join(v.Share, v.ID)
+}
+
+// staticNetfs is the volume of a static PV (one an administrator made,
+// with no record of the controller's): a netfs volume whose directory is
+// the share its volume attributes name, on the server they name, e.g.
+//
+//	csi: {driver: testcsi.storbench.io, volumeHandle: nas-1,
+//	      volumeAttributes: {server: 10.98.0.200:2022, share: /srv/export/nas-1}}
+//
+// The share is the server's path: unlike a class's, it need not exist on
+// the controller's host. ok is false unless both attributes are there.
+func staticNetfs(id string, attrs map[string]string) (v volume, ok bool, err error) {
+	server, share := attrs[ServerParameter], attrs[ShareParameter]
+	if server == "" && share == "" {
+		return volume{}, false, nil
+	}
+	if _, _, err := net.SplitHostPort(server); err != nil {
+		return volume{}, false, status.Errorf(codes.InvalidArgument, "static volume %s: attribute %q: %q is not HOST:PORT: %v", id, ServerParameter, server, err)
+	}
+	if !filepath.IsAbs(share) || filepath.Clean(share) != share {
+		return volume{}, false, status.Errorf(codes.InvalidArgument, "static volume %s: attribute %q: %q is not a clean absolute path", id, ShareParameter, share)
+	}
+	return volume{ID: id, Name: id, Mode: ModeNetfs, Server: server, Share: share, Static: true}, true, nil
+}
 
 // makeNetfsDir creates a netfs volume's directory, writable by any user
 // (the pods' users are not the server's).

@@ -166,14 +166,7 @@ func TestNetfsModeMountsTheShareOncePerNode(t *testing.T) {
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the volume's directory is still there after DeleteVolume: %v", err)
 	}
-	if mis, err = readMountInfo(); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range mis {
-		if strings.HasPrefix(m.point, r.dir+"/") {
-			t.Errorf("left mounted: %s (%s)", m.point, m.fsType)
-		}
-	}
+	noMountsUnder(t, r.dir)
 }
 
 func TestNetfsModeRefusals(t *testing.T) {

@@ -44,10 +44,15 @@ func (n node) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesReque
 	return &csi.NodeGetCapabilitiesResponse{Capabilities: caps}, nil
 }
 
-// volumeFor reads a volume's record, refusing one this node may not use.
-func (n node) volumeFor(id string) (volume, error) {
+// volumeFor reads a volume's record, refusing one this node may not use;
+// without a record, the static netfs volume attrs (the PV's volume
+// attributes) describe, if any.
+func (n node) volumeFor(id string, attrs map[string]string) (volume, error) {
 	v, err := n.d.state.volume(id)
 	if errors.Is(err, fs.ErrNotExist) {
+		if sv, ok, err := staticNetfs(id, attrs); ok || err != nil {
+			return sv, err
+		}
 		return v, status.Errorf(codes.NotFound, "volume %q not found", id)
 	}
 	if err != nil {
@@ -66,7 +71,7 @@ func (n node) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeReque
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	v, err := n.volumeFor(req.GetVolumeId())
+	v, err := n.volumeFor(req.GetVolumeId(), req.GetVolumeContext())
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +304,7 @@ func (n node) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolumeR
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	v, err := n.volumeFor(req.GetVolumeId())
+	v, err := n.volumeFor(req.GetVolumeId(), req.GetVolumeContext())
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +402,7 @@ func (n node) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVolumeReq
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	v, err := n.volumeFor(req.GetVolumeId())
+	v, err := n.volumeFor(req.GetVolumeId(), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,8 @@ type volume struct {
 	// ShareParameter): Share/ID.
 	Server string `json:"server,omitempty"`
 	Share  string `json:"share,omitempty"`
+	// Static marks a static PV's netfs volume (staticNetfs), never recorded.
+	Static bool `json:"-"`
 }
 
 // snapshot is one snapshot's metadata, kept beside its image copy.

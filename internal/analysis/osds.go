@@ -131,6 +131,12 @@ func linkEvidence(workload string, o OSDFacts, others []OSDFacts) string {
 		}
 	}
 	s := fmt.Sprintf("its link carried %.1f MB/s of %.1f MB/s (%.0f%%) during %s", o.LinkUsedBytesPerSec/1e6, o.LinkBytesPerSec/1e6, busy*100, workload)
+	return s + diskInLine(o, others)
+}
+
+// diskInLine says o's disk figures beside the others' once its link is
+// named: "; its disk is in line with the others (bench ..., commit ...)".
+func diskInLine(o OSDFacts, others []OSDFacts) string {
 	var fine []string
 	if lo, hi, ok := benchRange(others); ok && o.BenchBytesPerSec > 0 {
 		fine = append(fine, fmt.Sprintf("bench %.0f MB/s against %s MB/s", o.BenchBytesPerSec/1e6, mbRange(lo, hi)))
@@ -140,10 +146,10 @@ func linkEvidence(workload string, o OSDFacts, others []OSDFacts) string {
 			fine = append(fine, fmt.Sprintf("commit latency %s against %s", msWords(c), msRange(lo, hi)))
 		}
 	}
-	if len(fine) > 0 {
-		s += "; its disk is in line with the others (" + strings.Join(fine, ", ") + ")"
+	if len(fine) == 0 {
+		return ""
 	}
-	return s
+	return "; its disk is in line with the others (" + strings.Join(fine, ", ") + ")"
 }
 
 func benchRange(osds []OSDFacts) (lo, hi float64, ok bool) {
@@ -225,19 +231,6 @@ func rttEvidence(workload string, o OSDFacts, others []OSDFacts) string {
 	if n == 0 || o.RTT < BrickLinkRTTFloor || float64(o.RTT) <= BrickLinkRTTRatio*float64(hi) {
 		return ""
 	}
-	s := fmt.Sprintf("a connection to it took %s against %s for the others during %s: its link is full (the connection waits behind the data)",
-		msFine(o.RTT), msFineRange(lo, hi), workload)
-	var fine []string
-	if blo, bhi, ok := benchRange(others); ok && o.BenchBytesPerSec > 0 {
-		fine = append(fine, fmt.Sprintf("bench %.0f MB/s against %s MB/s", o.BenchBytesPerSec/1e6, mbRange(blo, bhi)))
-	}
-	if c, ok := medianLatency(o.Commit); ok {
-		if clo, chi, ok := commitRange(others); ok {
-			fine = append(fine, fmt.Sprintf("commit latency %s against %s", msWords(c), msRange(clo, chi)))
-		}
-	}
-	if len(fine) > 0 {
-		s += "; its disk is in line with the others (" + strings.Join(fine, ", ") + ")"
-	}
-	return s
+	return fmt.Sprintf("a connection to it took %s against %s for the others during %s: its link is full (the connection waits behind the data)",
+		msFine(o.RTT), msFineRange(lo, hi), workload) + diskInLine(o, others)
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -103,6 +104,17 @@ func FindKnee(steps []SweepStep) Knee {
 			}
 			k := Knee{Found: true, Clients: a.Clients, IOPS: a.IOPS, BytesPerSec: a.BytesPerSec, Next: b.Clients,
 				Gain: gain, P99Factor: p99f, Reason: reason, LimitedBy: b.LimitedBy, Evidence: b.Evidence}
+			if unclearLimit(b.LimitedBy) {
+				// Every step from the knee on meets the same wall; one
+				// step's telemetry may fall short of its threshold
+				// (a device 80% busy while the steps beside it read 90%).
+				for _, s := range append(slices.Clone(use[i+2:]), a) {
+					if !unclearLimit(s.LimitedBy) {
+						k.LimitedBy, k.Evidence = s.LimitedBy, fmt.Sprintf("at %d clients: %s", s.Clients, s.Evidence)
+						break
+					}
+				}
+			}
 			k.Summary = kneeSummary(k, a, use[len(use)-1])
 			return k
 		}
@@ -282,3 +294,6 @@ func BoundBy(views []SweepView, bs []Breakdown) {
 		}
 	}
 }
+
+// unclearLimit is an attribution that names no limit.
+func unclearLimit(l string) bool { return l == "" || l == "unclear" }

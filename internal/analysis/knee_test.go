@@ -51,6 +51,18 @@ func TestFindKnee(t *testing.T) {
 			step(1, 1000, ms), {Clients: 2, IOPS: 1020, P99: ms, LimitedBy: "device", Evidence: "sda 100% busy"}},
 			found: true, clients: 1, reason: "flat", limitedBy: "device",
 			summary: "1000 IOPS at 1 client, then flat (+2% per doubling at 2); p99 x1.0 at 2; limited by device"},
+		{name: "the step past the knee unclear, the one after it clear", steps: []SweepStep{
+			{Clients: 1, IOPS: 1056, P99: ms, LimitedBy: "device", Evidence: "vda 95% utilised"},
+			{Clients: 2, IOPS: 1123, P99: 2 * ms, LimitedBy: "unclear", Evidence: "nothing saturated: vda 80% utilised"},
+			{Clients: 4, IOPS: 1043, P99: 10 * ms, LimitedBy: "device", Evidence: "vda 100% utilised"}},
+			found: true, clients: 1, reason: "flat", limitedBy: "device"},
+		{name: "only the knee's own step clear", steps: []SweepStep{
+			{Clients: 1, IOPS: 1056, P99: ms, LimitedBy: "device", Evidence: "vda 95% utilised"},
+			{Clients: 2, IOPS: 1080, P99: ms, LimitedBy: "unclear"}},
+			found: true, clients: 1, reason: "flat", limitedBy: "device"},
+		{name: "nothing clear anywhere", steps: []SweepStep{
+			{Clients: 1, IOPS: 1056, P99: ms, LimitedBy: "unclear"}, {Clients: 2, IOPS: 1080, P99: ms, LimitedBy: "unclear"}},
+			found: true, clients: 1, reason: "flat", limitedBy: "unclear"},
 		{name: "bandwidth only", steps: []SweepStep{{Clients: 1, BytesPerSec: 100e6}, {Clients: 2, BytesPerSec: 101e6}},
 			found: true, clients: 1, reason: "flat", summary: "100 MB/s at 1 client, then flat (+1% per doubling at 2)"},
 	}

@@ -25,7 +25,8 @@ workloads:
 `
 
 // TestClusterGlusterEnginePodEveryNode brings GlusterFS up in the running
-// test cluster and runs k8s:gluster://NODEIP/VOLUME on every real node:
+// test cluster and runs the class gluster (a PVC over each node's FUSE
+// mount) and k8s:gluster://NODEIP/VOLUME on every real node:
 // a pod per node (the fio image with Gluster's translators, no volume)
 // whose fio reaches the volume through the gfapi_async engine, all nodes
 // at once (the parallel round: each node its own file in the run's one
@@ -53,22 +54,37 @@ func TestClusterGlusterEnginePodEveryNode(t *testing.T) {
 	target := kube.TargetPrefix + "gluster://" + servers[1] + "/" + genv["GLUSTER_VOLUME"]
 	kind := kube.Kind{Cluster: kubekit.ConnectOptions{Kubeconfig: e.kubeconfig}, Nodes: kubekit.NodeChoice{Names: nodes},
 		Target: kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}}
-	spec, ok, err := kind.Parse(target)
-	if !ok || err != nil {
-		t.Fatalf("Parse(%s) = %v, %v", target, ok, err)
+	// The class over each node's FUSE mount beside the engine target: both
+	// from every node.
+	var specs []runner.Spec
+	for _, tg := range []string{kube.TargetPrefix + "gluster", target} {
+		spec, ok, err := kind.Parse(tg)
+		if !ok || err != nil {
+			t.Fatalf("Parse(%s) = %v, %v", tg, ok, err)
+		}
+		specs = append(specs, spec)
 	}
 	ctx := context.Background()
-	g, err := kind.Open(ctx, []runner.Spec{spec}, runner.GroupOptions{})
+	g, err := kind.Open(ctx, specs, runner.GroupOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(g.Targets) != len(nodes) {
-		t.Fatalf("%d targets for %d nodes", len(g.Targets), len(nodes))
+	if len(g.Targets) != 2*len(nodes) {
+		t.Fatalf("%d targets for 2 targets on %d nodes", len(g.Targets), len(nodes))
 	}
 	t0 := time.Now()
-	rs := runPlan(t, ctx, gfapiPodSuite, engine.Plan{Targets: g.Targets, Rounds: []string{result.RoundParallel}})
-	t.Logf("run: %d results in %s", len(rs), time.Since(t0).Round(100*time.Millisecond))
+	all := runPlan(t, ctx, gfapiPodSuite, engine.Plan{Targets: g.Targets, Rounds: []string{result.RoundParallel}})
+	t.Logf("run: %d results in %s", len(all), time.Since(t0).Round(100*time.Millisecond))
+	var rs, class []result.Result
+	for _, r := range all {
+		if strings.HasPrefix(r.Target, target+"@") {
+			rs = append(rs, r)
+		} else {
+			class = append(class, r)
+		}
+	}
 	checkEnginePodResults(t, rs, nodes, servers)
+	checkGlusterClassResults(t, class, nodes)
 	mnt := genv[strings.ReplaceAll(nodes[0], "-", "_")+"_GLUSTER"]
 	entries, err := os.ReadDir(mnt)
 	if err != nil {
@@ -122,6 +138,30 @@ func checkEnginePodResults(t *testing.T, rs []result.Result, nodes, servers []st
 				if !seen[round+" "+w+" "+n] {
 					t.Errorf("no %s %s result on %s", round, w, n)
 				}
+			}
+		}
+	}
+}
+
+// checkGlusterClassResults: the class's workloads on every node,
+// complete, with the class's statement of its replication.
+func checkGlusterClassResults(t *testing.T, rs []result.Result, nodes []string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, r := range rs {
+		l := r.Labels
+		seen[r.Workload+" "+result.LabelNode.Of(l)] = true
+		t.Logf("%s %s: %s; replicas %s, model %s, nodes %s", r.Target, r.Workload, r.Status, result.LabelReplicas.Of(l),
+			result.LabelReplicationModel.Of(l), result.LabelReplicaNodes.Of(l))
+		if r.Status != result.StatusComplete || result.LabelReplicas.Of(l) != "3" || result.LabelReplicationModel.Of(l) != result.ReplicationClient ||
+			result.LabelReplicaNodes.Of(l) != strings.Join(nodes[:3], ",") {
+			t.Errorf("%s %s: %s %s, labels %v", r.Target, r.Workload, r.Status, r.Error, l)
+		}
+	}
+	for _, w := range []string{"seq-write", "randread"} {
+		for _, n := range nodes {
+			if !seen[w+" "+n] {
+				t.Errorf("no class %s result on %s", w, n)
 			}
 		}
 	}

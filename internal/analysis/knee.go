@@ -53,7 +53,24 @@ type SweepStep struct {
 	// LimitedBy and Evidence are the step's attribution (telemetry), if any.
 	LimitedBy string `json:"limited_by,omitempty"`
 	Evidence  string `json:"evidence,omitempty"`
+	// Device, DiskUtil and DiskQueue are the target's device as telemetry
+	// saw it during the step: its mean utilisation (%) and queue depth;
+	// zero when not sampled.
+	Device    string  `json:"device,omitempty"`
+	DiskUtil  float64 `json:"disk_util_pct,omitempty"`
+	DiskQueue float64 `json:"disk_queue_depth,omitempty"`
 }
+
+// Knee's device sign, where no step's attribution is clear: past the knee
+// the device's queue grew by KneeQueueGrowth or more for no more
+// throughput while it was at least KneeDeviceBusy% utilised. A device
+// serving requests in parallel (virtio, NVMe) reads 80% utilised at its
+// limit, under telemetry's 90%; a queue that grows while the throughput
+// does not is the device's limit whatever its utilisation says.
+const (
+	KneeQueueGrowth = 1.5
+	KneeDeviceBusy  = 60.0
+)
 
 // rate is the step's throughput as the knee compares it: IOPS, or bytes
 // per second where a step has no IOPS.
@@ -114,6 +131,11 @@ func FindKnee(steps []SweepStep) Knee {
 						break
 					}
 				}
+			}
+			if unclearLimit(k.LimitedBy) && reason == "flat" && a.DiskQueue > 0 && b.DiskQueue >= KneeQueueGrowth*a.DiskQueue && b.DiskUtil >= KneeDeviceBusy {
+				k.LimitedBy = "device"
+				k.Evidence = fmt.Sprintf("device %s %.0f%% utilised, its queue %.1f -> %.1f requests from %d to %d clients for %+.0f%% throughput: requests wait for the device",
+					b.Device, b.DiskUtil, a.DiskQueue, b.DiskQueue, a.Clients, b.Clients, gain*100)
 			}
 			k.Summary = kneeSummary(k, a, use[len(use)-1])
 			return k
@@ -204,11 +226,26 @@ func Sweeps(results []result.Result) []SweepView {
 	for i := range results {
 		figs[i] = results[i].Figures()
 	}
-	return SweepsOf(figs)
+	return sweepsOf(figs, func(i int, s *SweepStep) {
+		if tm := results[i].Telemetry; tm != nil {
+			s.Device = tm.Device
+			if u, ok := tm.Stat(result.SeriesDiskUtil); ok {
+				s.DiskUtil = u.Mean
+			}
+			if q, ok := tm.Stat(result.SeriesDiskQueue); ok {
+				s.DiskQueue = q.Mean
+			}
+		}
+	})
 }
 
-// SweepsOf is Sweeps over stored figures.
-func SweepsOf(figs []result.Figures) []SweepView {
+// SweepsOf is Sweeps over stored figures, which keep no telemetry: the
+// knee's device sign (its queue) needs whole results (Sweeps).
+func SweepsOf(figs []result.Figures) []SweepView { return sweepsOf(figs, nil) }
+
+// sweepsOf lays out figs' sweeps; with fill, each step also gets what
+// its whole result adds (fill gets the figure's index).
+func sweepsOf(figs []result.Figures, fill func(i int, s *SweepStep)) []SweepView {
 	var out []SweepView
 	index := map[[3]string]int{}
 	for i := range figs {
@@ -224,7 +261,11 @@ func SweepsOf(figs []result.Figures) []SweepView {
 			index[key] = at
 			out = append(out, SweepView{RunID: f.RunID, Target: f.Target, Workload: f.Workload})
 		}
-		out[at].Steps = append(out[at].Steps, StepOf(f, n))
+		step := StepOf(f, n)
+		if fill != nil {
+			fill(i, &step)
+		}
+		out[at].Steps = append(out[at].Steps, step)
 	}
 	for i := range out {
 		sort.Slice(out[i].Steps, func(a, b int) bool { return out[i].Steps[a].Clients < out[i].Steps[b].Clients })
@@ -260,6 +301,7 @@ func StepOf(r *result.Figures, n int) SweepStep {
 	if r.Bottleneck != nil {
 		s.LimitedBy, s.Evidence = r.Bottleneck.LimitedBy, r.Bottleneck.Evidence
 	}
+
 	return s
 }
 

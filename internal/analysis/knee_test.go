@@ -60,6 +60,15 @@ func TestFindKnee(t *testing.T) {
 			{Clients: 1, IOPS: 1056, P99: ms, LimitedBy: "device", Evidence: "vda 95% utilised"},
 			{Clients: 2, IOPS: 1080, P99: ms, LimitedBy: "unclear"}},
 			found: true, clients: 1, reason: "flat", limitedBy: "device"},
+		{name: "a parallel device at its limit reads 80% busy: its queue grows", steps: []SweepStep{
+			{Clients: 1, IOPS: 1026, P99: ms, LimitedBy: "unclear", Device: "vda", DiskUtil: 78, DiskQueue: 1.9},
+			{Clients: 2, IOPS: 1176, P99: 2 * ms, LimitedBy: "unclear", Device: "vda", DiskUtil: 80, DiskQueue: 3.7},
+			{Clients: 4, IOPS: 1203, P99: 4 * ms, LimitedBy: "unclear", Device: "vda", DiskUtil: 80, DiskQueue: 7.4}},
+			found: true, clients: 2, reason: "flat", limitedBy: "device"},
+		{name: "queue grows on an idle device: not the device", steps: []SweepStep{
+			{Clients: 1, IOPS: 1000, P99: ms, LimitedBy: "unclear", DiskUtil: 20, DiskQueue: 1},
+			{Clients: 2, IOPS: 1010, P99: ms, LimitedBy: "unclear", DiskUtil: 25, DiskQueue: 2}},
+			found: true, clients: 1, reason: "flat", limitedBy: "unclear"},
 		{name: "nothing clear anywhere", steps: []SweepStep{
 			{Clients: 1, IOPS: 1056, P99: ms, LimitedBy: "unclear"}, {Clients: 2, IOPS: 1080, P99: ms, LimitedBy: "unclear"}},
 			found: true, clients: 1, reason: "flat", limitedBy: "unclear"},
@@ -93,11 +102,19 @@ func TestSweeps(t *testing.T) {
 		res(result.SweepRound(8), 2000, result.StatusComplete, nil),
 		res(result.SweepRound(16), 2050, result.StatusComplete, nil),
 	}
+	results[4].Telemetry = &result.Telemetry{Device: "vda", Summary: map[string]result.Summary{
+		result.SeriesDiskUtil: {Mean: 81, Samples: 5}, result.SeriesDiskQueue: {Mean: 7.5, Samples: 5}}}
 	views := Sweeps(results)
 	if len(views) != 1 {
 		t.Fatalf("%d sweeps, want 1", len(views))
 	}
 	v := views[0]
+	if st := v.Steps[3]; st.Clients != 8 || st.Device != "vda" || st.DiskUtil != 81 || st.DiskQueue != 7.5 {
+		t.Errorf("step of 8 clients: %+v: want its result's device figures", st)
+	}
+	if fv := SweepsOf([]result.Figures{results[4].Figures()}); len(fv) != 1 || fv[0].Steps[0].DiskQueue != 0 {
+		t.Errorf("figures keep no telemetry: %+v", fv)
+	}
 	var got []int
 	for _, s := range v.Steps {
 		got = append(got, s.Clients)

@@ -86,9 +86,17 @@ func TestClusterGlusterEnginePodEveryNode(t *testing.T) {
 	checkEnginePodResults(t, rs, nodes, servers)
 	checkGlusterClassResults(t, class, nodes)
 	mnt := genv[strings.ReplaceAll(nodes[0], "-", "_")+"_GLUSTER"]
-	entries, err := os.ReadDir(mnt)
-	if err != nil {
-		t.Fatalf("reading the volume at %s: %v", mnt, err)
+	// The engine's directory goes with the run; the class's volumes go
+	// once local-path-provisioner's helper pods have deleted them, a few
+	// seconds after their claims.
+	var entries []os.DirEntry
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(time.Second) {
+		if entries, err = os.ReadDir(mnt); err != nil {
+			t.Fatalf("reading the volume at %s: %v", mnt, err)
+		}
+		if len(entries) == 0 || time.Now().After(deadline) {
+			break
+		}
 	}
 	for _, en := range entries {
 		t.Errorf("left on the volume: %s", en.Name())

@@ -20,9 +20,7 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/analysis"
-	"github.com/storbench/storbench/internal/spec"
-	"github.com/storbench/storbench/internal/storbench"
-	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/storbench/storbenchtest"
 	"github.com/storbench/storbench/test/cephtest"
 	"github.com/storbench/storbench/test/glustertest"
 )
@@ -58,36 +56,12 @@ func (r row) right() string {
 	return "no"
 }
 
-// runOn runs the fault suite on target with telemetry and returns the run.
-func runOn(ctx context.Context, b *testing.B, st *store.SQLite, target, body string) *storbench.RunDetail {
-	s, err := spec.Parse([]byte(body), "fault-write.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
-	req := storbench.DefaultRunRequest()
-	req.SuiteSpec, req.Targets, req.Telemetry = s, []string{target}, true
-	run, err := storbench.Run(ctx, st, req, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	d, err := storbench.Show(ctx, st, storbench.ShowRequest{RunID: run.ID})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return d
-}
-
 func BenchmarkFaultMatrix(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "results.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
 	var rows []row
-	b.Run("ceph", func(b *testing.B) { rows = append(rows, cephMatrix(ctx, b, st)...) })
-	b.Run("gluster", func(b *testing.B) { rows = append(rows, glusterMatrix(ctx, b, st)...) })
+	b.Run("ceph", func(b *testing.B) { rows = append(rows, cephMatrix(ctx, b)...) })
+	b.Run("gluster", func(b *testing.B) { rows = append(rows, glusterMatrix(ctx, b)...) })
 	var out strings.Builder
 	fmt.Fprintln(&out, "| storage | fault | on | storbench's verdict | right |")
 	fmt.Fprintln(&out, "|---|---|---|---|---|")
@@ -113,13 +87,13 @@ func BenchmarkFaultMatrix(b *testing.B) {
 
 // cephMatrix: a standalone Ceph (three OSD nodes, a size-3 pool), the rbd
 // target with telemetry; each fault on osd.2 (sbceph-node-3).
-func cephMatrix(ctx context.Context, b *testing.B, st *store.SQLite) []row {
+func cephMatrix(ctx context.Context, b *testing.B) []row {
 	c := cephtest.Start(b, cephtest.Options{})
 	c.Script(b, "wait-clean", "120")
 	target := "rbd:" + c.Pool + "?conf=" + c.Conf
 	node := c.Nodes[2].Name
 	id := strconv.Itoa(c.Nodes[2].OSD)
-	body := fmt.Sprintf(suite, "4MiB", 8, 8)
+	runner := storbenchtest.New(ctx, b, "fault-write.yaml", fmt.Sprintf(suite, "4MiB", 8, 8), target)
 	faults := []struct {
 		fault, want string
 		on, off     []string
@@ -137,7 +111,7 @@ func cephMatrix(ctx context.Context, b *testing.B, st *store.SQLite) []row {
 			r.on = node
 			c.Script(b, f.on...)
 		}
-		d := runOn(ctx, b, st, target, body)
+		d := runner.Run(ctx, b)
 		for _, v := range d.OSDs {
 			r.got = append(r.got, v.Host+": "+v.Cause+" (osd."+strconv.Itoa(v.OSD)+": "+v.Summary+")")
 		}
@@ -153,14 +127,14 @@ func cephMatrix(ctx context.Context, b *testing.B, st *store.SQLite) []row {
 // glusterMatrix: a standalone replica-3 volume opening files O_DIRECT on
 // its bricks, a directory on its FUSE mount as the target; each fault on
 // the third brick.
-func glusterMatrix(ctx context.Context, b *testing.B, st *store.SQLite) []row {
+func glusterMatrix(ctx context.Context, b *testing.B) []row {
 	v := glustertest.Start(b, glustertest.Options{VolumeOptions: glustertest.DirectIO})
 	dir := filepath.Join(v.Mount, "faults")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
 	node := v.Nodes[2].Addr
-	body := fmt.Sprintf(suite, "1MiB", 4, 5)
+	runner := storbenchtest.New(ctx, b, "fault-write.yaml", fmt.Sprintf(suite, "1MiB", 4, 5), dir)
 	type op func()
 	faults := []struct {
 		fault, want string
@@ -182,7 +156,7 @@ func glusterMatrix(ctx context.Context, b *testing.B, st *store.SQLite) []row {
 			r.on = node
 			f.on()
 		}
-		d := runOn(ctx, b, st, dir, body)
+		d := runner.Run(ctx, b)
 		for _, vd := range d.Bricks {
 			r.got = append(r.got, vd.Host+": "+vd.Cause+" ("+vd.Summary+")")
 		}

@@ -2,16 +2,13 @@ package cephtest
 
 import (
 	"context"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/storbench/storbench/internal/analysis"
-	"github.com/storbench/storbench/internal/spec"
-	"github.com/storbench/storbench/internal/storbench"
-	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/storbench/storbenchtest"
 )
 
 const osdRunSuite = `name: osd-write
@@ -29,26 +26,9 @@ workloads:
 func checkOSDRun(t *testing.T, c *Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	suite, err := spec.Parse([]byte(osdRunSuite), "osd-write.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	runner := storbenchtest.New(ctx, t, "osd-write.yaml", osdRunSuite, "rbd:"+c.Pool+"?conf="+c.Conf)
 	run := func(t *testing.T) []analysis.ResultOSDVerdict {
-		req := storbench.DefaultRunRequest()
-		req.SuiteSpec, req.Targets, req.Telemetry = suite, []string{"rbd:" + c.Pool + "?conf=" + c.Conf}, true
-		r, err := storbench.Run(ctx, st, req, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := storbench.Show(ctx, st, storbench.ShowRequest{RunID: r.ID})
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := runner.Run(ctx, t)
 		for _, res := range d.Results {
 			if tm := res.Telemetry; tm != nil {
 				for _, o := range tm.OSDs {

@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/storbench/storbench/internal/analysis"
-	"github.com/storbench/storbench/internal/spec"
-	"github.com/storbench/storbench/internal/storbench"
-	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/storbench/storbenchtest"
 	"github.com/storbench/storbench/internal/testenv"
 )
 
@@ -43,30 +41,13 @@ func TestBrickNamed(t *testing.T) {
 func bricksNamed(t *testing.T, v *Volume) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	suite, err := spec.Parse([]byte(brickSuite), "brick-write.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "results.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	dir := filepath.Join(v.Mount, "bench")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	runner := storbenchtest.New(ctx, t, "brick-write.yaml", brickSuite, dir)
 	run := func(t *testing.T) []analysis.BrickVerdict {
-		req := storbench.DefaultRunRequest()
-		req.SuiteSpec, req.Targets, req.Telemetry = suite, []string{dir}, true
-		r, err := storbench.Run(ctx, st, req, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := storbench.Show(ctx, st, storbench.ShowRequest{RunID: r.ID})
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := runner.Run(ctx, t)
 		for _, res := range d.Results {
 			if res.Telemetry == nil || len(res.Telemetry.Bricks) != len(v.Nodes) {
 				t.Fatalf("%s: telemetry %+v: want every brick", res.Workload, res.Telemetry)

@@ -27,12 +27,17 @@ type OSDFacts struct {
 	// the workload (0: not measured): a full link delays it, a slow disk
 	// does not (the kernel answers).
 	RTT time.Duration
+	// Greeting is the median wait for the OSD's banner once such a
+	// connection opened (0: not measured): the OSD process sends it, so a
+	// process short of CPU delays it, while a slow disk does not.
+	Greeting time.Duration
 }
 
 // Causes an OSDVerdict names.
 const (
 	OSDCauseDisk = "disk"
 	OSDCauseLink = "link"
+	OSDCauseCPU  = "cpu"
 )
 
 // OSD verdict thresholds: a disk is slow when its commit latency during
@@ -51,19 +56,33 @@ const (
 	osdLinkBusyFraction = 0.70
 )
 
+// An OSD process is short of CPU when it greets new connections over
+// osdCPUGreetingRatio times later than every other OSD and at least
+// osdCPUGreetingFloor late, with its round trip in line: measured here,
+// an OSD capped at 10% of a core greeted after 51 ms against 0.04-0.14 ms,
+// one whose disk was throttled to 20 MB/s after 0.0 ms, and three OSDs on
+// a host saturated by the workload after 6.6-8.3 ms alike.
+const (
+	osdCPUGreetingRatio = 5.0
+	osdCPUGreetingFloor = 10 * time.Millisecond
+)
+
 // OSDVerdict names an OSD that holds its pool back, and why.
 type OSDVerdict struct {
 	OSD          int
 	Host, Device string
-	Cause        string // OSDCauseDisk or OSDCauseLink
+	Cause        string // OSDCauseDisk, OSDCauseLink or OSDCauseCPU
 	Summary      string
 }
 
 // CompareOSDs compares each OSD with the others, as storbench compares
 // nodes, and returns a verdict for each one holding the pool back during
-// workload: its disk (bench or commit latency far off the others') or its
-// host's link (busy while its disk is in line). A replicated write waits
-// for every copy, so one slow OSD slows every write of the PGs it holds.
+// workload: its process short of CPU (late to greet a connection whose
+// round trip is in line: a starved OSD's commit latency and bench are
+// slow too, so this comes first), its disk (bench or commit latency far
+// off the others') or its host's link (busy while its disk is in line).
+// A replicated write waits for every copy, so one slow OSD slows every
+// write of the PGs it holds.
 func CompareOSDs(workload string, osds []OSDFacts) []OSDVerdict {
 	var out []OSDVerdict
 	for i, o := range osds {
@@ -72,6 +91,14 @@ func CompareOSDs(workload string, osds []OSDFacts) []OSDVerdict {
 			continue
 		}
 		disk := diskEvidence(workload, o, others)
+		if cpu := cpuEvidence(workload, o, others); cpu != "" && linkEvidence(workload, o, others) == "" {
+			if len(disk) > 0 {
+				cpu += "; its disk's figures follow from that (" + strings.Join(disk, "; ") + ")"
+			}
+			out = append(out, OSDVerdict{OSD: o.ID, Host: o.Host, Device: o.Device, Cause: OSDCauseCPU,
+				Summary: osdName(o) + ": " + cpu + "; the pool's writes wait for it"})
+			continue
+		}
 		if len(disk) > 0 {
 			out = append(out, OSDVerdict{OSD: o.ID, Host: o.Host, Device: o.Device, Cause: OSDCauseDisk,
 				Summary: osdName(o) + ": " + strings.Join(disk, "; ") + "; the pool's writes wait for it"})
@@ -233,4 +260,38 @@ func rttEvidence(workload string, o OSDFacts, others []OSDFacts) string {
 	}
 	return fmt.Sprintf("a connection to it took %s against %s for the others during %s: its link is full (the connection waits behind the data)",
 		msFine(o.RTT), msFineRange(lo, hi), workload) + diskInLine(o, others)
+}
+
+// cpuEvidence says o's process is short of CPU from the waits for the
+// OSDs' banners during the workload: o's over osdCPUGreetingRatio times
+// every other's and at least osdCPUGreetingFloor, its round trip not
+// (the kernel answered at once; the process did not); "" otherwise.
+func cpuEvidence(workload string, o OSDFacts, others []OSDFacts) string {
+	var lo, hi, rlo, rhi time.Duration
+	n, rn := 0, 0
+	for _, x := range others {
+		if x.Greeting > 0 || x.RTT > 0 {
+			if n == 0 || x.Greeting < lo {
+				lo = x.Greeting
+			}
+			hi, n = max(hi, x.Greeting), n+1
+		}
+		if x.RTT > 0 {
+			if rn == 0 || x.RTT < rlo {
+				rlo = x.RTT
+			}
+			rhi, rn = max(rhi, x.RTT), rn+1
+		}
+	}
+	if n == 0 || o.Greeting < osdCPUGreetingFloor || float64(o.Greeting) <= osdCPUGreetingRatio*float64(hi) {
+		return ""
+	}
+	if rn > 0 && o.RTT >= BrickLinkRTTFloor && float64(o.RTT) > BrickLinkRTTRatio*float64(rhi) {
+		return "" // its connections waited too: its link
+	}
+	s := fmt.Sprintf("it greeted a new connection after %s against %s for the others during %s", msFine(o.Greeting), msFineRange(lo, hi), workload)
+	if rn > 0 && o.RTT > 0 {
+		s += fmt.Sprintf(", while the connection's round trip was in line (%s against %s)", msFine(o.RTT), msFineRange(rlo, rhi))
+	}
+	return s + ": the OSD process waits for CPU (a CPU limit on it, or a busy host), not for its disk or its link"
 }

@@ -422,3 +422,56 @@ func TestBreakdownTrafficMeasuredCapacity(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareOSDsCPU: the waits for each OSD's banner and the round trips
+// measured on a standalone Ceph (ceph.sh: three OSD nodes, fio's rbd
+// engine writing 4 MiB blocks at depth 16 for 10 s, each OSD's public
+// address probed every 250 ms), with commit latencies from the same runs.
+func TestCompareOSDsCPU(t *testing.T) {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	osds := func(greeting, rtt [3]float64, commit [3]float64) []OSDFacts {
+		var fs []OSDFacts
+		for id := range 3 {
+			fs = append(fs, OSDFacts{ID: id, Host: "sbceph-node-" + strconv.Itoa(id+1), Device: "vda",
+				Greeting: ms(greeting[id]), RTT: ms(rtt[id]), Commit: []time.Duration{ms(commit[id])}})
+		}
+		return fs
+	}
+	tests := []struct {
+		name      string
+		osds      []OSDFacts
+		wantCause string // "": no verdict
+		wantWords []string
+	}{
+		{"osd.2 capped at 10% of a core", osds([3]float64{0.14, 0.04, 50.91}, [3]float64{0.14, 0.11, 0.03}, [3]float64{9.4, 10.9, 350.2}),
+			OSDCauseCPU, []string{"osd.2 on sbceph-node-3 (vda): it greeted a new connection after 50.9 ms against 0.0-0.1 ms",
+				"round trip was in line (0.0 ms against 0.1-0.1 ms)", "waits for CPU", "its disk's figures follow from that (commit latency 350 ms"}},
+		{"osd.2's disk throttled to 20 MB/s", osds([3]float64{0.14, 0.01, 0.01}, [3]float64{0.15, 0.12, 0.13}, [3]float64{10.5, 11.1, 1142.7}),
+			OSDCauseDisk, []string{"commit latency 1142 ms"}},
+		{"a host saturated by the workload, nothing wrong", osds([3]float64{6.82, 6.61, 8.27}, [3]float64{0.14, 0.08, 0.07}, [3]float64{30, 33, 29}), "", nil},
+		{"osd.2's link full: its banner waits behind the data too", osds([3]float64{0.2, 0.3, 11.0}, [3]float64{0.1, 0.3, 11.0}, [3]float64{9, 10, 11}),
+			OSDCauseLink, []string{"its link is full"}},
+		{"osd.2 frozen: no banner within the probe's 2 s", osds([3]float64{0.1, 0.1, 2000}, [3]float64{0.1, 0.1, 0.1}, [3]float64{9, 10, 11}),
+			OSDCauseCPU, []string{"after 2000.0 ms"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := CompareOSDs("seq-write", tt.osds)
+			if tt.wantCause == "" {
+				if len(v) != 0 {
+					t.Fatalf("verdicts %+v, want none", v)
+				}
+				return
+			}
+			if len(v) != 1 || v[0].OSD != 2 || v[0].Cause != tt.wantCause {
+				t.Fatalf("verdicts %+v, want one: osd.2, %s", v, tt.wantCause)
+			}
+			for _, w := range tt.wantWords {
+				if !strings.Contains(v[0].Summary, w) {
+					t.Errorf("summary %q lacks %q", v[0].Summary, w)
+				}
+			}
+			t.Log(v[0].Summary)
+		})
+	}
+}

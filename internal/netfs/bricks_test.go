@@ -106,3 +106,62 @@ func TestWatchRTT(t *testing.T) {
 		t.Errorf("a refused port has a round trip: %v", got)
 	}
 }
+
+// TestWatchGreeting: a service that greets at once and one that greets
+// 60 ms late (a process short of CPU) have the same round trip and
+// greetings that far apart; one that never greets counts the timeout,
+// and Stop does not wait it out.
+func TestWatchGreeting(t *testing.T) {
+	serve := func(delay time.Duration, greet bool) string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					time.Sleep(delay)
+					if greet {
+						c.Write([]byte("ceph v2\n"))
+						return
+					}
+					time.Sleep(3 * time.Second)
+				}()
+			}
+		}()
+		return ln.Addr().String()
+	}
+	prompt, late, mute := serve(0, true), serve(60*time.Millisecond, true), serve(0, false)
+	timeout := time.Second
+	w := WatchGreeting([]string{prompt, late, mute}, 20*time.Millisecond, timeout)
+	time.Sleep(1500 * time.Millisecond)
+	t0 := time.Now()
+	rtts := w.Stop()
+	if d := time.Since(t0); d > timeout/2 {
+		t.Errorf("Stop took %v: it waited out a greeting", d)
+	}
+	g := w.Greetings()
+	for _, a := range []string{prompt, late, mute} {
+		if rtts[a] <= 0 || rtts[a] > 50*time.Millisecond {
+			t.Errorf("%s: round trip %v", a, rtts[a])
+		}
+	}
+	if g[prompt] > 50*time.Millisecond {
+		t.Errorf("prompt greeting %v", g[prompt])
+	}
+	if g[late] < 60*time.Millisecond || g[late] >= timeout {
+		t.Errorf("late greeting %v, want about 60 ms", g[late])
+	}
+	if g[mute] != timeout {
+		t.Errorf("mute service: %v, want the timeout %v", g[mute], timeout)
+	}
+	if plain := WatchRTT([]string{prompt}, 20*time.Millisecond, timeout); len(func() map[string]time.Duration { plain.Stop(); return plain.Greetings() }()) != 0 {
+		t.Error("WatchRTT read greetings")
+	}
+}

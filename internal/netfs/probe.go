@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/storbench/storbench/internal/result"
@@ -104,48 +105,120 @@ func serverLinkWords(m Mount) string {
 // answers late (its SYN waits behind the data), while a server whose disk
 // or CPU is slow still answers at once (the kernel answers, not the
 // service). Stop ends it and gives each address's median.
+//
+// A watch made by WatchGreeting also waits, after each connection opens,
+// for the service's first bytes (a Ceph daemon greets every connection
+// with its banner before the client says anything): the wait the service
+// process itself adds, which its CPU decides and its disk does not.
 type RTTWatch struct {
-	cancel  context.CancelFunc
-	done    chan struct{}
-	samples map[string][]time.Duration
+	cancel    context.CancelFunc
+	done      chan struct{}
+	greet     bool
+	samples   map[string][]time.Duration
+	greetings map[string][]time.Duration
 }
 
 // WatchRTT starts probing addrs, one round every interval, each probe
 // bounded by timeout (a probe that times out counts as timeout: the
 // least the round trip was).
 func WatchRTT(addrs []string, interval, timeout time.Duration) *RTTWatch {
+	return watch(addrs, interval, timeout, false)
+}
+
+// WatchGreeting is WatchRTT for services that speak first: each probe
+// also reads the service's first byte, bounded by timeout (a greeting
+// that never comes counts as timeout). Greetings gives the waits.
+func WatchGreeting(addrs []string, interval, timeout time.Duration) *RTTWatch {
+	return watch(addrs, interval, timeout, true)
+}
+
+func watch(addrs []string, interval, timeout time.Duration, greet bool) *RTTWatch {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &RTTWatch{cancel: cancel, done: make(chan struct{}), samples: map[string][]time.Duration{}}
-	go func() {
-		defer close(w.done)
-		var d net.Dialer
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			for _, a := range addrs {
-				cctx, ccancel := context.WithTimeout(ctx, timeout)
-				t0 := time.Now()
-				c, err := d.DialContext(cctx, "tcp", a)
-				rtt := time.Since(t0)
-				ccancel()
-				switch {
-				case ctx.Err() != nil:
+	w := &RTTWatch{cancel: cancel, done: make(chan struct{}), greet: greet,
+		samples: map[string][]time.Duration{}, greetings: map[string][]time.Duration{}}
+	// Each address has its own prober: one that is slow to answer does
+	// not thin the others' samples.
+	probes := make([]prober, len(addrs))
+	var wg sync.WaitGroup
+	for i, a := range addrs {
+		probes[i].addr = a
+		wg.Go(func() {
+			t := time.NewTicker(interval)
+			defer t.Stop()
+			for probes[i].probe(ctx, timeout, greet) {
+				select {
+				case <-ctx.Done():
 					return
-				case err == nil:
-					_ = c.Close()
-					w.samples[a] = append(w.samples[a], rtt)
-				case isTimeout(err):
-					w.samples[a] = append(w.samples[a], timeout)
+				case <-t.C:
 				}
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
+		})
+	}
+	go func() {
+		defer close(w.done)
+		wg.Wait()
+		for _, p := range probes {
+			if len(p.rtts) > 0 {
+				w.samples[p.addr] = append(w.samples[p.addr], p.rtts...)
+			}
+			if len(p.greetings) > 0 {
+				w.greetings[p.addr] = append(w.greetings[p.addr], p.greetings...)
 			}
 		}
 	}()
 	return w
+}
+
+// prober is one address's samples.
+type prober struct {
+	addr            string
+	rtts, greetings []time.Duration
+}
+
+// probe measures one connection to the address (and its greeting); false
+// when the watch was stopped meanwhile.
+func (p *prober) probe(ctx context.Context, timeout time.Duration, greet bool) bool {
+	var d net.Dialer
+	cctx, ccancel := context.WithTimeout(ctx, timeout)
+	defer ccancel()
+	t0 := time.Now()
+	c, err := d.DialContext(cctx, "tcp", p.addr)
+	rtt := time.Since(t0)
+	switch {
+	case ctx.Err() != nil:
+		if err == nil {
+			_ = c.Close()
+		}
+		return false
+	case err == nil:
+		p.rtts = append(p.rtts, rtt)
+	case isTimeout(err):
+		p.rtts = append(p.rtts, timeout)
+		return true
+	default:
+		return true
+	}
+	defer c.Close()
+	if !greet {
+		return true
+	}
+	t1 := time.Now()
+	_ = c.SetReadDeadline(t1.Add(timeout))
+	// Stop does not wait out a greeting that is slow to come.
+	unblock := context.AfterFunc(ctx, func() { _ = c.SetReadDeadline(time.Now()) })
+	defer unblock()
+	buf := make([]byte, 1)
+	_, err = c.Read(buf)
+	wait := time.Since(t1)
+	switch {
+	case ctx.Err() != nil:
+		return false
+	case err == nil:
+		p.greetings = append(p.greetings, wait)
+	case isTimeout(err):
+		p.greetings = append(p.greetings, timeout)
+	}
+	return true
 }
 
 // Stop ends the watch and returns each address's median round trip (no
@@ -153,8 +226,20 @@ func WatchRTT(addrs []string, interval, timeout time.Duration) *RTTWatch {
 func (w *RTTWatch) Stop() map[string]time.Duration {
 	w.cancel()
 	<-w.done
+	return medians(w.samples)
+}
+
+// Greetings is, once Stop returned, each address's median wait for the
+// service's first byte (WatchGreeting; no entry for an address that
+// never answered nor timed out, and none at all for WatchRTT).
+func (w *RTTWatch) Greetings() map[string]time.Duration {
+	<-w.done
+	return medians(w.greetings)
+}
+
+func medians(samples map[string][]time.Duration) map[string]time.Duration {
 	out := map[string]time.Duration{}
-	for a, s := range w.samples {
+	for a, s := range samples {
 		s = slices.Clone(s)
 		slices.Sort(s)
 		out[a] = s[len(s)/2]

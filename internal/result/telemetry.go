@@ -142,6 +142,10 @@ type OSDFigures struct {
 	// RTT is the median round trip of a TCP connection to the OSD during
 	// the workload (0: not measured).
 	RTT time.Duration `json:"rtt_ns,omitempty"`
+	// Greeting is the median wait, once such a connection opened, for the
+	// OSD's banner (0: not measured): the OSD process answers it, so a
+	// process short of CPU delays it, while a slow disk does not.
+	Greeting time.Duration `json:"greeting_ns,omitempty"`
 }
 
 // BrickFigures are one GlusterFS brick as the FUSE client saw it during

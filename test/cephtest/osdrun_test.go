@@ -21,8 +21,10 @@ workloads:
 // the pool's OSDs before the first workload, samples their commit latency
 // while it runs, and `show` names osd.2 on sbceph-node-3, its disk, and no
 // other OSD. Then sbceph-node-3's link is shaped to 100 Mbit/s instead: the
-// round trip to osd.2 during the workload names its link. With no fault, a
-// run names none.
+// round trip to osd.2 during the workload names its link. Then osd.2 is
+// capped at 10% of a core: it greets new connections late while their
+// round trip stays in line, which names its CPU. With no fault, a run
+// names none.
 func checkOSDRun(t *testing.T, c *Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -32,7 +34,7 @@ func checkOSDRun(t *testing.T, c *Cluster) {
 		for _, res := range d.Results {
 			if tm := res.Telemetry; tm != nil {
 				for _, o := range tm.OSDs {
-					t.Logf("%s: osd.%d on %s (%s): bench %.0f MB/s %s, commit %v, round trip %v", res.Workload, o.ID, o.Host, o.Device, o.BenchBytesPerSec/1e6, o.BenchError, o.Commit, o.RTT)
+					t.Logf("%s: osd.%d on %s (%s): bench %.0f MB/s %s, commit %v, round trip %v, greeting %v", res.Workload, o.ID, o.Host, o.Device, o.BenchBytesPerSec/1e6, o.BenchError, o.Commit, o.RTT, o.Greeting)
 				}
 			} else {
 				t.Errorf("%s: no telemetry", res.Workload)
@@ -59,6 +61,14 @@ func checkOSDRun(t *testing.T, c *Cluster) {
 		vs := run(t)
 		if len(vs) != 1 || vs[0].OSD != slow || vs[0].Cause != analysis.OSDCauseLink || vs[0].Host != c.Nodes[slow].Name {
 			t.Errorf("verdicts %+v: want osd.%d's link on %s alone", vs, slow, c.Nodes[slow].Name)
+		}
+	})
+	t.Run("CPU starved", func(t *testing.T) {
+		c.Script(t, "osd", "cpu", strconv.Itoa(slow), "10")
+		defer c.Script(t, "osd", "uncpu", strconv.Itoa(slow))
+		vs := run(t)
+		if len(vs) != 1 || vs[0].OSD != slow || vs[0].Cause != analysis.OSDCauseCPU || vs[0].Host != c.Nodes[slow].Name {
+			t.Errorf("verdicts %+v: want osd.%d's CPU on %s alone", vs, slow, c.Nodes[slow].Name)
 		}
 	})
 	t.Run("no fault", func(t *testing.T) {

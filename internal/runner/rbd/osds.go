@@ -56,19 +56,49 @@ func (t tools) osdTelemetry(ctx context.Context, pool string, labels map[string]
 			}
 			f := result.OSDFigures{ID: o.ID, Host: o.Host, Device: strings.Join(o.Devices, ","), Up: o.Up}
 			if o.Up {
-				req := OSDBench
-				req.OSD = o.ID
-				if b, err := cl.Bench(ctx, req); err != nil {
-					f.BenchError = err.Error()
-				} else {
-					f.BenchBytesPerSec = b.BytesPerSec
-				}
+				f.BenchBytesPerSec, f.BenchError = bench(ctx, cl, o.ID)
 			}
 			figs = append(figs, f)
 		}
+		rebenchSlow(ctx, cl, figs)
 		cfg := telemetry.ConfigFor(labels, "")
 		cfg.NoDevice = "an RBD image: its data is on the OSDs' disks (see the OSDs' figures)"
 		return &osdSampler{host: telemetry.New(cfg), ceph: cl, osds: figs, addrs: addrs}, nil
+	}
+}
+
+// bench runs OSDBench on one OSD: its throughput, or why it has none.
+func bench(ctx context.Context, cl ceph.Client, id int) (float64, string) {
+	req := OSDBench
+	req.OSD = id
+	b, err := cl.Bench(ctx, req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	return b.BytesPerSec, ""
+}
+
+// RebenchRatio: an OSD whose bench came out under a third of the fastest
+// other's is benched once more and keeps the better figure. A short bench
+// on a busy host varies that much with nothing wrong (157 against 770-2757
+// MB/s was seen, the same OSD at 940 MB/s a minute before); a slow disk
+// stays slow.
+const RebenchRatio = 3.0
+
+func rebenchSlow(ctx context.Context, cl ceph.Client, figs []result.OSDFigures) {
+	for i, f := range figs {
+		hi := 0.0
+		for j, x := range figs {
+			if j != i {
+				hi = max(hi, x.BenchBytesPerSec)
+			}
+		}
+		if f.BenchBytesPerSec <= 0 || f.BenchBytesPerSec*RebenchRatio >= hi {
+			continue
+		}
+		if again, _ := bench(ctx, cl, f.ID); again > f.BenchBytesPerSec {
+			figs[i].BenchBytesPerSec = again
+		}
 	}
 }
 
@@ -83,7 +113,8 @@ type osdSampler struct {
 }
 
 // RTTInterval and RTTTimeout pace the round trips to the OSDs measured
-// while a workload runs.
+// while a workload runs, each with the wait for the OSD's banner (a
+// Ceph daemon speaks first on every connection).
 const (
 	RTTInterval = 250 * time.Millisecond
 	RTTTimeout  = 2 * time.Second
@@ -101,7 +132,7 @@ func (s *osdSampler) Start() runner.Recording {
 		addrs = append(addrs, a)
 	}
 	r := &osdRecording{host: s.host.Start(), sampler: s, cancel: cancel, done: make(chan struct{}), before: before,
-		rtt: netfs.WatchRTT(addrs, RTTInterval, RTTTimeout)}
+		rtt: netfs.WatchGreeting(addrs, RTTInterval, RTTTimeout)}
 	go func() {
 		defer close(r.done)
 		r.samples, r.err = s.ceph.SamplePerf(ctx, PerfInterval)
@@ -130,13 +161,15 @@ func (r *osdRecording) Stop() *result.Telemetry {
 		r.cancel()
 		<-r.done
 		rtts := r.rtt.Stop()
+		greetings := r.rtt.Greetings()
 		r.out = r.host.Stop()
 		if r.out == nil {
 			r.out = &result.Telemetry{}
 		}
 		r.out.OSDs = osdFigures(r.sampler.osds, r.before, r.samples)
 		for i := range r.out.OSDs {
-			r.out.OSDs[i].RTT = rtts[r.sampler.addrs[r.out.OSDs[i].ID]]
+			addr := r.sampler.addrs[r.out.OSDs[i].ID]
+			r.out.OSDs[i].RTT, r.out.OSDs[i].Greeting = rtts[addr], greetings[addr]
 		}
 		if r.err != nil {
 			r.out.Missing = append(r.out.Missing, "ceph osd perf: "+r.err.Error())

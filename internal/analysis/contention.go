@@ -39,4 +39,8 @@ type ContentionReport struct {
 	// AloneLimitedBy and LoadedLimitedBy carry the bottleneck attribution.
 	AloneLimitedBy  string `json:"alone_limited_by,omitempty"`
 	LoadedLimitedBy string `json:"loaded_limited_by,omitempty"`
+	// Shared says what the probe and the copy contend for on distributed
+	// storage (an RBD pool's OSDs, a GlusterFS volume's bricks, the
+	// sampled links); nil when the results carry no such figures.
+	Shared *ContentionShared `json:"shared,omitempty"`
 }

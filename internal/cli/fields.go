@@ -21,6 +21,7 @@ var flagOf = map[storbench.Field]string{
 	storbench.FieldRounds:         "--rounds",
 	storbench.FieldProbe:          "--probe",
 	storbench.FieldNoiseTarget:    "--noise-target",
+	storbench.FieldNoiseSize:      "--noise-size",
 	storbench.FieldRepeatAuto:     "--repeat auto",
 	storbench.FieldPrecision:      "--precision",
 	storbench.FieldRepeatMin:      "--repeat-min",

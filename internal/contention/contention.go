@@ -132,6 +132,10 @@ func report(k key, alone, loaded, noise *result.Result) analysis.ContentionRepor
 		}
 	}
 	fmt.Fprintf(&b, "; a probe with a %s timeout would %s", units.Latency(ProbeTimeout), words)
+	if sh, ok := analysis.ContentionSharedOf(alone.Telemetry, loaded.Telemetry); ok {
+		rep.Shared = &sh
+		b.WriteString("; " + sh.Summary)
+	}
 	rep.Verdict = b.String()
 	return rep
 }

@@ -146,6 +146,11 @@ type OSDFigures struct {
 	// OSD's banner (0: not measured): the OSD process answers it, so a
 	// process short of CPU delays it, while a slow disk does not.
 	Greeting time.Duration `json:"greeting_ns,omitempty"`
+	// DeviceWait and CommitMean are BlueStore's mean wait for the device
+	// and mean commit over the workload (its counters read before and
+	// after; 0: not read, or no transaction meanwhile).
+	DeviceWait time.Duration `json:"device_wait_ns,omitempty"`
+	CommitMean time.Duration `json:"commit_mean_ns,omitempty"`
 }
 
 // BrickFigures are one GlusterFS brick as the FUSE client saw it during

@@ -27,6 +27,7 @@ const (
 	FieldRounds         Field = "Rounds"
 	FieldProbe          Field = "Probe"
 	FieldNoiseTarget    Field = "NoiseTarget"
+	FieldNoiseSize      Field = "NoiseSize"
 	FieldRepeatAuto     Field = "Measure.RepeatAuto"
 	FieldPrecision      Field = "Measure.Precision"
 	FieldRepeatMin      Field = "Measure.RepeatMin"
@@ -79,7 +80,7 @@ const (
 // Fields are every Field errors may name, for callers that map them.
 var Fields = []Field{
 	FieldTargets, FieldRepeat, FieldDryRun, FieldSuite, FieldFioJob, FieldWorkloads, FieldLabels, FieldDestructive,
-	FieldRound, FieldRounds, FieldProbe, FieldNoiseTarget, FieldRepeatAuto, FieldPrecision, FieldRepeatMin, FieldRepeatMax,
+	FieldRound, FieldRounds, FieldProbe, FieldNoiseTarget, FieldNoiseSize, FieldRepeatAuto, FieldPrecision, FieldRepeatMin, FieldRepeatMax,
 	FieldUntilStable, FieldStableMax, FieldStableInterval, FieldDefeatCache, FieldPrecondition,
 	FieldSSHBecome, FieldSSHAcceptNew, FieldSSHInventory, FieldSSHHosts, FieldSSHPath,
 	FieldKube, FieldKubeTimeout, FieldKubeVolumeMode, FieldKubeAccessMode, FieldKubePullPolicy, FieldKubeSize,

@@ -59,6 +59,8 @@ type RunRequest struct {
 	Round       string
 	Probe       string
 	NoiseTarget string
+	// NoiseSize is the bulk writer's file ("256MiB"); empty: 1 GiB.
+	NoiseSize string
 	// Rounds are the isolated and parallel rounds, in order.
 	Rounds []string
 	// NetworkAllPairs: the network round measures every pair of nodes.

@@ -302,8 +302,8 @@ func applyRound(p *runPlan, req *RunRequest, suiteSet bool) error {
 	plan.Telemetry = req.Telemetry
 	switch req.Round {
 	case result.RoundIsolated:
-		if req.Probe != "" || req.NoiseTarget != "" {
-			return refusef("%s and %s belong to the contention round: set %s contention", FieldProbe, FieldNoiseTarget, FieldRound)
+		if req.Probe != "" || req.NoiseTarget != "" || req.NoiseSize != "" {
+			return refusef("%s, %s and %s belong to the contention round: set %s contention", FieldProbe, FieldNoiseTarget, FieldNoiseSize, FieldRound)
 		}
 		return nil
 	case result.RoundContention:
@@ -321,6 +321,13 @@ func applyRound(p *runPlan, req *RunRequest, suiteSet bool) error {
 		return err
 	}
 	c := &engine.Contention{Probe: probe}
+	if req.NoiseSize != "" {
+		n, err := units.ParseSize(req.NoiseSize)
+		if err != nil || n < MinNoiseSize || n > MaxNoiseSize {
+			return refusef("%s %q: give a size from 1MiB to 1TiB, such as 256MiB", FieldNoiseSize, req.NoiseSize)
+		}
+		c.NoiseSize = n
+	}
 	if req.NoiseTarget != "" {
 		if slices.Contains(req.Targets, req.NoiseTarget) {
 			return refusef("%s %s is also in %s: leave it out to put the bulk writer on the probe's own target", FieldNoiseTarget, req.NoiseTarget, FieldTargets)
@@ -344,6 +351,13 @@ func applyRound(p *runPlan, req *RunRequest, suiteSet bool) error {
 	plan.Suite, plan.Contention, plan.Round = nil, c, result.RoundContention
 	return nil
 }
+
+// The bulk writer's file, when the request sizes it: at least one of its
+// 1 MiB writes, at most what any disk storbench meets holds.
+const (
+	MinNoiseSize = 1 << 20
+	MaxNoiseSize = 1 << 40
+)
 
 // resolveProbe finds the probe: a workload of the suite the caller chose,
 // else any built-in workload by name, or a built-in suite of one workload.

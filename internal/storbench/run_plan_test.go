@@ -131,6 +131,10 @@ func TestContentionRequest(t *testing.T) {
 		{"unknown round", func(r *RunRequest) { r.Round = "chaos" }, "", `Round "chaos"`},
 		{"noise target is a target", func(r *RunRequest) { r.Round, r.NoiseTarget = "contention", "/tmp" }, "", "is also in Targets"},
 		{"workloads instead of a probe", func(r *RunRequest) { r.Round, r.Workloads = "contention", []string{"seq-read"} }, "", "choose it with Probe instead of Workloads"},
+		{"noise size", func(r *RunRequest) { r.Round, r.NoiseSize = "contention", "256MiB" }, "etcd-fdatasync", ""},
+		{"noise size not a size", func(r *RunRequest) { r.Round, r.NoiseSize = "contention", "big" }, "", `NoiseSize "big": give a size from 1MiB to 1TiB`},
+		{"noise size under one write", func(r *RunRequest) { r.Round, r.NoiseSize = "contention", "4KiB" }, "", `NoiseSize "4KiB"`},
+		{"noise size without the round", func(r *RunRequest) { r.NoiseSize = "256MiB" }, "", "NoiseSize belong to the contention round"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,6 +145,9 @@ func TestContentionRequest(t *testing.T) {
 			plan := p.plan
 			if plan.Contention == nil || plan.Contention.Probe.Name != tt.probe || plan.Suite != nil || plan.Round != result.RoundContention || !sampling(plan) {
 				t.Errorf("plan %+v", plan)
+			}
+			if want := map[string]int64{"noise size": 256 << 20}[tt.name]; plan.Contention != nil && plan.Contention.NoiseSize != want {
+				t.Errorf("noise size %d, want %d", plan.Contention.NoiseSize, want)
 			}
 		})
 	}

@@ -23,6 +23,7 @@ func TestLive(t *testing.T) {
 	t.Run("verdicts", func(t *testing.T) { checkVerdicts(t, c) })
 	t.Run("rbd", func(t *testing.T) { checkRBD(t, c) })
 	t.Run("slow OSD named by a run", func(t *testing.T) { checkOSDRun(t, c) })
+	t.Run("contention", func(t *testing.T) { checkContention(t, c) })
 	t.Run("failures", func(t *testing.T) {
 		if os.Getenv(EnvFailures) != "1" {
 			t.Skipf("on demand (100 s more): %s=1", EnvFailures)

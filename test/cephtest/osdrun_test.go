@@ -34,7 +34,7 @@ func checkOSDRun(t *testing.T, c *Cluster) {
 		for _, res := range d.Results {
 			if tm := res.Telemetry; tm != nil {
 				for _, o := range tm.OSDs {
-					t.Logf("%s: osd.%d on %s (%s): bench %.0f MB/s %s, commit %v, round trip %v, greeting %v", res.Workload, o.ID, o.Host, o.Device, o.BenchBytesPerSec/1e6, o.BenchError, o.Commit, o.RTT, o.Greeting)
+					t.Logf("%s: osd.%d on %s (%s, up %v): bench %.0f MB/s %s, commit %v, round trip %v, greeting %v", res.Workload, o.ID, o.Host, o.Device, o.Up, o.BenchBytesPerSec/1e6, o.BenchError, o.Commit, o.RTT, o.Greeting)
 				}
 			} else {
 				t.Errorf("%s: no telemetry", res.Workload)
@@ -69,6 +69,17 @@ func checkOSDRun(t *testing.T, c *Cluster) {
 		vs := run(t)
 		if len(vs) != 1 || vs[0].OSD != slow || vs[0].Cause != analysis.OSDCauseCPU || vs[0].Host != c.Nodes[slow].Name {
 			t.Errorf("verdicts %+v: want osd.%d's CPU on %s alone", vs, slow, c.Nodes[slow].Name)
+		}
+	})
+	t.Run("OSD stopped", func(t *testing.T) {
+		c.Script(t, "osd", "stop", strconv.Itoa(slow))
+		defer func() {
+			c.Script(t, "osd", "start", strconv.Itoa(slow))
+			c.Script(t, "wait-clean", "120")
+		}()
+		vs := run(t)
+		if len(vs) != 1 || vs[0].OSD != slow || vs[0].Cause != analysis.OSDCauseDown || vs[0].Host != c.Nodes[slow].Name {
+			t.Errorf("verdicts %+v: want osd.%d on %s down alone", vs, slow, c.Nodes[slow].Name)
 		}
 	})
 	t.Run("no fault", func(t *testing.T) {

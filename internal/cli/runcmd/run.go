@@ -84,6 +84,7 @@ known_hosts); --inventory FILE adds the hosts of an Ansible inventory that
 	fl.StringVar(&r.Round, "round", def.Round, "isolated: the suite on each target; contention: a latency probe alone, then beside a bulk writer")
 	fl.StringVar(&r.Probe, "probe", "", "contention round: the latency probe workload (default etcd-fdatasync; any built-in workload name, or a workload of --suite)")
 	fl.StringVar(&r.NoiseTarget, "noise-target", "", "contention round: run the bulk writer on this directory or device (a local path or an ssh:// target) instead of the probe's target")
+	fl.StringVar(&r.NoiseSize, "noise-size", "", "contention round: the bulk writer's file, e.g. 256MiB (default 1GiB: large enough to keep streaming)")
 	fl.BoolVar(&r.Telemetry, "telemetry", def.Telemetry, "sample CPU, disk, pressure, temperature and network once a second while each workload runs")
 	fl.StringSliceVar(&r.Rounds, "rounds", def.Rounds, "isolated (each target alone), parallel (each workload on all targets at once), network (the links between the targets' nodes), in the order given: network,isolated,parallel")
 	fl.StringVar(&r.Sweep.Clients, "clients", "", "the saturation sweep: run one workload (--workloads; default "+storbench.DefaultSweepWorkload+") on this many clients at once, 1,2,4,8, or auto: doubling until the knee is known (docs/sweep.md)")

@@ -132,7 +132,7 @@ func (s *osdSampler) Start() runner.Recording {
 		addrs = append(addrs, a)
 	}
 	r := &osdRecording{host: s.host.Start(), sampler: s, cancel: cancel, done: make(chan struct{}), before: before,
-		rtt: netfs.WatchGreeting(addrs, RTTInterval, RTTTimeout)}
+		counters: s.dumps(ctx), rtt: netfs.WatchGreeting(addrs, RTTInterval, RTTTimeout)}
 	go func() {
 		defer close(r.done)
 		r.samples, r.err = s.ceph.SamplePerf(ctx, PerfInterval)
@@ -147,11 +147,13 @@ type osdRecording struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	before  []ceph.Latency
-	rtt     *netfs.RTTWatch
-	samples []ceph.PerfSample
-	err     error
-	once    sync.Once
-	out     *result.Telemetry
+	// counters are the OSDs' latency counters as the workload began.
+	counters map[int]ceph.OSDCounters
+	rtt      *netfs.RTTWatch
+	samples  []ceph.PerfSample
+	err      error
+	once     sync.Once
+	out      *result.Telemetry
 }
 
 // Stop implements runner.Recording: the host's telemetry with the OSDs'
@@ -167,6 +169,22 @@ func (r *osdRecording) Stop() *result.Telemetry {
 			r.out = &result.Telemetry{}
 		}
 		r.out.OSDs = osdFigures(r.sampler.osds, r.before, r.samples)
+		// An OSD that went down since the sampler was made (or during the
+		// workload) ran the workload down: Ceph's map as it ends says so.
+		ctx, cancel := context.WithTimeout(context.Background(), RTTTimeout+5*time.Second)
+		if now, err := r.sampler.ceph.OSDs(ctx); err == nil {
+			markDown(r.out.OSDs, now)
+		}
+		after := r.sampler.dumps(ctx)
+		cancel()
+		for i := range r.out.OSDs {
+			o := &r.out.OSDs[i]
+			if a, ok := after[o.ID]; ok {
+				b := r.counters[o.ID]
+				o.DeviceWait, _ = a.DeviceWait.Since(b.DeviceWait)
+				o.CommitMean, _ = a.Commit.Since(b.Commit)
+			}
+		}
 		for i := range r.out.OSDs {
 			addr := r.sampler.addrs[r.out.OSDs[i].ID]
 			r.out.OSDs[i].RTT, r.out.OSDs[i].Greeting = rtts[addr], greetings[addr]
@@ -176,6 +194,47 @@ func (r *osdRecording) Stop() *result.Telemetry {
 		}
 	})
 	return r.out
+}
+
+// PerfDumpTimeout bounds each OSD's `ceph tell osd.N perf dump` (a frozen
+// OSD never answers).
+const PerfDumpTimeout = 5 * time.Second
+
+// dumps reads the latency counters of the pool's up OSDs, at once; an
+// OSD that does not answer has none.
+func (s *osdSampler) dumps(ctx context.Context) map[int]ceph.OSDCounters {
+	ctx, cancel := context.WithTimeout(ctx, PerfDumpTimeout)
+	defer cancel()
+	out := map[int]ceph.OSDCounters{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, o := range s.osds {
+		if !o.Up {
+			continue
+		}
+		wg.Go(func() {
+			c, err := s.ceph.PerfDump(ctx, o.ID)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			out[o.ID] = c
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// markDown marks the figures of the OSDs now lists as down.
+func markDown(figs []result.OSDFigures, now []ceph.OSD) {
+	for _, o := range now {
+		for i := range figs {
+			if figs[i].ID == o.ID && !o.Up {
+				figs[i].Up = false
+			}
+		}
+	}
 }
 
 // osdFigures are the OSDs with the commit latencies samples hold for

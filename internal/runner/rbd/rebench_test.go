@@ -62,3 +62,14 @@ func TestRebenchSlow(t *testing.T) {
 		t.Errorf("bench calls %v: want osd.0 once, osd.1 and osd.2 twice", b.calls)
 	}
 }
+
+// TestMarkDown: an OSD Ceph's map lists as down when a workload ends ran
+// it down, whatever the sampler saw when it was made; the others keep
+// their state.
+func TestMarkDown(t *testing.T) {
+	figs := []result.OSDFigures{{ID: 0, Up: true}, {ID: 1, Up: true}, {ID: 2, Up: false}}
+	markDown(figs, []ceph.OSD{{ID: 0, Up: true}, {ID: 1, Up: false}, {ID: 2, Up: true}, {ID: 9, Up: false}})
+	if !figs[0].Up || figs[1].Up || figs[2].Up {
+		t.Errorf("figures %+v: want osd.0 up, osd.1 and osd.2 down", figs)
+	}
+}

@@ -40,8 +40,17 @@ func New(ctx context.Context, tb testing.TB, name, suiteYAML, target string) *Ru
 // Run runs the suite once and returns the run as show reads it.
 func (r *Runner) Run(ctx context.Context, tb testing.TB) *storbench.RunDetail {
 	tb.Helper()
+	return r.RunWith(ctx, tb, nil)
+}
+
+// RunWith is Run with the request edited first (a round, a probe).
+func (r *Runner) RunWith(ctx context.Context, tb testing.TB, edit func(*storbench.RunRequest)) *storbench.RunDetail {
+	tb.Helper()
 	req := storbench.DefaultRunRequest()
 	req.SuiteSpec, req.Targets, req.Telemetry = r.suite, []string{r.target}, true
+	if edit != nil {
+		edit(&req)
+	}
 	run, err := storbench.Run(ctx, r.st, req, nil)
 	if err != nil {
 		tb.Fatal(err)

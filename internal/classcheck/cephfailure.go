@@ -230,3 +230,27 @@ func ReleaseHeldOSDs(ctx context.Context, c ceph.Client, runID string) ([]ceph.H
 	}
 	return done, nil
 }
+
+// WaitCephWhole waits until every OSD is up and every PG active+clean (an
+// OSD let back by a cleanup boots, then recovers) and returns when.
+func WaitCephWhole(ctx context.Context, c ceph.Client, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		m, err := c.OSDMap(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		down := slices.IndexFunc(m.OSDs, func(o ceph.OSDState) bool { return !o.Up })
+		if down < 0 {
+			return waitClean(ctx, c, time.Until(deadline))
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("osd.%d not up within %s", m.OSDs[down].ID, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

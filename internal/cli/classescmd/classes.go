@@ -65,6 +65,10 @@ stop k3s-agent' leaves the containers running). docs/kubernetes.md.`,
 	fl.StringVar(&f.measure.NodeFailure.Inventory, "inventory", "", "with --node-stop-command: the fleet's Ansible inventory")
 	fl.StringVar(&f.measure.NodeFailure.Host, "node-host", "", "with --node-stop-command: the inventory host the commands run on, which must be the node's own (default: the host named like the node)")
 	fl.BoolVar(&f.measure.NodeFailure.OutOfService, "out-of-service", false, "with --node-stop-command: apply the node.kubernetes.io/out-of-service taint once the node is NotReady and its workloads are verified gone (removed again always)")
+	fl.BoolVar(&f.measure.CephFailure.Enabled, "ceph-osd-failure", false, "with --measure on a class backed by Ceph: also hold one OSD of its pool DOWN (ceph osd add-noup, ceph osd down) under a writer, then let it back (rm-noup); the ceph CLI runs on this host; docs/ceph.md")
+	fl.IntVar(&f.measure.CephFailure.OSD, "ceph-osd", -1, "with --ceph-osd-failure: the OSD to hold down (default: the highest-numbered acting for the class's pool)")
+	fl.StringVar(&f.measure.CephFailure.Conf, "ceph-conf", "", "with --ceph-osd-failure: the ceph.conf of the cluster (default CEPH_CONF, /etc/ceph/ceph.conf)")
+	fl.DurationVar(&f.measure.CephFailure.Hold, "ceph-hold", 15*time.Second, "with --ceph-osd-failure: how long the OSD stays down")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {

@@ -144,4 +144,3 @@ func TestOSDFailureFigures(t *testing.T) {
 		t.Errorf("a missing write: %v", err)
 	}
 }
-

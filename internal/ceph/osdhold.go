@@ -51,22 +51,25 @@ func (c Client) Run(ctx context.Context, args ...string) (string, error) {
 }
 
 // HoldDown records the hold, then sets the OSD's noup flag and marks it
-// down. The record is written first: a run killed between the steps
-// leaves a record of a change it may have made.
-func (c Client) HoldDown(ctx context.Context, h HeldDown) error {
+// down; it returns when the down command was sent. The record is written
+// first: a run killed between the steps leaves a record of a change it
+// may have made. (Ceph 16.2 accepts add-noup for an OSD that does not
+// exist, exit 0: the caller checks the OSD.)
+func (c Client) HoldDown(ctx context.Context, h HeldDown) (time.Time, error) {
 	b, err := json.Marshal(h)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	if _, err := c.Run(ctx, "config-key", "set", h.Key(), string(b)); err != nil {
-		return fmt.Errorf("recording that run %s holds osd.%d down: %w", h.RunID, h.OSD, err)
+		return time.Time{}, fmt.Errorf("recording that run %s holds osd.%d down: %w", h.RunID, h.OSD, err)
 	}
 	id := "osd." + strconv.Itoa(h.OSD)
 	if _, err := c.Run(ctx, "osd", "add-noup", id); err != nil {
-		return err
+		return time.Time{}, err
 	}
+	sent := time.Now()
 	_, err = c.Run(ctx, "osd", "down", id)
-	return err
+	return sent, err
 }
 
 // Release clears the OSD's noup flag (the OSD boots again by itself) and

@@ -3,6 +3,7 @@ package classcheck
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,18 +15,37 @@ import (
 // opBytes is the size of each of the block writer's operations.
 const opBytes = 256 << 10
 
-// blockWriter writes one file of random data per operation, fsynced,
-// then prints its number and sha256: a line storbench has read is an
-// acknowledged operation, and its time of arrival the operation's end.
-var blockWriter = `mkdir -p ` + MountPath + `/ops && i=0; while :; do i=$((i+1)); f=` + MountPath + `/ops/$i; ` +
-	`dd if=/dev/urandom of=$f bs=` + strconv.Itoa(opBytes) + ` count=1 conv=fsync 2>/dev/null || exit 1; ` +
-	`echo "$i $(sha256sum $f | cut -d' ' -f1)"; done`
+// The block writer's phases: it writes each phase's operations to a ring
+// of files of its own, so the last ones of every phase stay to be read
+// back, and the volume never holds more than three rings.
+var phases = []string{"before", "during", "after"}
+
+// blockWriter writes one file of random data per operation, fsynced, in
+// place in the ring of the phase named in /tmp/phase (outside the volume:
+// storbench switches it while Ceph is degraded), then prints the
+// operation's number, file and sha256: a line storbench has read is an
+// acknowledged operation, and its time of arrival the operation's end. It
+// stops between operations once /tmp/stop exists, so that no write is in
+// flight when the files are read back.
+func blockWriter(ring int) string {
+	return `d=` + MountPath + `/ops; mkdir -p $d && echo before > /tmp/phase && rm -f /tmp/stop && i=0; ` +
+		`while [ ! -e /tmp/stop ]; do i=$((i+1)); read p < /tmp/phase; f=$p.$(( (i-1) % ` + strconv.Itoa(ring) + ` + 1 )); ` +
+		`dd if=/dev/urandom of=$d/$f bs=` + strconv.Itoa(opBytes) + ` count=1 conv=fsync 2>/dev/null || exit 1; ` +
+		`echo "$i $f $(sha256sum $d/$f | cut -d' ' -f1)"; done`
+}
+
+// ringFiles is how many files each phase's ring has: three rings fill at
+// most three quarters of the claim, and at least 4 files each.
+func ringFiles(claimBytes int64) int {
+	return max(4, int(claimBytes*3/4/3/opBytes))
+}
 
 // op is one acknowledged write.
 type op struct {
-	n   int
-	at  time.Time
-	sum string
+	n    int
+	at   time.Time
+	file string // "during.7"
+	sum  string
 }
 
 // opLog reads the block writer's output: each acknowledged operation with
@@ -44,11 +64,11 @@ func (l *opLog) Write(p []byte) (int, error) {
 	l.partial = lines[len(lines)-1]
 	for _, line := range lines[:len(lines)-1] {
 		f := strings.Fields(line)
-		if len(f) != 2 {
+		if len(f) != 3 {
 			continue
 		}
 		if n, err := strconv.Atoi(f[0]); err == nil {
-			l.ops = append(l.ops, op{n: n, at: now, sum: f[1]})
+			l.ops = append(l.ops, op{n: n, at: now, file: f[1], sum: f[2]})
 		}
 	}
 	return len(p), nil
@@ -98,9 +118,10 @@ func (f osdFailure) bytesPerSec(from, to time.Time) float64 {
 	return float64(n*opBytes) / to.Sub(from).Seconds()
 }
 
-// verifyOps checks every acknowledged operation's file against the
-// checksums read back (sha256sum's output): none may be lost or damaged.
-// It returns how many were verified before, during and after the hold.
+// verifyOps checks the last acknowledged write to every file against the
+// checksums read back (sha256sum's output), once the writer has stopped
+// between operations: none may be lost or damaged. It returns how many
+// were verified per phase (before, during, after the hold).
 func verifyOps(f osdFailure, sums string) ([3]int, error) {
 	got := map[string]string{}
 	for _, line := range strings.Split(sums, "\n") {
@@ -108,23 +129,24 @@ func verifyOps(f osdFailure, sums string) ([3]int, error) {
 			got[name] = s
 		}
 	}
-	var n [3]int
+	last := map[string]op{}
 	for _, o := range f.ops {
-		name := strconv.Itoa(o.n)
-		switch s, ok := got[name]; {
+		last[o.file] = o
+	}
+	var n [3]int
+	for file, o := range last {
+		switch s, ok := got[file]; {
 		case !ok:
-			return n, fmt.Errorf("acknowledged write %d (at %s from the hold) is missing", o.n, o.at.Sub(f.t0).Round(time.Millisecond))
+			return n, fmt.Errorf("file %s of acknowledged write %d (at %s from the hold) is missing", file, o.n, o.at.Sub(f.t0).Round(time.Millisecond))
 		case s != o.sum:
-			return n, fmt.Errorf("acknowledged write %d (at %s from the hold) reads back with sha256 %s, written %s", o.n, o.at.Sub(f.t0).Round(time.Millisecond), s, o.sum)
+			return n, fmt.Errorf("file %s of acknowledged write %d (at %s from the hold) reads back with sha256 %s, written %s", file, o.n, o.at.Sub(f.t0).Round(time.Millisecond), s, o.sum)
 		}
-		switch {
-		case o.at.Before(f.t0):
-			n[0]++
-		case o.at.Before(f.up):
-			n[1]++
-		default:
-			n[2]++
+		phase, _, _ := strings.Cut(file, ".")
+		i := slices.Index(phases, phase)
+		if i < 0 {
+			return n, fmt.Errorf("the writer acknowledged file %s of no phase", file)
 		}
+		n[i]++
 	}
 	return n, nil
 }
@@ -151,20 +173,30 @@ func (r *run) cephFailure(ctx context.Context) Check {
 	if err != nil {
 		return failed(start, err)
 	}
-	log := &opLog{}
+	w := &opWriter{pod: v.pod, log: &opLog{}, done: make(chan error, 1)}
 	wctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
+	defer stop()
 	go func() {
-		_, err := r.execStream(wctx, v.pod, log, "sh", "-c", blockWriter)
-		done <- err
+		_, err := r.execStream(wctx, v.pod, w.log, "sh", "-c", blockWriter(ringFiles(r.o.Size)))
+		w.done <- err
 	}()
-	f, err := r.holdOSD(ctx, log, done)
-	stop()
-	<-done
+	f, err := r.holdOSD(ctx, w)
 	if err != nil {
 		return failed(start, err)
 	}
-	f.ops = log.snapshot()
+	// The writer stops between operations: nothing in flight to read back.
+	if _, err := r.exec(ctx, v.pod, nil, "touch", "/tmp/stop"); err != nil {
+		return failed(start, fmt.Errorf("stopping the writer: %w", err))
+	}
+	select {
+	case err := <-w.done:
+		if err != nil {
+			return failed(start, fmt.Errorf("the writer: %w", err))
+		}
+	case <-time.After(r.o.Timeout):
+		return failed(start, fmt.Errorf("the writer did not stop within %s of being asked", r.o.Timeout))
+	}
+	f.ops = w.log.snapshot()
 	sums, err := r.exec(ctx, v.pod, nil, "sh", "-c", "cd "+MountPath+"/ops && sha256sum *")
 	if err != nil {
 		return failed(start, fmt.Errorf("reading the writes back: %w", err))
@@ -179,13 +211,13 @@ func (r *run) cephFailure(ctx context.Context) Check {
 // holdOSD runs the failure under the writer: about 3 s of writes before,
 // the hold, the release, the wait for active+clean, 3 s more of writes.
 // The OSD is let back whatever happens (Ctrl-C included).
-func (r *run) holdOSD(ctx context.Context, log *opLog, done chan error) (osdFailure, error) {
-	cf, osd := r.o.CephFailure, r.cephAt.osd
+func (r *run) holdOSD(ctx context.Context, w *opWriter) (osdFailure, error) {
+	cf, osd, done := r.o.CephFailure, r.cephAt.osd, w.done
 	var f osdFailure
 	if err := pause(ctx, 3*time.Second, done); err != nil {
 		return f, err
 	}
-	if len(log.snapshot()) == 0 {
+	if len(w.log.snapshot()) == 0 {
 		return f, fmt.Errorf("the writer acknowledged nothing in 3 s")
 	}
 	h := ceph.HeldDown{OSD: osd, RunID: r.runID, Since: time.Now()}
@@ -195,15 +227,17 @@ func (r *run) holdOSD(ctx context.Context, log *opLog, done chan error) (osdFail
 			r.notes = append(r.notes, errs...)
 		}
 	}()
-	f.t0 = time.Now()
-	if err := cf.Ceph.HoldDown(ctx, h); err != nil {
+	var err error
+	if f.t0, err = cf.Ceph.HoldDown(ctx, h); err != nil {
 		return f, err
 	}
-	var err error
 	if f.markedDown, err = waitOSD(ctx, cf.Ceph, osd, false, 30*time.Second); err != nil {
 		return f, err
 	}
 	r.progress("%s: %s: osd.%d marked down %s after the hold", r.o.Class, CheckCephOSDFailure, osd, f.markedDown.Sub(f.t0).Round(time.Millisecond))
+	if err := r.setPhase(ctx, w, "during"); err != nil {
+		return f, err
+	}
 	if err := pause(ctx, time.Until(f.t0.Add(cf.Hold)), done); err != nil {
 		return f, err
 	}
@@ -217,12 +251,30 @@ func (r *run) holdOSD(ctx context.Context, log *opLog, done chan error) (osdFail
 	if f.up, err = waitOSD(ctx, cf.Ceph, osd, true, 2*time.Minute); err != nil {
 		return f, err
 	}
+	if err := r.setPhase(ctx, w, "after"); err != nil {
+		return f, err
+	}
 	if f.clean, err = waitClean(ctx, cf.Ceph, cf.Recovery); err != nil {
 		return f, err
 	}
 	err = pause(ctx, 3*time.Second, done)
 	f.end = time.Now()
 	return f, err
+}
+
+// opWriter is the block writer running in pod.
+type opWriter struct {
+	pod  string
+	log  *opLog
+	done chan error
+}
+
+// setPhase tells the writer which ring its next operations go to.
+func (r *run) setPhase(ctx context.Context, w *opWriter, phase string) error {
+	if _, err := r.exec(ctx, w.pod, nil, "sh", "-c", "echo "+phase+" > /tmp/phase"); err != nil {
+		return fmt.Errorf("switching the writer to phase %s: %w", phase, err)
+	}
+	return nil
 }
 
 // pause waits d, or less when ctx ends or the writer stops (an error).
@@ -304,10 +356,10 @@ func (r *run) cephFailureCheck(f osdFailure, verified [3]int) Check {
 	}
 	reason := fmt.Sprintf("osd.%d of pool %s held down (ceph osd add-noup, ceph osd down, through the ceph CLI %s): marked down %s after; "+
 		"the writer's longest stall %s (from %s after the hold); %d PGs degraded; throughput %.1f MB/s before, %.1f MB/s while down, %.1f MB/s after; "+
-		"up %s after ceph osd rm-noup, active+clean %s after it was up; %d acknowledged writes of %d KiB read back by sha256 (%d before, %d during, %d after)",
+		"up %s after ceph osd rm-noup, active+clean %s after it was up; %d writes of %d KiB acknowledged, the last to each file read back by sha256: %d written before, %d while down, %d after",
 		osd, r.cephAt.pool.Name, r.o.CephFailure.Where, f.markedDown.Sub(f.t0).Round(time.Millisecond), stall.Round(time.Millisecond),
 		from.Sub(f.t0).Round(time.Millisecond), f.degradedPGs, before/1e6, during/1e6, after/1e6,
 		f.up.Sub(f.released).Round(time.Millisecond), f.clean.Sub(f.up).Round(time.Millisecond),
-		verified[0]+verified[1]+verified[2], opBytes>>10, verified[0], verified[1], verified[2])
+		len(f.ops), opBytes>>10, verified[0], verified[1], verified[2])
 	return Check{Outcome: Works, Took: f.clean.Sub(f.t0), Stages: stages, Reason: reason}
 }

@@ -2,6 +2,8 @@ package classcheck
 
 import (
 	"flag"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -112,12 +114,23 @@ func TestOSDFailureFigures(t *testing.T) {
 	t0 := time.Date(2026, 11, 28, 13, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	f := osdFailure{t0: t0, markedDown: at(50), released: at(8000), up: at(9000), clean: at(12000), end: at(15000)}
-	// Every 100 ms but a 2.5 s gap after the hold, and none 14-15 s.
+	// Every 100 ms but a 2.5 s gap after the hold, and none 14-15 s; each
+	// phase's writes in a ring of 8 files, as the writer names them.
+	files := map[string]string{} // file -> the last sum written to it
 	for ms, n := -3000, 1; ms < 14000; ms += 100 {
 		if ms > 0 && ms < 2500 {
 			continue
 		}
-		f.ops = append(f.ops, op{n: n, at: at(ms), sum: "s" + string(rune('a'+n%26))})
+		phase := "before"
+		if ms >= 50 {
+			phase = "during"
+		}
+		if ms >= 9000 {
+			phase = "after"
+		}
+		o := op{n: n, at: at(ms), file: phase + "." + strconv.Itoa((n-1)%8+1), sum: fmt.Sprintf("sum%d", n)}
+		f.ops = append(f.ops, o)
+		files[o.file] = o.sum
 		n++
 	}
 	gap, from := f.longestStall()
@@ -127,20 +140,36 @@ func TestOSDFailureFigures(t *testing.T) {
 	if got := f.bytesPerSec(at(-3000), t0); got != 30*opBytes/3.0 {
 		t.Errorf("before: %.0f B/s", got)
 	}
-	var sums strings.Builder
-	for _, o := range f.ops {
-		sums.WriteString(o.sum + "  " + strconv.Itoa(o.n) + "\n")
+	readBack := func(change func(map[string]string)) string {
+		m := maps.Clone(files)
+		change(m)
+		var b strings.Builder
+		for file, sum := range m {
+			b.WriteString(sum + "  " + file + "\n")
+		}
+		return b.String()
 	}
-	n, err := verifyOps(f, sums.String())
-	if err != nil || n != [3]int{30, 66, 50} {
-		t.Errorf("verified %v, %v", n, err)
+	last := f.ops[len(f.ops)-1]
+	for _, tc := range []struct {
+		name   string
+		change func(map[string]string)
+		want   string // "" : verified
+	}{
+		{"intact", func(map[string]string) {}, ""},
+		{"damaged", func(m map[string]string) { m[last.file] = "x" }, fmt.Sprintf("acknowledged write %d (at", last.n)},
+		{"missing", func(m map[string]string) { delete(m, "during.3") }, "during.3 of acknowledged write"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, err := verifyOps(f, readBack(tc.change))
+			switch {
+			case tc.want == "" && (err != nil || n != [3]int{8, 8, 8}):
+				t.Errorf("verified %v, %v; want 8 files of each phase", n, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("got %v, want an error saying %q", err, tc.want)
+			}
+		})
 	}
-	damaged := strings.Replace(sums.String(), f.ops[40].sum+"  41\n", "x  41\n", 1)
-	if _, err := verifyOps(f, damaged); err == nil || !strings.Contains(err.Error(), "write 41") {
-		t.Errorf("a damaged write: %v", err)
-	}
-	missing := strings.Replace(sums.String(), f.ops[40].sum+"  41\n", "", 1)
-	if _, err := verifyOps(f, missing); err == nil || !strings.Contains(err.Error(), "write 41 ") || !strings.Contains(err.Error(), "missing") {
-		t.Errorf("a missing write: %v", err)
+	if r := ringFiles(64 << 20); r != 64 {
+		t.Errorf("ring of a 64 MiB claim: %d files, want 64 (48 MiB in three rings)", r)
 	}
 }

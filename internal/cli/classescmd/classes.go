@@ -37,7 +37,10 @@ graceful failover, data checked by sha256, all it made removed (Ctrl-C too), sto
 as round "class". The plan printed first says what it changes: the failover
 check CORDONS a node (--no-cordon skips it); --node-stop-command STOPS --node,
 over SSH on its own host (on k3s 'sudo /usr/local/bin/k3s-killall.sh': 'systemctl
-stop k3s-agent' leaves the containers running). docs/kubernetes.md.`,
+stop k3s-agent' leaves the containers running); --ceph-osd-failure HOLDS one
+OSD of a Ceph class's pool DOWN (ceph osd add-noup, ceph osd down) under a
+writer and lets it back (rm-noup), with the ceph CLI on this host.
+docs/kubernetes.md.`,
 		Example: `  storbench classes
   storbench classes --measure longhorn --no-cordon
   storbench classes --measure longhorn --inventory hosts.ini --node pi-3 --node-stop-command 'sudo /usr/local/bin/k3s-killall.sh' --out-of-service`,

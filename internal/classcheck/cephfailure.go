@@ -99,7 +99,7 @@ func cephRefusal(pool ceph.Pool, acting []int, osd int, s cephState) error {
 		case !o.Up || !o.In:
 			return fmt.Errorf("osd.%d is already %s: Ceph is degraded before the check", o.ID, upIn(o))
 		case o.NoUp():
-			return fmt.Errorf("osd.%d already carries the noup flag: another run or an operator holds it", o.ID)
+			return fmt.Errorf("osd.%d already carries the noup flag: another run or an operator holds it (a killed run's: storbench cleanup --k8s --ceph)", o.ID)
 		}
 	}
 	if !s.pgs.Clean() {

@@ -24,7 +24,8 @@ import (
 // active+clean, and every acknowledged write read back by sha256. Then
 // Ceph is whole again (no noup, every OSD up and in, every PG
 // active+clean, no record left) and nothing of the run is on the cluster.
-// A second part stands for a run killed while it held an OSD down: its
+// A run interrupted (Ctrl-C) while the OSD is down lets it back. A last
+// part stands for a run killed while it held an OSD down: its
 // record is found and undone by the cleanup.
 func TestClusterCephOSDFailure(t *testing.T) {
 	c, client := connect(t)
@@ -88,6 +89,35 @@ func TestClusterCephOSDFailure(t *testing.T) {
 			t.Errorf("leaks: %v", rep.Leaks)
 		}
 		t.Logf("check in %.1f s: %s", time.Since(start).Seconds(), ch.Reason)
+	})
+
+	t.Run("interrupted", func(t *testing.T) {
+		start := time.Now()
+		runID := fmt.Sprintf("cint%06x", time.Now().UnixNano()&0xffffff)
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		o := classcheck.Options{Class: "cephfs", Image: realImage, PullPolicy: corev1.PullNever, Timeout: 90 * time.Second, RunID: runID,
+			Only:        []string{classcheck.CheckCephOSDFailure},
+			CephFailure: &classcheck.CephFailure{Ceph: cc, Where: "on this host (CEPH_CONF)", OSD: 0, Hold: time.Minute},
+			Progress: func(m string) { // Ctrl-C once the OSD is down
+				t.Log(m)
+				if strings.Contains(m, "marked down") {
+					cancel()
+				}
+			}}
+		rep, err := classcheck.Qualify(cctx, c, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch := rep.Check(classcheck.CheckCephOSDFailure); ch == nil || ch.Outcome != classcheck.Skipped || ch.Reason != "interrupted" {
+			t.Errorf("check: %+v, want skipped (interrupted)", ch)
+		}
+		if _, err := classcheck.WaitCephWhole(ctx, cc, 2*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		cephWhole(t, cc)
+		nothingLeft(t, client, runID)
+		t.Logf("interrupted run let osd.0 back, Ceph whole in %.1f s", time.Since(start).Seconds())
 	})
 
 	t.Run("killed-run-cleanup", func(t *testing.T) {

@@ -146,7 +146,7 @@ func TestClusterCephOSDFailure(t *testing.T) {
 		cephWhole(t, cc)
 		t.Logf("killed run's hold undone, Ceph whole in %.1f s", time.Since(start).Seconds())
 	})
-	t.Logf("Ceph up and both parts in %.1f s", time.Since(start).Seconds())
+	t.Logf("Ceph up and the three parts in %.1f s", time.Since(start).Seconds())
 }
 
 // cephWhole fails unless no OSD carries noup, every OSD is up and in,

@@ -213,24 +213,6 @@ func (r *run) cephLeftovers(ctx context.Context) []string {
 	return out
 }
 
-// ReleaseHeldOSDs lets back every OSD storbench recorded as held down
-// (of one run, or of every run with runID ""), for a cleanup after a run
-// was killed outright. It returns what it released.
-func ReleaseHeldOSDs(ctx context.Context, c ceph.Client, runID string) ([]ceph.HeldDown, error) {
-	held, err := c.FindHeldDown(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	var done []ceph.HeldDown
-	for _, h := range held {
-		if err := c.Release(ctx, h); err != nil {
-			return done, err
-		}
-		done = append(done, h)
-	}
-	return done, nil
-}
-
 // WaitCephWhole waits until every OSD is up and every PG active+clean (an
 // OSD let back by a cleanup boots, then recovers) and returns when.
 func WaitCephWhole(ctx context.Context, c ceph.Client, timeout time.Duration) (time.Time, error) {

@@ -3,7 +3,9 @@ package classcheck_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,8 @@ import (
 	"github.com/storbench/storbench/internal/ceph"
 	"github.com/storbench/storbench/internal/classcheck"
 	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/kubekit"
+	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/testenv"
 	"github.com/storbench/storbench/test/kubetest"
 )
@@ -133,12 +137,14 @@ func TestClusterCephOSDFailure(t *testing.T) {
 		if o := m.OSDs[1]; o.Up || !o.NoUp() {
 			t.Fatalf("osd.1 after the hold: %+v, want down with noup", o)
 		}
-		released, err := classcheck.ReleaseHeldOSDs(ctx, cc, "")
+		// cleanup --k8s --ceph, as the user runs it after a killed run.
+		rep, err := storbench.CleanupKube(ctx, storbench.KubeCleanupRequest{Cluster: kubekit.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")},
+			RunID: h.RunID, Ceph: true, CephConf: os.Getenv("CEPH_CONF")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(released) != 1 || released[0].OSD != 1 || released[0].RunID != h.RunID {
-			t.Fatalf("cleanup released %v, want %v", released, h)
+		if want := "let back " + h.String(); !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) || len(rep.Failed) > 0 {
+			t.Errorf("cleanup: notes %q, failed %v; want %q", rep.Notes, rep.Failed, want)
 		}
 		if _, err := classcheck.WaitCephWhole(ctx, cc, 2*time.Minute); err != nil {
 			t.Fatal(err)

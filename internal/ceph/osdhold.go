@@ -27,13 +27,21 @@ type HeldDown struct {
 	OSD   int       `json:"osd"`
 	RunID string    `json:"run_id"`
 	Since time.Time `json:"since"`
+	// StoppedWith, when set, is the user's command that stopped the OSD
+	// (no noup flag): starting it again is the user's command, never one
+	// read from this record.
+	StoppedWith string `json:"stopped_with,omitempty"`
 }
 
 // Key is the config-key the hold is recorded under.
 func (h HeldDown) Key() string { return HeldDownPrefix + h.RunID + "/osd." + strconv.Itoa(h.OSD) }
 
 func (h HeldDown) String() string {
-	return fmt.Sprintf("osd.%d held down (noup) by run %s since %s", h.OSD, h.RunID, h.Since.UTC().Format(time.RFC3339))
+	how := "held down (noup)"
+	if h.StoppedWith != "" {
+		how = fmt.Sprintf("stopped with %q", h.StoppedWith)
+	}
+	return fmt.Sprintf("osd.%d %s by run %s since %s", h.OSD, how, h.RunID, h.Since.UTC().Format(time.RFC3339))
 }
 
 // Run runs `ceph ARGS...` for a command that changes something and returns
@@ -56,20 +64,28 @@ func (c Client) Run(ctx context.Context, args ...string) (string, error) {
 // may have made. (Ceph 16.2 accepts add-noup for an OSD that does not
 // exist, exit 0: the caller checks the OSD.)
 func (c Client) HoldDown(ctx context.Context, h HeldDown) (time.Time, error) {
-	b, err := json.Marshal(h)
-	if err != nil {
+	if err := c.Record(ctx, h); err != nil {
 		return time.Time{}, err
-	}
-	if _, err := c.Run(ctx, "config-key", "set", h.Key(), string(b)); err != nil {
-		return time.Time{}, fmt.Errorf("recording that run %s holds osd.%d down: %w", h.RunID, h.OSD, err)
 	}
 	id := "osd." + strconv.Itoa(h.OSD)
 	if _, err := c.Run(ctx, "osd", "add-noup", id); err != nil {
 		return time.Time{}, err
 	}
 	sent := time.Now()
-	_, err = c.Run(ctx, "osd", "down", id)
+	_, err := c.Run(ctx, "osd", "down", id)
 	return sent, err
+}
+
+// Record keeps the hold in Ceph's config-key store, before it is made.
+func (c Client) Record(ctx context.Context, h HeldDown) error {
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	if _, err := c.Run(ctx, "config-key", "set", h.Key(), string(b)); err != nil {
+		return fmt.Errorf("recording that run %s takes osd.%d down: %w", h.RunID, h.OSD, err)
+	}
+	return nil
 }
 
 // Release clears the OSD's noup flag (the OSD boots again by itself) and

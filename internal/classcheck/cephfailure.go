@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,15 +31,26 @@ type CephFailure struct {
 	// OSD is the OSD to hold down; -1 lets storbench pick one acting for
 	// the class's pool (the highest-numbered).
 	OSD int
-	// Hold is how long the OSD stays down; 0 means 15 s.
+	// Hold is how long the OSD stays down once Ceph marked it down; 0
+	// means 15 s.
 	Hold time.Duration
 	// Recovery bounds the wait for every PG to be active+clean again
 	// after the OSD is back; 0 means 3 minutes.
 	Recovery time.Duration
+	// Stop, when set, takes the OSD out the harsher way with the user's
+	// command (StopCommand: kill or freeze its process, cut its node's
+	// link), which Ceph must notice by itself (a killed process at once,
+	// a frozen one after the heartbeat grace); Start (StartCommand), then
+	// required, brings it back. Both nil: held down through Ceph's API.
+	Stop, Start               func(ctx context.Context, osd int) error
+	StopCommand, StartCommand string
 }
 
 // FieldCephFailureOSD is the option a refusal of the OSD names.
-const FieldCephFailureOSD field.Name = "CephFailure.OSD"
+const (
+	FieldCephFailureOSD   field.Name = "CephFailure.OSD"
+	FieldCephFailureStart field.Name = "CephFailure.StartCommand"
+)
 
 func (cf *CephFailure) defaults() {
 	if cf.Hold <= 0 {
@@ -116,6 +128,11 @@ func cephRefusal(pool ceph.Pool, acting []int, osd int, s cephState) error {
 	return nil
 }
 
+// withOSD is a user's command as it runs for osd ({osd} replaced).
+func withOSD(command string, osd int) string {
+	return strings.ReplaceAll(command, "{osd}", strconv.Itoa(osd))
+}
+
 func upIn(o ceph.OSDState) string {
 	var s []string
 	if !o.Up {
@@ -136,6 +153,9 @@ func (r *run) checkCephFailure(ctx context.Context) error {
 		return nil
 	}
 	cf.defaults()
+	if cf.Stop != nil && cf.Start == nil {
+		return &RefusedError{field.Errorf("the %s check stops the OSD with your command, and needs one that starts it again: set %s", CheckCephOSDFailure, FieldCephFailureStart)}
+	}
 	sc, err := r.c.Client.StorageV1().StorageClasses().Get(ctx, r.o.Class, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("reading StorageClass %s: %w", r.o.Class, err)
@@ -173,19 +193,32 @@ func (r *run) cephPlan() string {
 	if cf == nil || t == nil || !r.wants(CheckCephOSDFailure) {
 		return ""
 	}
+	key := ceph.HeldDown{OSD: t.osd, RunID: r.runID}.Key()
+	if cf.Stop != nil {
+		return fmt.Sprintf("; the %s check STOPS osd.%d for %s (of pool %s, size %d, min_size %d) while a writer runs on a volume of the class: "+
+			"%q, then %q, on this host; Ceph read through the ceph CLI %s; recorded first in Ceph's config-key %s "+
+			"(if storbench is killed, start the OSD with your command: storbench cleanup --k8s --ceph names it)",
+			CheckCephOSDFailure, t.osd, cf.Hold, t.pool.Name, t.pool.Size, t.pool.MinSize, withOSD(cf.StopCommand, t.osd), withOSD(cf.StartCommand, t.osd), cf.Where, key)
+	}
 	return fmt.Sprintf("; the %s check HOLDS osd.%d DOWN for %s (of pool %s, size %d, min_size %d) while a writer runs on a volume of the class: "+
 		"ceph osd add-noup osd.%d; ceph osd down osd.%d, then ceph osd rm-noup osd.%d, through the ceph CLI %s; recorded first in Ceph's config-key %s "+
 		"(storbench cleanup --k8s --ceph lets it back if storbench is killed)",
-		CheckCephOSDFailure, t.osd, cf.Hold, t.pool.Name, t.pool.Size, t.pool.MinSize, t.osd, t.osd, t.osd, cf.Where,
-		ceph.HeldDown{OSD: t.osd, RunID: r.runID}.Key())
+		CheckCephOSDFailure, t.osd, cf.Hold, t.pool.Name, t.pool.Size, t.pool.MinSize, t.osd, t.osd, t.osd, cf.Where, key)
 }
 
 // releaseHeld lets back every OSD this run holds down; what fails is
 // returned, with the command that finishes it.
 func (r *run) releaseHeld(ctx context.Context) []string {
 	var errs []string
+	cf := r.o.CephFailure
 	for _, h := range slices.Clone(r.cephHeld) {
-		if err := r.o.CephFailure.Ceph.Release(ctx, h); err != nil {
+		if h.StoppedWith != "" {
+			if err := cf.Start(ctx, h.OSD); err != nil {
+				errs = append(errs, fmt.Sprintf("starting osd.%d with %q: %v (start it yourself, then: ceph config-key rm %s)", h.OSD, cf.StartCommand, err, h.Key()))
+				continue
+			}
+		}
+		if err := cf.Ceph.Release(ctx, h); err != nil {
 			errs = append(errs, fmt.Sprintf("%v (ceph osd rm-noup osd.%d; ceph config-key rm %s)", err, h.OSD, h.Key()))
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -122,6 +123,35 @@ func TestClusterCephOSDFailure(t *testing.T) {
 		cephWhole(t, cc)
 		nothingLeft(t, client, runID)
 		t.Logf("interrupted run let osd.0 back, Ceph whole in %.1f s", time.Since(start).Seconds())
+	})
+
+	// The harsher mode, on demand (it costs about 30 s more): the OSD's
+	// process killed by the harness's command, Ceph noticing by itself.
+	t.Run("stopped", func(t *testing.T) {
+		if os.Getenv("STORBENCH_CEPH_OSD_STOP") != "1" {
+			t.Skip("on demand: STORBENCH_CEPH_OSD_STOP=1")
+		}
+		start := time.Now()
+		script, err := filepath.Abs("../../test/cluster/ceph.sh")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf := storbench.CephFailure(storbench.CephFailureRequest{Enabled: true, OSD: 1, Hold: 4 * time.Second,
+			StopCommand: "bash " + script + " osd kill {osd}", StartCommand: "bash " + script + " osd start {osd}"})
+		runID := fmt.Sprintf("cstp%06x", time.Now().UnixNano()&0xffffff)
+		rep, err := classcheck.Qualify(ctx, c, classcheck.Options{Class: "cephfs", Image: realImage, PullPolicy: corev1.PullNever, Timeout: 90 * time.Second,
+			RunID: runID, Only: []string{classcheck.CheckCephOSDFailure}, CephFailure: cf, Progress: func(m string) { t.Log(m) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := rep.Check(classcheck.CheckCephOSDFailure)
+		if ch == nil || ch.Outcome != classcheck.Works || !strings.Contains(ch.Reason, "stopped with") ||
+			!regexp.MustCompile(`read back by sha256: [1-9]\d* written before, [1-9]\d* while down, [1-9]\d* after`).MatchString(ch.Reason) {
+			t.Fatalf("check: %+v", ch)
+		}
+		cephWhole(t, cc)
+		nothingLeft(t, client, runID)
+		t.Logf("stopped mode in %.1f s: %s", time.Since(start).Seconds(), ch.Reason)
 	})
 
 	t.Run("killed-run-cleanup", func(t *testing.T) {

@@ -220,7 +220,7 @@ func (r *run) holdOSD(ctx context.Context, w *opWriter) (osdFailure, error) {
 	if len(w.log.snapshot()) == 0 {
 		return f, fmt.Errorf("the writer acknowledged nothing in 3 s")
 	}
-	h := ceph.HeldDown{OSD: osd, RunID: r.runID, Since: time.Now()}
+	h := ceph.HeldDown{OSD: osd, RunID: r.runID, Since: time.Now(), StoppedWith: cf.StopCommand}
 	r.cephHeld = append(r.cephHeld, h)
 	defer func() {
 		if errs := r.releaseHeld(context.WithoutCancel(ctx)); len(errs) > 0 {
@@ -228,17 +228,17 @@ func (r *run) holdOSD(ctx context.Context, w *opWriter) (osdFailure, error) {
 		}
 	}()
 	var err error
-	if f.t0, err = cf.Ceph.HoldDown(ctx, h); err != nil {
+	if f.t0, err = r.takeOut(ctx, h); err != nil {
 		return f, err
 	}
-	if f.markedDown, err = waitOSD(ctx, cf.Ceph, osd, false, 30*time.Second); err != nil {
+	if f.markedDown, err = waitOSD(ctx, cf.Ceph, osd, false, time.Minute); err != nil {
 		return f, err
 	}
 	r.progress("%s: %s: osd.%d marked down %s after the hold", r.o.Class, CheckCephOSDFailure, osd, f.markedDown.Sub(f.t0).Round(time.Millisecond))
 	if err := r.setPhase(ctx, w, "during"); err != nil {
 		return f, err
 	}
-	if err := pause(ctx, time.Until(f.t0.Add(cf.Hold)), done); err != nil {
+	if err := pause(ctx, time.Until(f.markedDown.Add(cf.Hold)), done); err != nil {
 		return f, err
 	}
 	if pgs, err := cf.Ceph.PGStat(ctx); err == nil {
@@ -260,6 +260,24 @@ func (r *run) holdOSD(ctx context.Context, w *opWriter) (osdFailure, error) {
 	err = pause(ctx, 3*time.Second, done)
 	f.end = time.Now()
 	return f, err
+}
+
+// takeOut takes the OSD out, recorded first: held down through Ceph's
+// API, or stopped with the user's command. It returns when the command
+// that takes it out was sent.
+func (r *run) takeOut(ctx context.Context, h ceph.HeldDown) (time.Time, error) {
+	cf := r.o.CephFailure
+	if cf.Stop == nil {
+		return cf.Ceph.HoldDown(ctx, h)
+	}
+	if err := cf.Ceph.Record(ctx, h); err != nil {
+		return time.Time{}, err
+	}
+	t0 := time.Now()
+	if err := cf.Stop(ctx, h.OSD); err != nil {
+		return t0, fmt.Errorf("stopping osd.%d with %q: %w", h.OSD, cf.StopCommand, err)
+	}
+	return t0, nil
 }
 
 // opWriter is the block writer running in pod.
@@ -354,12 +372,16 @@ func (r *run) cephFailureCheck(f osdFailure, verified [3]int) Check {
 		{Name: "up", Samples: []time.Duration{f.up.Sub(f.released)}},
 		{Name: "active-clean", Samples: []time.Duration{f.clean.Sub(f.up)}},
 	}
-	reason := fmt.Sprintf("osd.%d of pool %s held down (ceph osd add-noup, ceph osd down, through the ceph CLI %s): marked down %s after; "+
+	how, back := fmt.Sprintf("held down (ceph osd add-noup, ceph osd down, through the ceph CLI %s)", r.o.CephFailure.Where), "ceph osd rm-noup"
+	if cf := r.o.CephFailure; cf.Stop != nil {
+		how, back = fmt.Sprintf("stopped with %q (Ceph read through the ceph CLI %s)", cf.StopCommand, cf.Where), fmt.Sprintf("%q", cf.StartCommand)
+	}
+	reason := fmt.Sprintf("osd.%d of pool %s %s: marked down %s after; "+
 		"the writer's longest stall %s (from %s after the hold); %d PGs degraded; throughput %.1f MB/s before, %.1f MB/s while down, %.1f MB/s after; "+
-		"up %s after ceph osd rm-noup, active+clean %s after it was up; %d writes of %d KiB acknowledged, the last to each file read back by sha256: %d written before, %d while down, %d after",
-		osd, r.cephAt.pool.Name, r.o.CephFailure.Where, f.markedDown.Sub(f.t0).Round(time.Millisecond), stall.Round(time.Millisecond),
+		"up %s after %s, active+clean %s after it was up; %d writes of %d KiB acknowledged, the last to each file read back by sha256: %d written before, %d while down, %d after",
+		osd, r.cephAt.pool.Name, how, f.markedDown.Sub(f.t0).Round(time.Millisecond), stall.Round(time.Millisecond),
 		from.Sub(f.t0).Round(time.Millisecond), f.degradedPGs, before/1e6, during/1e6, after/1e6,
-		f.up.Sub(f.released).Round(time.Millisecond), f.clean.Sub(f.up).Round(time.Millisecond),
+		f.up.Sub(f.released).Round(time.Millisecond), back, f.clean.Sub(f.up).Round(time.Millisecond),
 		len(f.ops), opBytes>>10, verified[0], verified[1], verified[2])
 	return Check{Outcome: Works, Took: f.clean.Sub(f.t0), Stages: stages, Reason: reason}
 }

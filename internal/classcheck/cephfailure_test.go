@@ -1,6 +1,8 @@
 package classcheck
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -103,6 +105,27 @@ func TestCephPlan(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Errorf("plan:\n%s\nwant:\n%s", got, want)
+	}
+	r.o.CephFailure.Stop = func(context.Context, int) error { return nil }
+	r.o.CephFailure.StopCommand, r.o.CephFailure.StartCommand = "ssh node-3 sudo systemctl kill -s KILL ceph-osd@{osd}", "ssh node-3 sudo systemctl start ceph-osd@{osd}"
+	got = r.plan() + "\n"
+	golden = filepath.Join("testdata", "plan-ceph-osd-stop.txt")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want, err = os.ReadFile(golden); err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("plan with a stop command:\n%s\nwant:\n%s", got, want)
+	}
+	// A stop command without a start command is refused before anything.
+	err = r.checkCephFailure(context.Background())
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), string(FieldCephFailureStart)) {
+		t.Errorf("a stop command without a start command: %v", err)
 	}
 	r.o.Only = []string{CheckProvisioning}
 	if strings.Contains(r.plan(), "osd") {

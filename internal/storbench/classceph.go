@@ -1,8 +1,11 @@
 package storbench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/storbench/storbench/internal/ceph"
@@ -24,6 +27,11 @@ type CephFailureRequest struct {
 	OSD int
 	// Hold is how long it stays down; 0 is 15 s.
 	Hold time.Duration
+	// StopCommand, when set, takes the OSD out the harsher way: run with
+	// sh -c on this host ({osd} is its number), it kills or freezes the
+	// OSD or cuts its link, and StartCommand (required with it) brings
+	// it back.
+	StopCommand, StartCommand string
 }
 
 // cephWhere says where the ceph CLI runs, for the plan and the report.
@@ -40,7 +48,28 @@ func CephFailure(req CephFailureRequest) *classcheck.CephFailure {
 	if !req.Enabled {
 		return nil
 	}
-	return &classcheck.CephFailure{Ceph: ceph.Client{Cmder: execx.Local{}, Conf: req.Conf}, Where: cephWhere(req.Conf), OSD: req.OSD, Hold: req.Hold}
+	cf := &classcheck.CephFailure{Ceph: ceph.Client{Cmder: execx.Local{}, Conf: req.Conf}, Where: cephWhere(req.Conf), OSD: req.OSD, Hold: req.Hold,
+		StopCommand: req.StopCommand, StartCommand: req.StartCommand}
+	if req.StopCommand != "" {
+		cf.Stop = osdCommand(req.StopCommand)
+	}
+	if req.StartCommand != "" {
+		cf.Start = osdCommand(req.StartCommand)
+	}
+	return cf
+}
+
+// osdCommand runs the user's command on this host with {osd} replaced by
+// the OSD's number; its output is in the error when it fails.
+func osdCommand(command string) func(ctx context.Context, osd int) error {
+	return func(ctx context.Context, osd int) error {
+		var out bytes.Buffer
+		cmd := strings.ReplaceAll(command, "{osd}", strconv.Itoa(osd))
+		if err := (execx.Local{}).Command(ctx, "sh", "-c", cmd).SetStdout(&out).SetStderr(&out).Run(); err != nil {
+			return fmt.Errorf("%s: %w: %s", cmd, err, strings.TrimSpace(out.String()))
+		}
+		return nil
+	}
 }
 
 // cleanupCephHolds lets back the OSDs killed runs recorded as held down in
@@ -55,6 +84,10 @@ func cleanupCephHolds(ctx context.Context, req KubeCleanupRequest, rep *result.K
 	}
 	for _, h := range held {
 		if youngerThanRun(h.RunID, req.OlderThan) {
+			continue
+		}
+		if h.StoppedWith != "" { // never a command read from Ceph
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: start it with your start command, then: ceph config-key rm %s", h, h.Key()))
 			continue
 		}
 		if req.DryRun {

@@ -72,6 +72,8 @@ docs/kubernetes.md.`,
 	fl.IntVar(&f.measure.CephFailure.OSD, "ceph-osd", -1, "with --ceph-osd-failure: the OSD to hold down (default: the highest-numbered acting for the class's pool)")
 	fl.StringVar(&f.measure.CephFailure.Conf, "ceph-conf", "", "with --ceph-osd-failure: the ceph.conf of the cluster (default CEPH_CONF, /etc/ceph/ceph.conf)")
 	fl.DurationVar(&f.measure.CephFailure.Hold, "ceph-hold", 15*time.Second, "with --ceph-osd-failure: how long the OSD stays down")
+	fl.StringVar(&f.measure.CephFailure.StopCommand, "ceph-osd-stop-command", "", "with --ceph-osd-failure: take the OSD out the harsher way with this command, run with sh -c on this host ({osd} is its number): kill or freeze its process, cut its link; Ceph must notice by itself")
+	fl.StringVar(&f.measure.CephFailure.StartCommand, "ceph-osd-start-command", "", "with --ceph-osd-stop-command: the command that brings the OSD back (required)")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {

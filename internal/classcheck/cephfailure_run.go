@@ -220,7 +220,7 @@ func (r *run) holdOSD(ctx context.Context, w *opWriter) (osdFailure, error) {
 	if len(w.log.snapshot()) == 0 {
 		return f, fmt.Errorf("the writer acknowledged nothing in 3 s")
 	}
-	h := ceph.HeldDown{OSD: osd, RunID: r.runID, Since: time.Now(), StoppedWith: cf.StopCommand}
+	h := ceph.HeldDown{OSD: osd, RunID: r.runID, Since: time.Now(), StoppedWith: withOSD(cf.StopCommand, osd)}
 	r.cephHeld = append(r.cephHeld, h)
 	defer func() {
 		if errs := r.releaseHeld(context.WithoutCancel(ctx)); len(errs) > 0 {
@@ -374,7 +374,7 @@ func (r *run) cephFailureCheck(f osdFailure, verified [3]int) Check {
 	}
 	how, back := fmt.Sprintf("held down (ceph osd add-noup, ceph osd down, through the ceph CLI %s)", r.o.CephFailure.Where), "ceph osd rm-noup"
 	if cf := r.o.CephFailure; cf.Stop != nil {
-		how, back = fmt.Sprintf("stopped with %q (Ceph read through the ceph CLI %s)", cf.StopCommand, cf.Where), fmt.Sprintf("%q", cf.StartCommand)
+		how, back = fmt.Sprintf("stopped with %q (Ceph read through the ceph CLI %s)", withOSD(cf.StopCommand, osd), cf.Where), fmt.Sprintf("%q", withOSD(cf.StartCommand, osd))
 	}
 	reason := fmt.Sprintf("osd.%d of pool %s %s: marked down %s after; "+
 		"the writer's longest stall %s (from %s after the hold); %d PGs degraded; throughput %.1f MB/s before, %.1f MB/s while down, %.1f MB/s after; "+

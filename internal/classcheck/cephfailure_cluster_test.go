@@ -23,7 +23,7 @@ import (
 )
 
 // TestClusterCephOSDFailure brings Ceph with CephFS up in the test
-// cluster (class cephfs), runs the ceph-osd-failure check on it: osd.2
+// cluster (class cephfs), runs the ceph-osd-failure check on it: osd.2 (5 s)
 // held down under the writer, then let back; the report gives the
 // mark-down, the stall, the throughput while degraded, the time back to
 // active+clean, and every acknowledged write read back by sha256. Then
@@ -59,7 +59,7 @@ func TestClusterCephOSDFailure(t *testing.T) {
 		runID := fmt.Sprintf("ceph%06x", time.Now().UnixNano()&0xffffff)
 		o := classcheck.Options{Class: "cephfs", Image: realImage, PullPolicy: corev1.PullNever, Timeout: 90 * time.Second, RunID: runID,
 			Only:        []string{classcheck.CheckCephOSDFailure},
-			CephFailure: &classcheck.CephFailure{Ceph: cc, Where: "on this host (CEPH_CONF)", OSD: -1, Hold: 8 * time.Second},
+			CephFailure: &classcheck.CephFailure{Ceph: cc, Where: "on this host (CEPH_CONF)", OSD: -1, Hold: 5 * time.Second},
 			Progress:    func(m string) { t.Log(m) }}
 		var plan string
 		o.Progress = func(m string) {

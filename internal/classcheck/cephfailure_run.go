@@ -238,11 +238,15 @@ func (r *run) holdOSD(ctx context.Context, w *opWriter) (osdFailure, error) {
 	if err := r.setPhase(ctx, w, "during"); err != nil {
 		return f, err
 	}
-	if err := pause(ctx, time.Until(f.markedDown.Add(cf.Hold)), done); err != nil {
-		return f, err
-	}
-	if pgs, err := cf.Ceph.PGStat(ctx); err == nil {
-		f.degradedPGs = pgs.Degraded()
+	// The most PGs Ceph's manager reported degraded during the hold (its
+	// PG figures lag the OSD map by a few seconds).
+	for until := f.markedDown.Add(cf.Hold); time.Now().Before(until); {
+		if pgs, err := cf.Ceph.PGStat(ctx); err == nil {
+			f.degradedPGs = max(f.degradedPGs, pgs.Degraded())
+		}
+		if err := pause(ctx, min(time.Second, time.Until(until)), done); err != nil {
+			return f, err
+		}
 	}
 	f.released = time.Now()
 	if errs := r.releaseHeld(ctx); len(errs) > 0 {
@@ -377,7 +381,7 @@ func (r *run) cephFailureCheck(f osdFailure, verified [3]int) Check {
 		how, back = fmt.Sprintf("stopped with %q (Ceph read through the ceph CLI %s)", withOSD(cf.StopCommand, osd), cf.Where), fmt.Sprintf("%q", withOSD(cf.StartCommand, osd))
 	}
 	reason := fmt.Sprintf("osd.%d of pool %s %s: marked down %s after; "+
-		"the writer's longest stall %s (from %s after the hold); %d PGs degraded; throughput %.1f MB/s before, %.1f MB/s while down, %.1f MB/s after; "+
+		"the writer's longest stall %s (from %s after the hold); at most %d PGs degraded; throughput %.1f MB/s before, %.1f MB/s while down, %.1f MB/s after; "+
 		"up %s after %s, active+clean %s after it was up; %d writes of %d KiB acknowledged, the last to each file read back by sha256: %d written before, %d while down, %d after",
 		osd, r.cephAt.pool.Name, how, f.markedDown.Sub(f.t0).Round(time.Millisecond), stall.Round(time.Millisecond),
 		from.Sub(f.t0).Round(time.Millisecond), f.degradedPGs, before/1e6, during/1e6, after/1e6,

@@ -26,6 +26,11 @@ func (r *run) cleanup(ctx context.Context) (leaks, notes []string) {
 		}
 	}
 	r.cordoned = nil
+	if r.o.CephFailure != nil {
+		for _, e := range r.releaseHeld(ctx) {
+			leaks = append(leaks, "Ceph: "+e)
+		}
+	}
 	for _, n := range slices.Clone(r.stopped) {
 		for _, e := range r.restoreNode(ctx, n) {
 			leaks = append(leaks, "node "+n+": "+e)

@@ -33,6 +33,7 @@ func (r *run) plan() string {
 			b.WriteString(" and taints it out-of-service only once its workloads are verified gone")
 		}
 	}
+	b.WriteString(r.cephPlan())
 	return b.String()
 }
 
@@ -73,6 +74,7 @@ func (r *run) earlierLeftovers(ctx context.Context) []string {
 			out = append(out, fmt.Sprintf("found %s of run %s: left by a run killed outright, or one still in progress (storbench cleanup --k8s --run %s removes it)", s, s.RunID, s.RunID))
 		}
 	}
+	out = append(out, r.cephLeftovers(ctx)...)
 	for _, n := range out {
 		r.progress("%s", n)
 	}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/storbench/storbench/internal/ceph"
 	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 )
@@ -38,6 +39,9 @@ type Options struct {
 	// NodeFailure, when set, runs the failover after a node failure
 	// (opt-in: it stops a node).
 	NodeFailure *NodeFailure
+	// CephFailure, when set, runs the Ceph OSD failure check (opt-in: it
+	// holds an OSD of the class's pool down).
+	CephFailure *CephFailure
 	// NoCordon skips the graceful failover check, the one check of the
 	// default profile that changes a node (it cordons one).
 	NoCordon bool
@@ -105,6 +109,10 @@ type run struct {
 	// brought back; tainted carry its out-of-service taint. Cleanup
 	// restores both.
 	stopped, tainted []string
+	// cephAt is the Ceph OSD failure check's pool and OSD (preflight);
+	// cephHeld the OSDs it holds down now. Cleanup lets them back.
+	cephAt   *cephTarget
+	cephHeld []ceph.HeldDown
 	// notes are for the user (a node left for them to start).
 	notes []string
 	// apps are the app-fit check's results (round result.RoundApp).
@@ -159,6 +167,9 @@ func Qualify(ctx context.Context, c *kubekit.Cluster, o Options) (*Report, error
 	if err := r.checkNodeFailure(ctx); err != nil {
 		return nil, err
 	}
+	if err := r.checkCephFailure(ctx); err != nil {
+		return nil, err
+	}
 	rep.Notes = append(rep.Notes, r.earlierLeftovers(ctx)...)
 	r.progress("%s", r.plan())
 	tl, err := startTimeline(ctx, c.Client, ns, o.RunID)
@@ -197,6 +208,7 @@ func Qualify(ctx context.Context, c *kubekit.Cluster, o Options) (*Report, error
 		{CheckEveryNode, true, r.everyNode},
 		{CheckFailover, false, r.failover},
 		{CheckNodeFailure, false, r.nodeFailure},
+		{CheckCephOSDFailure, false, r.cephFailure},
 		{CheckReadWriteMany, true, r.readWriteMany},
 		{CheckAppFit, true, r.appFit},
 	}

@@ -44,6 +44,8 @@ type MeasureClassRequest struct {
 	// NodeFailure, when its StopCommand is set, adds the failover after
 	// a node failure (opt-in: it stops a node with the user's command).
 	NodeFailure NodeFailureRequest
+	// CephFailure, when Enabled, adds the Ceph OSD failure check.
+	CephFailure CephFailureRequest
 	// Progress hears each check as it starts and ends; may be nil.
 	Progress func(message string)
 }
@@ -105,7 +107,7 @@ func MeasureClass(ctx context.Context, st store.Recorder, req MeasureClassReques
 		run.Process = &p
 	}
 	rep, err := classcheck.Qualify(ctx, c, classcheck.Options{Class: req.Class, Profile: prof, Claims: req.Claims,
-		Image: kubekit.ImageAlias(req.Image), PullPolicy: corev1.PullPolicy(req.PullPolicy), Timeout: req.WaitTimeout, RunID: run.ID, NodeFailure: nf,
+		Image: kubekit.ImageAlias(req.Image), PullPolicy: corev1.PullPolicy(req.PullPolicy), Timeout: req.WaitTimeout, RunID: run.ID, NodeFailure: nf, CephFailure: CephFailure(req.CephFailure),
 		NoCordon: req.NoCordon, SnapshotClass: req.SnapshotClass, PodOverrides: overrides, Progress: req.Progress})
 	if err != nil {
 		var refused *classcheck.RefusedError

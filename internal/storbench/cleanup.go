@@ -73,6 +73,11 @@ type KubeCleanupRequest struct {
 	// of the nodes they stop; "" is DefaultStateDir(). A stopped node is
 	// started only with a command found there.
 	StateDir string
+	// Ceph also lets back the OSDs killed runs held down (the
+	// ceph-osd-failure check), with the ceph CLI on this host (CephConf,
+	// else CEPH_CONF).
+	Ceph     bool
+	CephConf string
 }
 
 // CleanupKube deletes the pods, PVCs and VolumeSnapshots storbench's
@@ -91,6 +96,9 @@ func CleanupKube(ctx context.Context, req KubeCleanupRequest) (*result.KubeClean
 		}})
 	if err != nil {
 		return nil, groupErr(err)
+	}
+	if req.Ceph {
+		cleanupCephHolds(ctx, req, rep) // classceph.go
 	}
 	return rep, nil
 }

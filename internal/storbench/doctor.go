@@ -49,6 +49,7 @@ func Doctor(ctx context.Context, req DoctorRequest) []result.Check {
 		req.Fio.Cmder = execx.Local{}
 	}
 	checks := localChecks(ctx, req)
+	checks = append(checks, cephCLICheck(ctx, req)...) // doctor_ceph.go
 	checks = append(checks, kindDoctorChecks(ctx, req, req.Targets)...)
 	if !req.K8s {
 		return checks

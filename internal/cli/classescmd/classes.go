@@ -37,7 +37,10 @@ graceful failover, data checked by sha256, all it made removed (Ctrl-C too), sto
 as round "class". The plan printed first says what it changes: the failover
 check CORDONS a node (--no-cordon skips it); --node-stop-command STOPS --node,
 over SSH on its own host (on k3s 'sudo /usr/local/bin/k3s-killall.sh': 'systemctl
-stop k3s-agent' leaves the containers running). docs/kubernetes.md.`,
+stop k3s-agent' leaves the containers running); --ceph-osd-failure HOLDS one
+OSD of a Ceph class's pool DOWN (ceph osd add-noup, ceph osd down) under a
+writer and lets it back (rm-noup), with the ceph CLI on this host.
+docs/kubernetes.md.`,
 		Example: `  storbench classes
   storbench classes --measure longhorn --no-cordon
   storbench classes --measure longhorn --inventory hosts.ini --node pi-3 --node-stop-command 'sudo /usr/local/bin/k3s-killall.sh' --out-of-service`,
@@ -65,6 +68,12 @@ stop k3s-agent' leaves the containers running). docs/kubernetes.md.`,
 	fl.StringVar(&f.measure.NodeFailure.Inventory, "inventory", "", "with --node-stop-command: the fleet's Ansible inventory")
 	fl.StringVar(&f.measure.NodeFailure.Host, "node-host", "", "with --node-stop-command: the inventory host the commands run on, which must be the node's own (default: the host named like the node)")
 	fl.BoolVar(&f.measure.NodeFailure.OutOfService, "out-of-service", false, "with --node-stop-command: apply the node.kubernetes.io/out-of-service taint once the node is NotReady and its workloads are verified gone (removed again always)")
+	fl.BoolVar(&f.measure.CephFailure.Enabled, "ceph-osd-failure", false, "with --measure on a class backed by Ceph: also hold one OSD of its pool DOWN (ceph osd add-noup, ceph osd down) under a writer, then let it back (rm-noup); the ceph CLI runs on this host; docs/ceph.md")
+	fl.IntVar(&f.measure.CephFailure.OSD, "ceph-osd", -1, "with --ceph-osd-failure: the OSD to hold down (default: the highest-numbered acting for the class's pool)")
+	fl.StringVar(&f.measure.CephFailure.Conf, "ceph-conf", "", "with --ceph-osd-failure: the ceph.conf of the cluster (default CEPH_CONF, /etc/ceph/ceph.conf)")
+	fl.DurationVar(&f.measure.CephFailure.Hold, "ceph-hold", 15*time.Second, "with --ceph-osd-failure: how long the OSD stays down")
+	fl.StringVar(&f.measure.CephFailure.StopCommand, "ceph-osd-stop-command", "", "with --ceph-osd-failure: take the OSD out the harsher way with this command, run with sh -c on this host ({osd} is its number): kill or freeze its process, cut its link; Ceph must notice by itself")
+	fl.StringVar(&f.measure.CephFailure.StartCommand, "ceph-osd-start-command", "", "with --ceph-osd-stop-command: the command that brings the OSD back (required)")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {

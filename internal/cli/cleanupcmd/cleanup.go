@@ -72,6 +72,8 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 	fl.BoolVar(&f.kube.DryRun, "dry-run", false, "list what would be removed, remove nothing")
 	fl.BoolVar(&f.kube.DeleteNamespace, "delete-namespace", false, "also delete namespaces storbench created, once empty of other objects")
 	fl.DurationVar(&f.kube.Timeout, "timeout", kubekit.DefaultTimeout, "bound on waiting for the objects to go")
+	fl.BoolVar(&f.kube.Ceph, "ceph", false, "--k8s: also let back the Ceph OSDs killed runs held down (classes --measure --ceph-osd-failure), with the ceph CLI on this host")
+	fl.StringVar(&f.kube.CephConf, "ceph-conf", "", "--k8s --ceph: the cluster's ceph.conf (default CEPH_CONF, /etc/ceph/ceph.conf)")
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {
@@ -102,7 +104,7 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 			}
 			return nil
 		}
-		for _, name := range []string{"kubeconfig", "context", "namespace", "older-than", "delete-namespace", "timeout"} {
+		for _, name := range []string{"kubeconfig", "context", "namespace", "older-than", "delete-namespace", "timeout", "ceph", "ceph-conf"} {
 			if cmd.Flags().Changed(name) {
 				return cli.Usagef("cleanup: --%s applies to --k8s only", name)
 			}

@@ -1,0 +1,47 @@
+package kubetest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// CephUp brings Ceph with CephFS up in the test cluster for the test
+// (test/cluster/ceph.sh cluster up, CEPH_FS=1: class cephfs), and down
+// again at its end, checking that nothing of it is left; with a Ceph up
+// already (CLUSTER_CEPH=1) it only points CEPH_CONF at it. It returns the
+// ceph.conf's path.
+func CephUp(t *testing.T) string {
+	t.Helper()
+	run := filepath.Dir(os.Getenv("CLUSTER_ENV"))
+	conf := filepath.Join(run, "ceph", "ceph.conf")
+	t.Setenv("CEPH_CONF", conf)
+	if _, err := os.Stat(filepath.Join(run, "ceph", "ceph.env")); err == nil {
+		t.Log("Ceph is up already (CLUSTER_CEPH=1): using it")
+		return conf
+	}
+	_, self, _, _ := runtime.Caller(0)
+	script := filepath.Join(filepath.Dir(self), "..", "cluster", "ceph.sh")
+	start := time.Now()
+	up := exec.Command("bash", script, "cluster", "up")
+	up.Env = append(os.Environ(), "CEPH_FS=1")
+	out, err := up.CombinedOutput()
+	t.Cleanup(func() {
+		start := time.Now()
+		if out, err := exec.Command("bash", script, "cluster", "down").CombinedOutput(); err != nil {
+			t.Errorf("ceph.sh cluster down: %v: %s", err, out)
+		}
+		t.Logf("Ceph down in %.1f s", time.Since(start).Seconds())
+		if out, err := exec.Command("bash", script, "check-clean", "cluster").CombinedOutput(); err != nil {
+			t.Errorf("ceph.sh check-clean cluster: %v: %s", err, out)
+		}
+	})
+	if err != nil {
+		t.Fatalf("ceph.sh cluster up: %v: %s", err, out)
+	}
+	t.Logf("Ceph with CephFS up in the cluster in %.1f s", time.Since(start).Seconds())
+	return conf
+}

@@ -153,7 +153,7 @@ func mdsSessionIPs(t *testing.T, root string) []string {
 		t.Fatalf("ceph tell mds.a session ls: %v: %s", err, errb.String())
 	}
 	var sessions []struct {
-		Inst     string            `json:"inst"`
+		Inst     string         `json:"inst"`
 		Metadata map[string]any `json:"client_metadata"`
 	}
 	if err := json.Unmarshal(out, &sessions); err != nil {

@@ -101,6 +101,8 @@ mds data = $d/mds/\$cluster-\$id
 osd data = $d/osd/\$cluster-\$id
 [client]
 admin socket = $d/run/\$cluster-\$name.\$pid.asok
+# a daemonized ceph-fuse writes (and locks) its pid file: one per client
+pid file = $d/run/\$name.\$pid.pid
 log file = $d/log/\$name.\$pid.log
 EOF
 }

@@ -87,7 +87,9 @@ func sharedPod(ns, node, script string) *corev1.Pod {
 	zero := int64(0)
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: node, Namespace: ns},
-		Spec: corev1.PodSpec{NodeName: node, RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: &zero,
+		// a node selector, not nodeName: the scheduler binds the
+		// WaitForFirstConsumer claim
+		Spec: corev1.PodSpec{NodeSelector: map[string]string{corev1.LabelHostname: node}, RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: &zero,
 			Containers: []corev1.Container{{Name: "c", Image: realImage, ImagePullPolicy: corev1.PullNever,
 				Command:      []string{"/bin/sh", "-c", script},
 				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},

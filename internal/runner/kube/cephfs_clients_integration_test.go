@@ -47,7 +47,11 @@ func checkCephFSClientPerNode(t *testing.T, e *env, writer, reader string) {
 	}
 	// Cleanups run before cephUp's (registered earlier): the volume is gone
 	// before Ceph goes down.
-	t.Cleanup(func() { deleteNamespaceAndPV(t, e, ns) })
+	t.Cleanup(func() {
+		start := time.Now()
+		deleteNamespaceAndPV(t, e, ns)
+		t.Logf("pods, claim and volume deleted in %.1f s", time.Since(start).Seconds())
+	})
 	token := unique("written-on-" + writer)
 	scripts := map[string]string{
 		writer: "echo " + token + " > /data/token && sync && sleep 600",

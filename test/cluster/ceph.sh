@@ -11,7 +11,10 @@
 #     sbc<tag>c at 10.97.1.100 (veth sbc<tag>vc) with no OSD: host-level tests, no Kubernetes.
 #   cluster: inside cluster.sh's test cluster (CLUSTER_CEPH=1): the monitor on the cluster's
 #     bridge address, one OSD per real node in the node's namespace and cgroup, and with CephFS a
-#     ceph-fuse mount per node and a StorageClass "cephfs" over it (as the netfs class).
+#     StorageClass "cephfs" of the test CSI driver's cephfs mode (test/cluster/csi.sh must be up):
+#     each volume a directory /volumes/<id> of CephFS, made and removed through one ceph-fuse mount
+#     on the host (mnt/controller), mounted on node N by node N's own ceph-fuse client, started by
+#     node N's plugin in node N's namespace and cgroup: a pod's CephFS traffic crosses its node's link.
 #
 #   ceph.sh standalone up [N]      N OSD nodes (default 3); prints the env file
 #   ceph.sh standalone down
@@ -98,6 +101,8 @@ mds data = $d/mds/\$cluster-\$id
 osd data = $d/osd/\$cluster-\$id
 [client]
 admin socket = $d/run/\$cluster-\$name.\$pid.asok
+# a daemonized ceph-fuse writes (and locks) its pid file: one per client
+pid file = $d/run/\$name.\$pid.pid
 log file = $d/log/\$name.\$pid.log
 EOF
 }
@@ -296,8 +301,9 @@ check-clean() { # [cluster]: what a standalone Ceph (or the test cluster's) coul
   local bad=0 x
   if [ "${1:-}" = cluster ]; then
     . "$HERE/lib.sh"
-    for x in /sys/fs/cgroup/*/sbceph-cluster-* "$RUN/ceph" "$RUN/storage/cephfs-config" "$RUN/cephfs-config.pid"; do [ ! -e "$x" ] || { echo "left behind: $x"; bad=1; }; done
+    for x in /sys/fs/cgroup/*/sbceph-cluster-* "$RUN/ceph"; do [ ! -e "$x" ] || { echo "left behind: $x"; bad=1; }; done
     for x in $(pgrep -f -- "--conf $RUN/ceph/ceph.conf" || true); do echo "left behind: ceph process $x"; bad=1; done
+    for x in $(cephfs_client_mounts); do echo "left behind: ceph-fuse mount $x"; bad=1; done
     [ "$bad" = 0 ] && echo clean
     return "$bad"
   fi
@@ -435,7 +441,7 @@ cluster_up() {
   for i in $(seq 1 "$n"); do until_ok 60 "osd.$((i - 1)) up" osd_is_up $((i - 1)); done
   pools_up
   until_ok 120 "every PG active+clean" pgs_clean
-  if [ "${CEPH_FS:-}" = 1 ]; then cluster_cephfs_class "$n"; fi
+  if [ "${CEPH_FS:-}" = 1 ]; then cluster_cephfs_class; fi
   echo "ceph up in $(since "$t0") s: . $CEPH_DIR/ceph.env"
 }
 
@@ -456,23 +462,21 @@ cluster_env() { # N
       if [ "$i" = 1 ]; then echo "${v}_IP=$BRIDGE_IP"; else echo "${v}_IP=$(node_ip "$i")"; fi
       echo "${v}_LINK=$(node_link "$i")"; echo "${v}_OSD=$((i - 1))"
       echo "osd$((i - 1))_NODE=$name"
-      [ "${CEPH_FS:-}" != 1 ] || echo "${v}_CEPHFS=$CEPH_DIR/mnt/$name"
     done
   } > "$CEPH_DIR/ceph.env"
 }
 
-# cluster_cephfs_class N: a ceph-fuse mount per node (in its namespace and cgroup) and a
-# local-path-provisioner instance over node 1's mount as a shared filesystem: class cephfs
+# cluster_cephfs_class: class cephfs of the test CSI driver (mode cephfs): the controller makes
+# each volume's directory through the host's ceph-fuse mount mnt/controller (not in any node's
+# cgroup: it outlives a node stop), each node's plugin mounts the volume with its own ceph-fuse
 cluster_cephfs_class() {
-  local n=$1 i m d=$RUN/storage/cephfs-config
-  for i in $(seq 1 "$n"); do
-    m=$CEPH_DIR/mnt/$(node_name "$i"); mkdir -p "$m"; echo "$m" >> "$CEPH_DIR/run/mounts"
-    bash "$HERE/nodes.sh" node_run "$i" "ceph-fuse" ceph-fuse -f --conf "$CEPH_CONF" -o allow_other "$m"
-    until_ok 30 "the ceph-fuse mount of $(node_name "$i")" mountpoint -q "$m"
-  done
-  mkdir -p "$CEPH_DIR/mnt/$(node_name 1)/volumes"
-  bash "$HERE/storage.sh" provisioner cephfs-config storbench.local/cephfs \
-    "{\"sharedFileSystemPath\":\"$CEPH_DIR/mnt/$(node_name 1)/volumes\"}"
+  local m=$CEPH_DIR/mnt/controller
+  KC get csidriver testcsi.storbench.io >/dev/null 2>&1 ||
+    { log "class cephfs needs the test CSI driver (test/cluster/csi.sh up)"; return 1; }
+  mkdir -p "$m"; echo "$m" >> "$CEPH_DIR/run/mounts"
+  ceph-fuse --conf "$CEPH_CONF" "$m" > "$CEPH_DIR/log/ceph-fuse-controller.out" 2>&1
+  until_ok 30 "the controller's ceph-fuse mount" mountpoint -q "$m"
+  mkdir -p "$m/volumes"
   KC apply -f - >/dev/null <<EOF
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
@@ -480,27 +484,30 @@ metadata:
   name: cephfs
   # the CephFS behind the class: storbench reads its data pool's size and OSD hosts from Ceph
   annotations: {storbench.io/ceph-fs: cephfs}
-provisioner: storbench.local/cephfs
+provisioner: testcsi.storbench.io
+parameters: {mode: cephfs, cephConf: "$CEPH_CONF", cephPath: /volumes, share: "$m/volumes"}
 volumeBindingMode: WaitForFirstConsumer
 reclaimPolicy: Delete
+allowVolumeExpansion: true
 EOF
 }
 
-cluster_node_start() { # NODE: after cluster.sh node start: its OSD (and ceph-fuse mount) died with it
+cluster_node_start() { # NODE: after cluster.sh node start: its OSD died with it (its ceph-fuse
+  # clients too: the kubelet has the node's plugin, itself started again by csi.sh, mount again)
   load
-  local id m; id=$(var "$1" OSD)
+  local id; id=$(var "$1" OSD)
   [ -n "$id" ] || return 0
   osd start "$id"
-  m=$(var "$1" CEPHFS)
-  if [ -n "$m" ]; then
-    fusermount -u -z "$m" 2>/dev/null || true
-    bash "$HERE/nodes.sh" node_run "$(var "$1" INDEX)" ceph-fuse ceph-fuse -f --conf "$CEPH_CONF" -o allow_other "$m"
-    until_ok 30 "the ceph-fuse mount of $1" mountpoint -q "$m"
-  fi
 }
 
-# cephfs_pvs_gone: the class's volumes are deleted by the provisioner's helper pods while Ceph
-# still serves them (a released claim's PV goes within seconds); what is left after 60 s is
+# cephfs_client_mounts: the mount points of every ceph-fuse client of this cluster's (the nodes'
+# mounts of class cephfs's volumes are under their kubelets' roots, below $RUN)
+cephfs_client_mounts() {
+  awk -v run="$RUN/" '{ split($0, a, " - "); split(a[2], b, " ") } b[1] == "fuse.ceph-fuse" && index($5, run) == 1 { print $5 }' /proc/self/mountinfo | sort -r
+}
+
+# cephfs_pvs_gone: the class's volumes are deleted by the CSI driver (the directory through the
+# host's mount) while Ceph still serves them (a released claim's PV goes within seconds); what is left after 60 s is
 # removed here, so no PV names a path that is about to vanish.
 cephfs_pvs_gone() {
   local pvs
@@ -518,11 +525,10 @@ cluster_down() {
   set +e
   cephfs_pvs_gone
   KC delete storageclass cephfs --ignore-not-found >/dev/null 2>&1
-  [ -f "$RUN/cephfs-config.pid" ] && stop_pidfile "$RUN/cephfs-config.pid"
-  KC -n local-path-storage delete configmap cephfs-config --ignore-not-found >/dev/null 2>&1
-  rm -rf "$RUN/storage/cephfs-config" "$RUN/cephfs-config.pid"
   unmount_all
   stop_daemons
+  # a node's ceph-fuse mount its kubelet did not release (stop_daemons ended its client)
+  cephfs_client_mounts | while read -r m; do log "unmounting a node's ceph-fuse mount left: $m"; umount -l "$m"; done
   cgroups_remove
   rm -rf "$CEPH_DIR"
   set -e

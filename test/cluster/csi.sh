@@ -189,9 +189,11 @@ stop_pid() { local f=$1 p; [ -f "$f" ] || return 0; p=$(cat "$f")
   kill -9 -- "-$p" 2>/dev/null || kill -9 "$p" 2>/dev/null || true
   rm -f "$f"; }
 
-our_claims() { # namespace/name of every claim of a testcsi class
+our_claims() { # namespace/name of every claim of a class of the driver (testcsi-*, ceph.sh's cephfs)
+  local classes
+  classes=" $(KC get storageclass -o jsonpath="{range .items[?(@.provisioner==\"$DRIVER\")]}{.metadata.name} {end}" 2>/dev/null)"
   KC get pvc -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name} {.spec.storageClassName}{"\n"}{end}' 2>/dev/null |
-    awk '$2 ~ /^testcsi-/ {print $1}'
+    awk -v classes="$classes" '$2 ~ /^testcsi-/ || index(classes, " " $2 " ") {print $1}'
 }
 
 release_objects() { # while the driver still runs: pods on its volumes, snapshots and claims, so it

@@ -89,8 +89,8 @@ func checkCapabilities(caps []*csi.VolumeCapability) (fsType string, err error) 
 // capabilities checks a volume's capabilities for its mode and returns
 // its filesystem ("" for a raw block volume) and least size.
 func (c controller) capabilities(mode Mode, caps []*csi.VolumeCapability) (fsType string, minBytes int64, err error) {
-	if mode == ModeNetfs {
-		return fsNetfs, mib, netfsCapabilities(caps)
+	if mode.dirs() {
+		return fsOf(mode), mib, netfsCapabilities(mode, caps)
 	}
 	if fsType, err = checkCapabilities(caps); err != nil || fsType == "" {
 		return fsType, minBlockBytes, err
@@ -142,12 +142,18 @@ func (c controller) CreateVolume(ctx context.Context, req *csi.CreateVolumeReque
 		}
 	}
 	for k := range req.GetParameters() {
-		if k != ModeParameter && k != ServerParameter && k != ShareParameter && !strings.HasPrefix(k, "csi.storage.k8s.io/") {
-			return nil, status.Errorf(codes.InvalidArgument, "unknown parameter %q (only %q, %q and %q)", k, ModeParameter, ServerParameter, ShareParameter)
+		if !slices.Contains(classParameters, k) && !strings.HasPrefix(k, "csi.storage.k8s.io/") {
+			return nil, status.Errorf(codes.InvalidArgument, "unknown parameter %q (only %q)", k, classParameters)
 		}
 	}
-	server, share, err := netfsShare(mode, req.GetParameters())
+	conf, cephPath, cephShare, err := cephfsParams(mode, req.GetParameters())
 	if err != nil {
+		return nil, err
+	}
+	var server, share string
+	if mode == ModeCephFS {
+		share = cephShare
+	} else if server, share, err = netfsShare(mode, req.GetParameters()); err != nil {
 		return nil, err
 	}
 	fsType, minBytes, err := c.capabilities(mode, req.GetVolumeCapabilities())
@@ -160,9 +166,9 @@ func (c controller) CreateVolume(ctx context.Context, req *csi.CreateVolumeReque
 		return nil, err
 	}
 	v := volume{ID: idFor(req.GetName()), Name: req.GetName(), Mode: mode, SizeBytes: size, Block: block, FsType: fsType, Created: time.Now().UTC(),
-		Server: server, Share: share}
-	if mode == ModeNetfs && req.GetVolumeContentSource() != nil {
-		return nil, status.Error(codes.InvalidArgument, "netfs volumes from a snapshot or a volume are not supported")
+		Server: server, Share: share, CephConf: conf, CephPath: cephPath}
+	if mode.dirs() && req.GetVolumeContentSource() != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%s volumes from a snapshot or a volume are not supported", mode)
 	}
 	if mode == ModeLocal {
 		if v.Node = localNode(req.GetAccessibilityRequirements()); v.Node == "" {
@@ -202,7 +208,7 @@ func (c controller) CreateVolume(ctx context.Context, req *csi.CreateVolumeReque
 // fill makes v's image: blank, or a copy of its source grown to v's size.
 func (c controller) fill(ctx context.Context, v *volume) error {
 	d := c.d
-	if v.Mode == ModeNetfs {
+	if v.Mode.dirs() {
 		return makeNetfsDir(*v)
 	}
 	img := d.state.volumeImage(v.ID)
@@ -264,6 +270,11 @@ func (c controller) response(v volume, src *csi.VolumeContentSource) *csi.Volume
 		// it to find the node or NAS that serves the data) and share.
 		out.VolumeContext[ServerParameter], out.VolumeContext[ShareParameter] = v.Server, v.Share
 	}
+	if v.CephPath != "" {
+		// what each node's ceph-fuse mounts: no server (Ceph's placement
+		// labels come from the class's annotation, not a serving node)
+		out.VolumeContext[CephConfParameter], out.VolumeContext[CephPathParameter] = v.CephConf, cephfsRoot(v)
+	}
 	if v.Node != "" {
 		out.AccessibleTopology = []*csi.Topology{{Segments: map[string]string{TopologyKey: v.Node}}}
 	}
@@ -314,7 +325,7 @@ func (c controller) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeReque
 	if !ok || err != nil {
 		return &csi.DeleteVolumeResponse{}, err
 	}
-	if v.Mode == ModeNetfs {
+	if v.Mode.dirs() {
 		return &csi.DeleteVolumeResponse{}, c.deleteNetfs(v)
 	}
 	devs, err := d.disk.loopDevices(ctx, d.state.volumeImage(v.ID))
@@ -358,7 +369,7 @@ func (c controller) ControllerPublishVolume(ctx context.Context, req *csi.Contro
 	if slices.Contains(v.Published, req.GetNodeId()) {
 		return &csi.ControllerPublishVolumeResponse{PublishContext: ctxOut}, nil
 	}
-	if len(v.Published) > 0 && v.Mode != ModeNetfs {
+	if len(v.Published) > 0 && !v.Mode.dirs() {
 		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is attached to node %s", v.ID, v.Published[0])
 	}
 	v.Published = append(v.Published, req.GetNodeId())
@@ -433,8 +444,8 @@ func (c controller) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotR
 	if err != nil {
 		return nil, status.Errorf(codes.NotFound, "volume %q: %v", req.GetSourceVolumeId(), err)
 	}
-	if v.Mode == ModeNetfs {
-		return nil, status.Errorf(codes.InvalidArgument, "snapshots of netfs volume %s are not supported", v.ID)
+	if v.Mode.dirs() {
+		return nil, status.Errorf(codes.InvalidArgument, "snapshots of %s volume %s are not supported", v.Mode, v.ID)
 	}
 	sn := snapshot{ID: id, Name: req.GetName(), SourceVolume: v.ID, SizeBytes: v.SizeBytes, Block: v.Block, FsType: v.FsType, Created: time.Now().UTC()}
 	if err := d.disk.copyImage(ctx, d.state.volumeImage(v.ID), d.state.snapshotImage(id)); err != nil {
@@ -523,7 +534,7 @@ func (c controller) ControllerExpandVolume(ctx context.Context, req *csi.Control
 		if err := c.checkCapacity(size - v.SizeBytes); err != nil {
 			return nil, err
 		}
-		if v.Mode == ModeNetfs { // a directory: its size is only a number
+		if v.Mode.dirs() { // a directory: its size is only a number
 			v.SizeBytes = size
 			return &csi.ControllerExpandVolumeResponse{CapacityBytes: size}, errStatus(d.state.putVolume(v), "record size")
 		}

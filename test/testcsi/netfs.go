@@ -33,17 +33,17 @@ const fsNetfs = "fuse.sshfs"
 // netfsCapabilities accepts mount access from one node or many (a netfs
 // volume is a directory of a network filesystem: no block access, no
 // filesystem to choose).
-func netfsCapabilities(caps []*csi.VolumeCapability) error {
+func netfsCapabilities(mode Mode, caps []*csi.VolumeCapability) error {
 	if len(caps) == 0 {
 		return status.Error(codes.InvalidArgument, "no volume capabilities")
 	}
 	for _, c := range caps {
 		if c.GetMount() == nil {
-			return status.Error(codes.InvalidArgument, "netfs volumes are directories of a network filesystem: mount access only, block is not supported")
+			return status.Errorf(codes.InvalidArgument, "%s volumes are directories of a network filesystem: mount access only, block is not supported", mode)
 		}
-		if fs := c.GetMount().GetFsType(); fs != "" && fs != fsNetfs && fs != fsXFS {
+		if fs := c.GetMount().GetFsType(); fs != "" && fs != fsOf(mode) && fs != fsXFS {
 			// fstype xfs is csi-provisioner's --default-fstype, not the user's choice.
-			return status.Errorf(codes.InvalidArgument, "filesystem %q is not supported: netfs volumes are %s", fs, fsNetfs)
+			return status.Errorf(codes.InvalidArgument, "filesystem %q is not supported: %s volumes are %s", fs, mode, fsOf(mode))
 		}
 		if c.GetAccessMode().GetMode() == csi.VolumeCapability_AccessMode_UNKNOWN {
 			return status.Error(codes.InvalidArgument, "access mode missing")

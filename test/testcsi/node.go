@@ -78,8 +78,12 @@ func (n node) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeReque
 	if (req.GetVolumeCapability().GetBlock() != nil) != v.Block {
 		return nil, status.Errorf(codes.InvalidArgument, "volume %s is block=%v", v.ID, v.Block)
 	}
-	if v.Mode == ModeNetfs {
-		if err := d.disk.mountShare(ctx, v, req.GetStagingTargetPath(), req.GetVolumeCapability().GetMount().GetMountFlags()); err != nil {
+	if v.Mode.dirs() {
+		mount := d.disk.mountShare
+		if v.Mode == ModeCephFS {
+			mount = d.disk.mountCephFS
+		}
+		if err := mount(ctx, v, req.GetStagingTargetPath(), req.GetVolumeCapability().GetMount().GetMountFlags()); err != nil {
 			return nil, err
 		}
 		return &csi.NodeStageVolumeResponse{}, applyGroup(v, req.GetStagingTargetPath(), req.GetVolumeCapability().GetMount().GetVolumeMountGroup())
@@ -406,7 +410,7 @@ func (n node) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVolumeReq
 	if err != nil {
 		return nil, err
 	}
-	if v.Mode == ModeNetfs {
+	if v.Mode.dirs() {
 		return &csi.NodeExpandVolumeResponse{CapacityBytes: v.SizeBytes}, nil
 	}
 	var st staging

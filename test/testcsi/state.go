@@ -29,6 +29,10 @@ type volume struct {
 	// ShareParameter): Share/ID.
 	Server string `json:"server,omitempty"`
 	Share  string `json:"share,omitempty"`
+	// CephConf and CephPath are a cephfs volume's ceph.conf and the CephFS
+	// directory of Share (CephConfParameter, CephPathParameter).
+	CephConf string `json:"cephConf,omitempty"`
+	CephPath string `json:"cephPath,omitempty"`
 	// Static marks a static PV's netfs volume (staticNetfs), never recorded.
 	Static bool `json:"-"`
 }

@@ -55,10 +55,16 @@ const (
 	// the volume itself with sshfs, so two nodes are two clients of one
 	// export, as NFS clients are. No snapshots, clones or block access.
 	ModeNetfs Mode = "netfs"
+	// ModeCephFS volumes are directories of a CephFS (StorageClass
+	// parameters CephConfParameter, CephPathParameter and ShareParameter),
+	// usable from many nodes at once: each node mounts the volume itself
+	// with its own ceph-fuse client, from its own network, as a
+	// hyperconverged cluster's nodes do. No snapshots, clones or block access.
+	ModeCephFS Mode = "cephfs"
 )
 
 // Modes lists every mode, capable ones first.
-var Modes = []Mode{ModeLocal, ModeShared, ModeBadSnapshot, ModeStuckExpand, ModeRootOnly, ModeNoFsync, ModeNetfs}
+var Modes = []Mode{ModeLocal, ModeShared, ModeBadSnapshot, ModeStuckExpand, ModeRootOnly, ModeNoFsync, ModeNetfs, ModeCephFS}
 
 // ParseMode returns the mode named s.
 func ParseMode(s string) (Mode, error) {

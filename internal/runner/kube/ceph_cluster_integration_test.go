@@ -96,6 +96,9 @@ func TestClusterCephFSFromEveryNode(t *testing.T) {
 			t.Errorf("no result from node %s (seen %v)", n, seen)
 		}
 	}
+	start = time.Now()
+	checkCephFSClientPerNode(t, e, nodes[1], nodes[2])
+	t.Logf("one volume from two nodes, each through its own client, in %.1f s", time.Since(start).Seconds())
 }
 
 // cephUp brings Ceph with CephFS up in the test cluster for the test, and

@@ -30,7 +30,9 @@ func (r Remote) ImageBytes(ctx context.Context, pool, image string) (int64, erro
 }
 
 // Images lists the pool's images.
-func (r Remote) Images(ctx context.Context, pool string) ([]string, error) { return r.t.images(ctx, pool) }
+func (r Remote) Images(ctx context.Context, pool string) ([]string, error) {
+	return r.t.images(ctx, pool)
+}
 
 // MakeImage creates pool/image of sizeBytes (whole MiB, at least one) and
 // fills it once with incompressible data, so reads reach the OSDs; an
@@ -49,7 +51,9 @@ func (r Remote) RemoveImage(ctx context.Context, pool, image string) error {
 }
 
 // EngineTarget is fio's rbd engine on pool/image.
-func (r Remote) EngineTarget(pool, image string) *fio.EngineTarget { return r.t.engineTarget(pool, image) }
+func (r Remote) EngineTarget(pool, image string) *fio.EngineTarget {
+	return r.t.engineTarget(pool, image)
+}
 
 // InUse reads whether an image is open elsewhere (rbd status) before a
 // job writes it.

@@ -17,9 +17,9 @@ import (
 
 func TestParseRBDEngine(t *testing.T) {
 	tests := []struct {
-		target                           string
+		target                          string
 		pool, image, secret, rookNS, id string
-		wantErr                          string
+		wantErr                         string
 	}{
 		{target: "k8s:rbd:bench", pool: "bench", rookNS: DefaultRookNamespace},
 		{target: "k8s:rbd:bench/vm-1?secret=ceph/client-conf&id=bench", pool: "bench", image: "vm-1", secret: "ceph/client-conf", rookNS: DefaultRookNamespace, id: "bench"},

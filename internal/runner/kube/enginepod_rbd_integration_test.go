@@ -81,10 +81,12 @@ func TestClusterRBDEnginePodEveryNode(t *testing.T) {
 		t.Errorf("left in the cluster: %v (%v)", left, err)
 	}
 
-	// The image storbench did not make: a write suite is refused, from one
-	// node, and the image is as it was.
 	one := kind
 	one.Nodes = kubekit.NodeChoice{Names: nodes[:1]}
+	killedRun(t, ctx, c, one, target)
+
+	// The image storbench did not make: a write suite is refused, from one
+	// node, and the image is as it was.
 	g = openKind(t, ctx, one, kube.TargetPrefix+"rbd:rbd/keep?secret="+ns+"/"+secret)
 	err = runRefused(ctx, g.Targets)
 	if err == nil || !strings.Contains(err.Error(), "rbd:rbd/keep") {
@@ -98,6 +100,41 @@ func TestClusterRBDEnginePodEveryNode(t *testing.T) {
 		t.Errorf("images after the refused run: %v", imgs)
 	}
 	t.Logf("test (Ceph included) %.1f s", time.Since(t0).Seconds())
+}
+
+// killedRun: a run killed after one node's target was prepared leaves
+// its pod, the run's Secret and the node's image; the kind's cleanup
+// (storbench cleanup --run-id) removes all three, the image through a pod
+// of its own that mounts the Secret.
+func killedRun(t *testing.T, ctx context.Context, c *kubekit.Cluster, kind kube.Kind, target string) {
+	t.Helper()
+	const runID = "killed-rbd"
+	g := openKind(t, ctx, kind, target)
+	if _, err := g.Targets[0].Prepare(ctx, runner.Need{RunID: runID, FileSize: 8 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	image := "storbench-" + runID + "-" + kind.Nodes.Names[0]
+	if imgs := rbdImages(t, ctx); !slices.Contains(imgs, image) {
+		t.Fatalf("images of the killed run: %v, want %s among them", imgs, image)
+	}
+	t0 := time.Now()
+	rep, err := kind.Clean(ctx, kube.CleanOptions{RunID: runID, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cleanup of the killed run in %.1f s: deleted %v; notes %q", time.Since(t0).Seconds(), rep.Deleted, rep.Notes)
+	if len(rep.Failed) > 0 {
+		t.Errorf("cleanup failed: %+v", rep.Failed)
+	}
+	if imgs := rbdImages(t, ctx); slices.Contains(imgs, image) {
+		t.Errorf("images after cleanup: %v", imgs)
+	}
+	if _, err := c.Client.CoreV1().Secrets(c.Namespace()).Get(ctx, "storbench-"+runID+"-ceph", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the killed run's Secret after cleanup: %v", err)
+	}
+	if left, err := kubekit.FindLeftovers(ctx, c.Client, "", runID); err != nil || len(left) > 0 {
+		t.Errorf("left in the cluster after cleanup: %v (%v)", left, err)
+	}
 }
 
 // userCephSecret is a Secret with the client's ceph.conf from the test

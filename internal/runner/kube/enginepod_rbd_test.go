@@ -174,7 +174,7 @@ func TestRBDEngineSecret(t *testing.T) {
 // TestRBDPodRBAC: the block names every verb the engine uses on Secrets
 // and ConfigMaps, none required (class runs need none of them).
 func TestRBDPodRBAC(t *testing.T) {
-	want := map[string]bool{"create secrets": true, "delete secrets": true, "get secrets": true, "get configmaps": true}
+	want := map[string]bool{"create secrets": true, "delete secrets": true, "get secrets": true, "get configmaps": true, "list secrets": true}
 	for _, p := range RBDPodRBAC.Permissions {
 		if !want[p.String()] || p.Required || !p.Namespaced || p.Why == "" {
 			t.Errorf("unexpected permission %+v", p)
@@ -188,5 +188,42 @@ func TestRBDPodRBAC(t *testing.T) {
 		if p.Resource == "secrets" || p.Resource == "configmaps" {
 			t.Errorf("a class run's permissions name %s", p)
 		}
+	}
+}
+
+func TestKeyringClient(t *testing.T) {
+	for _, tt := range []struct{ keyring, want string }{
+		{"[client.bench]\nkey = K\n", "bench"},
+		{"  [client.admin]\n\tkey = K", "admin"},
+		{"[mon.]\nkey = K\n", "def"},
+		{"", "def"},
+	} {
+		if got := keyringClient(tt.keyring, "def"); got != tt.want {
+			t.Errorf("%q: %q, want %q", tt.keyring, got, tt.want)
+		}
+	}
+}
+
+// TestCleanRBDDryRun: the kind's cleanup lists the Secret a killed
+// k8s:rbd run left (and only storbench's k8s:rbd Secrets of that run),
+// and a dry run deletes nothing.
+func TestCleanRBDDryRun(t *testing.T) {
+	secret := func(name, runID, target string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "bench",
+			Labels:      map[string]string{kubekit.LabelManagedBy: kubekit.ManagedBy, kubekit.LabelRunID: runID},
+			Annotations: map[string]string{kubekit.AnnotationTarget: target}}}
+	}
+	f := kubekittest.NewFake(t,
+		secret("storbench-r1-ceph", "R1", "k8s:rbd:bench"),
+		secret("storbench-r2-ceph", "R2", "k8s:rbd:bench"),
+		secret("other", "R1", "k8s:rbd:bench"),
+		secret("storbench-r1-x-ceph", "R1-x", "k8s:fast"))
+	rep := &result.KubeCleanup{}
+	Kind{}.cleanRBD(context.Background(), f.Cluster(), "bench", CleanOptions{RunID: "R1", DryRun: true}, rep)
+	if len(rep.Found) != 1 || rep.Found[0].Name != "storbench-r1-ceph" || rep.Found[0].Kind != "secret" || len(rep.Deleted) != 0 {
+		t.Fatalf("found %+v, deleted %+v", rep.Found, rep.Deleted)
+	}
+	if _, err := f.Client.CoreV1().Secrets("bench").Get(context.Background(), "storbench-r1-ceph", metav1.GetOptions{}); err != nil {
+		t.Errorf("a dry run deleted it: %v", err)
 	}
 }

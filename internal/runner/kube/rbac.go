@@ -39,6 +39,7 @@ var RBDPodPermissions = []kubekit.Permission{
 	{Verb: "delete", Resource: "secrets", Namespaced: true, Why: "remove the run's Ceph configuration"},
 	{Verb: "get", Resource: "secrets", Namespaced: true, Why: "read the Ceph configuration Secret a k8s:rbd target names (?secret=), or Rook's rook-ceph-mon"},
 	{Verb: "get", Resource: "configmaps", Namespaced: true, Why: "read Rook's rook-ceph-mon-endpoints (the monitors) for a k8s:rbd target"},
+	{Verb: "list", Resource: "secrets", Namespaced: true, Why: "find the Ceph configurations killed k8s:rbd runs left, and so their images (cleanup)"},
 }
 
 // RBDPodRBAC is k8s:rbd:POOL's block, opt-in: it is not in

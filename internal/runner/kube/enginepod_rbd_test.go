@@ -13,6 +13,7 @@ import (
 	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/kubekit/kubekittest"
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
 )
 
 func TestParseRBDEngine(t *testing.T) {
@@ -225,5 +226,35 @@ func TestCleanRBDDryRun(t *testing.T) {
 	}
 	if _, err := f.Client.CoreV1().Secrets("bench").Get(context.Background(), "storbench-r1-ceph", metav1.GetOptions{}); err != nil {
 		t.Errorf("a dry run deleted it: %v", err)
+	}
+}
+
+// TestRBDEngineDoctor: the doctor says what the pods would reach (pool,
+// client, monitors, where the configuration comes from), or why not.
+func TestRBDEngineDoctor(t *testing.T) {
+	tests := []struct {
+		target string
+		status result.CheckStatus
+		want   []string
+	}{
+		{"k8s:rbd:replicapool", result.CheckOK, []string{"pool replicapool", "client.admin", "mon host 10.0.0.1:6789", "Rook's rook-ceph-mon-endpoints"}},
+		{"k8s:rbd:bench/vm-1?secret=conf&id=bench", result.CheckOK, []string{"pool bench", "client.bench", "mon host 10.9.9.9", "the Secret conf", "existing RBD image bench/vm-1"}},
+		{"k8s:rbd:bench?rook=storage", result.CheckFail, []string{"storage/rook-ceph-mon-endpoints"}},
+	}
+	for _, tt := range tests {
+		f := kubekittest.NewFake(t, rookObjects(DefaultRookNamespace)...)
+		sp, _, err := Kind{}.Parse(tt.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checks := bindEngine(sp.(EngineSpec).engine, f.Cluster()).doctor(context.Background(), runner.Options{})
+		if len(checks) != 1 || checks[0].Status != tt.status {
+			t.Fatalf("%s: %+v", tt.target, checks)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(checks[0].Detail, w) {
+				t.Errorf("%s: %q lacks %q", tt.target, checks[0].Detail, w)
+			}
+		}
 	}
 }

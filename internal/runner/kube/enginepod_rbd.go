@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -314,7 +315,13 @@ func (e *rbdEngine) config(ctx context.Context) (cephConfig, error) {
 		if id == "" {
 			id = "admin"
 		}
-		return cephConfig{conf: s.Data["ceph.conf"], keyring: s.Data["keyring"], id: id}, nil
+		// Ceph's parser refuses a last line without its newline, which
+		// kubectl create secret --from-literal="$(cat ceph.conf)" drops.
+		conf := s.Data["ceph.conf"]
+		if conf[len(conf)-1] != '\n' {
+			conf = append(slices.Clone(conf), '\n')
+		}
+		return cephConfig{conf: conf, keyring: s.Data["keyring"], id: id}, nil
 	}
 	cm, err := core.ConfigMaps(e.rookNS).Get(ctx, rookMonEndpoints, metav1.GetOptions{})
 	if err != nil {

@@ -107,7 +107,7 @@ func rookObjects(ns string) []runtime.Object {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: rookMonSecret, Namespace: ns},
 			Data: map[string][]byte{"ceph-username": []byte("client.admin"), "ceph-secret": []byte("AQBkey==")}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "conf", Namespace: "bench"},
-			Data: map[string][]byte{"ceph.conf": []byte("[global]\nmon_host = 10.9.9.9\n")}},
+			Data: map[string][]byte{"ceph.conf": []byte("[global]\nmon_host = 10.9.9.9")}}, // no last newline
 	}
 }
 
@@ -148,7 +148,7 @@ func TestRBDEngineSecret(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(s.Data["ceph.conf"]), tt.wantConf) || !strings.Contains(string(s.Data["keyring"]), tt.wantKeyring) ||
+			if !strings.Contains(string(s.Data["ceph.conf"]), tt.wantConf) || !strings.HasSuffix(string(s.Data["ceph.conf"]), "\n") || !strings.Contains(string(s.Data["keyring"]), tt.wantKeyring) ||
 				s.Labels[kubekit.LabelRunID] != "R1" {
 				t.Errorf("the run's Secret: %v %q", s.Labels, s.Data)
 			}

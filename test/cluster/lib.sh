@@ -14,8 +14,9 @@ ETCD_PORT=${ETCD_PORT:-2379} API_PORT=${API_PORT:-6443} KWOK_PORT=${KWOK_PORT:-1
 BRIDGE=${CLUSTER_BRIDGE:-sbbr0} BRIDGE_IP=${CLUSTER_BRIDGE_IP:-10.98.0.1} BRIDGE_NET=10.98.0
 NETFS_PORT=${NETFS_PORT:-2022}          # the sftp server of the network filesystem, on its node's address
 # FIO_ARCHIVE is REAL_IMAGE's archive in $BIN/images, named by its content: a new name when the
-# content changes (gfapi: Gluster's translators added), so a cached older archive is built again.
-FIO_ARCHIVE=fio-gfapi.tar
+# content changes (gfapi: Gluster's translators added; rbd: the rbd CLI and Ceph's plugins), so a
+# cached older archive is built again.
+FIO_ARCHIVE=fio-gfapi-rbd.tar
 REAL_IMAGE=localhost/kreal/fio:3.33 TOOLS_IMAGE=localhost/kreal/tools:1 PAUSE_IMAGE=localhost/kreal/pause:3.10
 export GOFLAGS=-buildvcs=false
 export KUBECONFIG=$RUN/kubeconfig

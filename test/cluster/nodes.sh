@@ -3,7 +3,8 @@
 # modules) + Debian's containerd 1.6 / runc / CNI plugins. Images are made locally from host
 # binaries by mkimage.py (nothing can be pulled): localhost/kreal/pause:3.10 (kubernetes'
 # pause.c, static), localhost/kreal/fio:3.33 (host fio + sh + coreutils, and Gluster's translators,
-# transports and auth modules that fio's gfapi engine loads at run time, which ldd does not list) and
+# transports and auth modules that fio's gfapi engine loads at run time, which ldd does not list;
+# the rbd CLI and Ceph's compressor and crypto plugins, for k8s:rbd:POOL's images) and
 # localhost/kreal/tools:1 (iperf3, sha256sum and the shell tools local-path-provisioner's
 # helper pods run).
 # Node 1, kreal-node, is the host's own: host network, 127.0.0.1. Node i >= 2, kreal-node-i,
@@ -29,6 +30,10 @@ CTR() { local i=$1; shift; ctr -a "$(sock "$i")" -n k8s.io "$@"; }
 gluster_plugins() { find /usr/lib/*/glusterfs/*/xlator /usr/lib/*/glusterfs/*/rpc-transport /usr/lib/*/glusterfs/*/auth \
   -name '*.so' 2>/dev/null | sort; }
 
+# ceph_plugins: the modules librados and librbd dlopen (compressors, crypto accelerators), which
+# ldd does not list either; mkimage.py adds each one's own library closure.
+ceph_plugins() { find /usr/lib/*/ceph/compressor /usr/lib/*/ceph/crypto -name '*.so' 2>/dev/null | sort; }
+
 build() { # kubelet from the control plane's module set, the pause binary, the image archives
   cd "$ROOT/src"
   grep -q cmd/kubelet tools.go || { sed -i 's#^)$#\t_ "k8s.io/kubernetes/cmd/kubelet"\n)#' tools.go; go mod tidy; }
@@ -49,7 +54,7 @@ build() { # kubelet from the control plane's module set, the pause binary, the i
     /usr/bin/timeout /usr/bin/stat /usr/bin/head /usr/bin/tail /usr/bin/wc /usr/bin/date /usr/bin/env /usr/bin/id /usr/bin/uname \
     /usr/bin/nproc /usr/bin/dd /usr/bin/grep /usr/bin/sed /usr/bin/mawk=/usr/bin/awk /usr/bin/sha256sum /usr/bin/tr /usr/bin/cut \
     /usr/bin/sort /usr/bin/mv /usr/bin/cp /usr/bin/touch /usr/bin/readlink /usr/bin/basename /usr/bin/dirname /usr/bin/find /usr/bin/xargs \
-    $(gluster_plugins)
+    /usr/bin/rbd $(gluster_plugins) $(ceph_plugins)
   [ -f tools.tar ] || python3 "$CLUSTER_DIR/mkimage.py" "$TOOLS_IMAGE" tools.tar \
     '["/bin/sh","-c","exec sleep infinity"]' \
     /usr/bin/iperf3 /bin/sh /bin/sleep /bin/cat /bin/ls /bin/mkdir /bin/rm /bin/rmdir /bin/chmod /bin/chown /bin/echo /bin/true \

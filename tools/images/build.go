@@ -78,8 +78,45 @@ func GlusterPlugins(t Tree, p Platform) ([]string, error) {
 	return out, nil
 }
 
+// CephPackage holds the rbd CLI, with which k8s:rbd:POOL's pods make
+// and remove their images, and the compressor and crypto modules librados
+// loads at run time (CephPlugins). It is taken without its dependencies
+// (the ceph CLI's Python): the rbd CLI's libraries beyond fio's are
+// CephLibPackages.
+const CephPackage = "ceph-common"
+
+// CephLibPackages are the packages of the libraries the rbd CLI and
+// Ceph's modules link that fio's closure lacks.
+var CephLibPackages = []string{"libboost-program-options1.74.0", "libncurses6", "libsnappy1v5", "liblz4-1"}
+
+// CephPluginDirs are the folders under /usr/lib/TRIPLET/ceph whose
+// modules librados loads with dlopen (a compressed pool, a crypto
+// accelerator), which no ELF lists.
+var CephPluginDirs = []string{"compressor", "crypto"}
+
+// CephPlugins are the shared objects of CephPluginDirs in the tree, as
+// image paths, sorted; at least one compressor.
+func CephPlugins(t Tree, p Platform) ([]string, error) {
+	var out []string
+	for _, d := range CephPluginDirs {
+		found, err := filepath.Glob(filepath.Join(t.Root, "usr/lib", p.Triplet, "ceph", d, "*.so"))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range found {
+			out = append(out, "/"+filepath.ToSlash(strings.TrimPrefix(f, t.Root+string(filepath.Separator))))
+		}
+	}
+	if !slices.ContainsFunc(out, func(f string) bool { return strings.Contains(f, "/ceph/compressor/") }) {
+		return nil, fmt.Errorf("no Ceph compressor modules under /usr/lib/%s/ceph/compressor (package %s)", p.Triplet, CephPackage)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // Fetch downloads and unpacks, for p, fio with its library packages,
-// busybox-static, Gluster's modules (GlusterPackage) with theirs, and
+// busybox-static, Gluster's modules (GlusterPackage) with theirs, the
+// rbd CLI and Ceph's modules (CephPackage, CephLibPackages), and
 // ca-certificates, into a new folder under work.
 func Fetch(p Platform, cacheDir, work string) (*Sources, error) {
 	d := &Debian{Arch: p.DebianArch, Dir: filepath.Join(cacheDir, p.DebianArch), MaxListAge: 7 * 24 * 3600e9}
@@ -87,11 +124,11 @@ func Fetch(p Platform, cacheDir, work string) (*Sources, error) {
 	if err != nil {
 		return nil, err
 	}
-	names, err := d.Closure("fio", "busybox-static", GlusterPackage)
+	names, err := d.Closure(append([]string{"fio", "busybox-static", GlusterPackage}, CephLibPackages...)...)
 	if err != nil {
 		return nil, err
 	}
-	pkgs, err := d.Download(append(names, "ca-certificates"))
+	pkgs, err := d.Download(append(names, "ca-certificates", CephPackage))
 	if err != nil {
 		return nil, err
 	}
@@ -183,15 +220,20 @@ var FioCommand = []string{"sh", "-c", "echo storbench fio image; exec sleep 2147
 // FioImage is the fio image for p: Debian's fio with every shared library
 // it loads (from the same architecture's packages), busybox as sh and the
 // tools storbench runs in a pod, and Gluster's modules that fio's gfapi
-// engines load (GlusterPlugins, with their libraries), run as root as
-// storbench's pods are.
+// engines load (GlusterPlugins, with their libraries), the rbd CLI and
+// Ceph's modules (CephPlugins), run as root as storbench's pods are.
 func FioImage(p Platform, m Meta, src *Sources) (v1.Image, error) {
 	t := src.Tree
 	plugins, err := GlusterPlugins(t, p)
 	if err != nil {
 		return nil, err
 	}
-	need, err := t.Needs(append([]string{"/usr/bin/fio", "/bin/busybox"}, plugins...)...)
+	cephPlugins, err := CephPlugins(t, p)
+	if err != nil {
+		return nil, err
+	}
+	plugins = append(plugins, cephPlugins...)
+	need, err := t.Needs(append([]string{"/usr/bin/fio", "/usr/bin/rbd", "/bin/busybox"}, plugins...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -204,8 +246,8 @@ func FioImage(p Platform, m Meta, src *Sources) (v1.Image, error) {
 	}
 	base := append(accounts("nobody", 65534), Entry{Path: "/storbench", Type: tar.TypeDir, Mode: 0o777})
 	fioVersion := src.Version("fio")
-	// Gluster's modules are loaded by path: their folders stay off the
-	// search path.
+	// Gluster's and Ceph's modules are loaded by path: their folders stay
+	// off the search path.
 	pluginDirs := map[string]bool{}
 	for _, pl := range plugins {
 		pluginDirs[path.Dir(pl)] = true
@@ -223,9 +265,9 @@ func FioImage(p Platform, m Meta, src *Sources) (v1.Image, error) {
 		Cmd:        FioCommand,
 		WorkingDir: "/storbench",
 		Env:        []string{"PATH=/usr/bin:/bin:/usr/sbin:/sbin", "LD_LIBRARY_PATH=" + strings.Join(libDirs, ":")},
-		Labels: labels(m, "storbench-fio", "fio "+fioVersion+" (Debian's, with libaio and Gluster's gfapi modules) for storbench's Kubernetes targets",
+		Labels: labels(m, "storbench-fio", "fio "+fioVersion+" (Debian's, with libaio, Gluster's gfapi modules and the rbd CLI) for storbench's Kubernetes targets",
 			map[string]string{LabelFioVersion: fioVersion, "io.storbench.busybox.version": src.Version("busybox-static"),
-				"io.storbench.glusterfs.version": src.Version(GlusterPackage)}),
+				"io.storbench.glusterfs.version": src.Version(GlusterPackage), "io.storbench.ceph.version": src.Version(CephPackage)}),
 	}
 	return image(p, m, cfg, base, files)
 }

@@ -93,7 +93,7 @@ func Doctor(ctx context.Context, c *kubekit.Cluster, o DoctorOptions) []result.C
 	}
 	out = append(out, kubekit.PodSecurityCheck(ctx, c))
 	out = append(out, telemetryChecks(ctx, c)...) // doctor_telemetry.go
-	out = append(out, kubekit.FeatureChecks(ctx, c, slices.Concat(o.RBAC, []kubekit.RBACFeature{KubeletStatsRBAC}))...)
+	out = append(out, kubekit.FeatureChecks(ctx, c, slices.Concat(o.RBAC, []kubekit.RBACFeature{KubeletStatsRBAC, RBDPodRBAC}))...)
 	return out
 }
 

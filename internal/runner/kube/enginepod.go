@@ -18,6 +18,7 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/gluster"
+	"github.com/storbench/storbench/internal/safety"
 )
 
 // podEngine is a target that fio reaches through an I/O engine of its own
@@ -43,8 +44,12 @@ type podEngine interface {
 	doctor(ctx context.Context, o runner.Options) []result.Check
 }
 
-// parseEngine recognises k8s:ENGINETARGET: k8s:gluster://SERVER/VOLUME.
+// parseEngine recognises k8s:ENGINETARGET: k8s:gluster://SERVER/VOLUME,
+// k8s:rbd:POOL[/IMAGE][?...] (enginepod_rbd.go).
 func parseEngine(rest string) (runner.Spec, bool, error) {
+	if strings.HasPrefix(rest, rbdScheme) {
+		return parseRBDEngine(rest)
+	}
 	if !strings.HasPrefix(rest, gluster.Scheme) {
 		return nil, false, nil
 	}
@@ -54,6 +59,42 @@ func parseEngine(rest string) (runner.Spec, bool, error) {
 			runner.Field("Targets"), TargetPrefix, rest, TargetPrefix, runner.Field("Kube.Nodes"), runner.Field("Kube.NodeSelector"))
 	}
 	return EngineSpec{engine: glusterEngine{spec: s.(gluster.Spec)}}, true, nil
+}
+
+// podEngineSetup is an engine whose pods need more than the shared
+// setup: podSpec adds what each pod needs (the cluster's configuration),
+// podSetUp runs in each pod once it is ready (the rbd CLI there makes
+// the node's image) and returns what the node's target carries.
+type podEngineSetup interface {
+	podSpec(pod *corev1.Pod, runID string)
+	podSetUp(ctx context.Context, runID, node string, size int64, cmder *kubekit.PodCmder) (*podStage, error)
+}
+
+// podStage is what podSetUp made in one pod: the target's labels and
+// notices, the engine names its jobs own, how to read whether a name is
+// in use (Prepared.EngineFacts), the file fio uses, and undo, which runs
+// in the pod before it goes.
+type podStage struct {
+	labels  map[string]string
+	notices []string
+	owned   []string
+	facts   safety.EngineFacts
+	file    fio.File
+	undo    func(context.Context) error
+}
+
+// clusterEngine is an engine that works with the cluster's API itself
+// (the rbd engine's Secret): bind gives it the run's cluster.
+type clusterEngine interface {
+	bind(c *kubekit.Cluster) podEngine
+}
+
+// bindEngine is e bound to cluster c when it needs one.
+func bindEngine(e podEngine, c *kubekit.Cluster) podEngine {
+	if ce, ok := e.(clusterEngine); ok && c != nil {
+		return ce.bind(c)
+	}
+	return e
 }
 
 // EngineSpec is an engine target reached from a pod on each chosen node:
@@ -161,6 +202,9 @@ func (t *EngineTarget) podSpec(name, ns, runID string, sel map[string]string) (*
 			pod.Spec.Volumes[i].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
 		}
 	}
+	if ps, ok := t.run.engine.(podEngineSetup); ok {
+		ps.podSpec(pod, runID)
+	}
 	return pod, nil
 }
 
@@ -173,11 +217,12 @@ func (t *EngineTarget) Prepare(ctx context.Context, need runner.Need) (_ *runner
 	}
 	name := objectName(need.RunID, t.base.index)
 	o := &objects{cluster: t.base.cluster, name: name, target: t.Name(), report: t.base.opts.Report, timeout: t.base.opts.Timeout}
+	stage := &podStage{undo: func(context.Context) error { return nil }}
 	defer func() {
 		if err != nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.base.opts.Timeout)
 			defer cancel()
-			if cerr := errors.Join(o.delete(cctx, false), t.run.release(cctx)); cerr != nil {
+			if cerr := errors.Join(stage.undo(cctx), o.delete(cctx, false), t.run.release(cctx)); cerr != nil {
 				err = errors.Join(err, fmt.Errorf("and cleaning up: %w", cerr))
 			}
 		}
@@ -192,11 +237,18 @@ func (t *EngineTarget) Prepare(ctx context.Context, need runner.Need) (_ *runner
 	if err != nil {
 		return nil, err
 	}
+	made, err := t.podSetUp(ctx, o, running, need)
+	if err != nil {
+		return nil, err
+	}
+	stage = made
+	env.notices = append(env.notices, stage.notices...)
 	labels := t.base.podLabels(env, running, 0)
 	for _, k := range []result.LabelKey{result.LabelK8sPVC, result.LabelStorageClass, result.LabelVolumeMode, result.LabelAccessMode, result.LabelPVCSize} {
 		delete(labels, string(k))
 	}
 	maps.Copy(labels, engineLabels)
+	maps.Copy(labels, stage.labels)
 	// The servers that are nodes hold the copies: the network round and
 	// the node samplers reach them, and the breakdown reads their links.
 	kubekit.ServersNodeLabels(ctx, t.base.cluster.Client, strings.Split(result.LabelVolumeServers.Of(labels), ","), labels)
@@ -209,9 +261,30 @@ func (t *EngineTarget) Prepare(ctx context.Context, need runner.Need) (_ *runner
 	}
 	p.File = t.run.engine.file(need.RunID, running.Spec.NodeName, need.FileSize)
 	p.Owned = t.run.engine.owned(need.RunID)
+	if stage.file.Engine != nil {
+		p.File, p.Owned, p.EngineFacts = stage.file, stage.owned, stage.facts
+	}
 	podCleanup := p.Cleanup
-	p.Cleanup = func(ctx context.Context) error { return errors.Join(podCleanup(ctx), t.run.release(ctx)) }
+	// The pod's own stage goes first, in the pod, before the pod goes.
+	p.Cleanup = func(ctx context.Context) error {
+		return errors.Join(stage.undo(ctx), podCleanup(ctx), t.run.release(ctx))
+	}
 	return p, nil
+}
+
+// podSetUp runs the engine's setup in the node's running pod, when the
+// engine has one (podEngineSetup); an empty stage otherwise.
+func (t *EngineTarget) podSetUp(ctx context.Context, o *objects, running *corev1.Pod, need runner.Need) (*podStage, error) {
+	ps, ok := t.run.engine.(podEngineSetup)
+	if !ok {
+		return &podStage{undo: func(context.Context) error { return nil }}, nil
+	}
+	cmder := &kubekit.PodCmder{Exec: t.base.cluster.Exec, Namespace: o.ns, Pod: o.name, Container: kubekit.ContainerName}
+	stage, err := ps.podSetUp(ctx, need.RunID, running.Spec.NodeName, need.FileSize, cmder)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
+	}
+	return stage, nil
 }
 
 // lookUp reads the namespace and the node, as a class target's does,

@@ -108,7 +108,7 @@ func (k Kind) Open(ctx context.Context, specs []runner.Spec, o runner.GroupOptio
 	g := &runner.Group{Memory: []runner.Memory{mem}}
 	for i, class := range classes {
 		es, engine := specs[i].(EngineSpec)
-		run := &engineRun{engine: es.engine}
+		run := &engineRun{engine: bindEngine(es.engine, cluster)}
 		for _, n := range nodes {
 			if engine {
 				g.Targets = append(g.Targets, newEngineTarget(cluster, run, n, len(g.Targets)+1, opts))
@@ -130,11 +130,17 @@ var _ runner.KindDoctor = Kind{}
 // Doctor implements runner.KindDoctor: a class is checked with the
 // cluster (storbench doctor's K8s checks), not as a target; an engine
 // target's engine is checked where storbench runs.
-func (Kind) Doctor(ctx context.Context, specs []runner.Spec, o runner.Options) []result.Check {
+func (k Kind) Doctor(ctx context.Context, specs []runner.Spec, o runner.Options) []result.Check {
 	var out []result.Check
 	for _, s := range specs {
 		if es, ok := s.(EngineSpec); ok {
-			out = append(out, es.engine.doctor(ctx, o)...)
+			eng := es.engine
+			if _, ok := eng.(clusterEngine); ok {
+				if c, err := kubekit.Connect(k.Cluster); err == nil {
+					eng = bindEngine(eng, c)
+				}
+			}
+			out = append(out, eng.doctor(ctx, o)...)
 			continue
 		}
 		out = append(out, result.Check{Area: "targets", Name: s.String(), Status: result.CheckInfo,

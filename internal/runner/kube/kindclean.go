@@ -99,6 +99,7 @@ func (k Kind) Clean(ctx context.Context, req CleanOptions) (*result.KubeCleanup,
 		}
 		sort.Slice(rep.Failed, func(i, j int) bool { return rep.Failed[i].String() < rep.Failed[j].String() })
 	}
+	k.cleanRBD(wctx, c, rep.Namespace, req, rep) // kindclean_rbd.go: k8s:rbd runs' Secrets and images
 	if vols, err := kubekit.FindReleasedVolumes(wctx, c.Client); err == nil {
 		rep.Volumes = append(rep.Volumes, vols...)
 	} else if !apierrors.IsForbidden(err) {

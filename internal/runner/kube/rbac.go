@@ -28,3 +28,23 @@ var Permissions = []kubekit.Permission{
 	{Verb: "list", Group: "snapshot.storage.k8s.io", Resource: "volumesnapshotclasses", Why: "snapshot support (classes)"},
 	{Verb: "list", Resource: "pods", Why: "check provisioner health (Longhorn manager pods)"},
 }
+
+// RBDPodPermissions are what k8s:rbd:POOL does beyond a run's usual
+// objects (enginepod_rbd.go): the run's own Secret with the Ceph
+// configuration, made in storbench's namespace and deleted after the
+// run, read from the Secret the user names or from Rook's objects (in
+// Rook's namespace, rook-ceph by default: grant those two there).
+var RBDPodPermissions = []kubekit.Permission{
+	{Verb: "create", Resource: "secrets", Namespaced: true, Why: "the run's Ceph configuration for its rbd pods"},
+	{Verb: "delete", Resource: "secrets", Namespaced: true, Why: "remove the run's Ceph configuration"},
+	{Verb: "get", Resource: "secrets", Namespaced: true, Why: "read the Ceph configuration Secret a k8s:rbd target names (?secret=), or Rook's rook-ceph-mon"},
+	{Verb: "get", Resource: "configmaps", Namespaced: true, Why: "read Rook's rook-ceph-mon-endpoints (the monitors) for a k8s:rbd target"},
+	{Verb: "list", Resource: "secrets", Namespaced: true, Why: "find the Ceph configurations killed k8s:rbd runs left, and so their images (cleanup)"},
+}
+
+// RBDPodRBAC is k8s:rbd:POOL's block, opt-in: it is not in
+// deploy/base/rbac.yaml, since reading Secrets is more than class runs
+// need; the doctor reports whether it is granted.
+var RBDPodRBAC = kubekit.RBACFeature{Name: "Ceph RBD from pods (k8s:rbd:POOL)", Permissions: RBDPodPermissions,
+	Unlocks: "fio's rbd engine from a pod on each node, with the Ceph configuration from a named Secret or Rook's objects",
+	Grant:   "a Role in storbench's namespace with these verbs on secrets (and, for Rook's objects, get on secrets and configmaps in Rook's namespace): see docs/ceph.md"}

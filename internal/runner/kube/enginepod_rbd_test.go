@@ -1,0 +1,260 @@
+package kube
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/storbench/storbench/internal/kubekit"
+	"github.com/storbench/storbench/internal/kubekit/kubekittest"
+	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/internal/runner"
+)
+
+func TestParseRBDEngine(t *testing.T) {
+	tests := []struct {
+		target                          string
+		pool, image, secret, rookNS, id string
+		wantErr                         string
+	}{
+		{target: "k8s:rbd:bench", pool: "bench", rookNS: DefaultRookNamespace},
+		{target: "k8s:rbd:bench/vm-1?secret=ceph/client-conf&id=bench", pool: "bench", image: "vm-1", secret: "ceph/client-conf", rookNS: DefaultRookNamespace, id: "bench"},
+		{target: "k8s:rbd:replicapool?rook=storage", pool: "replicapool", rookNS: "storage"},
+		{target: "k8s:rbd:bench?secret=conf", pool: "bench", secret: "conf", rookNS: DefaultRookNamespace},
+		{target: "k8s:rbd:", wantErr: "no pool"},
+		{target: "k8s:rbd:bench/", wantErr: "an empty image name"},
+		{target: "k8s:rbd:bench/ns/img", wantErr: "hold no '/'"},
+		{target: "k8s:rbd:bench?conf=/etc/ceph/ceph.conf", wantErr: `unknown setting "conf"`},
+		{target: "k8s:rbd:bench?secret=a&rook=b", wantErr: "not both"},
+		{target: "k8s:rbd:bench?secret=", wantErr: "wants one value"},
+		{target: "k8s:rbd:bench?secret=a/b/c", wantErr: "secret=NAMESPACE/NAME"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			sp, ok, err := Kind{}.Parse(tt.target)
+			if !ok {
+				t.Fatal("not recognised")
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "k8s:rbd:POOL") {
+					t.Fatalf("err %v, want %q and the syntax", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := sp.(EngineSpec).engine.(*rbdEngine)
+			if e.pool != tt.pool || e.image != tt.image || e.secret != tt.secret || e.rookNS != tt.rookNS || e.id != tt.id {
+				t.Errorf("engine %+v", e)
+			}
+			if sp.String() != tt.target {
+				t.Errorf("String() = %s", sp.String())
+			}
+			want := "a new RBD image storbench-RUNID-NODE per node"
+			if tt.image != "" {
+				want = "read only, written only when destructive names rbd:" + tt.pool + "/" + tt.image
+			}
+			if !strings.Contains(sp.Describe(), want) {
+				t.Errorf("Describe() = %q lacks %q", sp.Describe(), want)
+			}
+		})
+	}
+}
+
+// TestRookConfig: Rook's mon endpoints and key become the ceph.conf and
+// keyring Rook's toolbox writes.
+func TestRookConfig(t *testing.T) {
+	tests := []struct {
+		endpoints, user, key string
+		mons, id, wantErr    string
+	}{
+		{endpoints: "a=10.0.0.1:6789,b=10.0.0.2:6789,c=10.0.0.3:6789", user: "client.admin", key: "AQB==", mons: "10.0.0.1:6789,10.0.0.2:6789,10.0.0.3:6789", id: "admin"},
+		{endpoints: "a=[v2:10.0.0.1:3300,v1:10.0.0.1:6789]", user: "admin", key: "K", mons: "[v2:10.0.0.1:3300,v1:10.0.0.1:6789]", id: "admin"},
+		{endpoints: "mon-x=10.1.1.1:6789", user: "client.rook-bench", key: "K", mons: "10.1.1.1:6789", id: "rook-bench"},
+		{endpoints: "", user: "client.admin", key: "K", wantErr: "no mon endpoints"},
+		{endpoints: "a=10.0.0.1:6789", user: "client.admin", key: "", wantErr: "no key"},
+	}
+	for _, tt := range tests {
+		cfg, err := rookConfig(tt.endpoints, tt.user, tt.key)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%q: err %v, want %q", tt.endpoints, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantConf := "[global]\nmon host = " + tt.mons + "\n\n[client." + tt.id + "]\nkeyring = /etc/ceph/keyring\n"
+		if string(cfg.conf) != wantConf || string(cfg.keyring) != "[client."+tt.id+"]\nkey = "+tt.key+"\n" || cfg.id != tt.id {
+			t.Errorf("%q: conf %q keyring %q id %q", tt.endpoints, cfg.conf, cfg.keyring, cfg.id)
+		}
+		if monHost(cfg.conf) != tt.mons {
+			t.Errorf("monHost = %q", monHost(cfg.conf))
+		}
+	}
+}
+
+func rookObjects(ns string) []runtime.Object {
+	return []runtime.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: rookMonEndpoints, Namespace: ns}, Data: map[string]string{"data": "a=10.0.0.1:6789"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: rookMonSecret, Namespace: ns},
+			Data: map[string][]byte{"ceph-username": []byte("client.admin"), "ceph-secret": []byte("AQBkey==")}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "conf", Namespace: "bench"},
+			Data: map[string][]byte{"ceph.conf": []byte("[global]\nmon_host = 10.9.9.9")}}, // no last newline
+	}
+}
+
+// TestRBDEngineSecret: the run's Secret holds the configuration read from
+// Rook's objects or the named Secret, the pods mount it, and it goes with
+// the run; what cannot be read is said with where it was looked for.
+func TestRBDEngineSecret(t *testing.T) {
+	tests := []struct {
+		target, wantConf, wantKeyring, wantErr string
+	}{
+		{target: "k8s:rbd:replicapool", wantConf: "mon host = 10.0.0.1:6789", wantKeyring: "key = AQBkey=="},
+		{target: "k8s:rbd:replicapool?rook=storage", wantErr: "Rook's ConfigMap storage/rook-ceph-mon-endpoints"},
+		{target: "k8s:rbd:bench?secret=conf", wantConf: "mon_host = 10.9.9.9"},
+		{target: "k8s:rbd:bench?secret=bench/conf&id=x", wantConf: "mon_host = 10.9.9.9"},
+		{target: "k8s:rbd:bench?secret=other/conf", wantErr: "reading Secret other/conf"},
+		{target: "k8s:rbd:replicapool?id=bench", wantErr: "holds the key of client.admin, not client.bench"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			f := kubekittest.NewFake(t, rookObjects(DefaultRookNamespace)...)
+			sp, _, err := Kind{}.Parse(tt.target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := bindEngine(sp.(EngineSpec).engine, f.Cluster())
+			ctx := context.Background()
+			labels, notices, err := e.setUp(ctx, "R1")
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := f.Client.CoreV1().Secrets("bench").Get(ctx, "storbench-r1-ceph", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(s.Data["ceph.conf"]), tt.wantConf) || !strings.HasSuffix(string(s.Data["ceph.conf"]), "\n") || !strings.Contains(string(s.Data["keyring"]), tt.wantKeyring) ||
+				s.Labels[kubekit.LabelRunID] != "R1" {
+				t.Errorf("the run's Secret: %v %q", s.Labels, s.Data)
+			}
+			if result.LabelCephPool.Of(labels) == "" || len(notices) != 1 || !strings.Contains(notices[0], "Secret bench/storbench-r1-ceph") {
+				t.Errorf("labels %v, notices %q", labels, notices)
+			}
+			pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: kubekit.ContainerName}}}}
+			e.(podEngineSetup).podSpec(pod, "R1")
+			c := pod.Spec.Containers[0]
+			if len(pod.Spec.Volumes) != 1 || pod.Spec.Volumes[0].Secret.SecretName != "storbench-r1-ceph" ||
+				len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != RBDConfDir || !c.VolumeMounts[0].ReadOnly {
+				t.Errorf("pod: volumes %+v, mounts %+v", pod.Spec.Volumes, c.VolumeMounts)
+			}
+			if err := e.tearDown(ctx, "R1"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Client.CoreV1().Secrets("bench").Get(ctx, "storbench-r1-ceph", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the run's Secret after tearDown: %v", err)
+			}
+		})
+	}
+}
+
+// TestRBDPodRBAC: the block names every verb the engine uses on Secrets
+// and ConfigMaps, none required (class runs need none of them).
+func TestRBDPodRBAC(t *testing.T) {
+	want := map[string]bool{"create secrets": true, "delete secrets": true, "get secrets": true, "get configmaps": true, "list secrets": true}
+	for _, p := range RBDPodRBAC.Permissions {
+		if !want[p.String()] || p.Required || !p.Namespaced || p.Why == "" {
+			t.Errorf("unexpected permission %+v", p)
+		}
+		delete(want, p.String())
+	}
+	for p := range want {
+		t.Errorf("missing %s", p)
+	}
+	for _, p := range Permissions {
+		if p.Resource == "secrets" || p.Resource == "configmaps" {
+			t.Errorf("a class run's permissions name %s", p)
+		}
+	}
+}
+
+func TestKeyringClient(t *testing.T) {
+	for _, tt := range []struct{ keyring, want string }{
+		{"[client.bench]\nkey = K\n", "bench"},
+		{"  [client.admin]\n\tkey = K", "admin"},
+		{"[mon.]\nkey = K\n", "def"},
+		{"", "def"},
+	} {
+		if got := keyringClient(tt.keyring, "def"); got != tt.want {
+			t.Errorf("%q: %q, want %q", tt.keyring, got, tt.want)
+		}
+	}
+}
+
+// TestCleanRBDDryRun: the kind's cleanup lists the Secret a killed
+// k8s:rbd run left (and only storbench's k8s:rbd Secrets of that run),
+// and a dry run deletes nothing.
+func TestCleanRBDDryRun(t *testing.T) {
+	secret := func(name, runID, target string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "bench",
+			Labels:      map[string]string{kubekit.LabelManagedBy: kubekit.ManagedBy, kubekit.LabelRunID: runID},
+			Annotations: map[string]string{kubekit.AnnotationTarget: target}}}
+	}
+	f := kubekittest.NewFake(t,
+		secret("storbench-r1-ceph", "R1", "k8s:rbd:bench"),
+		secret("storbench-r2-ceph", "R2", "k8s:rbd:bench"),
+		secret("other", "R1", "k8s:rbd:bench"),
+		secret("storbench-r1-x-ceph", "R1-x", "k8s:fast"))
+	rep := &result.KubeCleanup{}
+	Kind{}.cleanRBD(context.Background(), f.Cluster(), "bench", CleanOptions{RunID: "R1", DryRun: true}, rep)
+	if len(rep.Found) != 1 || rep.Found[0].Name != "storbench-r1-ceph" || rep.Found[0].Kind != "secret" || len(rep.Deleted) != 0 {
+		t.Fatalf("found %+v, deleted %+v", rep.Found, rep.Deleted)
+	}
+	if _, err := f.Client.CoreV1().Secrets("bench").Get(context.Background(), "storbench-r1-ceph", metav1.GetOptions{}); err != nil {
+		t.Errorf("a dry run deleted it: %v", err)
+	}
+}
+
+// TestRBDEngineDoctor: the doctor says what the pods would reach (pool,
+// client, monitors, where the configuration comes from), or why not.
+func TestRBDEngineDoctor(t *testing.T) {
+	tests := []struct {
+		target string
+		status result.CheckStatus
+		want   []string
+	}{
+		{"k8s:rbd:replicapool", result.CheckOK, []string{"pool replicapool", "client.admin", "mon host 10.0.0.1:6789", "Rook's rook-ceph-mon-endpoints"}},
+		{"k8s:rbd:bench/vm-1?secret=conf&id=bench", result.CheckOK, []string{"pool bench", "client.bench", "mon host 10.9.9.9", "the Secret conf", "existing RBD image bench/vm-1"}},
+		{"k8s:rbd:bench?rook=storage", result.CheckFail, []string{"storage/rook-ceph-mon-endpoints"}},
+	}
+	for _, tt := range tests {
+		f := kubekittest.NewFake(t, rookObjects(DefaultRookNamespace)...)
+		sp, _, err := Kind{}.Parse(tt.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checks := bindEngine(sp.(EngineSpec).engine, f.Cluster()).doctor(context.Background(), runner.Options{})
+		if len(checks) != 1 || checks[0].Status != tt.status {
+			t.Fatalf("%s: %+v", tt.target, checks)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(checks[0].Detail, w) {
+				t.Errorf("%s: %q lacks %q", tt.target, checks[0].Detail, w)
+			}
+		}
+	}
+}

@@ -58,7 +58,7 @@ func TestClusterCephOSDFailure(t *testing.T) {
 		start := time.Now()
 		runID := fmt.Sprintf("ceph%06x", time.Now().UnixNano()&0xffffff)
 		o := classcheck.Options{Class: "cephfs", Image: realImage, PullPolicy: corev1.PullNever, Timeout: 90 * time.Second, RunID: runID,
-			Only:        []string{classcheck.CheckCephOSDFailure},
+			Only: []string{classcheck.CheckCephOSDFailure},
 			// 10 s: the manager refreshes its PG figures every 5 s, so a
 			// 5 s hold once saw no degraded PG at all.
 			CephFailure: &classcheck.CephFailure{Ceph: cc, Where: "on this host (CEPH_CONF)", OSD: -1, Hold: 10 * time.Second},

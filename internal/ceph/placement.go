@@ -18,7 +18,15 @@ type Placement struct {
 	Pool  Pool
 	OSDs  []int    // sorted
 	Hosts []string // sorted, without repeats
+	// Undersized counts the PGs acting on fewer OSDs than the pool's
+	// size: an OSD that should hold them is down (it acts for none of
+	// them then, so OSDs does not list it).
+	Undersized int
 }
+
+// NoOSD is the OSD id Ceph puts in an acting set for a missing member
+// (CRUSH_ITEM_NONE: an erasure-coded PG's lost shard).
+const NoOSD = 2147483647
 
 // PoolPlacement reads pool's size (`osd pool ls detail`), the OSDs acting
 // for its PGs (`pg ls-by-pool`) and their crush hosts (`osd tree`).
@@ -51,7 +59,12 @@ func (c Client) PoolPlacement(ctx context.Context, pool string) (Placement, erro
 	}
 	inPool, hosts := map[int]bool{}, map[string]bool{}
 	for _, pg := range pgs {
+		members := 0
 		for _, id := range pg.Acting {
+			if id == NoOSD || id < 0 {
+				continue
+			}
+			members++
 			if !inPool[id] {
 				inPool[id] = true
 				pl.OSDs = append(pl.OSDs, id)
@@ -60,6 +73,9 @@ func (c Client) PoolPlacement(ctx context.Context, pool string) (Placement, erro
 				hosts[h] = true
 				pl.Hosts = append(pl.Hosts, h)
 			}
+		}
+		if members < pl.Pool.Size {
+			pl.Undersized++
 		}
 	}
 	sort.Ints(pl.OSDs)

@@ -2,8 +2,11 @@ package ceph
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,5 +62,54 @@ func TestFSDataPool(t *testing.T) {
 	}
 	if got, err := (Client{Cmder: replay{}}).FSDataPool(context.Background(), "cephfs"); got != "cephfs_data" || err != nil {
 		t.Errorf("FSDataPool(cephfs) = %q, %v", got, err)
+	}
+}
+
+// osdGone answers as replay does, but `pg ls-by-pool` without osd.gone in
+// any acting set: what Ceph lists once that OSD is down and its PGs peered
+// without it.
+type osdGone struct{ gone int }
+
+func (g osdGone) Command(ctx context.Context, name string, args ...string) execx.Cmd {
+	words := strings.Join(args[:len(args)-2], "-")
+	if words != "pg-ls-by-pool-rbd" {
+		return replay{}.Command(ctx, name, args...)
+	}
+	b, err := os.ReadFile(filepath.Join("testdata", words+".json"))
+	if err != nil {
+		panic(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		panic(err)
+	}
+	for _, pg := range doc["pg_stats"].([]any) {
+		m := pg.(map[string]any)
+		var acting []any
+		for _, id := range m["acting"].([]any) {
+			if int(id.(float64)) != g.gone {
+				acting = append(acting, id)
+			}
+		}
+		m["acting"] = acting
+	}
+	out, _ := json.Marshal(doc)
+	return execx.Local{}.Command(ctx, "printf", "%s", string(out))
+}
+
+// TestPoolPlacementUndersized: with osd.2 gone from every acting set the
+// pool's PGs are undersized, and the placement counts them (the runner
+// then names the down OSD); the healthy listing has none.
+func TestPoolPlacementUndersized(t *testing.T) {
+	pl, err := (Client{Cmder: replay{}}).PoolPlacement(context.Background(), "rbd")
+	if err != nil || pl.Undersized != 0 {
+		t.Fatalf("healthy: %d undersized, %v", pl.Undersized, err)
+	}
+	pl, err = (Client{Cmder: osdGone{gone: 2}}).PoolPlacement(context.Background(), "rbd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Undersized == 0 || slices.Contains(pl.OSDs, 2) {
+		t.Errorf("osd.2 gone: %d undersized, OSDs %v", pl.Undersized, pl.OSDs)
 	}
 }

@@ -45,6 +45,16 @@ func (t tools) osdTelemetry(ctx context.Context, pool string, labels map[string]
 		for _, id := range pl.OSDs {
 			inPool[id] = true
 		}
+		if pl.Undersized > 0 {
+			// The pool runs short of copies: the down OSDs that should
+			// hold them act for no PG, so the placement does not list
+			// them; they are the pool's (and named down).
+			for _, o := range all {
+				if !o.Up {
+					inPool[o.ID] = true
+				}
+			}
+		}
 		var figs []result.OSDFigures
 		addrs := map[int]string{}
 		for _, o := range all {

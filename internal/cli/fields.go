@@ -59,6 +59,8 @@ var flagOf = map[storbench.Field]string{
 	storbench.FieldFormat:         "--format",
 	storbench.FieldStatus:         "--status",
 	storbench.FieldMaxSize:        "--max-size",
+	storbench.FieldSweepClients:   "--clients",
+	storbench.FieldSweepMaxSize:   "--max-size",
 
 	storbench.FieldNodeChoiceNames:    "--nodes",
 	storbench.FieldNodeChoiceSelector: "--node-selector",

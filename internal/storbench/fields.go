@@ -67,6 +67,8 @@ const (
 	FieldFormat        Field = "Format"
 	FieldStatus        Field = "Status"
 	FieldMaxSize       Field = "MaxSize"
+	FieldSweepClients  Field = "Sweep.Clients"
+	FieldSweepMaxSize  Field = "Sweep.MaxSize"
 
 	// The fields of the requests below the library, which their
 	// refusals name.
@@ -86,7 +88,7 @@ var Fields = []Field{
 	FieldKube, FieldKubeTimeout, FieldKubeVolumeMode, FieldKubeAccessMode, FieldKubePullPolicy, FieldKubeSize,
 	FieldKubeNodes, FieldKubeSelector,
 	FieldMetric, FieldSince, FieldClass, FieldProfile, FieldNodeStop, FieldNodeInventory, FieldNodeHost, FieldNodeName, FieldPullPolicy,
-	FieldFor, FieldRunIDs, FieldDeviceSize, FieldFormat, FieldStatus, FieldMaxSize,
+	FieldFor, FieldRunIDs, FieldDeviceSize, FieldFormat, FieldStatus, FieldMaxSize, FieldSweepClients, FieldSweepMaxSize,
 	FieldNodeChoiceNames, FieldNodeChoiceSelector, FieldPodOverrides, FieldSnapshotClass, FieldNodeFailureHost,
 }
 

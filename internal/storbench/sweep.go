@@ -38,18 +38,18 @@ func applySweep(p *runPlan, req *RunRequest, suiteSet bool) error {
 	s := req.Sweep
 	if s.Clients == "" {
 		if s.MaxSize != "" || s.MaxClients != 0 {
-			return refusef("--max-size belongs to the sweep: add --clients 1,2,4,8 or --clients auto")
+			return refusef("%s belongs to the sweep: add %s 1,2,4,8 or %s auto", FieldSweepMaxSize, FieldSweepClients, FieldSweepClients)
 		}
 		return nil
 	}
 	plan := p.plan
 	switch {
 	case req.Round != result.RoundIsolated || !sweepRounds(req.Rounds):
-		return refusef("--clients is an experiment of its own: run it without --round, and with --rounds only network (the links first, on Kubernetes)")
+		return refusef("%s is an experiment of its own: run it without %s, and with %s only network (the links first, on Kubernetes)", FieldSweepClients, FieldRound, FieldRounds)
 	case plan.Suite == nil:
-		return refusef("--clients sweeps a suite workload: choose it with --workloads instead of --fio-job")
+		return refusef("%s sweeps a suite workload: choose it with %s instead of %s", FieldSweepClients, FieldWorkloads, FieldFioJob)
 	case req.Repeat > 1 || req.Measure != (MeasureRequest{}):
-		return refusef("--clients runs each step once: leave out --repeat and the measurement options")
+		return refusef("%s runs each step once: leave out %s and the measurement options", FieldSweepClients, FieldRepeat)
 	}
 	if !suiteSet && len(req.Workloads) == 0 {
 		if err := plan.Suite.Select([]string{DefaultSweepWorkload}); err != nil {
@@ -57,14 +57,14 @@ func applySweep(p *runPlan, req *RunRequest, suiteSet bool) error {
 		}
 	}
 	if len(plan.Suite.Workloads) != 1 {
-		return refusef("--clients sweeps one workload; the suite has %d: choose one with --workloads", len(plan.Suite.Workloads))
+		return refusef("%s sweeps one workload; the suite has %d: choose one with %s", FieldSweepClients, len(plan.Suite.Workloads), FieldWorkloads)
 	}
 	sw := &engine.Sweep{Workload: plan.Suite.Workloads[0], MaxClients: s.MaxClients}
 	if s.Clients != "auto" {
 		for _, f := range strings.Split(s.Clients, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil {
-				return refusef("--clients %s: give client counts (1,2,4,8) or auto", s.Clients)
+				return refusef("%s %s: give client counts (1,2,4,8) or auto", FieldSweepClients, s.Clients)
 			}
 			sw.Clients = append(sw.Clients, n)
 		}
@@ -72,12 +72,12 @@ func applySweep(p *runPlan, req *RunRequest, suiteSet bool) error {
 	if s.MaxSize != "" {
 		n, err := units.ParseSize(s.MaxSize)
 		if err != nil || n <= 0 {
-			return refusef("--max-size %s: give a size such as 1GiB", s.MaxSize)
+			return refusef("%s %s: give a size such as 1GiB", FieldSweepMaxSize, s.MaxSize)
 		}
 		sw.ClientSize = n
 	}
 	if err := sw.Validate(); err != nil {
-		return refuse(fmt.Errorf("--clients: %w", err))
+		return refusef("%s: %w", FieldSweepClients, err)
 	}
 	plan.Suite, plan.Sweep, plan.Round = nil, sw, engine.RoundSweep
 	return nil

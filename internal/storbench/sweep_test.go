@@ -27,11 +27,11 @@ func TestSweepRequest(t *testing.T) {
 			r.Sweep = SweepRequest{Clients: "auto", MaxSize: "64MiB"}
 			r.Workloads = []string{"rand-write-4k-qd1"}
 		}, workload: "rand-write-4k-qd1", size: 64 << 20},
-		{name: "suite of many", edit: func(r *RunRequest) { r.Sweep.Clients, r.Suite = "auto", "quick" }, err: "choose one with --workloads"},
-		{name: "not counts", edit: func(r *RunRequest) { r.Sweep.Clients = "1,two" }, err: "--clients 1,two: give client counts"},
+		{name: "suite of many", edit: func(r *RunRequest) { r.Sweep.Clients, r.Suite = "auto", "quick" }, err: "choose one with Workloads"},
+		{name: "not counts", edit: func(r *RunRequest) { r.Sweep.Clients = "1,two" }, err: "Sweep.Clients 1,two: give client counts"},
 		{name: "shrinking", edit: func(r *RunRequest) { r.Sweep.Clients = "4,2" }, err: "steps must grow"},
-		{name: "max size without a sweep", edit: func(r *RunRequest) { r.Sweep.MaxSize = "1GiB" }, err: "--max-size belongs to the sweep"},
-		{name: "bad size", edit: func(r *RunRequest) { r.Sweep = SweepRequest{Clients: "auto", MaxSize: "lots"} }, err: "--max-size lots"},
+		{name: "max size without a sweep", edit: func(r *RunRequest) { r.Sweep.MaxSize = "1GiB" }, err: "Sweep.MaxSize belongs to the sweep: add Sweep.Clients 1,2,4,8"},
+		{name: "bad size", edit: func(r *RunRequest) { r.Sweep = SweepRequest{Clients: "auto", MaxSize: "lots"} }, err: "Sweep.MaxSize lots"},
 		{name: "with the contention round", edit: func(r *RunRequest) { r.Sweep.Clients, r.Round = "auto", "contention" }, err: "an experiment of its own"},
 		{name: "after the network round", edit: func(r *RunRequest) {
 			r.Sweep.Clients, r.Rounds, r.Targets = "1,2", []string{"network"}, []string{"k8s:netfs"}

@@ -56,6 +56,10 @@ func TestFlagsToRequest(t *testing.T) {
 		{"inventory host without a path", []string{"--inventory", inv, "--hosts", "pis"}, "host pi01 of " + inv + " has no storbench_path: set it in the inventory or give --path"},
 		{"inventory pattern matching nothing", []string{"--inventory", inv, "--hosts", "nas", "--path", "/srv"}, `--hosts: host pattern "nas": "nas" matches no group or host in ` + inv},
 		{"bad label", []string{"-t", dir, "--label", "nokey"}, `--label "nokey": write it as key=value`},
+		{"sweep counts", []string{"-t", dir, "--clients", "1,two"}, "--clients 1,two: give client counts (1,2,4,8) or auto"},
+		{"sweep size alone", []string{"-t", dir, "--max-size", "1GiB"}, "--max-size belongs to the sweep: add --clients 1,2,4,8 or --clients auto"},
+		{"noise size", []string{"-t", dir, "--round", "contention", "--noise-size", "big"}, `--noise-size "big": give a size from 1MiB to 1TiB, such as 256MiB`},
+		{"noise size alone", []string{"-t", dir, "--noise-size", "1GiB"}, "--probe, --noise-target and --noise-size belong to the contention round: set --round contention"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/storbench/storbench/internal/cli"
 	"github.com/storbench/storbench/internal/kubekit"
@@ -64,16 +65,7 @@ the same labels: use --older-than or --run to leave a live run alone.`,
 	fl.StringVar(&f.hosts.SSH.Inventory, "inventory", "", "--ssh: Ansible inventory whose hosts to clean")
 	fl.StringVar(&f.hosts.SSH.Hosts, "hosts", "", "--ssh --inventory: the hosts, an Ansible pattern (default all)")
 	fl.StringVar(&f.hosts.SSH.Path, "path", "", "--ssh --inventory: the directory on every host without storbench_path")
-	fl.StringVar(&f.kube.Cluster.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, or in-cluster)")
-	fl.StringVar(&f.kube.Cluster.Context, "context", "", "kubeconfig context")
-	fl.StringVarP(&f.kube.Cluster.Namespace, "namespace", "n", "", "only this namespace (default: all namespaces, or storbench where listing them all is not allowed)")
-	fl.StringVar(&f.kube.RunID, "run", "", "only what this run left")
-	fl.DurationVar(&f.kube.OlderThan, "older-than", 0, "only objects created at least this long ago, e.g. 1h")
-	fl.BoolVar(&f.kube.DryRun, "dry-run", false, "list what would be removed, remove nothing")
-	fl.BoolVar(&f.kube.DeleteNamespace, "delete-namespace", false, "also delete namespaces storbench created, once empty of other objects")
-	fl.DurationVar(&f.kube.Timeout, "timeout", kubekit.DefaultTimeout, "bound on waiting for the objects to go")
-	fl.BoolVar(&f.kube.Ceph, "ceph", false, "--k8s: also let back the Ceph OSDs killed runs held down (classes --measure --ceph-osd-failure), with the ceph CLI on this host")
-	fl.StringVar(&f.kube.CephConf, "ceph-conf", "", "--k8s --ceph: the cluster's ceph.conf (default CEPH_CONF, /etc/ceph/ceph.conf)")
+	kubeFlags(fl, &f.kube)
 	check := cli.OutputFlag(cmd, &f.output, "table", "json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {
@@ -138,4 +130,19 @@ func finish(renderErr, cleanErr error) error {
 		return renderErr
 	}
 	return &cli.ExitError{Code: cli.ExitFailed, Err: cleanErr}
+}
+
+// kubeFlags are --k8s's flags (a local cleanup takes --run and --dry-run
+// from them too).
+func kubeFlags(fl *pflag.FlagSet, kube *storbench.KubeCleanupRequest) {
+	fl.StringVar(&kube.Cluster.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, or in-cluster)")
+	fl.StringVar(&kube.Cluster.Context, "context", "", "kubeconfig context")
+	fl.StringVarP(&kube.Cluster.Namespace, "namespace", "n", "", "only this namespace (default: all namespaces, or storbench where listing them all is not allowed)")
+	fl.StringVar(&kube.RunID, "run", "", "only what this run left")
+	fl.DurationVar(&kube.OlderThan, "older-than", 0, "only objects created at least this long ago, e.g. 1h")
+	fl.BoolVar(&kube.DryRun, "dry-run", false, "list what would be removed, remove nothing")
+	fl.BoolVar(&kube.DeleteNamespace, "delete-namespace", false, "also delete namespaces storbench created, once empty of other objects")
+	fl.DurationVar(&kube.Timeout, "timeout", kubekit.DefaultTimeout, "bound on waiting for the objects to go")
+	fl.BoolVar(&kube.Ceph, "ceph", false, "--k8s: also let back the Ceph OSDs killed runs held down (classes --measure --ceph-osd-failure), with the ceph CLI on this host")
+	fl.StringVar(&kube.CephConf, "ceph-conf", "", "--k8s --ceph: the cluster's ceph.conf (default CEPH_CONF, /etc/ceph/ceph.conf)")
 }

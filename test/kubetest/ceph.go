@@ -7,15 +7,27 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // CephUp brings Ceph with CephFS up in the test cluster for the test
 // (test/cluster/ceph.sh cluster up, CEPH_FS=1: class cephfs), and down
 // again at its end, checking that nothing of it is left; with a Ceph up
 // already (CLUSTER_CEPH=1) it only points CEPH_CONF at it. It returns the
-// ceph.conf's path.
+// ceph.conf's path. It needs Ceph's daemons, CLIs and ceph-fuse here
+// (testenv.Tool: a skip, a failure in CI) and skips a cluster with fewer
+// than 3 real nodes (a size-3 pool across hosts).
 func CephUp(t *testing.T) string {
 	t.Helper()
+	for _, tool := range []string{"ceph-mon", "ceph-osd", "ceph-mgr", "ceph", "rbd"} {
+		testenv.Tool(t, tool, "ceph-mon ceph-osd ceph-mgr ceph-common", "ceph")
+	}
+	testenv.Tool(t, "ceph-mds", "ceph-mds", "ceph")
+	testenv.Tool(t, "ceph-fuse", "ceph-fuse", "ceph")
+	if n := len(Env(t).Nodes()); n < 3 {
+		t.Skipf("a size-3 pool across hosts needs 3 real nodes, the cluster has %d", n)
+	}
 	run := filepath.Dir(os.Getenv("CLUSTER_ENV"))
 	conf := filepath.Join(run, "ceph", "ceph.conf")
 	t.Setenv("CEPH_CONF", conf)

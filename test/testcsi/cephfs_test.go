@@ -84,12 +84,7 @@ func TestCephFSModeRefusals(t *testing.T) {
 		return p
 	}
 	rwx := netfsCap(csi.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER)
-	for _, tc := range []struct {
-		name   string
-		params map[string]string
-		cap    *csi.VolumeCapability
-		code   codes.Code
-	}{
+	wantRefused(t, r, share, []refusal{
 		{"block", params, blockCap(), codes.InvalidArgument},
 		{"ext4", params, mountCap("ext4", ""), codes.InvalidArgument},
 		{"no-conf", with(CephConfParameter, ""), rwx, codes.InvalidArgument},
@@ -100,14 +95,5 @@ func TestCephFSModeRefusals(t *testing.T) {
 		{"server", with(ServerParameter, "127.0.0.1:2022"), rwx, codes.InvalidArgument},
 		{"conf-on-shared", with(ModeParameter, string(ModeShared)), mountCap("", ""), codes.InvalidArgument},
 		{"unknown-parameter", with("fsName", "cephfs"), rwx, codes.InvalidArgument},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := r.createNetfs(t, "pvc-"+tc.name, tc.params, tc.cap)
-			wantCode(t, err, tc.code, tc.name)
-		})
-	}
-	entries, err := os.ReadDir(share)
-	if err != nil || len(entries) > 0 {
-		t.Errorf("a refused volume left %v in the share (%v)", entries, err)
-	}
+	})
 }

@@ -173,19 +173,29 @@ func TestNetfsModeRefusals(t *testing.T) {
 	r := newRig(t, nil)
 	server, share := sftpShare(t)
 	rwx := netfsCap(csi.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER)
-	for _, tc := range []struct {
-		name   string
-		params map[string]string
-		cap    *csi.VolumeCapability
-		code   codes.Code
-	}{
+	wantRefused(t, r, share, []refusal{
 		{"block", map[string]string{ModeParameter: "netfs", ServerParameter: server, ShareParameter: share}, blockCap(), codes.InvalidArgument},
 		{"no-server", map[string]string{ModeParameter: "netfs", ShareParameter: share}, rwx, codes.InvalidArgument},
 		{"relative-share", map[string]string{ModeParameter: "netfs", ServerParameter: server, ShareParameter: "share"}, rwx, codes.InvalidArgument},
 		{"missing-share", map[string]string{ModeParameter: "netfs", ServerParameter: server, ShareParameter: share + "/gone"}, rwx, codes.FailedPrecondition},
 		{"share-on-shared", map[string]string{ModeParameter: "shared", ServerParameter: server, ShareParameter: share}, mountCap("", ""), codes.InvalidArgument},
 		{"shared-many-nodes", map[string]string{ModeParameter: "shared"}, rwx, codes.InvalidArgument},
-	} {
+	})
+}
+
+// refusal is a CreateVolume the driver must refuse with code.
+type refusal struct {
+	name   string
+	params map[string]string
+	cap    *csi.VolumeCapability
+	code   codes.Code
+}
+
+// wantRefused creates each refused volume and wants its code, and then
+// nothing left in the share.
+func wantRefused(t *testing.T, r *rig, share string, cases []refusal) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := r.createNetfs(t, "pvc-"+tc.name, tc.params, tc.cap)
 			wantCode(t, err, tc.code, tc.name)

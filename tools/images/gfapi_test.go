@@ -77,14 +77,35 @@ func TestFioImageGfapi(t *testing.T) {
 	fio := []string{"/usr/bin/fio", "--name=gfapi", "--ioengine=gfapi_async", "--volume=" + v["GLUSTER_VOLUME"],
 		"--brick=" + v["GLUSTER_N1_IP"], "--filename=" + file, "--size=4m", "--bs=1m", "--rw=write", "--direct=1",
 		"--iodepth=4", "--randrepeat=0", "--refill_buffers", "--output-format=json"}
-	script := `set -e; r=$1; shift; mkdir -p "$r/dev" "$r/proc" "$r/sys"; mount --rbind /dev "$r/dev"; mount -t proc proc "$r/proc"; mount -t sysfs sys "$r/sys"; exec chroot "$r" "$@"`
-	cmd := exec.Command("unshare", append([]string{"-m", "--propagation", "private", "sh", "-c", script, "sh", root, "/bin/env", "-i"},
-		append(cf.Config.Env, fio...)...)...)
-	out, err := cmd.CombinedOutput()
+	out, err := runAsPod(root, cf.Config.Env, fio...)
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(root, "tmp", "fio_gfapi.log"))
 		t.Fatalf("fio gfapi_async in the image: %v\n%s\nlibgfapi's log:\n%s", err, out, log)
 	}
+	checkWrite(t, out, 4<<20)
+	on := filepath.Join(v["GLUSTER_MOUNT"], file)
+	if fi, err := os.Stat(on); err != nil || fi.Size() != 4<<20 {
+		t.Errorf("the file on the volume: %v, %v", fi, err)
+	}
+	if err := os.Remove(on); err != nil {
+		t.Error(err)
+	}
+}
+
+// runAsPod runs argv in the unpacked image at root with the image's env
+// only, and /dev, /proc and /sys as a pod has them, in a mount namespace
+// of its own (the mounts go with it).
+func runAsPod(root string, env []string, argv ...string) ([]byte, error) {
+	script := `set -e; r=$1; shift; mkdir -p "$r/dev" "$r/proc" "$r/sys"; mount --rbind /dev "$r/dev"; mount -t proc proc "$r/proc"; mount -t sysfs sys "$r/sys"; exec chroot "$r" "$@"`
+	args := append([]string{"-m", "--propagation", "private", "sh", "-c", script, "sh", root, "/bin/env", "-i"}, env...)
+	return exec.Command("unshare", append(args, argv...)...).CombinedOutput()
+}
+
+// checkWrite reads the one JSON report of a fio write job in out (other
+// lines may surround it) and wants no error and bytes written; it returns
+// what follows the report.
+func checkWrite(t *testing.T, out []byte, bytes int64) []byte {
+	t.Helper()
 	var rep struct {
 		Jobs []struct {
 			Error int `json:"error"`
@@ -93,17 +114,12 @@ func TestFioImageGfapi(t *testing.T) {
 			} `json:"write"`
 		} `json:"jobs"`
 	}
-	if i := strings.IndexByte(string(out), '{'); i < 0 || json.Unmarshal(out[i:], &rep) != nil || len(rep.Jobs) != 1 {
+	i, j := strings.IndexByte(string(out), '{'), strings.LastIndexByte(string(out), '}')
+	if i < 0 || j < i || json.Unmarshal(out[i:j+1], &rep) != nil || len(rep.Jobs) != 1 {
 		t.Fatalf("fio's output is no JSON report:\n%s", out)
 	}
-	if j := rep.Jobs[0]; j.Error != 0 || j.Write.IOBytes != 4<<20 {
-		t.Errorf("job error %d, %d bytes written: want 0 and %d", j.Error, j.Write.IOBytes, 4<<20)
+	if jb := rep.Jobs[0]; jb.Error != 0 || jb.Write.IOBytes != bytes {
+		t.Errorf("job error %d, %d bytes written: want 0 and %d", jb.Error, jb.Write.IOBytes, bytes)
 	}
-	on := filepath.Join(v["GLUSTER_MOUNT"], file)
-	if fi, err := os.Stat(on); err != nil || fi.Size() != 4<<20 {
-		t.Errorf("the file on the volume: %v, %v", fi, err)
-	}
-	if err := os.Remove(on); err != nil {
-		t.Error(err)
-	}
+	return out[j+1:]
 }

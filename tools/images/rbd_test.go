@@ -1,7 +1,6 @@
 package images_test
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,29 +93,11 @@ func TestFioImageRBD(t *testing.T) {
 fio --name=rbd --ioengine=rbd --clientname=admin --pool=rbd --rbdname=imagecheck --size=4m --bs=1m --rw=write --direct=1 \
   --iodepth=4 --randrepeat=0 --refill_buffers --output-format=json
 rbd rm --no-progress rbd/imagecheck; rbd ls rbd`
-	script := `set -e; r=$1; shift; mkdir -p "$r/dev" "$r/proc" "$r/sys"; mount --rbind /dev "$r/dev"; mount -t proc proc "$r/proc"; mount -t sysfs sys "$r/sys"; exec chroot "$r" "$@"`
-	cmd := exec.Command("unshare", append([]string{"-m", "--propagation", "private", "sh", "-c", script, "sh", root, "/bin/env", "-i"},
-		append(cf.Config.Env, "/bin/sh", "-c", job)...)...)
-	out, err := cmd.CombinedOutput()
+	out, err := runAsPod(root, cf.Config.Env, "/bin/sh", "-c", job)
 	if err != nil {
 		t.Fatalf("rbd and fio's rbd engine in the image: %v\n%s", err, out)
 	}
-	var rep struct {
-		Jobs []struct {
-			Error int `json:"error"`
-			Write struct {
-				IOBytes int64 `json:"io_bytes"`
-			} `json:"write"`
-		} `json:"jobs"`
-	}
-	i, j := strings.IndexByte(string(out), '{'), strings.LastIndexByte(string(out), '}')
-	if i < 0 || j < i || json.Unmarshal(out[i:j+1], &rep) != nil || len(rep.Jobs) != 1 {
-		t.Fatalf("fio's output is no JSON report:\n%s", out)
-	}
-	if jb := rep.Jobs[0]; jb.Error != 0 || jb.Write.IOBytes != 4<<20 {
-		t.Errorf("job error %d, %d bytes written: want 0 and %d", jb.Error, jb.Write.IOBytes, 4<<20)
-	}
-	if strings.Contains(string(out[j+1:]), "imagecheck") {
-		t.Errorf("the image is still listed after rbd rm:\n%s", out[j+1:])
+	if after := checkWrite(t, out, 4<<20); strings.Contains(string(after), "imagecheck") {
+		t.Errorf("the image is still listed after rbd rm:\n%s", after)
 	}
 }

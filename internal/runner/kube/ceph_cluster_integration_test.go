@@ -2,9 +2,6 @@ package kube_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +14,6 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
-	"github.com/storbench/storbench/internal/testenv"
 	"github.com/storbench/storbench/test/kubetest"
 )
 
@@ -41,16 +37,8 @@ workloads:
 // Ceph the cluster was started with (CLUSTER_CEPH=1) is used and left up.
 func TestClusterCephFSFromEveryNode(t *testing.T) {
 	e := integration(t)
-	for _, tool := range []string{"ceph-mon", "ceph-osd", "ceph-mgr", "ceph"} {
-		testenv.Tool(t, tool, "ceph-mon ceph-osd ceph-mgr ceph-common", "ceph")
-	}
-	testenv.Tool(t, "ceph-mds", "ceph-mds", "ceph")
-	testenv.Tool(t, "ceph-fuse", "ceph-fuse", "ceph")
-	nodes := kubetest.Env(t).Nodes()
-	if len(nodes) < 3 {
-		t.Skipf("a size-3 pool across hosts needs 3 real nodes, the cluster has %d", len(nodes))
-	}
 	cephUp(t)
+	nodes := kubetest.Env(t).Nodes()
 
 	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {
@@ -101,37 +89,9 @@ func TestClusterCephFSFromEveryNode(t *testing.T) {
 	t.Logf("one volume from two nodes, each through its own client, in %.1f s", time.Since(start).Seconds())
 }
 
-// cephUp brings Ceph with CephFS up in the test cluster for the test, and
-// down again at its end, checking that nothing of it is left; with a Ceph
-// up already it only points CEPH_CONF at it.
-func cephUp(t *testing.T) {
-	t.Helper()
-	run := filepath.Dir(os.Getenv("CLUSTER_ENV"))
-	t.Setenv("CEPH_CONF", filepath.Join(run, "ceph", "ceph.conf"))
-	if _, err := os.Stat(filepath.Join(run, "ceph", "ceph.env")); err == nil {
-		t.Log("Ceph is up already (CLUSTER_CEPH=1): using it")
-		return
-	}
-	script := "../../../test/cluster/ceph.sh"
-	start := time.Now()
-	up := exec.Command("bash", script, "cluster", "up")
-	up.Env = append(os.Environ(), "CEPH_FS=1")
-	out, err := up.CombinedOutput()
-	t.Cleanup(func() {
-		start := time.Now()
-		if out, err := exec.Command("bash", script, "cluster", "down").CombinedOutput(); err != nil {
-			t.Errorf("ceph.sh cluster down: %v: %s", err, out)
-		}
-		t.Logf("Ceph down in %.1f s", time.Since(start).Seconds())
-		if out, err := exec.Command("bash", script, "check-clean", "cluster").CombinedOutput(); err != nil {
-			t.Errorf("ceph.sh check-clean cluster: %v: %s", err, out)
-		}
-	})
-	if err != nil {
-		t.Fatalf("ceph.sh cluster up: %v: %s", err, out)
-	}
-	t.Logf("Ceph with CephFS up in the cluster in %.1f s", time.Since(start).Seconds())
-}
+// cephUp brings Ceph with CephFS up in the test cluster for the test
+// (kubetest.CephUp), and down again at its end.
+func cephUp(t *testing.T) { kubetest.CephUp(t) }
 
 func sorted(s []string) []string {
 	c := append([]string(nil), s...)

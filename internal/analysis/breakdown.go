@@ -261,7 +261,15 @@ func breakdown(r result.Result, all []result.Result, m *LinkMatrix) (Breakdown, 
 			if t.Binding.UtilPercent > 0 {
 				why += fmt.Sprintf("; it ran %.0f%% full, measured", t.Binding.UtilPercent)
 			}
-			b.Parts = append(b.Parts, BreakdownPart{PartLinks, t.CeilingBPS, why})
+			ceiling := t.CeilingBPS
+			if t.AtDepthBPS > 0 {
+				// The links' figure for this write is what they allow at
+				// its depth, not with unbounded writes in flight.
+				ceiling = t.AtDepthBPS
+				why += fmt.Sprintf("; with %d writes in flight the links allow %.0f MB/s of its %.0f MB/s (queueing: a queue at every link direction; each write's hops in turn)",
+					t.InFlight, t.AtDepthBPS/1e6, t.CeilingBPS/1e6)
+			}
+			b.Parts = append(b.Parts, BreakdownPart{PartLinks, ceiling, why})
 		}
 	}
 	b.finish()

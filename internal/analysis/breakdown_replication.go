@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/storbench/storbench/internal/result"
@@ -48,6 +49,10 @@ type TrafficInput struct {
 	// Seconds is how long the write ran, over which the measured bytes
 	// were counted; 0: unknown, no link's utilisation is read.
 	Seconds float64
+	// InFlight is how many writes the client kept in flight (its iodepth
+	// times its jobs, result.LabelInFlight); 0: unknown, no throughput at
+	// that depth is predicted.
+	InFlight int
 }
 
 // capacity is a node's capacity in direction dir and where it comes from.
@@ -196,7 +201,14 @@ type TrafficPlan struct {
 	// for, as measured rather than predicted (a slow replica node's link
 	// shows here whatever the model expects).
 	Saturated []LinkTraffic
-	Summary   string
+	// InFlight is the writes in flight the plan was made for (0: unknown)
+	// and AtDepthBPS the throughput the links allow with that many: every
+	// link direction a queue the writes cross in turn (linksAtDepth); under
+	// CeilingBPS, the more so the fewer writes in flight and the more
+	// links tie. 0 when InFlight or every capacity is unknown.
+	InFlight   int
+	AtDepthBPS float64
+	Summary    string
 }
 
 // TieFraction is how close another link's ceiling must be to the binding
@@ -243,6 +255,11 @@ func PlanTraffic(in TrafficInput, why string, payloadBytes float64, measured map
 		}
 		if len(tied) > 0 {
 			p.Summary += fmt.Sprintf(", tied with %s (%d links saturate together: expect the write well under the ceiling)", strings.Join(tied, ", "), len(tied)+1)
+		}
+		if in.InFlight > 0 && ownTransfer(in) > 0 {
+			p.InFlight, p.AtDepthBPS = in.InFlight, linksAtDepth(p.Links, ownTransfer(in), in.InFlight)
+			p.Summary += fmt.Sprintf("; with %d writes in flight the links allow %.1f MB/s, %.0f%% of the ceiling (a queue at every link direction; each write's hops in turn)",
+				p.InFlight, p.AtDepthBPS/1e6, p.AtDepthBPS/p.CeilingBPS*100)
 		}
 	}
 	if len(p.Saturated) > 0 {
@@ -315,6 +332,9 @@ func trafficOf(r result.Result, b Breakdown, hosts []string, payloadBytes int64,
 		}
 	}
 	in := TrafficInput{Model: b.ReplicationModel, Client: client, Replicas: b.Replicas, Hosts: hosts, LinkBytesPerSec: caps}
+	if n, err := strconv.Atoi(result.LabelInFlight.Of(r.Labels)); err == nil && n > 0 {
+		in.InFlight = n
+	}
 	in.MeasuredCapacity, in.CapacitySource = measuredCapacities(m, append([]string{client}, hosts...))
 	if w := r.Write; w != nil && w.BytesPerSec > 0 {
 		in.Seconds = float64(w.Bytes) / w.BytesPerSec

@@ -371,7 +371,7 @@ func (e *Engine) storeNoise(ctx context.Context, run *result.Run, plan Plan, ste
 		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("workload %s on %s: %s", NoiseName, step.Target, msg)
 		failure = errors.New(r.Error)
 	default:
-		r = mergeJob(base, jobs[0], n.out.Raw)
+		r = mergeJob(base, n.out.Final.GlobalOptions, jobs[0], n.out.Raw)
 		if r.Status == result.StatusFailed || (early && n.err != nil) {
 			msg := r.Error
 			if n.err != nil {

@@ -8,7 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/storbench/storbench/internal/fio"
@@ -366,7 +368,7 @@ func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, inv in
 			msg = ferr.Error()
 		}
 		if len(jobs) > 0 {
-			r = mergeJob(base, jobs[0], out.Raw)
+			r = mergeJob(base, out.Final.GlobalOptions, jobs[0], out.Raw)
 		}
 		r.Status, r.Error = result.StatusFailed, fmt.Sprintf("workload %s on %s: %s", step.Workload, step.Target, msg)
 		failure = errors.New(r.Error)
@@ -378,7 +380,7 @@ func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, inv in
 	}
 	names := reportNames(jobs)
 	for i, j := range jobs {
-		r := mergeJob(base, j, out.Raw)
+		r := mergeJob(base, out.Final.GlobalOptions, j, out.Raw)
 		switch {
 		case plan.RawJob != nil:
 			r.Workload, r.Method = names[i], ranWith(plan.RawJob.Path, out.Final.GlobalOptions, j)
@@ -414,10 +416,19 @@ func (e *Engine) runStep(ctx context.Context, run *result.Run, plan Plan, inv in
 	return stored, failure
 }
 
-func mergeJob(base result.Result, j fio.JobResult, raw []byte) result.Result {
+// mergeJob is one fio job report j (global: its output's [global]
+// options) on base's run, target and telemetry, labelled with the I/Os it
+// kept in flight.
+func mergeJob(base result.Result, global fio.Options, j fio.JobResult, raw []byte) result.Result {
 	r := fio.ToResult(j)
 	r.RunID, r.Target, r.Round, r.Repetition, r.Workload = base.RunID, base.Target, base.Round, base.Repetition, base.Workload
-	r.Labels, r.Started, r.Finished = base.Labels, base.Started, base.Finished
+	r.Labels, r.Started, r.Finished = maps.Clone(base.Labels), base.Started, base.Finished
+	if r.Labels == nil {
+		r.Labels = map[string]string{}
+	}
+	if n := fio.InFlight(global, j.Options); n > 0 {
+		result.LabelInFlight.Set(r.Labels, strconv.Itoa(n))
+	}
 	r.RawFioJSON = raw
 	r.Telemetry = base.Telemetry
 	r.Bottleneck = telemetry.Attribute(&r, r.Telemetry)

@@ -166,7 +166,8 @@ func TestLabelsAreMergedOnceForEveryRound(t *testing.T) {
 			for _, r := range res {
 				n := r.Target[1:]
 				if result.LabelFioVersion.Of(r.Labels) != "fio-3.33" || result.LabelTargetKind.Of(r.Labels) != "fake" ||
-					result.LabelDevice.Of(r.Labels) != "fake"+n || result.LabelHostname.Of(r.Labels) != "host"+n || r.Labels["storage"] != "user's" {
+					result.LabelDevice.Of(r.Labels) != "fake"+n || result.LabelHostname.Of(r.Labels) != "host"+n || r.Labels["storage"] != "user's" ||
+					result.LabelInFlight.Of(r.Labels) != "16" { // the recorded job's libaio at iodepth 16
 					t.Errorf("%s %s %s: labels %v", r.Target, r.Round, r.Workload, r.Labels)
 				}
 			}

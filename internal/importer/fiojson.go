@@ -393,6 +393,12 @@ func fioJobResult(d fioDoc, jobs []fio.JobResult) (result.Result, int64) {
 		r.Method += " ioengine=" + e
 	}
 	r.Labels = map[string]string{string(result.LabelJob): j.Name}
+	if n := fio.InFlight(d.GlobalOptions, j.Options); n > 0 {
+		if opts["numjobs"] == "" {
+			n *= len(jobs) // jobs run side by side, not one job's numjobs
+		}
+		result.LabelInFlight.Set(r.Labels, strconv.Itoa(n))
+	}
 	if d.Version != "" {
 		// compare calls out figures of different fio versions side by side
 		result.LabelFioVersion.Set(r.Labels, d.Version)

@@ -119,6 +119,10 @@ const (
 	LabelProbe LabelKey = "probe"
 	// LabelNoiseTarget names where the bulk writer of a contention round ran.
 	LabelNoiseTarget LabelKey = "noise_target"
+	// LabelInFlight is how many I/Os the workload kept in flight: its
+	// iodepth times its numjobs, counting 1 per job for a synchronous
+	// engine (fio.InFlight). The breakdown's queueing model reads it.
+	LabelInFlight LabelKey = "in_flight"
 )
 
 // Set on the results of the network round (internal/netround): each

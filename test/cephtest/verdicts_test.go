@@ -130,7 +130,8 @@ func checkVerdicts(t *testing.T, c *Cluster) {
 		for _, n := range c.Nodes {
 			hosts = append(hosts, n.Name)
 		}
-		p := analysis.PlanTraffic(analysis.TrafficInput{Model: model, Client: "client", Replicas: 3, Hosts: hosts, PrimaryShare: share, LinkBytesPerSec: caps}, why, w.bytes, w.links)
+		p := analysis.PlanTraffic(analysis.TrafficInput{Model: model, Client: "client", Replicas: 3, Hosts: hosts, PrimaryShare: share,
+			LinkBytesPerSec: caps, InFlight: 8}, why, w.bytes, w.links) // write's iodepth
 		t.Log(p.Summary)
 		for _, l := range p.Links {
 			// Within 10% of what the link carried; a link carrying under
@@ -148,10 +149,25 @@ func checkVerdicts(t *testing.T, c *Cluster) {
 				t.Errorf("%s %s: predicted %.1f MiB, measured %.1f MiB (%.0f%% off)", l.Node, l.Direction, l.PredictedBytes/(1<<20), l.MeasuredBytes/(1<<20), d*100)
 			}
 		}
-		ratio := w.bps / p.CeilingBPS
-		t.Logf("write %.1f MB/s against the ceiling %.1f MB/s: %.0f%%", w.bps/1e6, p.CeilingBPS/1e6, ratio*100)
-		if ratio > 1.05 || ratio < 0.4 { // a loaded machine (2 cores, other tests) takes a lot
-			t.Errorf("write %.1f MB/s against the ceiling %.1f MB/s (%.0f%%)", w.bps/1e6, p.CeilingBPS/1e6, ratio*100)
+		// The links' figure at the write's depth (the queueing model)
+		// within 10% of a write over the same objects: the first write
+		// also created them (BlueStore's allocation and metadata, no link's
+		// work: 15.2 MB/s against 18.1-18.4 over written objects), and
+		// storbench fills its own images before it measures for the same
+		// reason. A write out of the band is measured once more (another
+		// package's test may have shared the two cores) and the second is
+		// judged.
+		judge := func() (float64, bool) {
+			w := write(ctx, t, c, cl, fio, "traffic", "--size=192M")
+			r := w.bps / p.AtDepthBPS
+			t.Logf("write %.1f MB/s against %.1f MB/s predicted at 8 in flight (%.0f%%); the ceiling %.1f MB/s (%.0f%%)",
+				w.bps/1e6, p.AtDepthBPS/1e6, r*100, p.CeilingBPS/1e6, w.bps/p.CeilingBPS*100)
+			return r, r >= 0.9 && r <= 1.1
+		}
+		if _, ok := judge(); !ok {
+			if r, ok := judge(); !ok {
+				t.Errorf("write at %.0f%% of the predicted %.1f MB/s twice: want within 10%%", r*100, p.AtDepthBPS/1e6)
+			}
 		}
 	})
 }

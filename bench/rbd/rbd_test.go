@@ -87,7 +87,7 @@ func BenchmarkRBDAgainstBareFio(b *testing.B) {
 		return bw
 	}
 	pairs := alternate(storbenchSide(true), bareSide, storbenchSide(false))
-	b.Log("\n" + report(b, pairs))
+	b.Log(report(b, pairs))
 }
 
 // rounded holds, per workload, the paired figures of every round.
@@ -119,9 +119,9 @@ func alternate(on, bareFio, off side) rounded {
 }
 
 func report(b *testing.B, r rounded) string {
-	var out strings.Builder
+	var out []string
 	for _, w := range workloads {
-		fmt.Fprintf(&out, "%s: storbench %s MB/s, telemetry off %s, bare fio %s\n", w, mbs(r.on[w]), mbs(r.off[w]), mbs(r.bare[w]))
+		out = append(out, fmt.Sprintf("%s: storbench %s MB/s, telemetry off %s, bare fio %s", w, mbs(r.on[w]), mbs(r.off[w]), mbs(r.bare[w])))
 		for _, s := range []struct {
 			name string
 			got  []float64
@@ -131,12 +131,12 @@ func report(b *testing.B, r rounded) string {
 				ratios[i] = s.got[i] / r.bare[w][i]
 			}
 			lo, hi := bootstrapMedian(ratios, 0.90)
-			fmt.Fprintf(&out, "  %s: paired ratios %s; median %.3f, min-max %.3f-%.3f, bootstrap 90%% of the median %.3f-%.3f\n",
-				s.name, fmts(ratios), median(ratios), slices.Min(ratios), slices.Max(ratios), lo, hi)
+			out = append(out, fmt.Sprintf("  %s: paired ratios %s; median %.3f, min-max %.3f-%.3f, bootstrap 90%% of the median %.3f-%.3f",
+				s.name, fmts(ratios), median(ratios), slices.Min(ratios), slices.Max(ratios), lo, hi))
 			b.ReportMetric(median(ratios), w+"-ratio-"+strings.ReplaceAll(s.name, " ", "-"))
 		}
 	}
-	return out.String()
+	return strings.Join(out, "\n")
 }
 
 // storbenchBW reads each workload's bytes per second from a run, which
@@ -156,9 +156,9 @@ func storbenchBW(b *testing.B, d *storbench.RunDetail) map[string]float64 {
 	return bw
 }
 
-// jobDiff names the options storbench's job for each workload has that the
-// bare command lacks, and the other way round (fio's spellings differ:
-// sizes in bytes there, 4M here; flags as "=1").
+// jobDiff names the options storbench's job has that the bare command
+// lacks, and the other way round, once for all workloads if they agree
+// (fio's spellings differ: sizes in bytes there, 4M here; flags as "=1").
 func jobDiff(b *testing.B, pool string) string {
 	s, err := spec.Parse([]byte(suite), "fidelity.yaml")
 	if err != nil {
@@ -166,15 +166,20 @@ func jobDiff(b *testing.B, pool string) string {
 	}
 	f := fio.File{Size: 512 << 20, Engine: &fio.EngineTarget{IOEngine: "rbd",
 		Options: []fio.Option{{Key: "clientname", Value: "admin"}, {Key: "pool", Value: pool}, {Key: "rbdname", Value: image}}}}
-	var out strings.Builder
+	var lines []string
 	for _, w := range s.Workloads {
-		sb := fio.FromWorkload(w, f, "").Args()
-		bf := append([]string{"--name=bare", "--ioengine=rbd", "--clientname=admin", "--pool=" + pool, "--rbdname=" + image,
+		sb := slices.DeleteFunc(fio.FromWorkload(w, f, "").Args(), named)
+		bf := append([]string{"--ioengine=rbd", "--clientname=admin", "--pool=" + pool, "--rbdname=" + image,
 			"--randrepeat=0", "--refill_buffers"}, bare[w.Name]...)
-		fmt.Fprintf(&out, "%s: storbench's job only: %s; bare only: %s\n", w.Name, strings.Join(minus(sb, bf), " "), strings.Join(minus(bf, sb), " "))
+		line := fmt.Sprintf("storbench's job only: %s; bare only: %s", strings.Join(minus(sb, bf), " "), strings.Join(minus(bf, sb), " "))
+		if !slices.Contains(lines, line) {
+			lines = append(lines, line)
+		}
 	}
-	return out.String()
+	return strings.Join(lines, "\n")
 }
+
+func named(arg string) bool { return strings.HasPrefix(arg, "--name=") }
 
 func minus(a, b []string) []string {
 	var out []string

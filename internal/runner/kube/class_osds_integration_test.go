@@ -71,7 +71,7 @@ func checkClassOSDVerdict(t *testing.T, c *kubekit.Cluster, nodes []string) {
 	if from == slowNode {
 		from = nodes[1]
 	}
-	script, err := filepath.Abs("../../test/cluster/ceph.sh")
+	script, err := filepath.Abs("../../../test/cluster/ceph.sh")
 	if err != nil {
 		t.Fatal(err)
 	}

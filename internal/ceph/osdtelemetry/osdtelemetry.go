@@ -52,11 +52,29 @@ type Options struct {
 const SourceKey = "osds"
 
 // New makes the sampler: o.Host's telemetry plus the pool's OSDs, each
-// one's bench taken now. An OSD the bench cannot reach keeps its error; a
-// pool whose OSDs cannot be read is an error naming the pool.
+// one's bench taken now (Bench, then Pool.Sampler).
 func New(ctx context.Context, o Options) (runner.Sampler, error) {
-	cl := o.Ceph
-	pool := o.Pool
+	p, err := Bench(ctx, o.Ceph, o.Pool)
+	if err != nil {
+		return nil, err
+	}
+	return p.Sampler(o.Host, o.Source), nil
+}
+
+// Pool is a pool's OSDs as read and benched once: what every sampler of
+// the pool starts from. It is not changed after Bench, so targets that
+// run at once may share it.
+type Pool struct {
+	ceph ceph.Client
+	osds []result.OSDFigures
+	// addrs are the OSDs' public addresses (HOST:PORT).
+	addrs map[int]string
+}
+
+// Bench reads the OSDs of pool and benches each one that is up, now. An
+// OSD the bench cannot reach keeps its error; a pool whose OSDs cannot be
+// read is an error naming the pool.
+func Bench(ctx context.Context, cl ceph.Client, pool string) (*Pool, error) {
 	pl, err := cl.PoolPlacement(ctx, pool)
 	if err != nil {
 		return nil, fmt.Errorf("the OSDs of pool %s: %w", pool, err)
@@ -79,23 +97,31 @@ func New(ctx context.Context, o Options) (runner.Sampler, error) {
 			}
 		}
 	}
-	var figs []result.OSDFigures
-	addrs := map[int]string{}
+	p := &Pool{ceph: cl, addrs: map[int]string{}}
 	for _, o := range all {
 		if !inPool[o.ID] {
 			continue
 		}
 		if o.Addr != "" && o.Port > 0 {
-			addrs[o.ID] = net.JoinHostPort(o.Addr, strconv.Itoa(o.Port))
+			p.addrs[o.ID] = net.JoinHostPort(o.Addr, strconv.Itoa(o.Port))
 		}
 		f := result.OSDFigures{ID: o.ID, Host: o.Host, Device: strings.Join(o.Devices, ","), Up: o.Up}
 		if o.Up {
 			f.BenchBytesPerSec, f.BenchError = bench(ctx, cl, o.ID)
 		}
-		figs = append(figs, f)
+		p.osds = append(p.osds, f)
 	}
-	rebenchSlow(ctx, cl, figs)
-	return &osdSampler{host: o.Host, source: o.Source, ceph: cl, osds: figs, addrs: addrs}, nil
+	rebenchSlow(ctx, cl, p.osds)
+	return p, nil
+}
+
+// OSDs are the pool's OSDs as Bench found them (a copy).
+func (p *Pool) OSDs() []result.OSDFigures { return append([]result.OSDFigures(nil), p.osds...) }
+
+// Sampler records host's telemetry (nil: none) plus the pool's OSDs
+// during each workload; source, when set, is said in Sources[SourceKey].
+func (p *Pool) Sampler(host runner.Sampler, source string) runner.Sampler {
+	return &osdSampler{host: host, source: source, ceph: p.ceph, osds: p.osds, addrs: p.addrs}
 }
 
 // bench runs OSDBench on one OSD: its throughput, or why it has none.

@@ -46,7 +46,7 @@ func TestClusterCephFSFromEveryNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
+	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever, OSDBenches: &kube.OSDBenches{}}
 	var targets []runner.Target
 	for i, n := range nodes {
 		targets = append(targets, kube.NewTarget(c, "cephfs", n, i+1, opts))

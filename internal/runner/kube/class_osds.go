@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 
 	storagev1 "k8s.io/api/storage/v1"
 
@@ -117,8 +118,43 @@ func (t *Target) classOSDs(ctx context.Context, sc *storagev1.StorageClass, p *r
 		}
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.opts.Timeout)
 		defer cancel()
-		return osdtelemetry.New(bctx, osdtelemetry.Options{Ceph: cl, Pool: pool, Host: host, Source: source})
+		osds, err := t.opts.OSDBenches.bench(bctx, cl, pool)
+		if err != nil {
+			return nil, err
+		}
+		return osds.Sampler(host, source), nil
 	}
+}
+
+// OSDBenches are the Ceph pools' OSDs benched during a run, shared by its
+// class targets so that each pool's OSDs are benched once, not once per
+// node: Kind.Open gives its targets one. Its zero value is ready; a nil
+// one benches for every target.
+type OSDBenches struct {
+	mu    sync.Mutex
+	pools map[CephAccess]*osdtelemetry.Pool
+}
+
+// bench is pool's OSDs, benched now the first time; a failure is not kept.
+func (b *OSDBenches) bench(ctx context.Context, cl ceph.Client, pool string) (*osdtelemetry.Pool, error) {
+	if b == nil {
+		return osdtelemetry.Bench(ctx, cl, pool)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := CephAccess{Conf: cl.Conf, Pool: pool}
+	if p, ok := b.pools[k]; ok {
+		return p, nil
+	}
+	p, err := osdtelemetry.Bench(ctx, cl, pool)
+	if err != nil {
+		return nil, err
+	}
+	if b.pools == nil {
+		b.pools = map[CephAccess]*osdtelemetry.Pool{}
+	}
+	b.pools[k] = p
+	return p, nil
 }
 
 // classPool is the Ceph pool behind sc's volumes and why it is that one:

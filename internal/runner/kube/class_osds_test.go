@@ -2,7 +2,9 @@ package kube
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,4 +117,73 @@ type unexpected struct{ t *testing.T }
 func (u unexpected) Command(ctx context.Context, name string, args ...string) execx.Cmd {
 	u.t.Errorf("ran %s %v", name, args)
 	return execx.Local{}.Command(ctx, "false")
+}
+
+// recordedCeph answers the ceph CLI with real Ceph's outputs
+// (internal/ceph/testdata: a standalone Ceph of three OSDs on
+// sbceph-node-1..3, pool rbd), counting each OSD's benches.
+type recordedCeph struct {
+	mu      sync.Mutex
+	benches map[string]int
+}
+
+func (r *recordedCeph) Command(ctx context.Context, name string, args ...string) execx.Cmd {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var words []string
+	for _, a := range args {
+		if a == "-f" {
+			break
+		}
+		words = append(words, a)
+	}
+	file := map[string]string{
+		"osd tree": "osd-tree.json", "osd metadata": "osd-metadata.json",
+		"osd pool ls detail": "osd-pool-ls-detail.json", "pg ls-by-pool rbd": "pg-ls-by-pool-rbd.json",
+	}[strings.Join(words, " ")]
+	if len(words) > 2 && words[0] == "tell" && words[2] == "bench" {
+		r.benches[words[1]]++
+		file = "osd-bench-" + strings.TrimPrefix(words[1], "osd.") + ".json"
+	}
+	if file == "" {
+		return execx.Local{}.Command(ctx, "false")
+	}
+	return execx.Local{}.Command(ctx, "cat", filepath.Join("..", "..", "ceph", "testdata", file))
+}
+
+// TestOSDBenches: the targets of a run that share OSDBenches bench each
+// pool's OSDs once, all of them getting the pool's three OSDs on their
+// hosts with their benches; without one each target benches again.
+func TestOSDBenches(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		benches *OSDBenches
+		each    int
+	}{{"shared", &OSDBenches{}, 1}, {"none", nil, 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recordedCeph{benches: map[string]int{}}
+			cl := ceph.Client{Cmder: rec}
+			for range 3 {
+				p, err := tc.benches.bench(context.Background(), cl, "rbd")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var hosts []string
+				for _, o := range p.OSDs() {
+					hosts = append(hosts, o.Host)
+					if o.BenchBytesPerSec < 1e8 || !o.Up {
+						t.Errorf("osd.%d: %+v: want up and benched", o.ID, o)
+					}
+				}
+				if strings.Join(hosts, ",") != "sbceph-node-1,sbceph-node-2,sbceph-node-3" {
+					t.Errorf("OSD hosts %v, want sbceph-node-1..3", hosts)
+				}
+			}
+			for _, osd := range []string{"osd.0", "osd.1", "osd.2"} {
+				if rec.benches[osd] != tc.each {
+					t.Errorf("benches %v: want %d of each OSD", rec.benches, tc.each)
+				}
+			}
+		})
+	}
 }

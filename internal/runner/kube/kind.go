@@ -77,6 +77,7 @@ func (ClassSpec) Target(runner.Options) (runner.Target, error) { return nil, run
 func (k Kind) Open(ctx context.Context, specs []runner.Spec, o runner.GroupOptions) (*runner.Group, error) {
 	opts := k.Target
 	opts.Report = o.Report
+	opts.OSDBenches = &OSDBenches{}
 	cluster, err := kubekit.Connect(k.Cluster)
 	if err != nil {
 		return nil, &runner.RefusedError{Err: err}

@@ -51,6 +51,9 @@ type TargetOptions struct {
 	// Ceph reaches the Ceph behind the class, for its OSDs' figures
 	// (class_osds.go); the target's options set it.
 	Ceph CephAccess
+	// OSDBenches, shared by a run's targets, benches each Ceph pool's
+	// OSDs once (class_osds.go); nil benches them for every target.
+	OSDBenches *OSDBenches
 }
 
 // Target is one StorageClass on one node.

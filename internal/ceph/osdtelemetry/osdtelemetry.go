@@ -184,7 +184,14 @@ func (s *osdSampler) Start() runner.Recording {
 	// What `ceph osd perf` says before the workload: the figures of the
 	// one before (Ceph refreshes them about every 5 s), which the
 	// workload's first samples repeat until the refresh.
-	before, _ := s.ceph.Perf(ctx)
+	// It is read beside the OSDs' counters: each ceph CLI call costs
+	// about a second on a busy host, before every workload.
+	var before []ceph.Latency
+	perfRead := make(chan struct{})
+	go func() {
+		defer close(perfRead)
+		before, _ = s.ceph.Perf(ctx)
+	}()
 	var addrs []string
 	for _, a := range s.addrs {
 		addrs = append(addrs, a)
@@ -193,8 +200,10 @@ func (s *osdSampler) Start() runner.Recording {
 	if s.host != nil {
 		host = s.host.Start()
 	}
+	counters := s.dumps(ctx)
+	<-perfRead
 	r := &osdRecording{host: host, sampler: s, cancel: cancel, done: make(chan struct{}), before: before,
-		counters: s.dumps(ctx), rtt: netfs.WatchGreeting(addrs, RTTInterval, RTTTimeout)}
+		counters: counters, rtt: netfs.WatchGreeting(addrs, RTTInterval, RTTTimeout)}
 	go func() {
 		defer close(r.done)
 		r.samples, r.err = s.ceph.SamplePerf(ctx, PerfInterval)
@@ -235,12 +244,21 @@ func (r *osdRecording) Stop() *result.Telemetry {
 		r.out.OSDs = osdFigures(r.sampler.osds, r.before, r.samples)
 		// An OSD that went down since the sampler was made (or during the
 		// workload) ran the workload down: Ceph's map as it ends says so.
+		// (Read beside the counters after it, as at Start.)
 		ctx, cancel := context.WithTimeout(context.Background(), RTTTimeout+5*time.Second)
-		if now, err := r.sampler.ceph.OSDs(ctx); err == nil {
+		var now []ceph.OSD
+		var nowErr error
+		mapRead := make(chan struct{})
+		go func() {
+			defer close(mapRead)
+			now, nowErr = r.sampler.ceph.OSDs(ctx)
+		}()
+		after := r.sampler.dumps(ctx)
+		<-mapRead
+		cancel()
+		if nowErr == nil {
 			markDown(r.out.OSDs, now)
 		}
-		after := r.sampler.dumps(ctx)
-		cancel()
 		for i := range r.out.OSDs {
 			o := &r.out.OSDs[i]
 			if a, ok := after[o.ID]; ok {

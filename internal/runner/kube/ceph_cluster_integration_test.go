@@ -32,7 +32,9 @@ workloads:
 // k8s:cephfs from every real node, and checks that every result completed
 // and carries what Ceph itself reports of the class's data pool (read with
 // the ceph CLI on this host, CEPH_CONF): the pool, its size 3, the three
-// OSDs and their hosts, primary-copy replication. Ceph is brought down
+// OSDs and their hosts, primary-copy replication; with telemetry, each
+// result carries the pool's OSD figures (checkClassOSDs), and on demand a
+// throttled OSD is named (checkClassOSDVerdict). Ceph is brought down
 // again and the cluster left as found (ceph.sh check-clean cluster); a
 // Ceph the cluster was started with (CLUSTER_CEPH=1) is used and left up.
 func TestClusterCephFSFromEveryNode(t *testing.T) {
@@ -44,13 +46,13 @@ func TestClusterCephFSFromEveryNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
+	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever, OSDBenches: &kube.OSDBenches{}}
 	var targets []runner.Target
 	for i, n := range nodes {
 		targets = append(targets, kube.NewTarget(c, "cephfs", n, i+1, opts))
 	}
 	start := time.Now()
-	rs := runPlan(t, context.Background(), cephfsSuite, engine.Plan{Targets: targets})
+	rs := runPlan(t, context.Background(), cephfsSuite, engine.Plan{Targets: targets, Telemetry: true})
 	t.Logf("suite on %d nodes in %.1f s", len(nodes), time.Since(start).Seconds())
 	if len(rs) != 2*len(nodes) {
 		t.Fatalf("%d results, want %d", len(rs), 2*len(nodes))
@@ -84,9 +86,11 @@ func TestClusterCephFSFromEveryNode(t *testing.T) {
 			t.Errorf("no result from node %s (seen %v)", n, seen)
 		}
 	}
+	checkClassOSDs(t, rs, nodes) // class_osds_integration_test.go
 	start = time.Now()
 	checkCephFSClientPerNode(t, e, nodes[1], nodes[2])
 	t.Logf("one volume from two nodes, each through its own client, in %.1f s", time.Since(start).Seconds())
+	t.Run("slow OSD named", func(t *testing.T) { checkClassOSDVerdict(t, c, nodes) })
 }
 
 // cephUp brings Ceph with CephFS up in the test cluster for the test

@@ -39,8 +39,14 @@ func (Kind) Parse(target string) (runner.Spec, bool, error) {
 	if s, ok, err := parseEngine(class); ok {
 		return s, true, err
 	}
-	if class == "" || strings.ContainsAny(class, "@/ ") {
-		return nil, true, runner.FieldErrorf("%s: %s: write k8s:STORAGECLASS (choose nodes with %s or %s)",
+	name, query, options := strings.Cut(class, "?")
+	if options {
+		if _, err := parseClassOptions(target, query); err != nil { // class_osds.go
+			return nil, true, err
+		}
+	}
+	if name == "" || strings.ContainsAny(name, "@/ ") {
+		return nil, true, runner.FieldErrorf("%s: %s: write k8s:STORAGECLASS[?ceph-conf=PATH&ceph-pool=POOL] (choose nodes with %s or %s)",
 			runner.Field("Targets"), target, runner.Field("Kube.Nodes"), runner.Field("Kube.NodeSelector"))
 	}
 	return ClassSpec(class), true, nil
@@ -71,6 +77,7 @@ func (ClassSpec) Target(runner.Options) (runner.Target, error) { return nil, run
 func (k Kind) Open(ctx context.Context, specs []runner.Spec, o runner.GroupOptions) (*runner.Group, error) {
 	opts := k.Target
 	opts.Report = o.Report
+	opts.OSDBenches = &OSDBenches{}
 	cluster, err := kubekit.Connect(k.Cluster)
 	if err != nil {
 		return nil, &runner.RefusedError{Err: err}
@@ -88,7 +95,7 @@ func (k Kind) Open(ctx context.Context, specs []runner.Spec, o runner.GroupOptio
 		if _, engine := s.(EngineSpec); engine {
 			continue
 		}
-		name, note, err := kubekit.ResolveClass(lctx, cluster.Client, strings.TrimPrefix(s.String(), TargetPrefix))
+		name, note, err := kubekit.ResolveClass(lctx, cluster.Client, classOf(s))
 		if err != nil {
 			return nil, &runner.RefusedError{Err: err}
 		}
@@ -113,7 +120,7 @@ func (k Kind) Open(ctx context.Context, specs []runner.Spec, o runner.GroupOptio
 			if engine {
 				g.Targets = append(g.Targets, newEngineTarget(cluster, run, n, len(g.Targets)+1, opts))
 			} else {
-				g.Targets = append(g.Targets, NewTarget(cluster, class, n, len(g.Targets)+1, opts))
+				g.Targets = append(g.Targets, NewTarget(cluster, class, n, len(g.Targets)+1, withCeph(opts, specs[i])))
 			}
 		}
 	}

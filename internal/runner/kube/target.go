@@ -48,6 +48,12 @@ type TargetOptions struct {
 	// Report hears things the user should know that are not failures, such
 	// as a Released volume left by a Retain class. May be nil.
 	Report func(target, message string)
+	// Ceph reaches the Ceph behind the class, for its OSDs' figures
+	// (class_osds.go); the target's options set it.
+	Ceph CephAccess
+	// OSDBenches, shared by a run's targets, benches each Ceph pool's
+	// OSDs once (class_osds.go); nil benches them for every target.
+	OSDBenches *OSDBenches
 }
 
 // Target is one StorageClass on one node.
@@ -210,7 +216,12 @@ func (t *Target) Prepare(ctx context.Context, need runner.Need) (_ *runner.Prepa
 	if n := kubekit.LonghornLabels(ctx, t.cluster.Dynamic, labels); n != "" {
 		env.notices = append(env.notices, n)
 	}
-	return t.prepared(ctx, o, running, labels, env.notices, need)
+	p, err := t.prepared(ctx, o, running, labels, env.notices, need)
+	if err != nil {
+		return nil, err
+	}
+	t.classOSDs(ctx, env.sc, p) // class_osds.go
+	return p, nil
 }
 
 // targetEnv is what Prepare reads before creating anything: the namespace,

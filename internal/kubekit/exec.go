@@ -77,6 +77,10 @@ func (r *RemoteExecutor) Exec(ctx context.Context, req ExecRequest) error {
 // StopTimeout bounds the second exec that stops a cancelled command.
 const StopTimeout = 15 * time.Second
 
+// StopGrace is how long a cancelled command's stream stays open after the
+// second exec stopped it, for what it prints as it ends.
+const StopGrace = 3 * time.Second
+
 // PodCmder is an execx.Cmder whose commands run in one container.
 //
 // Every command runs under a small sh wrapper that records its process ID in
@@ -201,13 +205,34 @@ func (c *podCmd) Run() error {
 	if stdout == nil {
 		stdout = io.Discard
 	}
-	err := c.p.Exec.Exec(c.ctx, ExecRequest{
+	// The stream outlives a cancel, as a local command's pipes outlive its
+	// SIGTERM: the process is stopped by a second exec and what it prints
+	// as it goes (fio's report of what it did until then) still arrives;
+	// the stream is closed only if it has not ended StopGrace after that.
+	streamCtx, closeStream := context.WithCancel(context.WithoutCancel(c.ctx))
+	defer closeStream()
+	ended, stopped := make(chan struct{}), make(chan error, 1)
+	go func() {
+		select {
+		case <-ended:
+			stopped <- nil
+		case <-c.ctx.Done():
+			err := c.stop(id)
+			select {
+			case <-ended:
+			case <-time.After(StopGrace):
+				closeStream()
+			}
+			stopped <- err
+		}
+	}()
+	err := c.p.Exec.Exec(streamCtx, ExecRequest{
 		Namespace: c.p.Namespace, Pod: c.p.Pod, Container: c.p.Container,
 		Command: c.argv(id), Stdin: c.stdin, Stdout: stdout, Stderr: stderr,
 	})
+	close(ended)
+	stopErr := <-stopped
 	if c.ctx.Err() != nil {
-		// The stream is gone but the process may still run in the pod.
-		stopErr := c.stop(id)
 		re := &execx.RunError{Command: c.command(), ExitCode: -1, Stderr: tail.String(), Inner: c.ctx.Err()}
 		if stopErr != nil {
 			re.Inner = errors.Join(c.ctx.Err(), fmt.Errorf("stopping %s in pod %s/%s: %w", c.name, c.p.Namespace, c.p.Pod, stopErr))

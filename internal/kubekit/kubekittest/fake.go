@@ -6,6 +6,7 @@ package kubekittest
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,7 +143,16 @@ func (l *LocalExec) Exec(ctx context.Context, req kubekit.ExecRequest) error {
 		return err
 	}
 	c := exec.Command(req.Command[0], req.Command[1:]...)
-	c.Dir, c.Stdin, c.Stdout, c.Stderr = dir, req.Stdin, req.Stdout, req.Stderr
+	// A cancelled stream delivers nothing more, as a kubelet's closed exec
+	// stream does, though the process runs on.
+	stdout, stderr := &streamEnd{w: req.Stdout}, &streamEnd{w: req.Stderr}
+	c.Dir, c.Stdin, c.Stdout, c.Stderr = dir, req.Stdin, stdout, stderr
+	if req.Stdout == nil {
+		c.Stdout = nil
+	}
+	if req.Stderr == nil {
+		c.Stderr = nil
+	}
 	if err := c.Start(); err != nil {
 		return err
 	}
@@ -157,6 +167,8 @@ func (l *LocalExec) Exec(ctx context.Context, req kubekit.ExecRequest) error {
 		}
 		return err
 	case <-ctx.Done():
+		stdout.end()
+		stderr.end()
 		l.mu.Lock()
 		l.outlived = append(l.outlived, exited)
 		l.mu.Unlock()
@@ -184,4 +196,26 @@ func (l *LocalExec) Alive() int {
 		}
 	}
 	return n
+}
+
+// streamEnd passes writes on until end, then drops them.
+type streamEnd struct {
+	mu    sync.Mutex
+	w     io.Writer
+	ended bool
+}
+
+func (s *streamEnd) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return len(p), nil
+	}
+	return s.w.Write(p)
+}
+
+func (s *streamEnd) end() {
+	s.mu.Lock()
+	s.ended = true
+	s.mu.Unlock()
 }

@@ -6,9 +6,11 @@
 package runnertest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,6 +90,29 @@ func Conformance(t *testing.T, newEnv func(t *testing.T) Env) {
 			t.Errorf("cancel took %s", took)
 		}
 	})
+	t.Run("a cancelled command's last words arrive", func(t *testing.T) {
+		// fio stopped by a cancel prints its report of what it did until
+		// then (the contention round's bulk writer ends so): a transport
+		// delivers what the command prints as it stops.
+		e := newEnv(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		out := &syncBuffer{}
+		go func() {
+			for deadline := time.Now().Add(15 * time.Second); !strings.Contains(out.String(), "started") && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
+			cancel()
+		}()
+		err := e.Cmder.Command(ctx, "sh", "-c", `trap 'echo stopped; exit 0' TERM; echo started; while :; do sleep 0.1; done`).
+			SetDir(e.Dir).SetStdout(out).Run()
+		if err == nil {
+			t.Error("cancelled command reported success")
+		}
+		if got := out.String(); !strings.Contains(got, "started") || !strings.Contains(got, "stopped") {
+			t.Errorf("stdout %q: want what it printed as it stopped (stopped)", got)
+		}
+	})
 	t.Run("fio runs and parses", func(t *testing.T) {
 		testenv.HostTier(t, "fio")
 		e := newEnv(t)
@@ -128,4 +153,22 @@ func cmd(e Env, name string, args ...string) execx.Cmd {
 		c.SetDir(e.Dir)
 	}
 	return c
+}
+
+// syncBuffer is a bytes.Buffer a command writes while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -196,6 +196,11 @@ func (c *cmd) Run() error {
 // Cmder does: NotFoundError for a missing program, RunError otherwise,
 // naming the host.
 func (c *cmd) runError(argv []string, err error, cancelled bool, stderr string) error {
+	if err == nil && cancelled {
+		// Stopped, it still exited 0 (fio does, having reported): a
+		// cancelled command never reads as a success, as a local one.
+		return &execx.RunError{Command: argv, ExitCode: -1, Stderr: stderr, Inner: fmt.Errorf("on %s: %w", c.client.name, c.ctx.Err())}
+	}
 	if err == nil {
 		return nil
 	}

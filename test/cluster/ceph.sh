@@ -349,7 +349,11 @@ check-clean() { # [cluster]: what a standalone Ceph (or the test cluster's) coul
   fi
   for x in $(ip netns list 2>/dev/null | awk '{print $1}'); do case $x in sbc*n[0-9]*|sbc*c) echo "left behind: network namespace $x"; bad=1 ;; esac; done
   for x in $(ip -o link show | awk -F': ' '{print $2}' | cut -d@ -f1); do case $x in sbc*b|sbc*v[0-9c]*) echo "left behind: link $x"; bad=1 ;; esac; done
-  for x in /sys/fs/cgroup/blkio/sbceph* /sys/fs/cgroup/cpu/sbceph* /var/tmp/storbench-ceph-*; do [ ! -e "$x" ] || { echo "left behind: $x"; bad=1; }; done
+  # (sbceph-cluster-*: the test cluster's Ceph's, which may be up beside a standalone one: check-clean cluster)
+  for x in /sys/fs/cgroup/blkio/sbceph* /sys/fs/cgroup/cpu/sbceph* /var/tmp/storbench-ceph-*; do
+    case $x in */sbceph-cluster-*) continue ;; esac
+    [ ! -e "$x" ] || { echo "left behind: $x"; bad=1; }
+  done
   for x in $(pgrep -f -- "--conf /var/tmp/storbench-ceph-" || true); do echo "left behind: process $x"; bad=1; done
   if grep -q " /var/tmp/storbench-ceph-" /proc/self/mountinfo; then echo "left behind: mounts"; bad=1; fi
   [ "$bad" = 0 ] && echo clean

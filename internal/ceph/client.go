@@ -19,15 +19,26 @@ type Client struct {
 	// Conf is the ceph.conf path where the command runs; empty: the CLI's own
 	// default (CEPH_CONF, /etc/ceph/ceph.conf).
 	Conf string
+	// ID is the client's name without "client." (its key must be in the
+	// configuration's keyring); empty: the CLI's own default, admin.
+	ID string
+}
+
+// args is ARGS after the client's --conf and --id.
+func (c Client) args(args ...string) []string {
+	var full []string
+	if c.Conf != "" {
+		full = append(full, "--conf", c.Conf)
+	}
+	if c.ID != "" {
+		full = append(full, "--id", c.ID)
+	}
+	return append(full, args...)
 }
 
 // JSON runs `ceph ARGS... -f json` and returns its standard output.
 func (c Client) JSON(ctx context.Context, args ...string) ([]byte, error) {
-	full := append([]string{}, args...)
-	if c.Conf != "" {
-		full = append([]string{"--conf", c.Conf}, full...)
-	}
-	full = append(full, "-f", "json")
+	full := append(c.args(args...), "-f", "json")
 	var out, stderr bytes.Buffer
 	if err := c.Cmder.Command(ctx, "ceph", full...).SetStdout(&out).SetStderr(&stderr).Run(); err != nil {
 		return nil, fmt.Errorf("ceph %s: %w", strings.Join(args, " "), err)

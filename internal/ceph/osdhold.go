@@ -47,10 +47,7 @@ func (h HeldDown) String() string {
 // Run runs `ceph ARGS...` for a command that changes something and returns
 // its combined output.
 func (c Client) Run(ctx context.Context, args ...string) (string, error) {
-	full := append([]string{}, args...)
-	if c.Conf != "" {
-		full = append([]string{"--conf", c.Conf}, full...)
-	}
+	full := c.args(args...)
 	var out bytes.Buffer
 	if err := c.Cmder.Command(ctx, "ceph", full...).SetStdout(&out).SetStderr(&out).Run(); err != nil {
 		return out.String(), fmt.Errorf("ceph %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(out.String()))
@@ -114,10 +111,7 @@ func (c Client) FindHeldDown(ctx context.Context, runID string) ([]HeldDown, err
 	var out []HeldDown
 	for _, k := range keys {
 		var v bytes.Buffer
-		full := []string{"config-key", "get", k}
-		if c.Conf != "" {
-			full = append([]string{"--conf", c.Conf}, full...)
-		}
+		full := c.args("config-key", "get", k)
 		if err := c.Cmder.Command(ctx, "ceph", full...).SetStdout(&v).Run(); err != nil {
 			return out, fmt.Errorf("ceph config-key get %s: %w", k, err)
 		}

@@ -3,7 +3,12 @@
 # one BlueStore OSD per node (a sparse block file on the disk, not tmpfs) running in that node's
 # network namespace, each OSD its own crush host, a size-3 pool "rbd" (failure domain host) and,
 # with CEPH_FS=1, CephFS (pools cephfs_data/cephfs_metadata, one MDS). No systemd, no kernel
-# module, auth none: every daemon, socket, log and pid file lives under $CEPH_DIR.
+# module. Auth is cephx, as on every real Ceph: each daemon has its own key (its data directory's
+# keyring), client.admin's keyring ($CEPH_DIR/ceph.client.admin.keyring) is named by ceph.conf's
+# [global] keyring, so every client given CEPH_CONF (ceph, rbd, fio's rbd engine, ceph-fuse) is
+# the admin; client.storbench is a restricted client (rbd profile on pool rbd, mgr read) whose
+# keyring is $CEPH_DIR/ceph.client.storbench.keyring. Every daemon, socket, log, key and pid file
+# lives under $CEPH_DIR.
 #
 # Two modes:
 #   standalone: its own bridge sbc<tag>b (10.97.1.1/24, the monitor's address), node namespaces
@@ -28,7 +33,8 @@
 # $RUN/ceph), CEPH_TAG (standalone name part, default the pid), CEPH_FS=1 (CephFS),
 # CEPH_BLOCK_SIZE (bytes of each OSD's block file, default 10 GiB sparse), CEPH_PG (default 32).
 # While up, $CEPH_DIR/ceph.env (bash) describes it: CEPH_CONF, NODES, <node>_IP, <node>_NETNS,
-# <node>_LINK, <node>_OSD, osd<N>_NODE, osd<N>_PID_FILE, POOL, CLIENT_NETNS...
+# <node>_LINK, <node>_OSD, osd<N>_NODE, osd<N>_PID_FILE, POOL, CLIENT_NETNS..., ADMIN_KEYRING,
+# USER_ID (storbench) and USER_KEYRING (its keyring: [client.storbench] key = ...).
 set -Eeuo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 log() { echo "ceph.sh: $*" >&2; }
@@ -61,9 +67,10 @@ fsid = $(cat "$d/fsid")
 mon host = $ip
 mon initial members = a
 public network = $net
-auth cluster required = none
-auth service required = none
-auth client required = none
+auth cluster required = cephx
+auth service required = cephx
+auth client required = cephx
+keyring = $d/ceph.client.admin.keyring
 run dir = $d/run
 admin socket = $d/run/\$cluster-\$name.asok
 pid file = $d/run/\$name.pid
@@ -93,12 +100,16 @@ osd scrub load threshold = 2000
 mgr initial modules = ""
 [mon]
 mon data = $d/mon/\$cluster-\$id
+keyring = \$mon_data/keyring
 [mgr]
 mgr data = $d/mgr/\$cluster-\$id
+keyring = \$mgr_data/keyring
 [mds]
 mds data = $d/mds/\$cluster-\$id
+keyring = \$mds_data/keyring
 [osd]
 osd data = $d/osd/\$cluster-\$id
+keyring = \$osd_data/keyring
 [client]
 admin socket = $d/run/\$cluster-\$name.\$pid.asok
 # a daemonized ceph-fuse writes (and locks) its pid file: one per client
@@ -121,15 +132,39 @@ start_daemon() {
   echo $! > "$CEPH_DIR/run/$name.daemon"
 }
 
+# keys_make: the monitor's keyring (mon. and client.admin, as cephadm's bootstrap makes them) for
+# its mkfs, and client.admin's own keyring, the one ceph.conf's [global] names
+keys_make() {
+  local k=$CEPH_DIR/mon.keyring a=$CEPH_DIR/ceph.client.admin.keyring
+  ceph-authtool --create-keyring "$a" --gen-key -n client.admin --cap mon 'allow *' --cap osd 'allow *' \
+    --cap mds 'allow *' --cap mgr 'allow *' >/dev/null
+  ceph-authtool --create-keyring "$k" --gen-key -n mon. --cap mon 'allow *' >/dev/null
+  ceph-authtool "$k" --import-keyring "$a" >/dev/null
+  chmod 600 "$k" "$a"
+}
+
+# daemon_key NAME FILE CAPS...: NAME's key (made once) written to FILE, its data directory's keyring
+daemon_key() { local n=$1 f=$2; shift 2; C auth get-or-create "$n" "$@" -o "$f"; }
+
+# user_key: client.storbench, what a storbench user is given on a real Ceph: the rbd profile on
+# pool rbd (its own images) and read access to the mgr (pg ls-by-pool: the pool's OSDs)
+user_key() {
+  C auth get-or-create client.storbench mon 'profile rbd' osd 'profile rbd pool=rbd' mgr 'profile rbd pool=rbd, allow r' \
+    -o "$CEPH_DIR/ceph.client.storbench.keyring"
+}
+
 mon_up() { # NETNS IP
   local ns=$1 ip=$2
   mkdir -p "$CEPH_DIR/mon/ceph-a"
+  keys_make
   in_ns "$ns" ceph-mon --conf "$CEPH_CONF" --id a --mkfs --mon-data "$CEPH_DIR/mon/ceph-a" \
-    --fsid "$(cat "$CEPH_DIR/fsid")" --public-addr "$ip" > "$CEPH_DIR/log/mon-mkfs.out" 2>&1
+    --fsid "$(cat "$CEPH_DIR/fsid")" --public-addr "$ip" --keyring "$CEPH_DIR/mon.keyring" > "$CEPH_DIR/log/mon-mkfs.out" 2>&1
   START_NODE_INDEX=${MON_NODE_INDEX:-} start_daemon "$ns" mon.a ceph-mon --conf "$CEPH_CONF" --id a -f --public-addr "$ip"
   until_ok 30 "the monitor" C status --connect-timeout 3
   C config set mgr mgr_pool false --force >/dev/null 2>&1 || true
   mkdir -p "$CEPH_DIR/mgr/ceph-x"
+  daemon_key mgr.x "$CEPH_DIR/mgr/ceph-x/keyring" mon 'allow profile mgr' osd 'allow *' mds 'allow *'
+  user_key
   START_NODE_INDEX=${MON_NODE_INDEX:-} start_daemon "$ns" mgr.x ceph-mgr --conf "$CEPH_CONF" -i x -f
 }
 
@@ -141,6 +176,7 @@ osd_up() {
   if [ ! -f "$d/fsid" ]; then
     mkdir -p "$d"; uuid=$(cat /proc/sys/kernel/random/uuid)
     C osd new "$uuid" "$id" >/dev/null
+    daemon_key "osd.$id" "$d/keyring" mon 'allow profile osd' mgr 'allow profile osd' osd 'allow *'
     in_ns "$ns" ceph-osd --conf "$CEPH_CONF" -i "$id" --mkfs --osd-uuid "$uuid" --public-addr "$ip" \
       --cluster-addr "$ip" > "$CEPH_DIR/log/osd.$id-mkfs.out" 2>&1 ||
       { log "osd.$id mkfs failed: $(tail -3 "$CEPH_DIR/log/osd.$id-mkfs.out")"; return 1; }
@@ -161,6 +197,7 @@ pools_up() { # the rbd pool, and CephFS with CEPH_FS=1
     C osd pool create cephfs_data "$pg" "$pg" replicated >/dev/null
     C fs new cephfs cephfs_metadata cephfs_data >/dev/null
     mkdir -p "$CEPH_DIR/mds/ceph-a"
+    daemon_key mds.a "$CEPH_DIR/mds/ceph-a/keyring" mon 'allow profile mds' osd 'allow rwx' mds 'allow' mgr 'allow profile mds'
     START_NODE_INDEX=${MON_NODE_INDEX:-} start_daemon "${MON_NETNS:-}" mds.a ceph-mds --conf "$CEPH_CONF" -i a -f
     until_ok 60 "an active MDS" bash -c "ceph --conf '$CEPH_CONF' fs status cephfs 2>/dev/null | grep -q active"
   fi
@@ -231,6 +268,9 @@ sa_env() { # TAG N
     echo "MON_IP=$SA_NET.1"
     echo "BRIDGE=sbc${tag}b"
     echo "POOL=rbd"
+    echo "ADMIN_KEYRING=$CEPH_DIR/ceph.client.admin.keyring"
+    echo "USER_ID=storbench"
+    echo "USER_KEYRING=$CEPH_DIR/ceph.client.storbench.keyring"
     [ "${CEPH_FS:-}" != 1 ] || echo "CEPHFS=cephfs"
     echo "CLIENT_NETNS=sbc${tag}c"
     echo "CLIENT_IP=$SA_NET.100"
@@ -309,7 +349,11 @@ check-clean() { # [cluster]: what a standalone Ceph (or the test cluster's) coul
   fi
   for x in $(ip netns list 2>/dev/null | awk '{print $1}'); do case $x in sbc*n[0-9]*|sbc*c) echo "left behind: network namespace $x"; bad=1 ;; esac; done
   for x in $(ip -o link show | awk -F': ' '{print $2}' | cut -d@ -f1); do case $x in sbc*b|sbc*v[0-9c]*) echo "left behind: link $x"; bad=1 ;; esac; done
-  for x in /sys/fs/cgroup/blkio/sbceph* /sys/fs/cgroup/cpu/sbceph* /var/tmp/storbench-ceph-*; do [ ! -e "$x" ] || { echo "left behind: $x"; bad=1; }; done
+  # (sbceph-cluster-*: the test cluster's Ceph's, which may be up beside a standalone one: check-clean cluster)
+  for x in /sys/fs/cgroup/blkio/sbceph* /sys/fs/cgroup/cpu/sbceph* /var/tmp/storbench-ceph-*; do
+    case $x in */sbceph-cluster-*) continue ;; esac
+    [ ! -e "$x" ] || { echo "left behind: $x"; bad=1; }
+  done
   for x in $(pgrep -f -- "--conf /var/tmp/storbench-ceph-" || true); do echo "left behind: process $x"; bad=1; done
   if grep -q " /var/tmp/storbench-ceph-" /proc/self/mountinfo; then echo "left behind: mounts"; bad=1; fi
   [ "$bad" = 0 ] && echo clean
@@ -454,6 +498,9 @@ cluster_env() { # N
     echo "CEPH_CONF=$CEPH_DIR/ceph.conf"
     echo "MON_IP=$BRIDGE_IP"
     echo "POOL=rbd"
+    echo "ADMIN_KEYRING=$CEPH_DIR/ceph.client.admin.keyring"
+    echo "USER_ID=storbench"
+    echo "USER_KEYRING=$CEPH_DIR/ceph.client.storbench.keyring"
     [ "${CEPH_FS:-}" != 1 ] || { echo "CEPHFS=cephfs"; echo "CEPHFS_CLASS=cephfs"; }
     echo "NODES=\"$NODES\""
     for i in $(seq 1 "$n"); do

@@ -20,9 +20,9 @@ const cephLock = "/tmp/storbench-ceph-standalone.lock"
 
 // standaloneCeph brings up a 3-OSD Ceph with the repository's harness
 // (test/cluster/ceph.sh standalone up: the monitor on a bridge of this
-// host, OSDs in network namespaces, pool rbd, auth none) and returns its
-// monitor's address and fsid; it goes with the test.
-func standaloneCeph(t *testing.T) (monIP, fsid string) {
+// host, OSDs in network namespaces, pool rbd, cephx) and returns its
+// monitor's address, fsid and client.admin's keyring; it goes with the test.
+func standaloneCeph(t *testing.T) (monIP, fsid string, keyring []byte) {
 	t.Helper()
 	for _, tool := range []string{"ceph-mon", "ceph-osd", "ceph-mgr", "ceph", "rbd", "ip", "tc"} {
 		toolenv.Need(t, tool)
@@ -64,12 +64,16 @@ func standaloneCeph(t *testing.T) (monIP, fsid string) {
 	if err != nil || monIP == "" {
 		t.Fatalf("ceph.env %s: no MON_IP, or fsid: %v", b, err)
 	}
-	return monIP, strings.TrimSpace(string(f))
+	keyring, err = os.ReadFile(filepath.Join(dir, "ceph.client.admin.keyring"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return monIP, strings.TrimSpace(string(f)), keyring
 }
 
 // The fio image carries the rbd CLI and what librados loads at run time:
 // inside the image (with /dev, /proc and /sys as a pod has them), with
-// only a ceph.conf in /etc/ceph as k8s:rbd:POOL's pods have, rbd makes an
+// only a ceph.conf and a keyring in /etc/ceph as k8s:rbd:POOL's pods have, rbd makes an
 // image on a real Ceph, fio's rbd engine writes it, and rbd removes it.
 func TestFioImageRBD(t *testing.T) {
 	if runtime.GOARCH != "amd64" || os.Geteuid() != 0 {
@@ -81,12 +85,15 @@ func TestFioImageRBD(t *testing.T) {
 	if cf.Config.Labels["io.storbench.ceph.version"] == "" {
 		t.Errorf("no ceph version label: %v", cf.Config.Labels)
 	}
-	mon, fsid := standaloneCeph(t)
-	conf := "[global]\nfsid = " + fsid + "\nmon host = " + mon + "\nauth cluster required = none\nauth service required = none\nauth client required = none\n"
+	mon, fsid, keyring := standaloneCeph(t)
+	conf := "[global]\nfsid = " + fsid + "\nmon host = " + mon + "\nauth cluster required = cephx\nauth service required = cephx\nauth client required = cephx\n"
 	if err := os.MkdirAll(filepath.Join(root, "etc", "ceph"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(root, "etc", "ceph", "ceph.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc", "ceph", "keyring"), keyring, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	job := `set -e; rbd create rbd/imagecheck --size 16M

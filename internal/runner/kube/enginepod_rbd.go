@@ -56,6 +56,7 @@ type rbdEngine struct {
 
 	cluster  *kubekit.Cluster
 	clientID string // the client ID of the run's configuration (setUp)
+	monHost  string // its monitors (setUp), for errors
 }
 
 // parseRBDEngine parses rest = rbd:POOL[/IMAGE][?secret=..&rook=..&id=..].
@@ -140,12 +141,12 @@ func (e *rbdEngine) setUp(ctx context.Context, runID string) (map[string]string,
 	if err != nil {
 		return nil, nil, fmt.Errorf("target %s: %w", e, err)
 	}
-	e.clientID = cfg.id
+	e.clientID, e.monHost = cfg.id, monHost(cfg.conf)
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: runSecret(runID), Namespace: ns, Labels: map[string]string{
 			kubekit.LabelManagedBy: kubekit.ManagedBy, kubekit.LabelName: "storbench", kubekit.LabelRunID: runID},
 			Annotations: map[string]string{kubekit.AnnotationTarget: TargetPrefix + e.raw}},
-		Data: map[string][]byte{"ceph.conf": cfg.conf},
+		Data: map[string][]byte{"ceph.conf": podConf(cfg.conf, len(cfg.keyring) > 0)},
 	}
 	if len(cfg.keyring) > 0 {
 		s.Data["keyring"] = cfg.keyring
@@ -198,7 +199,7 @@ func (e *rbdEngine) podSetUp(ctx context.Context, runID, node string, size int64
 		image = nodeImage(runID, node)
 		notice, err := rem.MakeImage(ctx, e.pool, image, size)
 		if err != nil {
-			return nil, fmt.Errorf("in pod %s (is the rbd CLI in the image?): %w", cmder.Pod, err)
+			return nil, e.refused(cmder.Pod, err)
 		}
 		st.notices = append(st.notices, notice)
 		st.owned = []string{"rbd:" + e.pool + "/" + image}
@@ -209,12 +210,12 @@ func (e *rbdEngine) podSetUp(ctx context.Context, runID, node string, size int64
 			return nil
 		}
 	} else if n, err := rem.ImageBytes(ctx, e.pool, image); err != nil {
-		return nil, fmt.Errorf("image %s/%s: %w", e.pool, image, err)
+		return nil, fmt.Errorf("image %s/%s: %w", e.pool, image, e.refused(cmder.Pod, err))
 	} else if n < size {
 		return nil, fmt.Errorf("image %s/%s holds %d bytes, the suite spans %d", e.pool, image, n, size)
 	}
 	st.file = fio.File{Size: size, Engine: rem.EngineTarget(e.pool, image)}
-	labels, where, err := poolLabels(ctx, cmder, e.pool)
+	labels, where, err := poolLabels(ctx, cmder, e.pool, e.clientID)
 	if err != nil {
 		st.notices = append(st.notices, fmt.Sprintf("pool %s's size and OSDs unknown: %v", e.pool, err))
 		labels = map[string]string{}
@@ -227,15 +228,32 @@ func (e *rbdEngine) podSetUp(ctx context.Context, runID, node string, size int64
 	return st, nil
 }
 
+// refused is the error of the pod's first use of Ceph (its image made or
+// read): it names the client and where its key came from, and what to
+// check when Ceph refused it or did not answer within
+// CephMountTimeoutSeconds (a wrong key, a client Ceph does not know, a
+// monitor the pod cannot reach).
+func (e *rbdEngine) refused(pod string, err error) error {
+	hint := "is the rbd CLI in the image?"
+	msg := err.Error()
+	for _, s := range []string{"Operation not permitted", "Permission denied", "timed out", "couldn't connect", "keyring"} {
+		if strings.Contains(msg, s) {
+			hint = fmt.Sprintf("does Ceph know this client and key, and can the pod reach the monitors %s? mounts give up after %d s", e.monHost, CephMountTimeoutSeconds)
+			break
+		}
+	}
+	return fmt.Errorf("in pod %s, as client.%s with the key from %s (%s): %w", pod, e.clientID, e.source(), hint, err)
+}
+
 // poolLabels are the pool's facts (ceph.Placement's labels) read with the
 // ceph CLI where it can run: in the pod when its image has it (with the
 // run's configuration), else on this host when it has a configuration
 // of its own (CEPH_CONF or /etc/ceph/ceph.conf). It says which.
-func poolLabels(ctx context.Context, cmder *kubekit.PodCmder, pool string) (map[string]string, string, error) {
+func poolLabels(ctx context.Context, cmder *kubekit.PodCmder, pool, id string) (map[string]string, string, error) {
 	var cl ceph.Client
 	var where string
 	if cmder.Command(ctx, "sh", "-c", "command -v ceph").Run() == nil {
-		cl, where = ceph.Client{Cmder: cmder, Conf: RBDConfDir + "/ceph.conf"}, "the ceph CLI in pod "+cmder.Pod
+		cl, where = ceph.Client{Cmder: cmder, Conf: RBDConfDir + "/ceph.conf", ID: id}, "the ceph CLI in pod "+cmder.Pod+" as client."+id
 	} else {
 		conf := os.Getenv("CEPH_CONF")
 		if conf == "" {
@@ -287,6 +305,49 @@ func monHost(conf []byte) string {
 		}
 	}
 	return "(not in ceph.conf)"
+}
+
+// CephMountTimeoutSeconds bounds how long the pods' Ceph clients (rbd,
+// ceph, fio's rbd engine) wait for the monitors to let them in: Ceph's
+// default is 300 s, and a client whose key the monitors refuse may retry
+// until then.
+const CephMountTimeoutSeconds = 30
+
+// podConf is the ceph.conf the pods get: the one given, with the mount
+// timeouts (CephMountTimeoutSeconds) unless it sets them, and, when a
+// keyring comes with it, that keyring (RBDConfDir/keyring) named in
+// [global] in place of any other path, which would name a file of the
+// user's machine, not of the pod.
+func podConf(conf []byte, keyring bool) []byte {
+	var kept []string
+	set := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimRight(string(conf), "\n"), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		k = strings.Join(strings.Fields(strings.ReplaceAll(strings.ToLower(k), "_", " ")), " ")
+		if ok && k == "keyring" && keyring && strings.TrimSpace(v) != RBDConfDir+"/keyring" {
+			continue
+		}
+		if ok {
+			set[k] = true
+		}
+		kept = append(kept, line)
+	}
+	var add []string
+	for _, k := range []string{"client mount timeout", "rados mount timeout"} {
+		if !set[k] {
+			add = append(add, fmt.Sprintf("%s = %d", k, CephMountTimeoutSeconds))
+		}
+	}
+	if keyring && !set["keyring"] {
+		add = append(add, "keyring = "+RBDConfDir+"/keyring")
+	}
+	at := slices.IndexFunc(kept, func(l string) bool { return strings.TrimSpace(l) == "[global]" })
+	if at < 0 {
+		kept = slices.Insert(kept, 0, "[global]")
+		at = 0
+	}
+	kept = slices.Insert(kept, at+1, add...)
+	return []byte(strings.Join(kept, "\n") + "\n")
 }
 
 // cephConfig is what the pods get: ceph.conf, the keyring (optional) and

@@ -24,9 +24,10 @@ import (
 )
 
 // TestClusterRBDEnginePodEveryNode brings a real Ceph up in the test
-// cluster (ceph.sh cluster up: a monitor on the cluster's bridge, one OSD
-// per real node, the size-3 pool rbd), puts the cluster's client
-// configuration into a Secret, and runs the built-in quick suite (1 s per
+// cluster (ceph.sh cluster up: cephx, a monitor on the cluster's bridge,
+// one OSD per real node, the size-3 pool rbd), puts the cluster's client
+// configuration and the restricted client.storbench's keyring into a
+// Secret, and runs the built-in quick suite (1 s per
 // workload) on k8s:rbd:rbd?secret=NS/NAME from every real node at once:
 // a pod per node with the Secret storbench copies for the run mounted,
 // whose rbd CLI makes the node's image and whose fio writes and reads it
@@ -35,6 +36,10 @@ import (
 // After the run the images and the Secret storbench made are gone, and an
 // image the test made first is untouched: a write suite on it is refused
 // (through the engine's judgement of the job file, as for any run).
+// From one node then: Rook's objects made by the test (its mon endpoints
+// and client.admin's key) carry a short write, and a wrong key is
+// refused, and a monitor that does not answer given up after the conf's
+// mount timeout, each with an error naming the Secret.
 func TestClusterRBDEnginePodEveryNode(t *testing.T) {
 	e := integration(t)
 	t0 := time.Now()
@@ -50,12 +55,12 @@ func TestClusterRBDEnginePodEveryNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret := userCephSecret(t, ctx, c, ns)
+	secret := userCephSecret(t, ctx, c, ns, cephKeyring(t, restrictedClient))
 	keep := keptImage(t, ctx)
 
 	kind := kube.Kind{Cluster: kubekit.ConnectOptions{Kubeconfig: e.kubeconfig}, Nodes: kubekit.NodeChoice{Names: nodes},
 		Target: kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}}
-	target := kube.TargetPrefix + "rbd:rbd?secret=" + ns + "/" + secret
+	target := kube.TargetPrefix + "rbd:rbd?secret=" + ns + "/" + secret + "&id=" + restrictedClient
 	g := openKind(t, ctx, kind, target)
 	t1 := time.Now()
 	rs := runPlan(t, ctx, quickSuiteYAML(t), engine.Plan{Targets: g.Targets, Rounds: []string{result.RoundParallel}})
@@ -78,7 +83,7 @@ func TestClusterRBDEnginePodEveryNode(t *testing.T) {
 
 	// The image storbench did not make: a write suite is refused, from one
 	// node, and the image is as it was.
-	g = openKind(t, ctx, one, kube.TargetPrefix+"rbd:rbd/keep?secret="+ns+"/"+secret)
+	g = openKind(t, ctx, one, kube.TargetPrefix+"rbd:rbd/keep?secret="+ns+"/"+secret+"&id="+restrictedClient)
 	err = runRefused(ctx, g.Targets)
 	if err == nil || !strings.Contains(err.Error(), "rbd:rbd/keep") {
 		t.Errorf("a write suite on an image storbench did not make: %v", err)
@@ -90,6 +95,11 @@ func TestClusterRBDEnginePodEveryNode(t *testing.T) {
 	if imgs := rbdImages(t, ctx); !slices.Equal(imgs, []string{"keep"}) {
 		t.Errorf("images after the refused run: %v", imgs)
 	}
+
+	// cephx's two other ways in: Rook's objects (the admin's key), and a
+	// wrong key, refused in bounded time.
+	rookObjectsPodRun(t, ctx, c, one)
+	refusedInBoundedTime(t, ctx, c, one, ns)
 	t.Logf("test (Ceph included) %.1f s", time.Since(t0).Seconds())
 }
 
@@ -129,9 +139,9 @@ func killedRun(t *testing.T, ctx context.Context, c *kubekit.Cluster, kind kube.
 }
 
 // userCephSecret is a Secret with the client's ceph.conf from the test
-// Ceph's (its fsid, monitor and auth lines: the daemons' paths are this
-// host's), removed at the end.
-func userCephSecret(t *testing.T, ctx context.Context, c *kubekit.Cluster, ns string) string {
+// Ceph's (its fsid, monitor and auth lines: the daemons' paths and the
+// admin's keyring are this host's) and keyring, removed at the end.
+func userCephSecret(t *testing.T, ctx context.Context, c *kubekit.Cluster, ns string, keyring []byte) string {
 	t.Helper()
 	b, err := os.ReadFile(os.Getenv("CEPH_CONF"))
 	if err != nil {
@@ -147,8 +157,14 @@ func userCephSecret(t *testing.T, ctx context.Context, c *kubekit.Cluster, ns st
 	if !strings.Contains(conf, "mon host") {
 		t.Fatalf("no mon host in %s", b)
 	}
+	return cephSecret(t, ctx, c, ns, conf, keyring)
+}
+
+// cephSecret is a Secret with conf and keyring, removed at the end.
+func cephSecret(t *testing.T, ctx context.Context, c *kubekit.Cluster, ns, conf string, keyring []byte) string {
+	t.Helper()
 	name := unique("rbdpod-ceph")
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string][]byte{"ceph.conf": []byte(conf)}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string][]byte{"ceph.conf": []byte(conf), "keyring": keyring}}
 	if _, err := c.Client.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

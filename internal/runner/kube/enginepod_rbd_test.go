@@ -258,3 +258,33 @@ func TestRBDEngineDoctor(t *testing.T) {
 		}
 	}
 }
+
+// TestPodConf: the pods' ceph.conf gets the mount timeouts unless the
+// user set them, and the keyring copied beside it in place of a path of
+// the user's machine.
+func TestPodConf(t *testing.T) {
+	tests := []struct {
+		name, conf string
+		keyring    bool
+		want       string
+	}{
+		{name: "conf only", conf: "[global]\nmon host = 10.0.0.1\n",
+			want: "[global]\nclient mount timeout = 30\nrados mount timeout = 30\nmon host = 10.0.0.1\n"},
+		{name: "no global section", conf: "mon_host = 10.0.0.1", keyring: true,
+			want: "[global]\nclient mount timeout = 30\nrados mount timeout = 30\nkeyring = /etc/ceph/keyring\nmon_host = 10.0.0.1\n"},
+		{name: "the user's timeouts kept, their keyring path replaced", keyring: true,
+			conf: "[global]\nfsid = f\nkeyring = /home/me/ceph.client.me.keyring\n[client]\nclient_mount_timeout = 5\nrados  mount timeout = 7\n",
+			want: "[global]\nkeyring = /etc/ceph/keyring\nfsid = f\n[client]\nclient_mount_timeout = 5\nrados  mount timeout = 7\n"},
+		{name: "without a keyring a keyring path stays", conf: "[global]\nkeyring = /etc/ceph/ceph.keyring\n",
+			want: "[global]\nclient mount timeout = 30\nrados mount timeout = 30\nkeyring = /etc/ceph/ceph.keyring\n"},
+		{name: "Rook's", keyring: true, conf: "[global]\nmon host = 10.0.0.1:6789\n\n[client.admin]\nkeyring = /etc/ceph/keyring\n",
+			want: "[global]\nclient mount timeout = 30\nrados mount timeout = 30\nmon host = 10.0.0.1:6789\n\n[client.admin]\nkeyring = /etc/ceph/keyring\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := string(podConf([]byte(tt.conf), tt.keyring)); got != tt.want {
+				t.Errorf("podConf:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+}

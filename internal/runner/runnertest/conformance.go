@@ -6,11 +6,9 @@
 package runnertest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -97,7 +95,7 @@ func Conformance(t *testing.T, newEnv func(t *testing.T) Env) {
 		e := newEnv(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		out := &syncBuffer{}
+		out := &testenv.Buffer{}
 		go func() {
 			for deadline := time.Now().Add(15 * time.Second); !strings.Contains(out.String(), "started") && time.Now().Before(deadline); {
 				time.Sleep(20 * time.Millisecond)
@@ -153,22 +151,4 @@ func cmd(e Env, name string, args ...string) execx.Cmd {
 		c.SetDir(e.Dir)
 	}
 	return c
-}
-
-// syncBuffer is a bytes.Buffer a command writes while a test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

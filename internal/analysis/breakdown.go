@@ -252,28 +252,36 @@ func breakdown(r result.Result, all []result.Result, m *LinkMatrix) (Breakdown, 
 	b.RemoteCopies = remoteCopies
 	if b.Direction == "write" {
 		b.Traffic = trafficOf(r, b, remoteList, dir.Bytes, m)
-		if t := b.Traffic; t != nil && t.Binding != nil {
-			why := fmt.Sprintf("%s %s carries %.2fx the payload by the %s model, at %.0f MB/s",
-				t.Binding.Node, t.Binding.Direction, t.Binding.PerPayload, t.Model, t.Binding.CeilingBPS*t.Binding.PerPayload/1e6)
-			if len(t.Tied) > 0 {
-				why += fmt.Sprintf("; %d other links reach the same ceiling, and links saturating together leave a write further under it", len(t.Tied))
-			}
-			if t.Binding.UtilPercent > 0 {
-				why += fmt.Sprintf("; it ran %.0f%% full, measured", t.Binding.UtilPercent)
-			}
-			ceiling := t.CeilingBPS
-			if t.AtDepthBPS > 0 {
-				// The links' figure for this write is what they allow at
-				// its depth, not with unbounded writes in flight.
-				ceiling = t.AtDepthBPS
-				why += fmt.Sprintf("; with %d writes in flight the links allow %.0f MB/s of its %.0f MB/s (queueing: a queue at every link direction; each write's hops in turn)",
-					t.InFlight, t.AtDepthBPS/1e6, t.CeilingBPS/1e6)
-			}
-			b.Parts = append(b.Parts, BreakdownPart{PartLinks, ceiling, why})
-		}
+		b.addLinksPart()
 	}
 	b.finish()
 	return b, true
+}
+
+// addLinksPart adds the per-link plan's busiest link as a part: its
+// ceiling, or what the links allow at the write's depth where known.
+func (b *Breakdown) addLinksPart() {
+	t := b.Traffic
+	if t == nil || t.Binding == nil {
+		return
+	}
+	why := fmt.Sprintf("%s %s carries %.2fx the payload by the %s model, at %.0f MB/s",
+		t.Binding.Node, t.Binding.Direction, t.Binding.PerPayload, t.Model, t.Binding.CeilingBPS*t.Binding.PerPayload/1e6)
+	if len(t.Tied) > 0 {
+		why += fmt.Sprintf("; %d other links reach the same ceiling, and links saturating together leave a write further under it", len(t.Tied))
+	}
+	if t.Binding.UtilPercent > 0 {
+		why += fmt.Sprintf("; it ran %.0f%% full, measured", t.Binding.UtilPercent)
+	}
+	ceiling := t.CeilingBPS
+	if t.AtDepthBPS > 0 {
+		// The links' figure for this write is what they allow at its
+		// depth, not with unbounded writes in flight.
+		ceiling = t.AtDepthBPS
+		why += fmt.Sprintf("; with %d writes in flight the links allow %.0f MB/s of its %.0f MB/s (queueing: a queue at every link direction; each write's hops in turn)",
+			t.InFlight, t.AtDepthBPS/1e6, t.CeilingBPS/1e6)
+	}
+	b.Parts = append(b.Parts, BreakdownPart{PartLinks, ceiling, why})
 }
 
 func pairWords(b Breakdown, remote string) string {

@@ -88,29 +88,7 @@ func Conformance(t *testing.T, newEnv func(t *testing.T) Env) {
 			t.Errorf("cancel took %s", took)
 		}
 	})
-	t.Run("a cancelled command's last words arrive", func(t *testing.T) {
-		// fio stopped by a cancel prints its report of what it did until
-		// then (the contention round's bulk writer ends so): a transport
-		// delivers what the command prints as it stops.
-		e := newEnv(t)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		out := &testenv.Buffer{}
-		go func() {
-			for deadline := time.Now().Add(15 * time.Second); !strings.Contains(out.String(), "started") && time.Now().Before(deadline); {
-				time.Sleep(20 * time.Millisecond)
-			}
-			cancel()
-		}()
-		err := e.Cmder.Command(ctx, "sh", "-c", `trap 'echo stopped; exit 0' TERM; echo started; while :; do sleep 0.1; done`).
-			SetDir(e.Dir).SetStdout(out).Run()
-		if err == nil {
-			t.Error("cancelled command reported success")
-		}
-		if got := out.String(); !strings.Contains(got, "started") || !strings.Contains(got, "stopped") {
-			t.Errorf("stdout %q: want what it printed as it stopped (stopped)", got)
-		}
-	})
+	t.Run("a cancelled command's last words arrive", func(t *testing.T) { lastWords(t, newEnv(t)) })
 	t.Run("fio runs and parses", func(t *testing.T) {
 		testenv.HostTier(t, "fio")
 		e := newEnv(t)
@@ -151,4 +129,27 @@ func cmd(e Env, name string, args ...string) execx.Cmd {
 		c.SetDir(e.Dir)
 	}
 	return c
+}
+
+// lastWords: fio stopped by a cancel prints its report of what it did
+// until then (the contention round's bulk writer ends so); a transport
+// delivers what the command prints as it stops.
+func lastWords(t *testing.T, e Env) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &testenv.Buffer{}
+	go func() {
+		for deadline := time.Now().Add(15 * time.Second); !strings.Contains(out.String(), "started") && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	err := e.Cmder.Command(ctx, "sh", "-c", `trap 'echo stopped; exit 0' TERM; echo started; while :; do sleep 0.1; done`).
+		SetDir(e.Dir).SetStdout(out).Run()
+	if err == nil {
+		t.Error("cancelled command reported success")
+	}
+	if got := out.String(); !strings.Contains(got, "started") || !strings.Contains(got, "stopped") {
+		t.Errorf("stdout %q: want what it printed as it stopped (stopped)", got)
+	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/storbench/storbench/internal/analysis"
 	"github.com/storbench/storbench/internal/result"
-	"github.com/storbench/storbench/internal/testenv"
 	"github.com/storbench/storbench/test/cephtest"
 )
 
@@ -24,20 +23,13 @@ import (
 //
 //	go test -count=1 -run '^$' -bench LinksAtDepth -benchtime 1x ./bench/rbd/
 func BenchmarkLinksAtDepth(b *testing.B) {
-	testenv.Root(b)
-	testenv.Tool(b, "fio", "fio", "fio")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	c := cephtest.Start(b, cephtest.Options{})
-	c.Script(b, "wait-clean", "120")
+	c := shapedCeph(ctx, b, "200mbit", true, "depth", "256M")
 	nodes := append(append([]cephtest.Node{}, c.Nodes...), c.Client)
 	caps := map[string]float64{}
 	for _, n := range nodes {
-		c.Script(b, "link", "shape", n.Name, "200mbit")
 		caps[n.Name] = 200e6 / 8
-	}
-	if out, err := c.Command(ctx, cephtest.Node{}, "rbd", "create", c.Pool+"/depth", "--size", "256M").CombinedOutput(); err != nil {
-		b.Fatalf("rbd create: %v: %s", err, out)
 	}
 	depthWrite(ctx, b, c, nodes, 8) // the fill: the objects exist from here on
 	var out strings.Builder

@@ -54,18 +54,9 @@ var bare = map[string][]string{
 type side func() map[string]float64
 
 func BenchmarkRBDAgainstBareFio(b *testing.B) {
-	testenv.Root(b)
-	testenv.Tool(b, "fio", "fio", "fio")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	c := cephtest.Start(b, cephtest.Options{})
-	c.Script(b, "wait-clean", "120")
-	for _, n := range c.Nodes {
-		c.Script(b, "link", "shape", n.Name, rate)
-	}
-	if out, err := c.Command(ctx, cephtest.Node{}, "rbd", "create", c.Pool+"/"+image, "--size", "512M").CombinedOutput(); err != nil {
-		b.Fatalf("rbd create: %v: %s", err, out)
-	}
+	c := shapedCeph(ctx, b, rate, false, image, "512M")
 	fioRBD(ctx, b, c, "--rw=write", "--bs=4M", "--iodepth=8", "--size=512M", "--direct=1") // filled once, so reads reach the OSDs
 	b.Log(jobDiff(b, c.Pool))
 
@@ -254,4 +245,25 @@ func fmts(v []float64) string {
 		w = append(w, fmt.Sprintf("%.3f", x))
 	}
 	return strings.Join(w, "/")
+}
+
+// shapedCeph starts the standalone Ceph, waits for its PGs, shapes the
+// links of its OSD nodes (and of the client, with withClient) to rate and
+// creates the image of size in its pool.
+func shapedCeph(ctx context.Context, b *testing.B, rate string, withClient bool, image, size string) *cephtest.Cluster {
+	testenv.Root(b)
+	testenv.Tool(b, "fio", "fio", "fio")
+	c := cephtest.Start(b, cephtest.Options{})
+	c.Script(b, "wait-clean", "120")
+	nodes := c.Nodes
+	if withClient {
+		nodes = append(append([]cephtest.Node{}, c.Nodes...), c.Client)
+	}
+	for _, n := range nodes {
+		c.Script(b, "link", "shape", n.Name, rate)
+	}
+	if out, err := c.Command(ctx, cephtest.Node{}, "rbd", "create", c.Pool+"/"+image, "--size", size).CombinedOutput(); err != nil {
+		b.Fatalf("rbd create: %v: %s", err, out)
+	}
+	return c
 }

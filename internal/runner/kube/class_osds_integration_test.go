@@ -1,7 +1,6 @@
 package kube_test
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
 // EnvClassVerdicts runs the timing-sensitive check that a class run on
@@ -100,21 +100,18 @@ workloads:
 	}
 }
 
-// cephEnv reads the test cluster's Ceph description (ceph.sh's ceph.env:
-// NAME=VALUE lines).
-func cephEnv(t *testing.T) map[string]string {
+// cephEnv reads the test cluster's Ceph description (ceph.sh's ceph.env,
+// in cluster.sh's format).
+func cephEnv(t *testing.T) kubetest.ClusterEnv {
 	t.Helper()
 	f, err := os.Open(filepath.Join(filepath.Dir(os.Getenv("CLUSTER_ENV")), "ceph", "ceph.env"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), "="); ok && !strings.HasPrefix(k, "#") {
-			out[k] = strings.Trim(v, `"`)
-		}
+	env, err := kubetest.ParseEnv(f)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return env
 }

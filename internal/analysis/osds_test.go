@@ -426,7 +426,8 @@ func TestBreakdownTrafficMeasuredCapacity(t *testing.T) {
 // TestCompareOSDsCPU: the waits for each OSD's banner and the round trips
 // measured on a standalone Ceph (ceph.sh: three OSD nodes, fio's rbd
 // engine writing 4 MiB blocks at depth 16 for 10 s, each OSD's public
-// address probed every 250 ms), with commit latencies from the same runs.
+// address probed every 250 ms, then every 125-375 ms), with commit
+// latencies from the same runs.
 func TestCompareOSDsCPU(t *testing.T) {
 	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
 	osds := func(greeting, rtt [3]float64, commit [3]float64) []OSDFacts {
@@ -448,6 +449,10 @@ func TestCompareOSDsCPU(t *testing.T) {
 				"round trip was in line (0.0 ms against 0.1-0.1 ms)", "waits for CPU", "its disk's figures follow from that (commit latency 350 ms"}},
 		{"osd.2's disk throttled to 20 MB/s", osds([3]float64{0.14, 0.01, 0.01}, [3]float64{0.15, 0.12, 0.13}, [3]float64{10.5, 11.1, 1142.7}),
 			OSDCauseDisk, []string{"commit latency 1142 ms"}},
+		{"osd.2 capped at 10% of a core, probed at random phases", osds([3]float64{0.12, 0.14, 51.28}, [3]float64{0.22, 0.25, 0.21}, [3]float64{7, 5, 194}),
+			OSDCauseCPU, []string{"after 51.3 ms against 0.1-0.1 ms"}},
+		{"osd.2 restarted a minute before, nothing wrong", osds([3]float64{1.66, 3.73, 9.82}, [3]float64{0.20, 0.18, 0.17}, [3]float64{11, 6, 13}), "", nil},
+		{"osd.2 restarted, the others quiet: under the floor", osds([3]float64{0.12, 0.15, 9.82}, [3]float64{0.20, 0.18, 0.17}, [3]float64{11, 6, 13}), "", nil},
 		{"a host saturated by the workload, nothing wrong", osds([3]float64{6.82, 6.61, 8.27}, [3]float64{0.14, 0.08, 0.07}, [3]float64{30, 33, 29}), "", nil},
 		{"osd.2's link full: its banner waits behind the data too", osds([3]float64{0.2, 0.3, 11.0}, [3]float64{0.1, 0.3, 11.0}, [3]float64{9, 10, 11}),
 			OSDCauseLink, []string{"its link is full"}},

@@ -2,6 +2,7 @@ package netfs
 
 import (
 	"errors"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -163,5 +164,45 @@ func TestWatchGreeting(t *testing.T) {
 	}
 	if plain := WatchRTT([]string{prompt}, 20*time.Millisecond, timeout); len(func() map[string]time.Duration { plain.Stop(); return plain.Greetings() }()) != 0 {
 		t.Error("WatchRTT read greetings")
+	}
+}
+
+// TestNextGap: the probes' phases against a 100 ms period (the CFS period
+// of a CPU-capped process) fall evenly over it, where a fixed 250 ms gap
+// hits two phases only; the gaps average the interval and stay within
+// half of it either side.
+func TestNextGap(t *testing.T) {
+	const interval, period, buckets, n = 250 * time.Millisecond, 100 * time.Millisecond, 10, 4000
+	r := rand.New(rand.NewPCG(1, 2))
+	var at, sum time.Duration
+	var random, fixed [buckets]int
+	for i := range n {
+		g := nextGap(r, interval)
+		if g < interval/2 || g >= interval*3/2 {
+			t.Fatalf("gap %v outside [%v, %v)", g, interval/2, interval*3/2)
+		}
+		at, sum = at+g, sum+g
+		random[at%period*buckets/period]++
+		fixed[time.Duration(i+1)*interval%period*buckets/period]++
+	}
+	if mean := sum / n; mean < interval*95/100 || mean > interval*105/100 {
+		t.Errorf("mean gap %v, want about %v", mean, interval)
+	}
+	for b, c := range random {
+		if c < n/buckets*7/10 || c > n/buckets*13/10 {
+			t.Errorf("phase bucket %d of %d: %d of %d probes, want about %d: %v", b, buckets, c, n, n/buckets, random)
+		}
+	}
+	hit := 0
+	for _, c := range fixed {
+		if c > 0 {
+			hit++
+		}
+	}
+	if hit != 2 {
+		t.Errorf("a fixed gap hit %d phase buckets, the case this guards against hits 2", hit)
+	}
+	if nextGap(r, 0) != 0 {
+		t.Error("a zero interval waits")
 	}
 }

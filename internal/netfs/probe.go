@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"slices"
 	"strconv"
@@ -118,9 +119,16 @@ type RTTWatch struct {
 	greetings map[string][]time.Duration
 }
 
-// WatchRTT starts probing addrs, one round every interval, each probe
-// bounded by timeout (a probe that times out counts as timeout: the
-// least the round trip was).
+// WatchRTT starts probing addrs, one round every interval on average,
+// each probe bounded by timeout (a probe that times out counts as
+// timeout: the least the round trip was).
+//
+// The gaps between probes are random (see nextGap): a fixed gap samples a
+// periodic wait at the same few phases only. A CPU-capped process runs
+// for the first few ms of each 100 ms CFS period and waits out the rest;
+// probed every 250 ms, it is seen at just two phases 50 ms apart, and
+// their median is the wait at one of them: 7 ms in one run, 112 ms in
+// another, for the same 10% cap.
 func WatchRTT(addrs []string, interval, timeout time.Duration) *RTTWatch {
 	return watch(addrs, interval, timeout, false)
 }
@@ -143,11 +151,14 @@ func watch(addrs []string, interval, timeout time.Duration, greet bool) *RTTWatc
 	for i, a := range addrs {
 		probes[i].addr = a
 		wg.Go(func() {
-			t := time.NewTicker(interval)
-			defer t.Stop()
+			gaps := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+			next := time.Now()
 			for probes[i].probe(ctx, timeout, greet) {
+				next = next.Add(nextGap(gaps, interval))
+				t := time.NewTimer(time.Until(next))
 				select {
 				case <-ctx.Done():
+					t.Stop()
 					return
 				case <-t.C:
 				}
@@ -167,6 +178,18 @@ func watch(addrs []string, interval, timeout time.Duration, greet bool) *RTTWatc
 		}
 	}()
 	return w
+}
+
+// nextGap is the wait before the next probe: uniform between half and
+// one and a half intervals, so the probes' phases against any periodic
+// wait are spread evenly and the median of the waits seen is the median
+// of the wait itself (random sampling sees time averages), while probes
+// still come once an interval on average.
+func nextGap(r *rand.Rand, interval time.Duration) time.Duration {
+	if interval <= 0 {
+		return 0
+	}
+	return interval/2 + time.Duration(r.Int64N(int64(interval)))
 }
 
 // prober is one address's samples.

@@ -60,7 +60,7 @@ const (
 // osdCPUGreetingRatio times later than every other OSD and at least
 // osdCPUGreetingFloor late, with its round trip in line. Measured here
 // (medians of probes at random phases): an OSD capped at 10% of a core
-// greeted after 51-57 ms against 0.06-0.15 ms; one whose disk was
+// greeted after 40-62 ms against 0.06-0.15 ms; one whose disk was
 // throttled to 20 MB/s after 0.1-0.2 ms; three OSDs on a host saturated
 // by the workload after 6.6-8.3 ms alike; and an OSD restarted a minute
 // before, with nothing wrong, after up to 9.8 ms against 1.7-3.7 ms for

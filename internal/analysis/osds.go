@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -17,8 +18,16 @@ type OSDFacts struct {
 	Device string // the disk holding its data (ceph osd metadata devices)
 	// BenchBytesPerSec is 0 when the bench was not run.
 	BenchBytesPerSec float64
-	// Commit are the commit latencies sampled during the workload.
+	// Commit are the commit latencies sampled during the workload
+	// (`ceph osd perf`).
 	Commit []time.Duration
+	// CommitMean is BlueStore's mean commit latency over the workload from
+	// the OSD's own counters (0: not read). Where every OSD compared has
+	// one, it is the commit latency compared: the sampled figures lag
+	// (Ceph refreshes each OSD's every 5 s or so, each at its own moment),
+	// and a run was seen setting one OSD's stale 11 ms against another's
+	// fresh 80 ms while their counters said 115 and 133 ms.
+	CommitMean time.Duration
 	// LinkBytesPerSec is the host link's capacity in one direction (a NIC
 	// speed, a shaped rate); 0 unknown. LinkUsedBytesPerSec is the busier
 	// direction's average during the workload; 0 not measured.
@@ -27,9 +36,10 @@ type OSDFacts struct {
 	// the workload (0: not measured): a full link delays it, a slow disk
 	// does not (the kernel answers).
 	RTT time.Duration
-	// Greeting is the median wait for the OSD's banner once such a
-	// connection opened (0: not measured): the OSD process sends it, so a
-	// process short of CPU delays it, while a slow disk does not.
+	// Greeting is the upper quartile of the waits for the OSD's banner
+	// once such a connection opened (0: not measured): the OSD process
+	// sends it, so a process short of CPU delays it, while a slow disk does
+	// not (netfs.RTTWatch.Greetings says why the upper quartile).
 	Greeting time.Duration
 }
 
@@ -59,12 +69,13 @@ const (
 // An OSD process is short of CPU when it greets new connections over
 // osdCPUGreetingRatio times later than every other OSD and at least
 // osdCPUGreetingFloor late, with its round trip in line. Measured here
-// (medians of probes at random phases): an OSD capped at 10% of a core
-// greeted after 40-62 ms against 0.06-0.15 ms; one whose disk was
-// throttled to 20 MB/s after 0.1-0.2 ms; three OSDs on a host saturated
-// by the workload after 6.6-8.3 ms alike; and an OSD restarted a minute
-// before, with nothing wrong, after up to 9.8 ms against 1.7-3.7 ms for
-// the others (its start-up work), which the floor keeps from a verdict.
+// (upper quartiles of probes at random phases, 4 MiB writes at depth 8):
+// an OSD capped at 10% of a core greeted after 63-139 ms against 0.2-0.7
+// ms in seven runs; one whose disk was throttled to 20 MB/s after 0.2-0.3
+// ms; every OSD, with nothing wrong, after 0.8-9.0 ms, the one restarted
+// a minute before among them. The floor keeps a host's general business
+// (three OSDs on a host saturated by the workload greeted alike, 6.6-8.3
+// ms by the median) and an OSD's start-up work from a verdict.
 const (
 	osdCPUGreetingRatio = 5.0
 	osdCPUGreetingFloor = 20 * time.Millisecond
@@ -87,6 +98,7 @@ type OSDVerdict struct {
 // A replicated write waits for every copy, so one slow OSD slows every
 // write of the PGs it holds.
 func CompareOSDs(workload string, osds []OSDFacts) []OSDVerdict {
+	osds = countedCommits(osds)
 	var out []OSDVerdict
 	for i, o := range osds {
 		others := append(append([]OSDFacts{}, osds[:i]...), osds[i+1:]...)
@@ -121,6 +133,31 @@ func osdName(o OSDFacts) string {
 		s += " (" + o.Device + ")"
 	}
 	return s
+}
+
+// countedCommits is osds with each one's commit latency its counters' mean
+// where every OSD with a commit figure has that mean (see
+// OSDFacts.CommitMean); osds as they are otherwise.
+func countedCommits(osds []OSDFacts) []OSDFacts {
+	n := 0
+	for _, o := range osds {
+		switch {
+		case o.CommitMean > 0:
+			n++
+		case len(o.Commit) > 0:
+			return osds
+		}
+	}
+	if n == 0 {
+		return osds
+	}
+	out := slices.Clone(osds)
+	for i := range out {
+		if out[i].CommitMean > 0 {
+			out[i].Commit = []time.Duration{out[i].CommitMean}
+		}
+	}
+	return out
 }
 
 // diskEvidence is what says o's disk is slow, empty when nothing does.

@@ -42,7 +42,7 @@ func OSDVerdicts(results []result.Result) []ResultOSDVerdict {
 					Summary: fmt.Sprintf("%s was down during %s: the pool ran with fewer copies than its size", osdName(f), r.Workload)})
 				continue
 			}
-			f := OSDFacts{ID: o.ID, Host: o.Host, Device: o.Device, BenchBytesPerSec: o.BenchBytesPerSec, Commit: o.Commit, RTT: o.RTT, Greeting: o.Greeting}
+			f := OSDFacts{ID: o.ID, Host: o.Host, Device: o.Device, BenchBytesPerSec: o.BenchBytesPerSec, Commit: o.Commit, CommitMean: o.CommitMean, RTT: o.RTT, Greeting: o.Greeting}
 			f.LinkBytesPerSec, f.LinkUsedBytesPerSec = nodeLinkUse(tm, o.Host)
 			facts = append(facts, f)
 		}

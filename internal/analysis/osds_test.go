@@ -451,6 +451,14 @@ func TestCompareOSDsCPU(t *testing.T) {
 			OSDCauseDisk, []string{"commit latency 1142 ms"}},
 		{"osd.2 capped at 10% of a core, probed at random phases", osds([3]float64{0.12, 0.14, 51.28}, [3]float64{0.22, 0.25, 0.21}, [3]float64{7, 5, 194}),
 			OSDCauseCPU, []string{"after 51.3 ms against 0.1-0.1 ms"}},
+		{"osd.2 capped at 10% of a core, upper quartiles, commit from the counters", func() []OSDFacts {
+			fs := osds([3]float64{0.41, 0.23, 63.40}, [3]float64{0.36, 0.39, 0.30}, [3]float64{43, 43, 167})
+			for i, m := range []float64{44.6, 41.8, 410.8} {
+				fs[i].CommitMean = ms(m)
+			}
+			return fs
+		}(), OSDCauseCPU, []string{"after 63.4 ms against 0.2-0.4 ms", "its disk's figures follow from that (commit latency 410 ms against 41-44 ms"}},
+		{"nothing wrong, upper quartiles", osds([3]float64{8.95, 3.04, 1.27}, [3]float64{0.29, 0.27, 0.25}, [3]float64{127, 52, 62}), "", nil},
 		{"osd.2 restarted a minute before, nothing wrong", osds([3]float64{1.66, 3.73, 9.82}, [3]float64{0.20, 0.18, 0.17}, [3]float64{11, 6, 13}), "", nil},
 		{"osd.2 restarted, the others quiet: under the floor", osds([3]float64{0.12, 0.15, 9.82}, [3]float64{0.20, 0.18, 0.17}, [3]float64{11, 6, 13}), "", nil},
 		{"a host saturated by the workload, nothing wrong", osds([3]float64{6.82, 6.61, 8.27}, [3]float64{0.14, 0.08, 0.07}, [3]float64{30, 33, 29}), "", nil},
@@ -478,5 +486,47 @@ func TestCompareOSDsCPU(t *testing.T) {
 			}
 			t.Log(v[0].Summary)
 		})
+	}
+}
+
+// TestCompareOSDsCountedCommits: Ceph's sampled commit latencies lag (a
+// degraded pool, osd.2 down, recorded: osd.0's first four samples still
+// 11 ms while osd.1's were 80 ms) and name a disk that is fine; the OSDs'
+// own counters over the workload (a run of the same test: 115 and 133 ms)
+// name none. A slow disk is named by its counters too, and an OSD without
+// a counted mean leaves the comparison on the samples.
+func TestCompareOSDsCountedCommits(t *testing.T) {
+	ms := func(xs ...float64) []time.Duration {
+		var out []time.Duration
+		for _, x := range xs {
+			out = append(out, time.Duration(x*float64(time.Millisecond)))
+		}
+		return out
+	}
+	lagging := []OSDFacts{
+		{ID: 0, Host: "sbceph-node-1", Device: "vda", Commit: ms(11, 11, 11, 11, 74, 74, 74)},
+		{ID: 1, Host: "sbceph-node-2", Device: "vda", Commit: ms(80, 80, 80)},
+	}
+	if v := CompareOSDs("seq-write", lagging); len(v) != 1 || v[0].OSD != 1 {
+		t.Fatalf("samples alone: verdicts %+v, want osd.1's (the lag this test is about)", v)
+	}
+	counted := slices.Clone(lagging)
+	counted[0].CommitMean, counted[1].CommitMean = ms(114.8)[0], ms(132.6)[0]
+	if v := CompareOSDs("seq-write", counted); len(v) != 0 {
+		t.Errorf("counted: verdicts %+v, want none", v)
+	}
+	slow := []OSDFacts{
+		{ID: 0, Host: "sbceph-node-1", Device: "vda", BenchBytesPerSec: 270e6, Commit: ms(36, 50), CommitMean: ms(47.2)[0]},
+		{ID: 1, Host: "sbceph-node-2", Device: "vda", BenchBytesPerSec: 256e6, Commit: ms(47, 46), CommitMean: ms(43.9)[0]},
+		{ID: 2, Host: "sbceph-node-3", Device: "vda", BenchBytesPerSec: 24e6, Commit: ms(447, 860), CommitMean: ms(829.2)[0]},
+	}
+	if v := CompareOSDs("seq-write", slow); len(v) != 1 || v[0].OSD != 2 || v[0].Cause != OSDCauseDisk ||
+		!strings.Contains(v[0].Summary, "commit latency 829 ms against 43-47 ms") {
+		t.Errorf("slow disk by its counters: verdicts %+v", v)
+	}
+	mixed := slices.Clone(counted)
+	mixed[0].CommitMean = 0
+	if v := CompareOSDs("seq-write", mixed); len(v) != 1 || v[0].OSD != 1 {
+		t.Errorf("one OSD without counters: verdicts %+v, want the samples' (osd.1)", v)
 	}
 }

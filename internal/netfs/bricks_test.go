@@ -110,37 +110,23 @@ func TestWatchRTT(t *testing.T) {
 
 // TestWatchGreeting: a service that greets at once and one that greets
 // 60 ms late (a process short of CPU) have the same round trip and
-// greetings that far apart; one that never greets counts the timeout,
-// and Stop does not wait it out.
+// greetings that far apart; one late on two connections in five (a
+// process throttled part of each CFS period) is named late too, by the
+// upper quartile its median would hide; one that never greets counts the
+// timeout, and Stop does not wait it out.
 func TestWatchGreeting(t *testing.T) {
 	serve := func(delay time.Duration, greet bool) string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					time.Sleep(delay)
-					if greet {
-						c.Write([]byte("ceph v2\n"))
-						return
-					}
-					time.Sleep(3 * time.Second)
-				}()
-			}
-		}()
-		return ln.Addr().String()
+		return serveEvery(t, func(int) time.Duration { return delay }, greet)
 	}
 	prompt, late, mute := serve(0, true), serve(60*time.Millisecond, true), serve(0, false)
+	sometimes := serveEvery(t, func(i int) time.Duration {
+		if i%5 < 2 {
+			return 60 * time.Millisecond
+		}
+		return 0
+	}, true)
 	timeout := time.Second
-	w := WatchGreeting([]string{prompt, late, mute}, 20*time.Millisecond, timeout)
+	w := WatchGreeting([]string{prompt, late, sometimes, mute}, 20*time.Millisecond, timeout)
 	time.Sleep(1500 * time.Millisecond)
 	t0 := time.Now()
 	rtts := w.Stop()
@@ -148,7 +134,7 @@ func TestWatchGreeting(t *testing.T) {
 		t.Errorf("Stop took %v: it waited out a greeting", d)
 	}
 	g := w.Greetings()
-	for _, a := range []string{prompt, late, mute} {
+	for _, a := range []string{prompt, late, sometimes, mute} {
 		if rtts[a] <= 0 || rtts[a] > 50*time.Millisecond {
 			t.Errorf("%s: round trip %v", a, rtts[a])
 		}
@@ -156,14 +142,65 @@ func TestWatchGreeting(t *testing.T) {
 	if g[prompt] > 50*time.Millisecond {
 		t.Errorf("prompt greeting %v", g[prompt])
 	}
-	if g[late] < 60*time.Millisecond || g[late] >= timeout {
-		t.Errorf("late greeting %v, want about 60 ms", g[late])
+	for _, a := range []string{late, sometimes} {
+		if g[a] < 60*time.Millisecond || g[a] >= timeout {
+			t.Errorf("%s: late greeting %v, want about 60 ms", a, g[a])
+		}
 	}
 	if g[mute] != timeout {
 		t.Errorf("mute service: %v, want the timeout %v", g[mute], timeout)
 	}
 	if plain := WatchRTT([]string{prompt}, 20*time.Millisecond, timeout); len(func() map[string]time.Duration { plain.Stop(); return plain.Greetings() }()) != 0 {
 		t.Error("WatchRTT read greetings")
+	}
+}
+
+// serveEvery listens on 127.0.0.1 and answers the i-th connection (from
+// 0) after delay(i) with a banner, or never when greet is false.
+func serveEvery(t *testing.T, delay func(int) time.Duration, greet bool) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for i := 0; ; i++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				time.Sleep(delay(i))
+				if greet {
+					c.Write([]byte("ceph v2\n"))
+					return
+				}
+				time.Sleep(3 * time.Second)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestUpperQuartiles: by nearest rank, from one sample to many.
+func TestUpperQuartiles(t *testing.T) {
+	ms := func(xs ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range xs {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	got := upperQuartiles(map[string][]time.Duration{
+		"one": ms(7), "four": ms(4, 1, 3, 2), "five": ms(5, 1, 4, 2, 3), "half late": ms(60, 0, 60, 0, 0, 60, 0, 60, 0, 0),
+	})
+	want := map[string]time.Duration{"one": 7 * time.Millisecond, "four": 3 * time.Millisecond, "five": 4 * time.Millisecond, "half late": 60 * time.Millisecond}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: upper quartile %v, want %v", k, got[k], w)
+		}
 	}
 }
 

@@ -142,9 +142,10 @@ type OSDFigures struct {
 	// RTT is the median round trip of a TCP connection to the OSD during
 	// the workload (0: not measured).
 	RTT time.Duration `json:"rtt_ns,omitempty"`
-	// Greeting is the median wait, once such a connection opened, for the
-	// OSD's banner (0: not measured): the OSD process answers it, so a
-	// process short of CPU delays it, while a slow disk does not.
+	// Greeting is the upper quartile of the waits, once such a connection
+	// opened, for the OSD's banner (0: not measured): the OSD process
+	// answers it, so a process short of CPU delays it, while a slow disk
+	// does not.
 	Greeting time.Duration `json:"greeting_ns,omitempty"`
 	// DeviceWait and CommitMean are BlueStore's mean wait for the device
 	// and mean commit over the workload (its counters read before and

@@ -34,7 +34,7 @@ func checkOSDRun(t *testing.T, c *Cluster) {
 		for _, res := range d.Results {
 			if tm := res.Telemetry; tm != nil {
 				for _, o := range tm.OSDs {
-					t.Logf("%s: osd.%d on %s (%s, up %v): bench %.0f MB/s %s, commit %v, round trip %v, greeting %v", res.Workload, o.ID, o.Host, o.Device, o.Up, o.BenchBytesPerSec/1e6, o.BenchError, o.Commit, o.RTT, o.Greeting)
+					t.Logf("%s: osd.%d on %s (%s, up %v): bench %.0f MB/s %s, commit %v (mean %v, device wait %v), round trip %v, greeting %v", res.Workload, o.ID, o.Host, o.Device, o.Up, o.BenchBytesPerSec/1e6, o.BenchError, o.Commit, o.CommitMean, o.DeviceWait, o.RTT, o.Greeting)
 				}
 			} else {
 				t.Errorf("%s: no telemetry", res.Workload)

@@ -259,9 +259,10 @@ func (w *RTTWatch) Stop() map[string]time.Duration {
 // The upper quartile, not the median: a process short of CPU keeps a
 // connection waiting only while it is throttled, part of each CFS
 // period, so as few as half its greetings may be late. An OSD capped at
-// 10% of a core greeted with a median of 16-59 ms over eight runs here
-// (at 16 ms half its greetings came at once), an upper quartile of
-// 63-139 ms; healthy OSDs under the same workload, 0.2-9 ms.
+// 10% of a core greeted with a median of 16.2 ms in one of eight runs
+// here (half its greetings came at once) and 38-59 ms in the others, an
+// upper quartile of 63-139 ms in the seven whose every wait was logged;
+// healthy OSDs under the same workload, 0.2-9 ms.
 func (w *RTTWatch) Greetings() map[string]time.Duration {
 	<-w.done
 	return upperQuartiles(w.greetings)

@@ -76,9 +76,21 @@ const (
 // a minute before among them. The floor keeps a host's general business
 // (three OSDs on a host saturated by the workload greeted alike, 6.6-8.3
 // ms by the median) and an OSD's start-up work from a verdict.
+//
+// Late greetings alone can be a busy host: in CI, with other packages'
+// tests on the same two cores and osd.2 down, osd.1 greeted after 29.6
+// ms against osd.0's 4.5 ms while their commit latencies were in line
+// (125 against 133 ms). So the verdict also needs the OSD's own work to
+// be slow, its commit latency over osdCommitHigher times every other's
+// (a starved OSD's was 9-11 times), or its greetings over
+// osdCPUGreetingAloneRatio times every other's and at least
+// osdCPUGreetingAloneFloor (a frozen OSD never greets; a read workload
+// commits nothing).
 const (
-	osdCPUGreetingRatio = 5.0
-	osdCPUGreetingFloor = 20 * time.Millisecond
+	osdCPUGreetingRatio      = 5.0
+	osdCPUGreetingFloor      = 20 * time.Millisecond
+	osdCPUGreetingAloneRatio = 20.0
+	osdCPUGreetingAloneFloor = 50 * time.Millisecond
 )
 
 // OSDVerdict names an OSD that holds its pool back, and why.
@@ -109,6 +121,9 @@ func CompareOSDs(workload string, osds []OSDFacts) []OSDVerdict {
 		if cpu := cpuEvidence(workload, o, others); cpu != "" && linkEvidence(workload, o, others) == "" {
 			if len(disk) > 0 {
 				cpu += "; its disk's figures follow from that (" + strings.Join(disk, "; ") + ")"
+			} else if c, ok := medianLatency(o.Commit); ok && commitsHigher(o, others) {
+				lo, hi, _ := commitRange(others)
+				cpu += fmt.Sprintf("; its commit latency follows from that (%s against %s)", msWords(c), msRange(lo, hi))
 			}
 			out = append(out, OSDVerdict{OSD: o.ID, Host: o.Host, Device: o.Device, Cause: OSDCauseCPU,
 				Summary: osdName(o) + ": " + cpu + "; the pool's writes wait for it"})
@@ -133,6 +148,17 @@ func osdName(o OSDFacts) string {
 		s += " (" + o.Device + ")"
 	}
 	return s
+}
+
+// commitsHigher says o's commit latency is over osdCommitHigher times
+// every other's (false when o's or every other's is unknown).
+func commitsHigher(o OSDFacts, others []OSDFacts) bool {
+	c, ok := medianLatency(o.Commit)
+	if !ok {
+		return false
+	}
+	_, hi, ok := commitRange(others)
+	return ok && float64(c) > osdCommitHigher*float64(hi)
 }
 
 // countedCommits is osds with each one's commit latency its counters' mean
@@ -325,6 +351,10 @@ func cpuEvidence(workload string, o OSDFacts, others []OSDFacts) string {
 	}
 	if n == 0 || o.Greeting < osdCPUGreetingFloor || float64(o.Greeting) <= osdCPUGreetingRatio*float64(hi) {
 		return ""
+	}
+	alone := o.Greeting >= osdCPUGreetingAloneFloor && float64(o.Greeting) > osdCPUGreetingAloneRatio*float64(hi)
+	if !alone && !commitsHigher(o, others) {
+		return "" // late to greet, its work in line: a busy host, not a pool held back
 	}
 	if rn > 0 && o.RTT >= BrickLinkRTTFloor && float64(o.RTT) > BrickLinkRTTRatio*float64(rhi) {
 		return "" // its connections waited too: its link

@@ -458,6 +458,27 @@ func TestCompareOSDsCPU(t *testing.T) {
 			}
 			return fs
 		}(), OSDCauseCPU, []string{"after 63.4 ms against 0.2-0.4 ms", "its disk's figures follow from that (commit latency 410 ms against 41-44 ms"}},
+		{"osd.2 late on a busy host (CI, recorded: the third OSD down), its commits in line", func() []OSDFacts {
+			fs := osds([3]float64{4.47, 0, 29.55}, [3]float64{0.269, 0, 0.272}, [3]float64{36, 0, 79})
+			fs[0].CommitMean, fs[2].CommitMean = ms(132.6), ms(125.5)
+			return []OSDFacts{fs[0], fs[2]}
+		}(), "", nil},
+		{"osd.2 late on a busy host, the others quieter, its commits in line", func() []OSDFacts {
+			fs := osds([3]float64{0.5, 0.6, 29.55}, [3]float64{0.27, 0.27, 0.27}, [3]float64{36, 79, 79})
+			for i, m := range []float64{132.6, 131.0, 125.5} {
+				fs[i].CommitMean = ms(m)
+			}
+			return fs
+		}(), "", nil},
+		{"osd.2 late, its commits three times the others' (under the disk's five)", osds([3]float64{0.5, 0.6, 29.55}, [3]float64{0.27, 0.27, 0.27}, [3]float64{40, 42, 130}),
+			OSDCauseCPU, []string{"after 29.6 ms", "its commit latency follows from that (130 ms against 40-42 ms)"}},
+		{"osd.2 capped, a read workload: no commits, its greetings alone", func() []OSDFacts {
+			fs := osds([3]float64{0.41, 0.23, 63.40}, [3]float64{0.36, 0.39, 0.30}, [3]float64{})
+			for i := range fs {
+				fs[i].Commit = nil
+			}
+			return fs
+		}(), OSDCauseCPU, []string{"after 63.4 ms against 0.2-0.4 ms"}},
 		{"nothing wrong, upper quartiles", osds([3]float64{8.95, 3.04, 1.27}, [3]float64{0.29, 0.27, 0.25}, [3]float64{127, 52, 62}), "", nil},
 		{"osd.2 restarted a minute before, nothing wrong", osds([3]float64{1.66, 3.73, 9.82}, [3]float64{0.20, 0.18, 0.17}, [3]float64{11, 6, 13}), "", nil},
 		{"osd.2 restarted, the others quiet: under the floor", osds([3]float64{0.12, 0.15, 9.82}, [3]float64{0.20, 0.18, 0.17}, [3]float64{11, 6, 13}), "", nil},

@@ -125,11 +125,14 @@ func wantOutcomes(t *testing.T, rep *classcheck.Report, want map[string]classche
 
 // The capable driver, full profile (CI's one full run): every check works
 // but ReadWriteMany, which the driver refuses (it offers single-node
-// access only): provisioning with enough claims for a p95, failover
+// access only), app-fit included (two processes in one pod, SQLite in
+// every mode): provisioning with enough claims for a p95, failover
 // between real nodes with every acknowledged record read back.
 func TestClusterQualifyCapableCSIFull(t *testing.T) {
 	start := time.Now()
-	rep := qualify(t, "testcsi-shared", classcheck.Options{Profile: classcheck.Full})
+	// The app-fit check runs storbench's own hidden command in the pods:
+	// the real binary, not this test's.
+	rep := qualify(t, "testcsi-shared", classcheck.Options{Profile: classcheck.Full, AppBinary: appBinary(t)})
 	t.Logf("full profile on testcsi-shared: %s wall", time.Since(start).Round(time.Second))
 	for _, c := range rep.Checks {
 		t.Logf("%-18s %-26s %8s %s", c.Name, c.Outcome, c.Took.Round(time.Millisecond), c.Reason)
@@ -144,6 +147,7 @@ func TestClusterQualifyCapableCSIFull(t *testing.T) {
 		classcheck.CheckBlock: classcheck.Works, classcheck.CheckNonRoot: classcheck.Works,
 		classcheck.CheckEveryNode: classcheck.Works, classcheck.CheckFailover: classcheck.Works,
 		classcheck.CheckNodeFailure: classcheck.Skipped, classcheck.CheckReadWriteMany: classcheck.NotSupportedMeasured,
+		classcheck.CheckAppFit: classcheck.Works,
 	})
 	prov := rep.Check(classcheck.CheckProvisioning)
 	names := map[string]int{}

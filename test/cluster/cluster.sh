@@ -53,6 +53,11 @@ install() {
 }
 
 build() {
+  # One build at a time per $KAPI_ROOT: scripts/test.sh's background build and
+  # k8s-integration.sh's own; the second waits, then finds everything cached.
+  mkdir -p "$ROOT"
+  exec 8>"$ROOT/build.lock"
+  flock 8
   bash "$C/control-plane.sh" build
   bash "$C/nodes.sh" build
   bash "$C/storage.sh" build

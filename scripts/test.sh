@@ -70,8 +70,9 @@ if [ "$tier" = all ] && [ "$(id -u)" -eq 0 ]; then
     if [ "${SKIP_INSTALL:-0}" != 1 ]; then bash test/cluster/cluster.sh install; fi
     mkdir -p "$KAPI_ROOT"
     echo "test.sh: the test cluster's binaries build in the background (nice 19): $KAPI_ROOT/build.log"
-    nice -n 19 bash test/cluster/cluster.sh build > "$KAPI_ROOT/build.log" 2>&1 & build_pid=$!
-    trap 'kill -TERM "$build_pid" 2>/dev/null; exit 130' INT TERM
+    # its own process group, so that Ctrl-C stops the go builds under it too
+    setsid nice -n 19 bash test/cluster/cluster.sh build > "$KAPI_ROOT/build.log" 2>&1 & build_pid=$!
+    trap 'kill -TERM -- -"$build_pid" 2>/dev/null; exit 130' INT TERM
   fi
 fi
 serial=1

@@ -489,23 +489,10 @@ func TestClusterOnlineExpansion(t *testing.T) {
 	var grown time.Duration
 	nudged := false
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
-		// The kubelet grows a mounted volume when it next syncs the pod:
-		// within its sync period (a minute) on its own, at once on a pod
-		// update. Once the controller has resized the volume, the test
-		// annotates the pod rather than wait out the period (the driver's
-		// node expansion is what is tested, not the kubelet's timer).
 		if !nudged {
-			pvc, err := e.c.CoreV1().PersistentVolumeClaims(e.ns).Get(ctx, string(testcsi.ModeShared), metav1.GetOptions{})
-			if err == nil && pvc.Spec.VolumeName != "" {
-				if pv, err := e.c.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{}); err == nil {
-					if got := pv.Spec.Capacity[corev1.ResourceStorage]; got.Cmp(resource.MustParse("512Mi")) >= 0 {
-						patch := []byte(`{"metadata":{"annotations":{"storbench.io/test-resized":"` + time.Now().UTC().Format(time.RFC3339Nano) + `"}}}`)
-						if _, err := e.c.CoreV1().Pods(e.ns).Patch(ctx, string(testcsi.ModeShared), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-							return false, err
-						}
-						nudged = true
-					}
-				}
+			var err error
+			if nudged, err = e.nudgeOnceResized(ctx, string(testcsi.ModeShared), resource.MustParse("512Mi")); err != nil {
+				return false, err
 			}
 		}
 		log := e.log(t, string(testcsi.ModeShared))
@@ -531,6 +518,30 @@ func TestClusterOnlineExpansion(t *testing.T) {
 	if events := e.events(t, "PersistentVolumeClaim", string(testcsi.ModeStuckExpand)); !strings.Contains(events, "VolumeResizeFailed") && !hasResizing(pvc) {
 		t.Errorf("stuck-expand claim shows no failing or pending resize: %s", events)
 	}
+}
+
+// nudgeOnceResized annotates the claim's pod (of the same name) once the
+// controller has grown its volume to size, and says whether it did. The
+// kubelet grows a mounted volume when it next syncs the pod: within its
+// sync period (a minute) on its own, at once on a pod update. The driver's
+// node expansion is what the test checks, not the kubelet's timer.
+func (e *env) nudgeOnceResized(ctx context.Context, name string, size resource.Quantity) (bool, error) {
+	pvc, err := e.c.CoreV1().PersistentVolumeClaims(e.ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil || pvc.Spec.VolumeName == "" {
+		return false, nil
+	}
+	pv, err := e.c.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		return false, nil
+	}
+	if got := pv.Spec.Capacity[corev1.ResourceStorage]; got.Cmp(size) < 0 {
+		return false, nil
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"storbench.io/test-resized":%q}}}`, time.Now().UTC().Format(time.RFC3339Nano))
+	if _, err := e.c.CoreV1().Pods(e.ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return false, fmt.Errorf("annotating pod %s: %w", name, err)
+	}
+	return true, nil
 }
 
 func hasResizing(pvc *corev1.PersistentVolumeClaim) bool {

@@ -72,26 +72,62 @@ if [ "$tier" = all ] && [ "$(id -u)" -eq 0 ]; then
     echo "test.sh: the test cluster's binaries build in the background (nice 19): $KAPI_ROOT/build.log"
     # its own process group, so that Ctrl-C stops the go builds under it too
     setsid nice -n 19 bash test/cluster/cluster.sh build > "$KAPI_ROOT/build.log" 2>&1 & build_pid=$!
-    trap 'kill -TERM -- -"$build_pid" 2>/dev/null; exit 130' INT TERM
   fi
 fi
+# Ctrl-C (or TERM) stops the whole script. bash runs no INT trap after a
+# foreground command that handled the signal itself, as go test does (it
+# waits for its test binary and exits 1), so each step runs in the
+# background, in its own process group, and the script waits for it: the
+# wait ends at once on a signal, and the trap sends INT to the step's group
+# (go test, its test binary, fio; a script step ends when its go test
+# fails), TERM to the step alone if it still runs after 10 s or on a second
+# Ctrl-C (the cluster's script ignores INT while the cluster comes up, and
+# tears it down on TERM), and waits for it, so that its own cleanup ends
+# first. Then the background build's process group and the parallel cluster
+# tier (which tears the cluster down on TERM) are stopped.
+step_pid= cluster_pid=
+step() {
+  setsid "$@" & step_pid=$!
+  local rc=0
+  wait "$step_pid" || rc=$?
+  step_pid=
+  return "$rc"
+}
+running() { # PID: not gone, not a zombie
+  local st
+  st=$(ps -o stat= -p "$1" 2>/dev/null) && [ "${st#Z}" = "$st" ]
+}
+stop() {
+  echo "test.sh: interrupted: stopping" >&2
+  if [ -n "$step_pid" ]; then
+    trap 'kill -TERM "$step_pid" 2>/dev/null' INT TERM
+    kill -INT -- -"$step_pid" 2>/dev/null || true
+    local i
+    for i in $(seq 20); do if running "$step_pid"; then sleep 0.5; fi; done
+    kill -TERM "$step_pid" 2>/dev/null || true
+    while running "$step_pid"; do wait "$step_pid" 2>/dev/null || true; done
+  fi
+  trap '' INT TERM
+  if [ -n "$build_pid" ]; then kill -TERM -- -"$build_pid" 2>/dev/null || true; fi
+  if [ -n "$cluster_pid" ]; then kill -TERM "$cluster_pid" 2>/dev/null || true; wait "$cluster_pid" 2>/dev/null || true; fi
+  exit "$1"
+}
+trap 'stop 130' INT
+trap 'stop 143' TERM
 serial=1
 if [ "$tier" = all ] && [ "${STORBENCH_TEST_PARALLEL:-0}" = 1 ] && KAPI_ROOT=${KAPI_ROOT:-$HOME/.cache/storbench-kapi} bash test/cluster/cluster.sh cached; then
   serial=0
 fi
 if [ "$serial" != 1 ]; then
   bash scripts/k8s-integration.sh > >(sed -u 's/^/[cluster] /') 2>&1 & cluster_pid=$!
-  # A background job ignores Ctrl-C: it is told to stop (and tear the
-  # cluster down) in words it hears.
-  trap 'kill -TERM "$cluster_pid" 2>/dev/null; wait "$cluster_pid"; exit 130' INT TERM
 fi
 status=0
-go test -count=1 -timeout 30m ./... || status=1
+step go test -count=1 -timeout 30m ./... || status=1
 # The build tooling's own module (release archives, images, krew, the Helm
 # chart against the kustomize base): Helm and kustomize stay out of go.mod.
-(cd tools && go test -count=1 -timeout 30m ./...) || status=1
+step bash -c 'cd tools && exec go test -count=1 -timeout 30m ./...' || status=1
 # Each importer fuzz target for 5000 executions (the seed corpus ran above).
-bash scripts/fuzz-brief.sh 5000 || status=1
+step bash scripts/fuzz-brief.sh 5000 || status=1
 if [ "$tier" = host ]; then
   exit "$status"
 fi
@@ -107,6 +143,6 @@ else
       tail -n 20 "$KAPI_ROOT/build.log" | sed 's/^/  /'
     fi
   fi
-  bash scripts/k8s-integration.sh || status=1
+  step bash scripts/k8s-integration.sh || status=1
 fi
 exit "$status"

@@ -183,6 +183,7 @@ run() { # CMD...: the whole life of a cluster around one command, under the mach
 finish() {
   local s=$?
   trap - EXIT
+  trap '' INT TERM # the teardown runs to its end
   if [ -z "${REFUSED:-}" ]; then
     down
     check-clean >&2 || { [ "$s" -ne 0 ] || s=1; }

@@ -141,7 +141,8 @@ func report(k key, alone, loaded, noise *result.Result) analysis.ContentionRepor
 }
 
 // distribution picks the latency that matters for a probe: fdatasync when
-// it synced, else the completion latency of its slowest direction.
+// it synced, else the latency its slowest direction waited (total:
+// submission and completion, result.Direction.Waited).
 func distribution(r *result.Result) (string, result.Latency) {
 	if r.Sync != nil && r.Sync.Measured() {
 		return "fdatasync", *r.Sync
@@ -150,9 +151,10 @@ func distribution(r *result.Result) (string, result.Latency) {
 	var worst result.Latency
 	var worstP99 time.Duration = -1
 	for _, d := range r.Directions() {
-		p99, _ := d.Completion.At(99)
+		l := d.Waited()
+		p99, _ := l.At(99)
 		if p99 > worstP99 {
-			name, worst, worstP99 = d.Name, d.Completion, p99
+			name, worst, worstP99 = d.Name, l, p99
 		}
 	}
 	return name + " latency", worst

@@ -147,6 +147,19 @@ type Direction struct {
 	Errors int64 `json:"errors,omitempty"`
 }
 
+// Waited is the latency an application waited for each I/O: fio's total
+// latency (submission and completion) when the job recorded its
+// percentiles, else the completion latency. They differ where submitting
+// an I/O blocks until it is done: libaio on FUSE (ceph-fuse, sshfs)
+// completes a 4 KiB write inside io_submit, so its completion latency is
+// microseconds while the write took milliseconds.
+func (d Direction) Waited() Latency {
+	if len(d.Total.Percentiles) > 0 {
+		return d.Total
+	}
+	return d.Completion
+}
+
 // Latency summarises a latency distribution. Zero values mean "not measured".
 type Latency struct {
 	Samples     int64         `json:"samples,omitempty"`

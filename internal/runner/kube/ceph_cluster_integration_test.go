@@ -34,8 +34,10 @@ workloads:
 // the ceph CLI on this host, CEPH_CONF): the pool, its size 3, the three
 // OSDs and their hosts, primary-copy replication; with telemetry, each
 // result carries the pool's OSD figures (checkClassOSDs), and on demand a
-// throttled OSD is named (checkClassOSDVerdict). Ceph is brought down
-// again and the cluster left as found (ceph.sh check-clean cluster); a
+// throttled OSD is named (checkClassOSDVerdict) and the contention round
+// names the OSDs' disks as what a probe and a writer on two nodes share
+// (checkClassContention). Ceph is brought down again and the cluster left
+// as found (ceph.sh check-clean cluster); a
 // Ceph the cluster was started with (CLUSTER_CEPH=1) is used and left up.
 func TestClusterCephFSFromEveryNode(t *testing.T) {
 	e := integration(t)
@@ -91,6 +93,7 @@ func TestClusterCephFSFromEveryNode(t *testing.T) {
 	checkCephFSClientPerNode(t, e, nodes[1], nodes[2])
 	t.Logf("one volume from two nodes, each through its own client, in %.1f s", time.Since(start).Seconds())
 	t.Run("slow OSD named", func(t *testing.T) { checkClassOSDVerdict(t, c, nodes) })
+	t.Run("contention on the OSDs' disks", func(t *testing.T) { checkClassContention(t, c, nodes) })
 }
 
 // cephUp brings Ceph with CephFS up in the test cluster for the test

@@ -23,8 +23,9 @@ import (
 	"github.com/storbench/storbench/test/kubetest"
 )
 
-// EnvClassVerdicts runs the timing-sensitive check that a class run on
-// cephfs names a throttled OSD's disk and its node.
+// EnvClassVerdicts runs the timing-sensitive checks of a class run on
+// cephfs: a throttled OSD's disk and its node named, and the contention
+// round naming the OSDs' disks as what a probe and a writer share.
 const EnvClassVerdicts = "STORBENCH_CEPH_CLASS_VERDICTS"
 
 // checkClassOSDs: every result of a class run on cephfs with telemetry
@@ -62,7 +63,7 @@ func checkClassOSDs(t *testing.T, rs []result.Result, nodes []string) {
 // (ceph.sh osd slow) and runs a sequential write on k8s:cephfs from
 // another node: the run's OSD verdicts name that OSD's disk and its node.
 func checkClassOSDVerdict(t *testing.T, c *kubekit.Cluster, nodes []string) {
-	if os.Getenv(EnvClassVerdicts) != "1" {
+	if !classVerdicts() {
 		t.Skipf("on demand: %s=1 (a slowed OSD's verdict needs a quiet host)", EnvClassVerdicts)
 	}
 	const slow = 2
@@ -99,6 +100,10 @@ workloads:
 		t.Errorf("verdicts %+v: want osd.%d's disk on %s", v, slow, slowNode)
 	}
 }
+
+// classVerdicts: the timing-sensitive checks of a Ceph class run were asked
+// for (EnvClassVerdicts=1).
+func classVerdicts() bool { return os.Getenv(EnvClassVerdicts) == "1" }
 
 // cephEnv reads the test cluster's Ceph description (ceph.sh's ceph.env,
 // in cluster.sh's format).

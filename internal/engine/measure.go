@@ -217,6 +217,10 @@ func (m *measurer) annotate(ctx context.Context, w *spec.Workload, dropped bool,
 		r.CacheRisk = &result.CacheRisk{SpanBytes: m.span(w), CacheBytes: m.cache, CacheSource: m.cacheSource, Dropped: dropped, Remote: m.remote}
 		result.LabelCacheRisk.Set(r.Labels, CacheRiskText(r.CacheRisk))
 	}
+	if s := SubmissionBoundText(r, intOr(w.IODepth, 1), intOr(w.NumJobs, 1)); s != "" {
+		result.LabelSubmissionBound.Set(r.Labels, s)
+		m.e.Observer.Notice(m.prepared.Name, fmt.Sprintf("workload %s: %s", w.Name, s))
+	}
 	if w.BandwidthLog > 0 && w.Writes() {
 		if err := m.findCliff(ctx, w, logDir, r); err != nil {
 			m.e.Observer.Notice(m.prepared.Name, fmt.Sprintf("workload %s: write cliff not analysed: %v", w.Name, err))

@@ -51,8 +51,9 @@ func measurementSection(d *doc, c *analysis.Comparison) {
 }
 
 // ResultChecks writes, under a results table, what each result's own
-// checks found: steady state not reached, a possible cache, a write cliff,
-// preconditioning, the precision --repeat auto achieved.
+// checks found: steady state not reached, a possible cache, I/O done inside
+// submission, a write cliff, preconditioning, the precision --repeat auto
+// achieved.
 func ResultChecks(w io.Writer, results []result.Result) error {
 	var lines []string
 	for _, r := range results {
@@ -69,6 +70,9 @@ func ResultChecks(w io.Writer, results []result.Result) error {
 		}
 		if c := r.CacheRisk; c != nil {
 			lines = append(lines, fmt.Sprintf("  %s: %s", name, result.LabelCacheRisk.Of(r.Labels)))
+		}
+		if v := result.LabelSubmissionBound.Of(r.Labels); v != "" {
+			lines = append(lines, fmt.Sprintf("  %s: %s", name, v))
 		}
 		if c := r.WriteCliff; c != nil {
 			lines = append(lines, fmt.Sprintf("  %s: write cliff: %s", name, analysis.CliffText(c.AtBytes, c.BeforeBytesPerSec, c.AfterBytesPerSec)))

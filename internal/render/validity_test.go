@@ -17,6 +17,7 @@ func TestResultChecks(t *testing.T) {
 			Labels: map[string]string{string(result.LabelRepeatPrecision): "3.2"}},
 		{Workload: "sw", Repetition: 1, WriteCliff: &result.WriteCliff{AtBytes: 11.6e9, BeforeBytesPerSec: 480e6, AfterBytesPerSec: 92e6},
 			Precondition: &result.Precondition{Passes: 2, Bytes: 1 << 30}},
+		{Workload: "fuse", Repetition: 1, Labels: map[string]string{string(result.LabelSubmissionBound): "I/O done inside submission: write: each I/O took 3.016 ms inside io_submit"}},
 	}
 	var b bytes.Buffer
 	if err := ResultChecks(&b, results); err != nil {
@@ -29,6 +30,7 @@ func TestResultChecks(t *testing.T) {
 		"rr (rep 2): IOPS known to ±3.2% (95% confidence) after 2 runs",
 		"sw: write cliff: 480 MB/s for the first 11.6 GB, then 92 MB/s",
 		"sw: on a device preconditioned by 2 sequential passes of 1.0 GiB",
+		"fuse: I/O done inside submission: write: each I/O took 3.016 ms inside io_submit",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("lacks %q:\n%s", want, b.String())

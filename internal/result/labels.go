@@ -194,6 +194,9 @@ const (
 	LabelPrecondition     LabelKey = "precondition"  // "2x sequential"
 	LabelCPUIdle          LabelKey = "cpu_idle_pct"  // mean host CPU idle while the workload ran
 	LabelRepeatPrecision  LabelKey = "repeat_precision_pct"
+	// LabelSubmissionBound: an asynchronous engine did each I/O inside
+	// io_submit (ceph-fuse): what the I/O took, in words.
+	LabelSubmissionBound LabelKey = "submission_bound"
 )
 
 // HostLabels describe the host a run measured on: the engine copies them

@@ -63,7 +63,7 @@ type Precondition struct {
 func ResultLabel(key string) bool {
 	switch LabelKey(key) {
 	case LabelSteadyState, LabelSteadyStateAfter, LabelCacheRisk, LabelCliffAtBytes, LabelCliffBeforeBPS,
-		LabelCliffAfterBPS, LabelSustainedBPS, LabelPrecondition, LabelCPUIdle, LabelRepeatPrecision:
+		LabelCliffAfterBPS, LabelSustainedBPS, LabelPrecondition, LabelCPUIdle, LabelRepeatPrecision, LabelSubmissionBound:
 		return true
 	}
 	return false

@@ -33,7 +33,9 @@ workloads:
 // and carries what Ceph itself reports of the class's data pool (read with
 // the ceph CLI on this host, CEPH_CONF): the pool, its size 3, the three
 // OSDs and their hosts, primary-copy replication; with telemetry, each
-// result carries the pool's OSD figures (checkClassOSDs), and on demand a
+// result carries the pool's OSD figures (checkClassOSDs), each 4 KiB
+// write result says that ceph-fuse did the I/O inside io_submit (queue
+// depth 8 acting as 1), and on demand a
 // throttled OSD is named (checkClassOSDVerdict) and the contention round
 // names the OSDs' disks as what a probe and a writer on two nodes share
 // (checkClassContention). Ceph is brought down again and the cluster left
@@ -81,6 +83,13 @@ func TestClusterCephFSFromEveryNode(t *testing.T) {
 			if got := k.Of(r.Labels); got != v {
 				t.Errorf("%s %s: label %s = %q, want %q", r.Target, r.Workload, k, got, v)
 			}
+		}
+		// ceph-fuse does each write before io_submit returns: the check
+		// says so, and that queue depth 8 acted as 1 (engine.SubmissionBoundText).
+		bound := result.LabelSubmissionBound.Of(r.Labels)
+		t.Logf("%s %s: %s", r.Target, r.Workload, bound)
+		if r.Workload == "randwrite" && !strings.Contains(bound, "queue depth 8 acted as 1") {
+			t.Errorf("%s randwrite (libaio, QD8, on ceph-fuse): submission check %q, want the I/O done inside io_submit and queue depth 8 acting as 1", r.Target, bound)
 		}
 	}
 	for _, n := range nodes {

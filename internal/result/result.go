@@ -150,9 +150,10 @@ type Direction struct {
 // Waited is the latency an application waited for each I/O: fio's total
 // latency (submission and completion) when the job recorded its
 // percentiles, else the completion latency. They differ where submitting
-// an I/O blocks until it is done: libaio on FUSE (ceph-fuse, sshfs)
-// completes a 4 KiB write inside io_submit, so its completion latency is
-// microseconds while the write took milliseconds.
+// an I/O blocks until it is done: libaio on ceph-fuse completes a 4 KiB
+// write inside io_submit, so at queue depth 1 its completion latency is
+// microseconds while the write took milliseconds (deeper queues there
+// wait to be reaped as well: engine.SubmissionBoundText).
 func (d Direction) Waited() Latency {
 	if len(d.Total.Percentiles) > 0 {
 		return d.Total

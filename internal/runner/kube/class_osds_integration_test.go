@@ -72,18 +72,7 @@ func checkClassOSDVerdict(t *testing.T, c *kubekit.Cluster, nodes []string) {
 	if from == slowNode {
 		from = nodes[1]
 	}
-	script, err := filepath.Abs("../../../test/cluster/ceph.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("bash", script, "osd", "slow", strconv.Itoa(slow), "20000000").CombinedOutput(); err != nil {
-		t.Fatalf("ceph.sh osd slow: %v: %s", err, out)
-	}
-	defer func() {
-		if out, err := exec.Command("bash", script, "osd", "unslow", strconv.Itoa(slow)).CombinedOutput(); err != nil {
-			t.Errorf("ceph.sh osd unslow: %v: %s", err, out)
-		}
-	}()
+	slowOSD(t, slow, 20000000)
 	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
 	const suite = `name: class-osd-verdict
 workloads:
@@ -99,6 +88,25 @@ workloads:
 	if len(v) != 1 || v[0].OSD != slow || v[0].Cause != analysis.OSDCauseDisk || v[0].Host != slowNode || !strings.Contains(v[0].Summary, slowNode) {
 		t.Errorf("verdicts %+v: want osd.%d's disk on %s", v, slow, slowNode)
 	}
+}
+
+// slowOSD throttles osd id's disk to bytesPerSec (reads and writes) until
+// the test ends (test/cluster/ceph.sh osd slow, then unslow).
+func slowOSD(t *testing.T, id, bytesPerSec int) {
+	t.Helper()
+	script, err := filepath.Abs("../../../test/cluster/ceph.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	osd := strconv.Itoa(id)
+	if out, err := exec.Command("bash", script, "osd", "slow", osd, strconv.Itoa(bytesPerSec)).CombinedOutput(); err != nil {
+		t.Fatalf("ceph.sh osd slow %s: %v: %s", osd, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("bash", script, "osd", "unslow", osd).CombinedOutput(); err != nil {
+			t.Errorf("ceph.sh osd unslow %s: %v: %s", osd, err, out)
+		}
+	})
 }
 
 // classVerdicts: the timing-sensitive checks of a Ceph class run were asked

@@ -58,6 +58,7 @@ build() {
   mkdir -p "$ROOT"
   exec 8>"$ROOT/build.lock"
   flock 8
+  echo $$ > "$ROOT/build.pid"   # the holder: scripts/test.sh raises its priority when it waits on it
   bash "$C/control-plane.sh" build
   bash "$C/nodes.sh" build
   bash "$C/storage.sh" build

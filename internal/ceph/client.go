@@ -3,6 +3,7 @@ package ceph
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -44,6 +45,27 @@ func (c Client) JSON(ctx context.Context, args ...string) ([]byte, error) {
 		return nil, fmt.Errorf("ceph %s: %w", strings.Join(args, " "), err)
 	}
 	return out.Bytes(), nil
+}
+
+// FSID returns the cluster's fsid (`ceph fsid`): which Ceph the client
+// reaches.
+func (c Client) FSID(ctx context.Context) (string, error) {
+	b, err := c.JSON(ctx, "fsid")
+	if err != nil {
+		return "", err
+	}
+	return ParseFSID(b)
+}
+
+// ParseFSID reads `ceph fsid -f json` ({"fsid":"..."}).
+func ParseFSID(b []byte) (string, error) {
+	var v struct {
+		FSID string `json:"fsid"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil || v.FSID == "" {
+		return "", fmt.Errorf("ceph fsid: not {\"fsid\": ...}: %.100q", b)
+	}
+	return v.FSID, nil
 }
 
 // OSDs returns every OSD with its crush host and device.

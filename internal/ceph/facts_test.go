@@ -12,6 +12,7 @@ import (
 // Ceph 16.2.15 (three OSD nodes, size-3 pool rbd with 32 PGs); the *-20MBps
 // and *-100mbit files during a 4 MiB sequential write with osd.2's disk
 // throttled to 20 MiB/s, or with sbceph-node-3's link shaped to 100 Mbit/s.
+// fsid.json is `ceph fsid -f json` from another bring-up of the same harness.
 
 func read(t *testing.T, name string) []byte {
 	t.Helper()
@@ -168,5 +169,18 @@ func TestBenchGuardRails(t *testing.T) {
 				t.Errorf("Check() = %v, want ok %v", err, tt.ok)
 			}
 		})
+	}
+}
+
+// TestFSID: `ceph fsid -f json` as Ceph 16.2 prints it, and what is not it.
+func TestFSID(t *testing.T) {
+	fsid, err := ParseFSID(read(t, "fsid.json"))
+	if err != nil || len(fsid) != 36 {
+		t.Fatalf("%q, %v: want the cluster's UUID", fsid, err)
+	}
+	for _, bad := range []string{"", "{}", `{"fsid":""}`, "b09daf9d-4e6a-441d-9f8d-1055c8586f9e"} {
+		if _, err := ParseFSID([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
 	}
 }

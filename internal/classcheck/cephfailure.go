@@ -28,6 +28,10 @@ type CephFailure struct {
 	// Rook's toolbox); Where says which, for the plan and the report.
 	Ceph  ceph.Client
 	Where string
+	// Toolbox, when set, is the namespace of Rook's toolbox whose ceph
+	// CLI the check uses in place of Ceph's (kubekit.RookToolbox): found
+	// before the check, when the cluster is reached.
+	Toolbox string
 	// OSD is the OSD to hold down; -1 lets storbench pick one acting for
 	// the class's pool (the highest-numbered).
 	OSD int
@@ -48,8 +52,10 @@ type CephFailure struct {
 
 // FieldCephFailureOSD is the option a refusal of the OSD names.
 const (
-	FieldCephFailureOSD   field.Name = "CephFailure.OSD"
-	FieldCephFailureStart field.Name = "CephFailure.StartCommand"
+	FieldCephFailureOSD     field.Name = "CephFailure.OSD"
+	FieldCephFailureStart   field.Name = "CephFailure.StartCommand"
+	FieldCephFailureConf    field.Name = "CephFailure.Conf"
+	FieldCephFailureToolbox field.Name = "CephFailure.Toolbox"
 )
 
 func (cf *CephFailure) defaults() {
@@ -155,6 +161,17 @@ func (r *run) checkCephFailure(ctx context.Context) error {
 	cf.defaults()
 	if cf.Stop != nil && cf.Start == nil {
 		return &RefusedError{field.Errorf("the %s check stops the OSD with your command, and needs one that starts it again: set %s", CheckCephOSDFailure, FieldCephFailureStart)}
+	}
+	if cf.Toolbox != "" {
+		if cf.Ceph.Conf != "" {
+			return &RefusedError{field.Errorf("the ceph CLI on this host (%s) or Rook's toolbox's (%s), not both", FieldCephFailureConf, FieldCephFailureToolbox)}
+		}
+		cmder, err := kubekit.RookToolbox(ctx, r.c, cf.Toolbox)
+		if err != nil {
+			return &RefusedError{fmt.Errorf("the %s check's ceph CLI: %w", CheckCephOSDFailure, err)}
+		}
+		cf.Ceph = ceph.Client{Cmder: cmder}
+		cf.Where = "in Rook's toolbox pod " + cmder.Namespace + "/" + cmder.Pod
 	}
 	sc, err := r.c.Client.StorageV1().StorageClasses().Get(ctx, r.o.Class, metav1.GetOptions{})
 	if err != nil {

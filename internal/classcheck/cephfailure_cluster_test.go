@@ -30,7 +30,8 @@ import (
 // active+clean, no record left) and nothing of the run is on the cluster.
 // A run interrupted (Ctrl-C) while the OSD is down lets it back. A last
 // part stands for a run killed while it held an OSD down: its
-// record is found and undone by the cleanup.
+// record is found and undone by the cleanup. These two reach Ceph with
+// the ceph CLI in (a stand-in for) Rook's toolbox.
 func TestClusterCephOSDFailure(t *testing.T) {
 	c, client := connect(t)
 	start := time.Now()
@@ -92,16 +93,26 @@ func TestClusterCephOSDFailure(t *testing.T) {
 		t.Logf("check in %.1f s: %s", time.Since(start).Seconds(), ch.Reason)
 	})
 
+	// The last two parts reach Ceph through Rook's toolbox (a stand-in:
+	// kubetest.RookToolbox), as on a Rook cluster storbench's host has no
+	// ceph.conf: --ceph-toolbox NAMESPACE.
+	tbNS := kubetest.Namespace(t, c, "rooktools")
+	toolbox := tbNS + "/" + kubetest.RookToolbox(t, ctx, c, tbNS, kubetest.Env(t).Nodes()[0], realImage)
+
 	t.Run("interrupted", func(t *testing.T) {
 		start := time.Now()
 		runID := fmt.Sprintf("cint%06x", time.Now().UnixNano()&0xffffff)
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		var plan string
 		o := classcheck.Options{Class: "cephfs", Image: realImage, PullPolicy: corev1.PullNever, Timeout: 90 * time.Second, RunID: runID,
 			Only:        []string{classcheck.CheckCephOSDFailure},
-			CephFailure: &classcheck.CephFailure{Ceph: cc, Where: "on this host (CEPH_CONF)", OSD: 0, Hold: time.Minute},
+			CephFailure: storbench.CephFailure(storbench.CephFailureRequest{Enabled: true, Toolbox: tbNS, OSD: 0, Hold: time.Minute}),
 			Progress: func(m string) { // Ctrl-C once the OSD is down
 				t.Log(m)
+				if strings.HasPrefix(m, "plan for") {
+					plan = m
+				}
 				if strings.Contains(m, "marked down") {
 					cancel()
 				}
@@ -109,6 +120,9 @@ func TestClusterCephOSDFailure(t *testing.T) {
 		rep, err := classcheck.Qualify(cctx, c, o)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !strings.Contains(plan, "in Rook's toolbox pod "+toolbox) {
+			t.Errorf("plan does not say the ceph CLI is the toolbox's (%s): %s", toolbox, plan)
 		}
 		if ch := rep.Check(classcheck.CheckCephOSDFailure); ch == nil || ch.Outcome != classcheck.Skipped || ch.Reason != "interrupted" {
 			t.Errorf("check: %+v, want skipped (interrupted)", ch)
@@ -165,7 +179,7 @@ func TestClusterCephOSDFailure(t *testing.T) {
 		}
 		// cleanup --k8s --ceph, as the user runs it after a killed run.
 		rep, err := storbench.CleanupKube(ctx, storbench.KubeCleanupRequest{Cluster: kubekit.ConnectOptions{Kubeconfig: os.Getenv("KUBECONFIG")},
-			RunID: h.RunID, Ceph: true, CephConf: os.Getenv("CEPH_CONF")})
+			RunID: h.RunID, Ceph: true, CephToolbox: tbNS})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,6 +67,10 @@ var flagOf = map[storbench.Field]string{
 	storbench.FieldPodOverrides:       "--pod-overrides",
 	storbench.FieldSnapshotClass:      "--snapshot-class",
 	storbench.FieldNodeFailureHost:    "--node-host",
+	storbench.FieldCephFailureOSD:     "--ceph-osd",
+	storbench.FieldCephFailureStart:   "--ceph-osd-start-command",
+	storbench.FieldCephFailureConf:    "--ceph-conf",
+	storbench.FieldCephFailureToolbox: "--ceph-toolbox",
 }
 
 // flagName is a field's flag, or the field itself where no flag sets it.

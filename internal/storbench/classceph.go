@@ -11,6 +11,7 @@ import (
 	"github.com/storbench/storbench/internal/ceph"
 	"github.com/storbench/storbench/internal/classcheck"
 	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 )
 
@@ -23,6 +24,9 @@ type CephFailureRequest struct {
 	Enabled bool
 	// Conf is the ceph.conf path; "" is the CLI's default.
 	Conf string
+	// Toolbox, when set, is the namespace of Rook's toolbox whose ceph
+	// CLI is used instead of this host's (kubekit.RookToolbox).
+	Toolbox string
 	// OSD is the OSD to hold down; -1 picks one acting for the pool.
 	OSD int
 	// Hold is how long it stays down; 0 is 15 s.
@@ -48,8 +52,8 @@ func CephFailure(req CephFailureRequest) *classcheck.CephFailure {
 	if !req.Enabled {
 		return nil
 	}
-	cf := &classcheck.CephFailure{Ceph: ceph.Client{Cmder: execx.Local{}, Conf: req.Conf}, Where: cephWhere(req.Conf), OSD: req.OSD, Hold: req.Hold,
-		StopCommand: req.StopCommand, StartCommand: req.StartCommand}
+	cf := &classcheck.CephFailure{Ceph: ceph.Client{Cmder: execx.Local{}, Conf: req.Conf}, Where: cephWhere(req.Conf), Toolbox: req.Toolbox,
+		OSD: req.OSD, Hold: req.Hold, StopCommand: req.StopCommand, StartCommand: req.StartCommand}
 	if req.StopCommand != "" {
 		cf.Stop = osdCommand(req.StopCommand)
 	}
@@ -76,10 +80,18 @@ func osdCommand(command string) func(ctx context.Context, osd int) error {
 // Ceph's config-key store (the ceph-osd-failure check), through the ceph
 // CLI on this host; with DryRun it only names them.
 func cleanupCephHolds(ctx context.Context, req KubeCleanupRequest, rep *result.KubeCleanup) {
-	c := ceph.Client{Cmder: execx.Local{}, Conf: req.CephConf}
+	c, where := ceph.Client{Cmder: execx.Local{}, Conf: req.CephConf}, cephWhere(req.CephConf)
+	if req.CephToolbox != "" {
+		cmder, err := rookToolbox(ctx, req.Cluster, req.CephToolbox)
+		if err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("could not look for OSDs storbench runs held down: %v", err))
+			return
+		}
+		c, where = ceph.Client{Cmder: cmder}, "in Rook's toolbox pod "+cmder.Namespace+"/"+cmder.Pod
+	}
 	held, err := c.FindHeldDown(ctx, req.RunID)
 	if err != nil {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("could not look for OSDs storbench runs held down (ceph CLI %s): %v", cephWhere(req.CephConf), err))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("could not look for OSDs storbench runs held down (ceph CLI %s): %v", where, err))
 		return
 	}
 	for _, h := range held {
@@ -110,4 +122,14 @@ func youngerThanRun(runID string, d time.Duration) bool {
 	}
 	t, err := time.Parse("20060102-150405", runID[:15])
 	return err == nil && time.Since(t) < d
+}
+
+// rookToolbox is the ceph CLI in Rook's toolbox in namespace ns of the
+// cluster opts reaches.
+func rookToolbox(ctx context.Context, opts kubekit.ConnectOptions, ns string) (*kubekit.PodCmder, error) {
+	c, err := kubekit.Connect(opts)
+	if err != nil {
+		return nil, err
+	}
+	return kubekit.RookToolbox(ctx, c, ns)
 }

@@ -78,6 +78,9 @@ type KubeCleanupRequest struct {
 	// else CEPH_CONF).
 	Ceph     bool
 	CephConf string
+	// CephToolbox, when set, is the namespace of Rook's toolbox whose
+	// ceph CLI is used instead (kubekit.RookToolbox).
+	CephToolbox string
 }
 
 // CleanupKube deletes the pods, PVCs and VolumeSnapshots storbench's

@@ -77,6 +77,10 @@ const (
 	FieldPodOverrides       = kubekit.FieldPodOverrides
 	FieldSnapshotClass      = kubekit.FieldSnapshotClass
 	FieldNodeFailureHost    = classcheck.FieldNodeFailureHost
+	FieldCephFailureOSD     = classcheck.FieldCephFailureOSD
+	FieldCephFailureStart   = classcheck.FieldCephFailureStart
+	FieldCephFailureConf    = classcheck.FieldCephFailureConf
+	FieldCephFailureToolbox = classcheck.FieldCephFailureToolbox
 )
 
 // Fields are every Field errors may name, for callers that map them.
@@ -90,6 +94,7 @@ var Fields = []Field{
 	FieldMetric, FieldSince, FieldClass, FieldProfile, FieldNodeStop, FieldNodeInventory, FieldNodeHost, FieldNodeName, FieldPullPolicy,
 	FieldFor, FieldRunIDs, FieldDeviceSize, FieldFormat, FieldStatus, FieldMaxSize, FieldSweepClients, FieldSweepMaxSize,
 	FieldNodeChoiceNames, FieldNodeChoiceSelector, FieldPodOverrides, FieldSnapshotClass, FieldNodeFailureHost,
+	FieldCephFailureOSD, FieldCephFailureStart, FieldCephFailureConf, FieldCephFailureToolbox,
 }
 
 // FieldError is an error whose message names request fields (its Field

@@ -90,11 +90,15 @@ func Start(t testing.TB, o Options) *Cluster {
 	if o.CephFS {
 		env = append(env, "CEPH_FS=1")
 	}
+	// Ctrl-C runs no t.Cleanup: the daemons, namespaces and links would
+	// stay.
+	interrupted := testenv.OnInterrupt("the standalone Ceph in "+dir, func() { c.run(context.Background(), nil, "standalone", "down") })
 	start := time.Now()
 	out, err := c.run(context.Background(), env, "standalone", "up", strconv.Itoa(o.Nodes))
 	c.BringUp = time.Since(start)
 	t.Cleanup(func() {
 		defer unlock()
+		defer interrupted()
 		if out, err := c.run(context.Background(), nil, "standalone", "down"); err != nil {
 			t.Errorf("ceph.sh standalone down: %v\n%s", err, out)
 		}

@@ -86,7 +86,14 @@ func Start(t testing.TB, opts Options) *Volume {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Ctrl-C runs no t.Cleanup: the daemons, mounts, namespaces and links
+	// would stay.
+	interrupted := testenv.OnInterrupt("the standalone GlusterFS in "+dir, func() {
+		harness("standalone-down", dir).Run()
+		os.RemoveAll(dir)
+	})
 	t.Cleanup(func() {
+		defer interrupted()
 		if out, err := harness("standalone-down", dir).CombinedOutput(); err != nil {
 			t.Errorf("gluster.sh standalone-down: %v\n%s", err, out)
 		}

@@ -28,7 +28,7 @@ func glusterVolume(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	toolenv.Cleanup(t, "the standalone GlusterFS in "+dir, func() {
 		if out, err := exec.Command("bash", script, "standalone-down", dir).CombinedOutput(); err != nil {
 			t.Errorf("gluster.sh standalone-down: %v\n%s", err, out)
 		}

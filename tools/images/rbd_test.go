@@ -38,7 +38,7 @@ func standaloneCeph(t *testing.T) (monIP, fsid string, keyring []byte) {
 	tag := strconv.Itoa(os.Getpid() % 100000)
 	dir := filepath.Join("/var/tmp", "storbench-ceph-img"+tag)
 	env := append(os.Environ(), "CEPH_DIR="+dir, "CEPH_TAG="+tag)
-	t.Cleanup(func() {
+	toolenv.Cleanup(t, "the standalone Ceph in "+dir, func() {
 		defer lf.Close()
 		down := exec.Command("bash", script, "standalone", "down")
 		down.Env = env

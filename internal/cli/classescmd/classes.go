@@ -71,6 +71,7 @@ docs/kubernetes.md.`,
 	fl.BoolVar(&f.measure.CephFailure.Enabled, "ceph-osd-failure", false, "with --measure on a class backed by Ceph: also hold one OSD of its pool DOWN (ceph osd add-noup, ceph osd down) under a writer, then let it back (rm-noup); the ceph CLI runs on this host; docs/ceph.md")
 	fl.IntVar(&f.measure.CephFailure.OSD, "ceph-osd", -1, "with --ceph-osd-failure: the OSD to hold down (default: the highest-numbered acting for the class's pool)")
 	fl.StringVar(&f.measure.CephFailure.Conf, "ceph-conf", "", "with --ceph-osd-failure: the ceph.conf of the cluster (default CEPH_CONF, /etc/ceph/ceph.conf)")
+	fl.StringVar(&f.measure.CephFailure.Toolbox, "ceph-toolbox", "", "with --ceph-osd-failure: use the ceph CLI in Rook's toolbox in this namespace (pods app=rook-ceph-tools), not this host's")
 	fl.DurationVar(&f.measure.CephFailure.Hold, "ceph-hold", 15*time.Second, "with --ceph-osd-failure: how long the OSD stays down")
 	fl.StringVar(&f.measure.CephFailure.StopCommand, "ceph-osd-stop-command", "", "with --ceph-osd-failure: take the OSD out the harsher way with this command, run with sh -c on this host ({osd} is its number): kill or freeze its process, cut its link; Ceph must notice by itself")
 	fl.StringVar(&f.measure.CephFailure.StartCommand, "ceph-osd-start-command", "", "with --ceph-osd-stop-command: the command that brings the OSD back (required)")

@@ -145,4 +145,5 @@ func kubeFlags(fl *pflag.FlagSet, kube *storbench.KubeCleanupRequest) {
 	fl.DurationVar(&kube.Timeout, "timeout", kubekit.DefaultTimeout, "bound on waiting for the objects to go")
 	fl.BoolVar(&kube.Ceph, "ceph", false, "--k8s: also let back the Ceph OSDs killed runs held down (classes --measure --ceph-osd-failure), with the ceph CLI on this host")
 	fl.StringVar(&kube.CephConf, "ceph-conf", "", "--k8s --ceph: the cluster's ceph.conf (default CEPH_CONF, /etc/ceph/ceph.conf)")
+	fl.StringVar(&kube.CephToolbox, "ceph-toolbox", "", "--k8s --ceph: use the ceph CLI in Rook's toolbox in this namespace (pods app=rook-ceph-tools) instead of this host's")
 }

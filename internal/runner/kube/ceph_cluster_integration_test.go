@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/storbench/storbench/internal/ceph/osdtelemetry"
 	"github.com/storbench/storbench/internal/engine"
 	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
@@ -33,7 +34,9 @@ workloads:
 // and carries what Ceph itself reports of the class's data pool (read with
 // the ceph CLI on this host, CEPH_CONF): the pool, its size 3, the three
 // OSDs and their hosts, primary-copy replication; with telemetry, each
-// result carries the pool's OSD figures (checkClassOSDs), each 4 KiB
+// result carries the pool's OSD figures (checkClassOSDs: the first node's
+// read with the ceph CLI in a stand-in for Rook's toolbox, the others'
+// with this host's), each 4 KiB
 // write result says that ceph-fuse did the I/O inside io_submit (queue
 // depth 8 acting as 1), and on demand a
 // throttled OSD is named (checkClassOSDVerdict) and the contention round
@@ -51,9 +54,17 @@ func TestClusterCephFSFromEveryNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever, OSDBenches: &kube.OSDBenches{}}
+	// The first node's target reaches Ceph with Rook's toolbox
+	// (k8s:cephfs?ceph-toolbox=NS), the others with this host's ceph CLI.
+	tbNS := kubetest.Namespace(t, c, "rooktools")
+	toolbox := tbNS + "/" + kubetest.RookToolbox(t, context.Background(), c, tbNS, nodes[0], realImage)
 	var targets []runner.Target
 	for i, n := range nodes {
-		targets = append(targets, kube.NewTarget(c, "cephfs", n, i+1, opts))
+		o := opts
+		if i == 0 {
+			o.Ceph = kube.CephAccess{Toolbox: tbNS}
+		}
+		targets = append(targets, kube.NewTarget(c, "cephfs", n, i+1, o))
 	}
 	start := time.Now()
 	rs := runPlan(t, context.Background(), cephfsSuite, engine.Plan{Targets: targets, Telemetry: true})
@@ -98,6 +109,15 @@ func TestClusterCephFSFromEveryNode(t *testing.T) {
 		}
 	}
 	checkClassOSDs(t, rs, nodes) // class_osds_integration_test.go
+	for _, r := range rs {
+		want := "read with the ceph CLI on storbench's host"
+		if result.LabelNode.Of(r.Labels) == nodes[0] {
+			want = "read with the ceph CLI in Rook's toolbox pod " + toolbox
+		}
+		if r.Telemetry == nil || !strings.Contains(r.Telemetry.Sources[osdtelemetry.SourceKey], want) {
+			t.Errorf("%s %s on %s: OSD figures not %s", r.Target, r.Workload, result.LabelNode.Of(r.Labels), want)
+		}
+	}
 	start = time.Now()
 	checkCephFSClientPerNode(t, e, nodes[1], nodes[2])
 	t.Logf("one volume from two nodes, each through its own client, in %.1f s", time.Since(start).Seconds())

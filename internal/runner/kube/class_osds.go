@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -17,12 +18,15 @@ import (
 	"github.com/storbench/storbench/internal/runner"
 )
 
-// The class target's options (k8s:CLASS?ceph-conf=PATH&ceph-pool=POOL):
-// where the ceph CLI on storbench's host finds the Ceph behind the class,
-// and the pool when the class names none.
+// The class target's options (k8s:CLASS?ceph-conf=PATH&ceph-pool=POOL, or
+// ?ceph-toolbox=NAMESPACE): where storbench reaches the Ceph behind the
+// class (the ceph CLI on storbench's host with that ceph.conf, or the one
+// in Rook's toolbox in that namespace), and the pool when the class names
+// none.
 const (
-	OptionCephConf = "ceph-conf"
-	OptionCephPool = "ceph-pool"
+	OptionCephConf    = "ceph-conf"
+	OptionCephPool    = "ceph-pool"
+	OptionCephToolbox = "ceph-toolbox"
 )
 
 // CephAccess is how a class run reaches the Ceph behind its class, to
@@ -34,6 +38,11 @@ type CephAccess struct {
 	// Pool is the pool to record when the class's parameters and
 	// annotations name none (kubekit.CephClassPool).
 	Pool string
+	// Toolbox is the namespace of Rook's toolbox whose ceph CLI reaches
+	// the Ceph (kubekit.RookToolbox), in place of the host's; empty: the
+	// host's, and for a Rook class (parameter clusterID) whose Ceph the
+	// host does not reach, the toolbox in the class's namespace.
+	Toolbox string
 }
 
 // parseClassOptions reads a class target's options (the part after "?").
@@ -52,10 +61,16 @@ func parseClassOptions(target, query string) (CephAccess, error) {
 			a.Conf = vs[0]
 		case OptionCephPool:
 			a.Pool = vs[0]
+		case OptionCephToolbox:
+			a.Toolbox = vs[0]
 		default:
-			return CephAccess{}, runner.FieldErrorf("%s: %s: unknown option %q (a class takes %s and %s)",
-				runner.Field("Targets"), target, k, OptionCephConf, OptionCephPool)
+			return CephAccess{}, runner.FieldErrorf("%s: %s: unknown option %q (a class takes %s, %s and %s)",
+				runner.Field("Targets"), target, k, OptionCephConf, OptionCephPool, OptionCephToolbox)
 		}
+	}
+	if a.Conf != "" && a.Toolbox != "" {
+		return CephAccess{}, runner.FieldErrorf("%s: %s: options %s and %s: the ceph CLI on this host or Rook's toolbox's, not both",
+			runner.Field("Targets"), target, OptionCephConf, OptionCephToolbox)
 	}
 	return a, nil
 }
@@ -78,38 +93,34 @@ func (s ClassSpec) Ceph() CephAccess {
 
 // classOSDs gives a prepared class target the OSDs of the Ceph pool
 // behind its class (osdtelemetry: their bench, commit latency, device
-// waits, round trip, down), beside the nodes' telemetry, when the ceph CLI
-// on storbench's host reaches that Ceph. The pool is the one the class's
+// waits, round trip, down), beside the nodes' telemetry, when storbench
+// reaches that Ceph (classCeph). The pool is the one the class's
 // parameters or annotations name (kubekit.CephClassPool), else the
-// target's ceph-pool option; Sources["osds"] says which and why. A class
-// that names no pool and has no option is not Ceph's: nothing is said. A
-// Ceph that cannot be reached is a notice, not an error.
+// target's ceph-pool option; Sources["osds"] says which and why, and with
+// which ceph CLI. A class that names no pool and has no option is not
+// Ceph's: nothing is said. A Ceph that cannot be reached is a notice, not
+// an error.
 func (t *Target) classOSDs(ctx context.Context, sc *storagev1.StorageClass, p *runner.Prepared) {
 	if sc == nil || p.Telemetry == nil {
 		return
 	}
-	cl := ceph.Client{Cmder: execx.Local{}, Conf: t.opts.Ceph.Conf}
 	rctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
 	defer cancel()
-	pool, why, err := classPool(rctx, sc, cl, t.opts.Ceph.Pool)
-	if err == nil && pool == "" {
+	r, err := t.classCeph(rctx, sc)
+	if err != nil {
+		p.Notices = append(p.Notices, fmt.Sprintf("no OSD figures for class %s: %v; name the cluster's ceph.conf with %s%s?%s=PATH, or Rook's toolbox with ?%s=NAMESPACE",
+			sc.Name, err, TargetPrefix, sc.Name, OptionCephConf, OptionCephToolbox))
 		return
 	}
-	var pl ceph.Placement
-	if err == nil {
-		pl, err = cl.PoolPlacement(rctx, pool)
-	}
-	if err != nil {
-		p.Notices = append(p.Notices, fmt.Sprintf("no OSD figures for class %s: the ceph CLI on this host (%s) did not reach its Ceph: %v; name the cluster's ceph.conf with %s%s?%s=PATH",
-			sc.Name, cephConfWhere(cl.Conf), err, TargetPrefix, sc.Name, OptionCephConf))
+	if r.pool == "" {
 		return
 	}
 	if result.LabelCephPool.Of(p.Labels) == "" {
-		for k, v := range pl.Labels() {
+		for k, v := range r.placement.Labels() {
 			p.Labels[k] = v
 		}
 	}
-	source := fmt.Sprintf("pool %s (%s), read with the ceph CLI on storbench's host (%s)", pool, why, cephConfWhere(cl.Conf))
+	source := fmt.Sprintf("pool %s (%s), read with %s", r.pool, r.why, r.where)
 	nodes := p.Telemetry
 	p.Telemetry = func() (runner.Sampler, error) {
 		host, err := nodes()
@@ -118,12 +129,72 @@ func (t *Target) classOSDs(ctx context.Context, sc *storagev1.StorageClass, p *r
 		}
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.opts.Timeout)
 		defer cancel()
-		osds, err := t.opts.OSDBenches.bench(bctx, cl, pool)
+		osds, err := t.opts.OSDBenches.bench(bctx, r.key, r.client)
 		if err != nil {
 			return nil, err
 		}
 		return osds.Sampler(host, source), nil
 	}
+}
+
+// cephReach is the Ceph behind a class, reached: the ceph CLI that
+// reaches it and where it runs, the pool and why that one, its placement,
+// and the key its OSD benches are shared under.
+type cephReach struct {
+	client    ceph.Client
+	where     string
+	pool, why string
+	placement ceph.Placement
+	key       CephAccess
+}
+
+// classCeph reaches the Ceph behind sc with the ceph CLI in Rook's
+// toolbox when the target names its namespace; else with the CLI on
+// storbench's host, and, when that fails for a Rook class (its parameter
+// clusterID names the Ceph cluster's namespace), with Rook's toolbox
+// there. A class that names no pool (and no ceph-pool option) gives a
+// zero cephReach: it is not Ceph's.
+func (t *Target) classCeph(ctx context.Context, sc *storagev1.StorageClass) (cephReach, error) {
+	ways := []string{t.opts.Ceph.Toolbox}
+	if t.opts.Ceph.Toolbox == "" {
+		ways = []string{""}
+		if ns := sc.Parameters["clusterID"]; ns != "" && strings.Contains(sc.Provisioner, "csi.ceph.com") && t.cluster != nil {
+			ways = append(ways, ns)
+		}
+	}
+	var errs []string
+	for _, toolbox := range ways {
+		r := cephReach{client: ceph.Client{Cmder: execx.Local{}, Conf: t.opts.Ceph.Conf},
+			where: "the ceph CLI on storbench's host (" + cephConfWhere(t.opts.Ceph.Conf) + ")",
+			key:   CephAccess{Conf: t.opts.Ceph.Conf}}
+		if toolbox != "" {
+			if t.cluster == nil {
+				return cephReach{}, fmt.Errorf("Rook's toolbox in namespace %s: no cluster", toolbox)
+			}
+			cmder, err := kubekit.RookToolbox(ctx, t.cluster, toolbox)
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			r.client = ceph.Client{Cmder: cmder}
+			r.where = "the ceph CLI in Rook's toolbox pod " + cmder.Namespace + "/" + cmder.Pod
+			r.key = CephAccess{Toolbox: toolbox}
+		}
+		var err error
+		r.pool, r.why, err = classPool(ctx, sc, r.client, t.opts.Ceph.Pool)
+		if err == nil && r.pool == "" {
+			return cephReach{}, nil
+		}
+		if err == nil {
+			r.placement, err = r.client.PoolPlacement(ctx, r.pool)
+		}
+		if err == nil {
+			r.key.Pool = r.pool
+			return r, nil
+		}
+		errs = append(errs, r.where+" did not reach its Ceph: "+err.Error())
+	}
+	return cephReach{}, errors.New(strings.Join(errs, "; "))
 }
 
 // OSDBenches are the Ceph pools' OSDs benched during a run, shared by its
@@ -135,18 +206,18 @@ type OSDBenches struct {
 	pools map[CephAccess]*osdtelemetry.Pool
 }
 
-// bench is pool's OSDs, benched now the first time; a failure is not kept.
-func (b *OSDBenches) bench(ctx context.Context, cl ceph.Client, pool string) (*osdtelemetry.Pool, error) {
+// bench is the OSDs of pool k.Pool reached as k says (with cl), benched
+// now the first time; a failure is not kept.
+func (b *OSDBenches) bench(ctx context.Context, k CephAccess, cl ceph.Client) (*osdtelemetry.Pool, error) {
 	if b == nil {
-		return osdtelemetry.Bench(ctx, cl, pool)
+		return osdtelemetry.Bench(ctx, cl, k.Pool)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	k := CephAccess{Conf: cl.Conf, Pool: pool}
 	if p, ok := b.pools[k]; ok {
 		return p, nil
 	}
-	p, err := osdtelemetry.Bench(ctx, cl, pool)
+	p, err := osdtelemetry.Bench(ctx, cl, k.Pool)
 	if err != nil {
 		return nil, err
 	}

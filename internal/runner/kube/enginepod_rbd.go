@@ -57,6 +57,7 @@ type rbdEngine struct {
 	cluster  *kubekit.Cluster
 	clientID string // the client ID of the run's configuration (setUp)
 	monHost  string // its monitors (setUp), for errors
+	fsid     string // its Ceph's fsid (setUp), when it names one
 }
 
 // parseRBDEngine parses rest = rbd:POOL[/IMAGE][?secret=..&rook=..&id=..].
@@ -141,7 +142,7 @@ func (e *rbdEngine) setUp(ctx context.Context, runID string) (map[string]string,
 	if err != nil {
 		return nil, nil, fmt.Errorf("target %s: %w", e, err)
 	}
-	e.clientID, e.monHost = cfg.id, monHost(cfg.conf)
+	e.clientID, e.monHost, e.fsid = cfg.id, monHost(cfg.conf), cfg.fsid
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: runSecret(runID), Namespace: ns, Labels: map[string]string{
 			kubekit.LabelManagedBy: kubekit.ManagedBy, kubekit.LabelName: "storbench", kubekit.LabelRunID: runID},
@@ -215,7 +216,7 @@ func (e *rbdEngine) podSetUp(ctx context.Context, runID, node string, size int64
 		return nil, fmt.Errorf("image %s/%s holds %d bytes, the suite spans %d", e.pool, image, n, size)
 	}
 	st.file = fio.File{Size: size, Engine: rem.EngineTarget(e.pool, image)}
-	labels, where, err := poolLabels(ctx, cmder, e.pool, e.clientID)
+	labels, where, err := e.poolLabels(ctx, cmder)
 	if err != nil {
 		st.notices = append(st.notices, fmt.Sprintf("pool %s's size and OSDs unknown: %v", e.pool, err))
 		labels = map[string]string{}
@@ -246,32 +247,88 @@ func (e *rbdEngine) refused(pod string, err error) error {
 }
 
 // poolLabels are the pool's facts (ceph.Placement's labels) read with the
-// ceph CLI where it can run: in the pod when its image has it (with the
-// run's configuration), else on this host when it has a configuration
-// of its own (CEPH_CONF or /etc/ceph/ceph.conf). It says which.
-func poolLabels(ctx context.Context, cmder *kubekit.PodCmder, pool, id string) (map[string]string, string, error) {
-	var cl ceph.Client
-	var where string
+// first ceph CLI that reaches the run's Ceph, and which one it was: the
+// pod's own when its image has one (with the run's configuration); this
+// host's when it has a configuration (CEPH_CONF or /etc/ceph/ceph.conf);
+// Rook's toolbox in Rook's namespace (kubekit.RookToolbox). The host's
+// and the toolbox's are taken only for the Ceph the run's configuration
+// names, when it names one (its fsid; Rook's Secret holds it).
+func (e *rbdEngine) poolLabels(ctx context.Context, cmder *kubekit.PodCmder) (map[string]string, string, error) {
 	if cmder.Command(ctx, "sh", "-c", "command -v ceph").Run() == nil {
-		cl, where = ceph.Client{Cmder: cmder, Conf: RBDConfDir + "/ceph.conf", ID: id}, "the ceph CLI in pod "+cmder.Pod+" as client."+id
-	} else {
-		conf := os.Getenv("CEPH_CONF")
-		if conf == "" {
-			conf = rbd.DefaultConf
+		cl := ceph.Client{Cmder: cmder, Conf: RBDConfDir + "/ceph.conf", ID: e.clientID}
+		pl, err := cl.PoolPlacement(ctx, e.pool)
+		if err != nil {
+			return nil, "", err
 		}
-		if _, err := os.Stat(conf); err != nil {
-			return nil, "", fmt.Errorf("the pod's image has no ceph CLI and this host no configuration: %w", err)
-		}
-		if _, err := exec.LookPath("ceph"); err != nil {
-			return nil, "", fmt.Errorf("the pod's image has no ceph CLI, nor has this host: %w", err)
-		}
-		cl, where = ceph.Client{Cmder: execx.Local{}, Conf: conf}, "this host's ceph CLI and "+conf
+		return pl.Labels(), "the ceph CLI in pod " + cmder.Pod + " as client." + e.clientID, nil
 	}
-	pl, err := cl.PoolPlacement(ctx, pool)
+	var tried []string
+	for _, way := range []func() (ceph.Client, string, error){e.hostCeph, func() (ceph.Client, string, error) { return e.toolboxCeph(ctx) }} {
+		cl, where, err := way()
+		if err == nil {
+			err = e.sameCeph(ctx, cl)
+		}
+		var pl ceph.Placement
+		if err == nil {
+			pl, err = cl.PoolPlacement(ctx, e.pool)
+		}
+		if err == nil {
+			return pl.Labels(), where, nil
+		}
+		tried = append(tried, err.Error())
+	}
+	return nil, "", fmt.Errorf("the pod's image has no ceph CLI; %s", strings.Join(tried, "; "))
+}
+
+// hostCeph is this host's ceph CLI with its own configuration.
+func (e *rbdEngine) hostCeph() (ceph.Client, string, error) {
+	conf := os.Getenv("CEPH_CONF")
+	if conf == "" {
+		conf = rbd.DefaultConf
+	}
+	if _, err := exec.LookPath("ceph"); err != nil {
+		return ceph.Client{}, "", fmt.Errorf("this host has no ceph CLI: %w", err)
+	}
+	if _, err := os.Stat(conf); err != nil {
+		return ceph.Client{}, "", fmt.Errorf("this host has no Ceph configuration: %w", err)
+	}
+	return ceph.Client{Cmder: execx.Local{}, Conf: conf}, "this host's ceph CLI and " + conf, nil
+}
+
+// toolboxCeph is the ceph CLI in Rook's toolbox in Rook's namespace.
+func (e *rbdEngine) toolboxCeph(ctx context.Context) (ceph.Client, string, error) {
+	if e.cluster == nil {
+		return ceph.Client{}, "", fmt.Errorf("Rook's toolbox: no cluster")
+	}
+	cmder, err := kubekit.RookToolbox(ctx, e.cluster, e.rookNS)
 	if err != nil {
-		return nil, "", err
+		return ceph.Client{}, "", err
 	}
-	return pl.Labels(), where, nil
+	return ceph.Client{Cmder: cmder}, "the ceph CLI in Rook's toolbox pod " + cmder.Namespace + "/" + cmder.Pod, nil
+}
+
+// sameCeph refuses a ceph CLI that reaches another Ceph than the run's
+// configuration names (its fsid), when it names one.
+func (e *rbdEngine) sameCeph(ctx context.Context, cl ceph.Client) error {
+	if e.fsid == "" {
+		return nil
+	}
+	fsid, err := cl.FSID(ctx)
+	if err != nil {
+		return err
+	}
+	if fsid != e.fsid {
+		return fmt.Errorf("%s reaches Ceph %s, not the run's %s", cephWhere(cl), fsid, e.fsid)
+	}
+	return nil
+}
+
+// cephWhere names where cl's ceph CLI runs, for errors.
+func cephWhere(cl ceph.Client) string {
+	if p, ok := cl.Cmder.(*kubekit.PodCmder); ok {
+		return "the ceph CLI in pod " + p.Namespace + "/" + p.Pod
+	}
+	return "this host's ceph CLI (" + cl.Conf + ")"
 }
 
 // file and owned are the pod stage's (podSetUp): each node has its own.
@@ -298,13 +355,22 @@ func (e *rbdEngine) doctor(ctx context.Context, _ runner.Options) []result.Check
 
 // monHost is the mon host line of a ceph.conf, for reports.
 func monHost(conf []byte) string {
+	if v := confValue(conf, "mon host"); v != "" {
+		return v
+	}
+	return "(not in ceph.conf)"
+}
+
+// confValue is the value of key in a ceph.conf (Ceph's spellings: spaces
+// or underscores between words), "" when it has none.
+func confValue(conf []byte, key string) string {
 	for _, line := range strings.Split(string(conf), "\n") {
 		k, v, ok := strings.Cut(line, "=")
-		if k = strings.ReplaceAll(strings.TrimSpace(k), "_", " "); ok && k == "mon host" {
+		if k = strings.ReplaceAll(strings.TrimSpace(k), "_", " "); ok && k == key {
 			return strings.TrimSpace(v)
 		}
 	}
-	return "(not in ceph.conf)"
+	return ""
 }
 
 // CephMountTimeoutSeconds bounds how long the pods' Ceph clients (rbd,
@@ -355,6 +421,7 @@ func podConf(conf []byte, keyring bool) []byte {
 type cephConfig struct {
 	conf, keyring []byte
 	id            string
+	fsid          string // the Ceph's, when known ("" : any)
 }
 
 // config reads the configuration from the named Secret or Rook's objects.
@@ -382,7 +449,7 @@ func (e *rbdEngine) config(ctx context.Context) (cephConfig, error) {
 		if conf[len(conf)-1] != '\n' {
 			conf = append(slices.Clone(conf), '\n')
 		}
-		return cephConfig{conf: conf, keyring: s.Data["keyring"], id: id}, nil
+		return cephConfig{conf: conf, keyring: s.Data["keyring"], id: id, fsid: confValue(conf, "fsid")}, nil
 	}
 	cm, err := core.ConfigMaps(e.rookNS).Get(ctx, rookMonEndpoints, metav1.GetOptions{})
 	if err != nil {
@@ -400,6 +467,7 @@ func (e *rbdEngine) config(ctx context.Context) (cephConfig, error) {
 	if err != nil {
 		return cephConfig{}, fmt.Errorf("Rook's objects in %s: %w", e.rookNS, err)
 	}
+	cfg.fsid = strings.TrimSpace(string(s.Data["fsid"]))
 	if e.id != "" && e.id != cfg.id {
 		return cephConfig{}, fmt.Errorf("Rook's Secret %s/%s holds the key of client.%s, not client.%s (name a Secret for another client)", e.rookNS, rookMonSecret, cfg.id, e.id)
 	}

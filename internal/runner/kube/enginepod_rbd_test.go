@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/kubekit/kubekittest"
@@ -284,6 +286,48 @@ func TestPodConf(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := string(podConf([]byte(tt.conf), tt.keyring)); got != tt.want {
 				t.Errorf("podConf:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRBDPoolFacts: the pool's facts come from the pod's own ceph CLI
+// when its image has one, else (no configuration on this host) from Rook's
+// toolbox, but only when the toolbox reaches the Ceph the run's
+// configuration names (its fsid); otherwise the error says each way tried.
+// The ceph CLI answers with a real Ceph's outputs (recordedCeph).
+func TestRBDPoolFacts(t *testing.T) {
+	t.Setenv("CEPH_CONF", filepath.Join(t.TempDir(), "absent.conf"))
+	const recorded = "a4c1df0b-9e06-4db1-90bb-8b4f25895231" // internal/ceph/testdata/fsid.json's
+	for _, tc := range []struct {
+		name       string
+		podHasCeph bool
+		toolbox    bool
+		fsid       string
+		where      string
+		err        []string
+	}{
+		{name: "the pod's own", podHasCeph: true, toolbox: true, fsid: "other", where: "the ceph CLI in pod fio-pod as client.admin"},
+		{name: "Rook's toolbox", toolbox: true, fsid: recorded, where: "the ceph CLI in Rook's toolbox pod rook-ceph/rook-ceph-tools-a"},
+		{name: "Rook's toolbox, the run's fsid unknown", toolbox: true, where: "the ceph CLI in Rook's toolbox pod rook-ceph/rook-ceph-tools-a"},
+		{name: "Rook's toolbox reaches another Ceph", toolbox: true, fsid: "0b7c1c5e-0000-4000-8000-000000000000",
+			err: []string{"this host has no Ceph configuration", "the ceph CLI in pod rook-ceph/rook-ceph-tools-a reaches Ceph " + recorded + ", not the run's 0b7c1c5e-0000-4000-8000-000000000000"}},
+		{name: "no toolbox", fsid: recorded, err: []string{"the pod's image has no ceph CLI", "no pod labelled app=rook-ceph-tools in namespace rook-ceph"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var objs []runtime.Object
+			if tc.toolbox {
+				objs = append(objs, toolboxPod("rook-ceph-tools-a", corev1.PodRunning))
+			}
+			x := &toolboxExec{rec: &recordedCeph{benches: map[string]int{}}, podHasCeph: tc.podHasCeph}
+			e := &rbdEngine{pool: "rbd", rookNS: DefaultRookNamespace, clientID: "admin", fsid: tc.fsid,
+				cluster: kubekit.NewClusterForClient(fake.NewClientset(objs...), x, "storbench")}
+			labels, where, err := e.poolLabels(context.Background(), &kubekit.PodCmder{Exec: x, Namespace: "storbench", Pod: "fio-pod", Container: kubekit.ContainerName})
+			if !wantErrors(t, err, tc.err) {
+				return
+			}
+			if where != tc.where || labels["replicas"] != "3" || labels["ceph_osds"] != "osd.0,osd.1,osd.2" {
+				t.Errorf("read with %q: labels %v; want %q, size 3, osd.0-2", where, labels, tc.where)
 			}
 		})
 	}

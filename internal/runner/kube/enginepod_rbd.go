@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -262,22 +263,37 @@ func (e *rbdEngine) poolLabels(ctx context.Context, cmder *kubekit.PodCmder) (ma
 		}
 		return pl.Labels(), "the ceph CLI in pod " + cmder.Pod + " as client." + e.clientID, nil
 	}
+	var pl ceph.Placement
+	where, err := e.outsideCeph(ctx, func(cl ceph.Client) (err error) {
+		pl, err = cl.PoolPlacement(ctx, e.pool)
+		return err
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("the pod's image has no ceph CLI; %w", err)
+	}
+	return pl.Labels(), where, nil
+}
+
+// outsideCeph calls use (when set) with the first ceph CLI outside the
+// pods that reaches the run's Ceph (sameCeph) and for which use succeeds:
+// this host's, then Rook's toolbox's. It returns where that CLI runs, or
+// why each failed.
+func (e *rbdEngine) outsideCeph(ctx context.Context, use func(ceph.Client) error) (string, error) {
 	var tried []string
 	for _, way := range []func() (ceph.Client, string, error){e.hostCeph, func() (ceph.Client, string, error) { return e.toolboxCeph(ctx) }} {
 		cl, where, err := way()
 		if err == nil {
 			err = e.sameCeph(ctx, cl)
 		}
-		var pl ceph.Placement
-		if err == nil {
-			pl, err = cl.PoolPlacement(ctx, e.pool)
+		if err == nil && use != nil {
+			err = use(cl)
 		}
 		if err == nil {
-			return pl.Labels(), where, nil
+			return where, nil
 		}
 		tried = append(tried, err.Error())
 	}
-	return nil, "", fmt.Errorf("the pod's image has no ceph CLI; %s", strings.Join(tried, "; "))
+	return "", errors.New(strings.Join(tried, "; "))
 }
 
 // hostCeph is this host's ceph CLI with its own configuration.
@@ -350,7 +366,26 @@ func (e *rbdEngine) doctor(ctx context.Context, _ runner.Options) []result.Check
 	}
 	c.Detail = fmt.Sprintf("the pods reach pool %s as client.%s, mon host %s, with the configuration from %s; %s",
 		e.pool, cfg.id, monHost(cfg.conf), e.source(), e.Describe())
-	return []result.Check{c}
+	return []result.Check{c, e.factsCheck(ctx, cfg)}
+}
+
+// factsCheck says where a run would read the pool's size, OSDs and
+// hosts when the pods' image has no ceph CLI of its own (poolLabels):
+// this host's ceph CLI or Rook's toolbox, each taken only when it
+// reaches the Ceph of configuration cfg.
+func (e *rbdEngine) factsCheck(ctx context.Context, cfg cephConfig) result.Check {
+	c := result.Check{Area: "rbd", Name: "pool facts " + e.pool, Status: result.CheckOK}
+	with := *e
+	with.fsid = cfg.fsid
+	where, err := with.outsideCeph(ctx, nil)
+	if err != nil {
+		c.Status = result.CheckInfo
+		c.Detail = "unless the fio image has a ceph CLI, results will not carry the pool's size, OSDs and hosts: " + err.Error()
+		c.Fix = "give this host the cluster's ceph.conf (CEPH_CONF), or run Rook's toolbox in namespace " + e.rookNS + " (docs/ceph.md)"
+		return c
+	}
+	c.Detail = "the pool's size, OSDs and hosts are read with " + where + " (or the fio image's own ceph CLI)"
+	return c
 }
 
 // monHost is the mon host line of a ceph.conf, for reports.

@@ -234,6 +234,7 @@ func TestCleanRBDDryRun(t *testing.T) {
 // TestRBDEngineDoctor: the doctor says what the pods would reach (pool,
 // client, monitors, where the configuration comes from), or why not.
 func TestRBDEngineDoctor(t *testing.T) {
+	t.Setenv("CEPH_CONF", filepath.Join(t.TempDir(), "absent.conf"))
 	tests := []struct {
 		target string
 		status result.CheckStatus
@@ -250,7 +251,7 @@ func TestRBDEngineDoctor(t *testing.T) {
 			t.Fatal(err)
 		}
 		checks := bindEngine(sp.(EngineSpec).engine, f.Cluster()).doctor(context.Background(), runner.Options{})
-		if len(checks) != 1 || checks[0].Status != tt.status {
+		if len(checks) == 0 || checks[0].Status != tt.status || (tt.status == result.CheckOK) != (len(checks) == 2) {
 			t.Fatalf("%s: %+v", tt.target, checks)
 		}
 		for _, w := range tt.want {
@@ -328,6 +329,44 @@ func TestRBDPoolFacts(t *testing.T) {
 			}
 			if where != tc.where || labels["replicas"] != "3" || labels["ceph_osds"] != "osd.0,osd.1,osd.2" {
 				t.Errorf("read with %q: labels %v; want %q, size 3, osd.0-2", where, labels, tc.where)
+			}
+		})
+	}
+}
+
+// TestRBDDoctorPoolFacts: the doctor says where a run would read the
+// pool's facts (Rook's toolbox here, this host having no configuration),
+// or, with no way, why not and what to do, as information: a run does
+// not need them.
+func TestRBDDoctorPoolFacts(t *testing.T) {
+	t.Setenv("CEPH_CONF", filepath.Join(t.TempDir(), "absent.conf"))
+	for _, tc := range []struct {
+		name    string
+		toolbox bool
+		status  result.CheckStatus
+		want    []string
+	}{
+		{name: "toolbox", toolbox: true, status: result.CheckOK, want: []string{"read with the ceph CLI in Rook's toolbox pod rook-ceph/rook-ceph-tools-a"}},
+		{name: "none", status: result.CheckInfo, want: []string{"will not carry the pool's size", "this host has no Ceph configuration", "no pod labelled app=rook-ceph-tools in namespace rook-ceph"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := rookObjects(DefaultRookNamespace)
+			if tc.toolbox {
+				objs = append(objs, toolboxPod("rook-ceph-tools-a", corev1.PodRunning))
+			}
+			x := &toolboxExec{rec: &recordedCeph{benches: map[string]int{}}}
+			sp, _, err := Kind{}.Parse("k8s:rbd:rbd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			checks := bindEngine(sp.(EngineSpec).engine, kubekit.NewClusterForClient(fake.NewClientset(objs...), x, "storbench")).doctor(context.Background(), runner.Options{})
+			if len(checks) != 2 || checks[1].Status != tc.status {
+				t.Fatalf("checks %+v: want the pool facts' second, %s", checks, tc.status)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(checks[1].Detail, w) {
+					t.Errorf("%q lacks %q", checks[1].Detail, w)
+				}
 			}
 		})
 	}

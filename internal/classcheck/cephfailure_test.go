@@ -127,6 +127,14 @@ func TestCephPlan(t *testing.T) {
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), string(FieldCephFailureStart)) {
 		t.Errorf("a stop command without a start command: %v", err)
 	}
+	// This host's ceph.conf and Rook's toolbox together are refused
+	// before anything, naming both fields.
+	r.o.CephFailure.Start = func(context.Context, int) error { return nil }
+	r.o.CephFailure.Ceph.Conf, r.o.CephFailure.Toolbox = "/etc/ceph/ceph.conf", "rook-ceph"
+	err = r.checkCephFailure(context.Background())
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), string(FieldCephFailureConf)) || !strings.Contains(err.Error(), string(FieldCephFailureToolbox)) {
+		t.Errorf("a ceph.conf and Rook's toolbox together: %v", err)
+	}
 	r.o.Only = []string{CheckProvisioning}
 	if strings.Contains(r.plan(), "osd") {
 		t.Errorf("plan names the OSD check when it is not asked for: %s", r.plan())

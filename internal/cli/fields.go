@@ -71,6 +71,11 @@ var flagOf = map[storbench.Field]string{
 	storbench.FieldCephFailureStart:   "--ceph-osd-start-command",
 	storbench.FieldCephFailureConf:    "--ceph-conf",
 	storbench.FieldCephFailureToolbox: "--ceph-toolbox",
+	storbench.FieldCephFailureEnabled: "--ceph-osd-failure",
+	storbench.FieldCephFailureStop:    "--ceph-osd-stop-command",
+	storbench.FieldCleanupCeph:        "--ceph",
+	storbench.FieldCleanupCephConf:    "--ceph-conf",
+	storbench.FieldCleanupCephToolbox: "--ceph-toolbox",
 }
 
 // flagName is a field's flag, or the field itself where no flag sets it.

@@ -46,6 +46,31 @@ func cephWhere(conf string) string {
 	return "on this host (CEPH_CONF, else /etc/ceph/ceph.conf)"
 }
 
+// Validate refuses, before any cluster is reached, what the check could
+// not do as asked: a ceph CLI named two ways, a stop command with no start
+// command, or the check's options without the check.
+func (req CephFailureRequest) Validate() error {
+	if !req.Enabled {
+		for _, o := range []struct {
+			f   Field
+			set bool
+		}{{FieldCephFailureConf, req.Conf != ""}, {FieldCephFailureToolbox, req.Toolbox != ""},
+			{FieldCephFailureStop, req.StopCommand != ""}, {FieldCephFailureStart, req.StartCommand != ""}} {
+			if o.set {
+				return badRequest("%s applies to the Ceph OSD failure check: set %s too, or leave it out", o.f, FieldCephFailureEnabled)
+			}
+		}
+		return nil
+	}
+	if req.Conf != "" && req.Toolbox != "" {
+		return badRequest("the ceph CLI on this host (%s) or Rook's toolbox's (%s), not both", FieldCephFailureConf, FieldCephFailureToolbox)
+	}
+	if req.StopCommand != "" && req.StartCommand == "" {
+		return badRequest("%s takes the OSD out with your command, and needs one that starts it again: set %s", FieldCephFailureStop, FieldCephFailureStart)
+	}
+	return nil
+}
+
 // CephFailure turns the request into the check's options, or nil when it
 // is not asked for.
 func CephFailure(req CephFailureRequest) *classcheck.CephFailure {

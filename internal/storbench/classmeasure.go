@@ -92,6 +92,9 @@ func MeasureClass(ctx context.Context, st store.Recorder, req MeasureClassReques
 	default:
 		return nil, refusef("%s %q: choose Always, IfNotPresent or Never", FieldPullPolicy, req.PullPolicy)
 	}
+	if err := req.CephFailure.Validate(); err != nil {
+		return nil, err
+	}
 	c, err := kubekit.Connect(req.Cluster)
 	if err != nil {
 		return nil, &RequestError{err}

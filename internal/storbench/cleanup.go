@@ -92,6 +92,16 @@ type KubeCleanupRequest struct {
 // deleted are in the report's Failed, not an error. A cluster that cannot
 // be reached with the configuration named is an *RequestError.
 func CleanupKube(ctx context.Context, req KubeCleanupRequest) (*result.KubeCleanup, error) {
+	if !req.Ceph && (req.CephConf != "" || req.CephToolbox != "") {
+		f := FieldCleanupCephConf
+		if req.CephToolbox != "" {
+			f = FieldCleanupCephToolbox
+		}
+		return nil, badRequest("%s says how to reach the Ceph whose held-down OSDs %s lets back: set %s too, or leave it out", f, FieldCleanupCeph, FieldCleanupCeph)
+	}
+	if req.CephConf != "" && req.CephToolbox != "" {
+		return nil, badRequest("the ceph CLI on this host (%s) or Rook's toolbox's (%s), not both", FieldCleanupCephConf, FieldCleanupCephToolbox)
+	}
 	rep, err := kube.Kind{Cluster: req.Cluster}.Clean(ctx, kube.CleanOptions{RunID: req.RunID, OlderThan: req.OlderThan,
 		DryRun: req.DryRun, DeleteNamespace: req.DeleteNamespace, Timeout: req.Timeout,
 		StartStopped: func(ctx context.Context, c *kubekit.Cluster, m kubekit.NodeMark, rep *result.KubeCleanup) {

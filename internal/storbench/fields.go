@@ -72,15 +72,20 @@ const (
 
 	// The fields of the requests below the library, which their
 	// refusals name.
-	FieldNodeChoiceNames    = kubekit.FieldNodeNames
-	FieldNodeChoiceSelector = kubekit.FieldNodeSelector
-	FieldPodOverrides       = kubekit.FieldPodOverrides
-	FieldSnapshotClass      = kubekit.FieldSnapshotClass
-	FieldNodeFailureHost    = classcheck.FieldNodeFailureHost
-	FieldCephFailureOSD     = classcheck.FieldCephFailureOSD
-	FieldCephFailureStart   = classcheck.FieldCephFailureStart
-	FieldCephFailureConf    = classcheck.FieldCephFailureConf
-	FieldCephFailureToolbox = classcheck.FieldCephFailureToolbox
+	FieldNodeChoiceNames          = kubekit.FieldNodeNames
+	FieldNodeChoiceSelector       = kubekit.FieldNodeSelector
+	FieldPodOverrides             = kubekit.FieldPodOverrides
+	FieldSnapshotClass            = kubekit.FieldSnapshotClass
+	FieldNodeFailureHost          = classcheck.FieldNodeFailureHost
+	FieldCephFailureOSD           = classcheck.FieldCephFailureOSD
+	FieldCephFailureStart         = classcheck.FieldCephFailureStart
+	FieldCephFailureConf          = classcheck.FieldCephFailureConf
+	FieldCephFailureToolbox       = classcheck.FieldCephFailureToolbox
+	FieldCephFailureEnabled Field = "CephFailure.Enabled"
+	FieldCephFailureStop    Field = "CephFailure.StopCommand"
+	FieldCleanupCeph        Field = "Ceph"
+	FieldCleanupCephConf    Field = "CephConf"
+	FieldCleanupCephToolbox Field = "CephToolbox"
 )
 
 // Fields are every Field errors may name, for callers that map them.
@@ -95,6 +100,7 @@ var Fields = []Field{
 	FieldFor, FieldRunIDs, FieldDeviceSize, FieldFormat, FieldStatus, FieldMaxSize, FieldSweepClients, FieldSweepMaxSize,
 	FieldNodeChoiceNames, FieldNodeChoiceSelector, FieldPodOverrides, FieldSnapshotClass, FieldNodeFailureHost,
 	FieldCephFailureOSD, FieldCephFailureStart, FieldCephFailureConf, FieldCephFailureToolbox,
+	FieldCephFailureEnabled, FieldCephFailureStop, FieldCleanupCeph, FieldCleanupCephConf, FieldCleanupCephToolbox,
 }
 
 // FieldError is an error whose message names request fields (its Field

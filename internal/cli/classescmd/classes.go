@@ -39,7 +39,8 @@ check CORDONS a node (--no-cordon skips it); --node-stop-command STOPS --node,
 over SSH on its own host (on k3s 'sudo /usr/local/bin/k3s-killall.sh': 'systemctl
 stop k3s-agent' leaves the containers running); --ceph-osd-failure HOLDS one
 OSD of a Ceph class's pool DOWN (ceph osd add-noup, ceph osd down) under a
-writer and lets it back (rm-noup), with the ceph CLI on this host.
+writer and lets it back (rm-noup), with the ceph CLI on this host or in
+Rook's toolbox (--ceph-toolbox NAMESPACE).
 docs/kubernetes.md.`,
 		Example: `  storbench classes
   storbench classes --measure longhorn --no-cordon

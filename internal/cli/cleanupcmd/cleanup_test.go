@@ -49,3 +49,31 @@ func TestCleanupSSHFlags(t *testing.T) {
 		})
 	}
 }
+
+// --ceph's flags: how to reach Ceph is named one way, and only with
+// --ceph; refused as usage errors before any cluster is contacted.
+func TestCleanupCephFlags(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "no-kubeconfig")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"conf and toolbox", []string{"--ceph", "--ceph-conf", "/etc/ceph/ceph.conf", "--ceph-toolbox", "rook-ceph"},
+			"the ceph CLI on this host (--ceph-conf) or Rook's toolbox's (--ceph-toolbox), not both"},
+		{"toolbox without --ceph", []string{"--ceph-toolbox", "rook-ceph"}, "--ceph-toolbox says how to reach the Ceph"},
+		{"conf without --ceph", []string{"--ceph-conf", "/etc/ceph/ceph.conf"}, "--ceph-conf says how to reach the Ceph"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := run(t, append([]string{"--k8s", "--kubeconfig", kubeconfig}, tc.args...)...)
+			var ee *cli.ExitError
+			if !errors.As(err, &ee) || ee.Code != cli.ExitUsage || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("want exit %d saying %q, got %v", cli.ExitUsage, tc.want, err)
+			}
+		})
+	}
+	_, err := run(t, "--k8s", "--kubeconfig", kubeconfig, "--ceph", "--ceph-toolbox", "rook-ceph")
+	if err == nil || !strings.Contains(err.Error(), kubeconfig) {
+		t.Errorf("--ceph --ceph-toolbox: want an error about the kubeconfig %s, got %v", kubeconfig, err)
+	}
+}

@@ -96,6 +96,26 @@ func TestPlanTrafficAtDepth(t *testing.T) {
 			t.Errorf("iodepth %d: predicted %.2f MB/s, measured %.2f MB/s (%.0f%%): want within 10%%", depth, p.AtDepthBPS/1e6, bps/1e6, r*100)
 		}
 	}
+	// Deeper, from BenchmarkLinksAtDepth's third run (2026-11-29): 512
+	// and 1,024 MiB written, 8 rounds of the depth's writes, so the
+	// write's start and end are a small part (96 MiB, 24 writes, was
+	// mostly its ends: 87% at 32); each depth's primary shares as its
+	// links sent them.
+	for _, d := range []struct {
+		depth int
+		bps   float64
+		share map[string]float64
+	}{
+		{16, 20.98e6, map[string]float64{"n1": 0.26, "n2": 0.32, "n3": 0.425}},
+		{32, 21.17e6, map[string]float64{"n1": 0.29, "n2": 0.275, "n3": 0.44}},
+	} {
+		deep := in
+		deep.InFlight, deep.PrimaryShare = d.depth, d.share
+		p := PlanTraffic(deep, "test", 1<<30, nil)
+		if r := d.bps / p.AtDepthBPS; r < 0.9 || r > 1.1 {
+			t.Errorf("iodepth %d, steady: predicted %.2f MB/s, measured %.2f MB/s (%.0f%%): want within 10%%", d.depth, p.AtDepthBPS/1e6, d.bps/1e6, r*100)
+		}
+	}
 	in.InFlight = 8
 	if want := "with 8 writes in flight the links allow 17.6 MB/s, 70% of the ceiling"; !strings.Contains(PlanTraffic(in, "test", 96<<20, nil).Summary, want) {
 		t.Errorf("summary %q: want %q", PlanTraffic(in, "test", 96<<20, nil).Summary, want)

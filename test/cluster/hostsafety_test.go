@@ -43,8 +43,12 @@ func clusterShOutEnv(env []string, args ...string) (string, error) {
 // still there, as they were, after `down`, and check-clean does not
 // count them as its own leftovers; a route that would collide with the
 // cluster's pod subnets makes `up` refuse, naming it, having made nothing.
-// It takes the running cluster down and brings it up again (about a minute).
-func TestClusterHostThingsNotOursSurvive(t *testing.T) {
+// It takes the running cluster down and brings it up again (about a
+// minute), unless it runs after every other cluster test
+// (CLUSTER_DOWN_LAST=1, set by scripts/k8s-integration.sh for the tests
+// named TestClusterDown...): then it leaves the cluster down, and the
+// tier's own teardown has nothing left to do.
+func TestClusterDownHostThingsNotOursSurvive(t *testing.T) {
 	root := kubetest.Env(t)["KAPI_ROOT"] // read now: down removes the file
 	id := os.Getpid() % 1000000
 	netns := fmt.Sprintf("cni-sbops%d", id)
@@ -63,6 +67,10 @@ func TestClusterHostThingsNotOursSurvive(t *testing.T) {
 		exec.Command("iptables", "-t", "mangle", "-X", "KUBE-KUBELET-CANARY").Run()
 		exec.Command("iptables", "-F", chain).Run()
 		exec.Command("iptables", "-X", chain).Run()
+		if os.Getenv("CLUSTER_DOWN_LAST") == "1" {
+			t.Log("the last cluster test: the cluster stays down")
+			return
+		}
 		if out, err := clusterShOut("up"); err != nil {
 			t.Errorf("bringing the cluster back up: %v\n%s", err, out)
 		}

@@ -197,7 +197,7 @@ down() { # SIGTERM everything we started (by pid file), wait, remove state
   for n in podwatch kwok scheduler controller-manager apiserver etcd; do
     if [ -f "$RUN/$n.pid" ]; then pids="$pids $(cat "$RUN/$n.pid")"; fi; done
   if [ -n "$pids" ]; then kill $pids 2>/dev/null || true; fi
-  for p in $pids; do for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done; done
+  for p in $pids; do for _ in $(seq 1 50); do alive "$p" || break; sleep 0.2; done; done
   for p in $pids; do kill -9 "$p" 2>/dev/null || true; done   # the API server may outlive 10 s of SIGTERM
   for n in podwatch kwok scheduler controller-manager apiserver etcd; do rm -f "$RUN/$n.pid"; done
   rm -rf "$RUN/etcd" "$RUN/pki" "$RUN/pods" "$RUN/logs" "$RUN/kubeconfig" "$RUN"/kwok-*.yaml

@@ -183,9 +183,11 @@ EOF2
   } | KC apply -f - >/dev/null
 }
 
+# alive PID: not gone and not a zombie (lib.sh's: a zombie may wait seconds for PID 1 to reap it)
+alive() { local s; s=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ -n "$s" ] && [ "$s" != Z ]; }
 stop_pid() { local f=$1 p; [ -f "$f" ] || return 0; p=$(cat "$f")
   kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null || true
-  for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+  for _ in $(seq 1 50); do alive "$p" || break; sleep 0.2; done
   kill -9 -- "-$p" 2>/dev/null || kill -9 "$p" 2>/dev/null || true
   rm -f "$f"; }
 

@@ -51,9 +51,14 @@ waitfor() { # description, command...
 }
 api() { curl -fsS --cacert "$RUN/pki/ca.crt" -H "Authorization: Bearer $(cut -d, -f1 "$RUN/pki/tokens.csv")" "$@"; }
 node_ready() { [ "$("$BIN/kubectl" get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; }
-# stop_pidfile FILE: SIGTERM, wait up to 20 s, SIGKILL.
+# alive PID: running, sleeping or stopped, not a zombie. A process whose parent has gone is
+# reaped by PID 1, which in some containers takes seconds; waiting for kill -0 to fail waited
+# for that reaper (about 2 s for each process a down stopped), though a zombie holds no port,
+# file or mount.
+alive() { local s; s=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ -n "$s" ] && [ "$s" != Z ]; }
+# stop_pidfile FILE: SIGTERM, wait up to 20 s for it to exit, SIGKILL.
 stop_pidfile() { local f=$1 p; [ -f "$f" ] || return 0; p=$(cat "$f")
-  kill "$p" 2>/dev/null || true; for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+  kill "$p" 2>/dev/null || true; for _ in $(seq 1 100); do alive "$p" || break; sleep 0.2; done
   kill -9 "$p" 2>/dev/null || true; rm -f "$f"; }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 since() { awk -v a="$1" -v b="$(now_ms)" 'BEGIN {printf "%.1f", (b - a) / 1000}'; }   # seconds since a now_ms

@@ -69,23 +69,24 @@ const (
 	FieldMaxSize       Field = "MaxSize"
 	FieldSweepClients  Field = "Sweep.Clients"
 	FieldSweepMaxSize  Field = "Sweep.MaxSize"
-
-	// The fields of the requests below the library, which their
-	// refusals name.
-	FieldNodeChoiceNames          = kubekit.FieldNodeNames
-	FieldNodeChoiceSelector       = kubekit.FieldNodeSelector
-	FieldPodOverrides             = kubekit.FieldPodOverrides
-	FieldSnapshotClass            = kubekit.FieldSnapshotClass
-	FieldNodeFailureHost          = classcheck.FieldNodeFailureHost
-	FieldCephFailureOSD           = classcheck.FieldCephFailureOSD
-	FieldCephFailureStart         = classcheck.FieldCephFailureStart
-	FieldCephFailureConf          = classcheck.FieldCephFailureConf
-	FieldCephFailureToolbox       = classcheck.FieldCephFailureToolbox
+	// CephFailureRequest's and KubeCleanupRequest's Ceph options.
 	FieldCephFailureEnabled Field = "CephFailure.Enabled"
 	FieldCephFailureStop    Field = "CephFailure.StopCommand"
 	FieldCleanupCeph        Field = "Ceph"
 	FieldCleanupCephConf    Field = "CephConf"
 	FieldCleanupCephToolbox Field = "CephToolbox"
+
+	// The fields of the requests below the library, which their
+	// refusals name.
+	FieldNodeChoiceNames    = kubekit.FieldNodeNames
+	FieldNodeChoiceSelector = kubekit.FieldNodeSelector
+	FieldPodOverrides       = kubekit.FieldPodOverrides
+	FieldSnapshotClass      = kubekit.FieldSnapshotClass
+	FieldNodeFailureHost    = classcheck.FieldNodeFailureHost
+	FieldCephFailureOSD     = classcheck.FieldCephFailureOSD
+	FieldCephFailureStart   = classcheck.FieldCephFailureStart
+	FieldCephFailureConf    = classcheck.FieldCephFailureConf
+	FieldCephFailureToolbox = classcheck.FieldCephFailureToolbox
 )
 
 // Fields are every Field errors may name, for callers that map them.

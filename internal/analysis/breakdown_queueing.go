@@ -7,105 +7,128 @@ import "github.com/storbench/storbench/internal/result"
 // fraction of a percent, and a label claiming more costs no time.
 const MaxInFlight = 4096
 
-// linksAtDepth is the write throughput, in payload bytes per second, that
-// the links allow with n writes in flight, for a write whose copies go
-// over the links in more than one hop (primary-copy: the client to the
-// primary, the primary to the others). It is mean value analysis (Reiser
-// and Lavenberg, 1980) of a closed network whose customers are the writes
-// and whose stations are the link directions, each serving its share of
-// every write at its capacity (D_i = 1/CeilingBPS_i seconds per payload
-// byte; the block size cancels out), with one change: a write's own time
-// is not the sum of its links, because its bytes stream through a hop's
-// sending and receiving links at once; it is own (ownTransfer: the hops in
-// turn, each at the pace of its slowest link). What the other writes add is
-// the wait behind them at every link (the arrival theorem's queue):
-//
-//	W_i(k) = D_i * Q_i(k-1),  X(k) = k / (own + sum W_i(k)),  Q_i(k) = X(k) * (W_i(k) + D_i)
-//
-// One write gets 1/own; as n grows the throughput rises towards the lowest
-// ceiling, the slower the more links tie at it. A write counted at both
-// links of a hop is waited for twice, so the figure errs low; measured on
-// a real Ceph (docs/breakdown.md, writes of 8 rounds per depth) it was
-// within 10% at 1, 2, 16 and 32 writes in flight and 5-15% low at 4 and 8.
-// Links without a known capacity are left out; 0 when own is
-// unknown or n < 1.
-func linksAtDepth(links []LinkTraffic, own float64, n int) float64 {
-	var demand []float64
-	for _, l := range links {
-		if l.CeilingBPS > 0 {
-			demand = append(demand, 1/l.CeilingBPS)
-		}
-	}
-	if len(demand) == 0 || own <= 0 || n < 1 {
-		return 0
-	}
-	queue := make([]float64, len(demand))
-	var x float64
-	for k := 1; k <= min(n, MaxInFlight); k++ {
-		wait := own
-		for i, d := range demand {
-			wait += d * queue[i]
-		}
-		x = float64(k) / wait
-		for i, d := range demand {
-			queue[i] = x * d * (queue[i] + 1)
-		}
-	}
-	return x
+// PayloadOfNominal is the share of a link's nominal rate TCP carries as
+// payload: a 1,448-byte segment (a 1,500-byte MTU, TCP timestamps) goes
+// with 66 bytes of TCP, IP and Ethernet headers, which a shaper (tbf) and
+// an interface's byte counters count (on the wire, with preamble, frame
+// check and gap, 94.1%). One TCP stream through a link shaped to 200
+// Mbit/s carried 23.7 MB/s, 95% of 25 MB/s. The queueing model takes it
+// off a capacity that is an interface's nominal speed; a capacity the
+// network round measured is payload already.
+const PayloadOfNominal = 1448.0 / (1448 + 66)
+
+// hopLink is a link direction one hop of a write crosses and the seconds
+// per payload byte it takes there (its bytes over the link's capacity).
+type hopLink struct {
+	link   string // node + " " + direction
+	demand float64
 }
 
-// ownTransfer is the seconds per payload byte one primary-copy write
-// takes on the links with nothing else in flight: the client to the
-// primary (unless the client is the primary), then the primary's copies to
-// the other holders, sent at once over the primary's link; each hop's bytes
-// stream through the sender's and the receivers' links together, at the
-// pace of the slowest; each host is the primary of its share of the
-// writes. 0 for another model (one hop: the write streams through one pipe
-// and its ceiling holds from one write in flight) or when a capacity it
-// needs is unknown.
-func ownTransfer(in TrafficInput) float64 {
-	if in.Model != result.ReplicationPrimary {
-		return 0
+// writeHops are the hops of a primary-copy write led by each host (the
+// client to the primary, unless the client is the primary; the primary to
+// the other holders), with each host's share of the writes; ok false when
+// a capacity a hop needs is unknown or the model is another.
+func writeHops(in TrafficInput) (hops [][][]hopLink, shares []float64, ok bool) {
+	if in.Model != result.ReplicationPrimary || len(in.Hosts) == 0 {
+		return nil, nil, false
 	}
-	hop := func(bytes float64, from string, to ...string) float64 {
-		c, _ := in.capacity(from, "tx")
-		if c <= 0 {
-			return -1
+	payload := func(node, dir string) float64 {
+		c, src := in.capacity(node, dir)
+		if src == "the interface's nominal speed" {
+			c *= PayloadOfNominal
 		}
-		t := bytes / c
-		for _, h := range to {
-			r, _ := in.capacity(h, "rx")
-			if r <= 0 {
-				return -1
-			}
-			t = max(t, 1/r) // each receiver gets one copy
-		}
-		return t
+		return c
+	}
+	link := func(node, dir string, bytes float64) (hopLink, bool) {
+		c := payload(node, dir)
+		return hopLink{node + " " + dir, bytes / c}, c > 0
 	}
 	share := primaryShares(in)
-	var total float64
 	for _, p := range in.Hosts {
+		var w [][]hopLink
+		if p != in.Client {
+			tx, ok1 := link(in.Client, "tx", 1)
+			rx, ok2 := link(p, "rx", 1)
+			if !ok1 || !ok2 {
+				return nil, nil, false
+			}
+			w = append(w, []hopLink{tx, rx})
+		}
 		var others []string
 		for _, h := range in.Hosts {
 			if h != p {
 				others = append(others, h)
 			}
 		}
-		t := 0.0
-		if p != in.Client {
-			t = hop(1, in.Client, p)
+		if copies := min(in.Replicas-1, len(others)); copies > 0 {
+			tx, ok := link(p, "tx", float64(copies))
+			if !ok {
+				return nil, nil, false
+			}
+			hop := []hopLink{tx}
+			for _, o := range others[:copies] {
+				rx, ok := link(o, "rx", 1)
+				if !ok {
+					return nil, nil, false
+				}
+				hop = append(hop, rx)
+			}
+			w = append(w, hop)
 		}
-		if copies := min(in.Replicas-1, len(others)); copies > 0 && t >= 0 {
-			if h := hop(float64(copies), p, others...); h >= 0 {
-				t += h
-			} else {
-				t = -1
+		hops, shares = append(hops, w), append(shares, share[p])
+	}
+	return hops, shares, true
+}
+
+// linksAtDepth is the write throughput, in payload bytes per second, that
+// the links allow with n primary-copy writes in flight. It is mean value
+// analysis (Reiser and Lavenberg, 1980) of a closed network whose
+// customers are the writes and whose stations are the link directions,
+// each shared by the writes on it (processor sharing, as TCP streams share
+// a link), with one change: a write streams through all the links of a hop
+// at once, so a hop takes as long as its slowest link given the writes
+// already there, and the write is on every link of the hop for that time:
+//
+//	T_h(k) = max over the hop's links l of D_l * (1 + Q_l(k-1))
+//	X(k) = k / sum over writes w of share_w * sum of T_h over w's hops
+//	Q_l(k) = X(k) * sum over writes of share_w * T_h for the hops on l
+//
+// D_l is the seconds per payload byte at l (PayloadOfNominal off a nominal
+// capacity; the block size cancels out). One write gets its hops in turn,
+// each at the pace of its slowest link; as n grows the throughput rises
+// towards the lowest ceiling, the slower the more links tie at it.
+// Measured on a real Ceph (docs/breakdown.md) it was within 9% from 1 to
+// 32 writes in flight. 0 when a capacity is unknown, the model is not
+// primary-copy (one hop: its ceiling holds from one write) or n < 1.
+func linksAtDepth(in TrafficInput, n int) float64 {
+	hops, shares, ok := writeHops(in)
+	if !ok || n < 1 {
+		return 0
+	}
+	queue := map[string]float64{}
+	var x float64
+	for k := 1; k <= min(n, MaxInFlight); k++ {
+		var cycle float64
+		onLink := map[string]float64{}
+		for w, write := range hops {
+			for _, hop := range write {
+				var t float64
+				for _, l := range hop {
+					t = max(t, l.demand*(1+queue[l.link]))
+				}
+				cycle += shares[w] * t
+				for _, l := range hop {
+					onLink[l.link] += shares[w] * t
+				}
 			}
 		}
-		if t < 0 {
+		if cycle <= 0 {
 			return 0
 		}
-		total += share[p] * t
+		x = float64(k) / cycle
+		for l, t := range onLink {
+			queue[l] = x * t
+		}
 	}
-	return total
+	return x
 }

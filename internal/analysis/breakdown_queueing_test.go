@@ -8,70 +8,78 @@ import (
 	"github.com/storbench/storbench/internal/result"
 )
 
+// TestLinksAtDepth: one write alone takes its hops in turn, each at its
+// slowest link's pace (TCP's headers off a nominal speed); more writes in
+// flight share the links, towards the lowest ceiling.
 func TestLinksAtDepth(t *testing.T) {
-	link := func(ceiling float64) LinkTraffic { return LinkTraffic{CeilingBPS: ceiling} }
+	f := PayloadOfNominal
+	caps := map[string]float64{"x": 25e6, "a": 25e6, "b": 25e6, "c": 25e6}
+	hosts := []string{"a", "b", "c"}
+	ceph := func(mod func(*TrafficInput)) TrafficInput {
+		in := TrafficInput{Model: result.ReplicationPrimary, Client: "x", Replicas: 3, Hosts: hosts, LinkBytesPerSec: caps}
+		if mod != nil {
+			mod(&in)
+		}
+		return in
+	}
+	// measured capacities of 1 byte/s on every link: no headers taken off.
+	ones := func(nodes ...string) map[string]map[string]float64 {
+		m := map[string]map[string]float64{}
+		for _, n := range nodes {
+			m[n] = map[string]float64{"tx": 1, "rx": 1}
+		}
+		return m
+	}
 	tests := []struct {
-		name  string
-		links []LinkTraffic
-		own   float64
-		n     int
-		want  float64
+		name string
+		in   TrafficInput
+		n    int
+		want float64 // bytes/s
 	}{
-		{"one write alone takes its own time", []LinkTraffic{link(100), link(100), link(50)}, 0.03, 1, 1 / 0.03},
-		// D = (1, 2), own 2. n=1: X = 1/2, Q = X*D = (1/2, 1); n=2:
-		// W = 1*1/2 + 2*1, X = 2/(2 + 5/2) = 4/9.
-		{"two links, 2 in flight, by hand", []LinkTraffic{link(1), link(0.5)}, 2, 2, 4.0 / 9},
-		{"one link is its ceiling at any depth", []LinkTraffic{link(100)}, 0.01, 32, 100},
-		{"deep: towards the lowest ceiling", []LinkTraffic{link(100), link(200)}, 0.015, MaxInFlight, 100 * 0.999},
-		{"a link of unknown capacity is left out", []LinkTraffic{link(100), link(0)}, 0.01, 4, 100},
-		{"nothing known", []LinkTraffic{link(0)}, 0.01, 4, 0},
-		{"own time unknown", []LinkTraffic{link(100)}, 0, 4, 0},
-		{"no depth", []LinkTraffic{link(100)}, 0.01, 0, 0},
+		// client to primary 1/25, primary to two others 2/25 (s/MB).
+		{"one write, client outside", ceph(nil), 1, 1e6 * f / (3.0 / 25)},
+		// a leads half: its writes skip the first hop.
+		{"one write, the client a primary of half", ceph(func(in *TrafficInput) {
+			in.Client, in.PrimaryShare = "a", map[string]float64{"a": 2, "b": 1, "c": 1}
+		}), 1, 1e6 * f / (0.5*2.0/25 + 0.5*3.0/25)},
+		// a slow receiver (measured: no headers taken off) paces its hops.
+		{"one write, a slow receiver", ceph(func(in *TrafficInput) {
+			in.Replicas, in.Hosts, in.MeasuredCapacity = 2, []string{"a", "c"}, map[string]map[string]float64{"c": {"rx": 5e6}}
+		}), 1, 1 / (1/(25e6*f) + 1/5e6)},
+		// a leads every write: d = 1 s/byte on its four links. n=1: two
+		// hops of 1, X = 1/2, each link holds a write half the time; n=2:
+		// each hop 1.5, X = 2/3.
+		{"two hops, 2 in flight, by hand", TrafficInput{Model: result.ReplicationPrimary, Client: "x", Replicas: 2, Hosts: []string{"a", "b"},
+			PrimaryShare: map[string]float64{"a": 1}, MeasuredCapacity: ones("x", "a", "b")}, 2, 2.0 / 3},
+		{"one hop is its ceiling at any depth", TrafficInput{Model: result.ReplicationPrimary, Client: "x", Replicas: 1, Hosts: []string{"a"},
+			MeasuredCapacity: ones("x", "a")}, 32, 1},
+		{"a capacity unknown", ceph(func(in *TrafficInput) { in.Client = "y" }), 4, 0},
+		{"client-side: one hop, no figure at depth", ceph(func(in *TrafficInput) { in.Model = result.ReplicationClient }), 4, 0},
+		{"no depth", ceph(nil), 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := linksAtDepth(tt.links, tt.own, tt.n)
-			if tt.n == MaxInFlight {
-				if got < tt.want || got > 100 {
-					t.Errorf("linksAtDepth = %.4f, want between %.4f and the ceiling 100", got, tt.want)
-				}
-				return
-			}
-			if math.Abs(got-tt.want) > 1e-9*max(1, tt.want) {
+			if got := linksAtDepth(tt.in, tt.n); math.Abs(got-tt.want) > 1e-9*max(1, tt.want) {
 				t.Errorf("linksAtDepth = %.6f, want %.6f", got, tt.want)
 			}
 		})
 	}
-	if a, b := linksAtDepth([]LinkTraffic{link(100)}, 0.01, MaxInFlight), linksAtDepth([]LinkTraffic{link(100)}, 0.01, 1<<30); a != b {
+	// Deep: towards the lowest ceiling (the client's link and every
+	// host's receiving side at 1x the payload, TCP's headers off).
+	ceiling := 25e6 * f
+	if got := linksAtDepth(ceph(nil), MaxInFlight); got < 0.98*ceiling || got > ceiling {
+		t.Errorf("at %d in flight: %.0f, want within 2%% under the ceiling %.0f", MaxInFlight, got, ceiling)
+	}
+	if a, b := linksAtDepth(ceph(nil), MaxInFlight), linksAtDepth(ceph(nil), 1<<30); a != b {
 		t.Errorf("a depth past MaxInFlight: %.4f, want MaxInFlight's %.4f", b, a)
 	}
-}
-
-func TestOwnTransfer(t *testing.T) {
-	caps := map[string]float64{"x": 25e6, "a": 25e6, "b": 25e6, "c": 25e6}
-	hosts := []string{"a", "b", "c"}
-	tests := []struct {
-		name string
-		in   TrafficInput
-		want float64 // seconds per MB
-	}{
-		// client to primary 1/25, primary to two others 2/25.
-		{"client outside", TrafficInput{Model: result.ReplicationPrimary, Client: "x", Replicas: 3, Hosts: hosts, LinkBytesPerSec: caps}, 3.0 / 25},
-		// a leads half: its writes skip the first hop.
-		{"client a primary of half", TrafficInput{Model: result.ReplicationPrimary, Client: "a", Replicas: 3, Hosts: hosts, LinkBytesPerSec: caps,
-			PrimaryShare: map[string]float64{"a": 2, "b": 1, "c": 1}}, 0.5*2.0/25 + 0.5*3.0/25},
-		// a slow receiver paces the hop: 1/5 for the copy that lands on c.
-		{"a slow receiver", TrafficInput{Model: result.ReplicationPrimary, Client: "x", Replicas: 2, Hosts: []string{"a", "c"},
-			LinkBytesPerSec: caps, MeasuredCapacity: map[string]map[string]float64{"c": {"rx": 5e6}}}, 0.5*(1.0/25+1.0/5) + 0.5*(1.0/5+1.0/25)},
-		{"a capacity unknown", TrafficInput{Model: result.ReplicationPrimary, Client: "y", Replicas: 3, Hosts: hosts, LinkBytesPerSec: caps}, 0},
-		{"client-side: one hop, no own time", TrafficInput{Model: result.ReplicationClient, Client: "x", Replicas: 3, Hosts: hosts, LinkBytesPerSec: caps}, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := ownTransfer(tt.in) * 1e6; math.Abs(got-tt.want) > 1e-9 {
-				t.Errorf("ownTransfer = %.6f s/MB, want %.6f", got, tt.want)
-			}
-		})
+	prev := 0.0
+	for n := 1; n <= 64; n *= 2 {
+		got := linksAtDepth(ceph(nil), n)
+		if got <= prev {
+			t.Errorf("%d in flight: %.0f, not above %.0f at half as many", n, got, prev)
+		}
+		prev = got
 	}
 }
 
@@ -117,7 +125,7 @@ func TestPlanTrafficAtDepth(t *testing.T) {
 		}
 	}
 	in.InFlight = 8
-	if want := "with 8 writes in flight the links allow 17.6 MB/s, 70% of the ceiling"; !strings.Contains(PlanTraffic(in, "test", 96<<20, nil).Summary, want) {
+	if want := "with 8 writes in flight the links allow 20.1 MB/s, 80% of the ceiling"; !strings.Contains(PlanTraffic(in, "test", 96<<20, nil).Summary, want) {
 		t.Errorf("summary %q: want %q", PlanTraffic(in, "test", 96<<20, nil).Summary, want)
 	}
 	in.InFlight = 0

@@ -203,7 +203,7 @@ type TrafficPlan struct {
 	Saturated []LinkTraffic
 	// InFlight is the writes in flight the plan was made for (0: unknown)
 	// and AtDepthBPS the throughput the links allow with that many: every
-	// link direction a queue the writes cross in turn (linksAtDepth); under
+	// link direction shared by the writes on it (linksAtDepth); under
 	// CeilingBPS, the more so the fewer writes in flight and the more
 	// links tie. 0 when InFlight or every capacity is unknown.
 	InFlight   int
@@ -256,9 +256,9 @@ func PlanTraffic(in TrafficInput, why string, payloadBytes float64, measured map
 		if len(tied) > 0 {
 			p.Summary += fmt.Sprintf(", tied with %s (%d links saturate together: expect the write well under the ceiling)", strings.Join(tied, ", "), len(tied)+1)
 		}
-		if in.InFlight > 0 && ownTransfer(in) > 0 {
-			p.InFlight, p.AtDepthBPS = in.InFlight, linksAtDepth(p.Links, ownTransfer(in), in.InFlight)
-			p.Summary += fmt.Sprintf("; with %d writes in flight the links allow %.1f MB/s, %.0f%% of the ceiling (a queue at every link direction; each write's hops in turn)",
+		if at := linksAtDepth(in, in.InFlight); at > 0 {
+			p.InFlight, p.AtDepthBPS = in.InFlight, at
+			p.Summary += fmt.Sprintf("; with %d writes in flight the links allow %.1f MB/s, %.0f%% of the ceiling (each write's hops in turn, a hop through its links at once, each link shared with the writes on it; TCP's headers off a nominal speed)",
 				p.InFlight, p.AtDepthBPS/1e6, p.AtDepthBPS/p.CeilingBPS*100)
 		}
 	}

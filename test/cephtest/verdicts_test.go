@@ -161,11 +161,11 @@ func checkPrimaryTraffic(ctx context.Context, t *testing.T, c *Cluster, cl ceph.
 	// created them (BlueStore's allocation and metadata, no link's
 	// work: 15.2 MB/s against 18.1-18.4 over written objects), and
 	// storbench fills its own images before it measures for the same
-	// reason. The model errs low at 2-8 writes in flight (103-112% at
-	// 8 measured, BenchmarkLinksAtDepth in bench/rbd), so the band is
-	// 15% here, the 10% being a bench figure; a write out of it
-	// is measured once more (another package's test may have shared
-	// the two cores) and the second is judged.
+	// reason. Alone on the host this write was at 92%, 101% and 96% of
+	// the figure (BenchmarkLinksAtDepth in bench/rbd: 89-105% from 1 to
+	// 32 in flight); in the suite another package's test shares the two
+	// cores, so the band is 15% here, the 10% being the bench's,
+	// and a write out of it is measured once more and the second judged.
 	judge := func() (float64, bool) {
 		w := write(ctx, t, c, cl, fio, "traffic", "--size=192M")
 		r := w.bps / p.AtDepthBPS

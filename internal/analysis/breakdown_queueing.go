@@ -97,8 +97,8 @@ func writeHops(in TrafficInput) (hops [][][]hopLink, shares []float64, ok bool) 
 // capacity; the block size cancels out). One write gets its hops in turn,
 // each at the pace of its slowest link; as n grows the throughput rises
 // towards the lowest ceiling, the slower the more links tie at it.
-// Measured on a real Ceph (docs/breakdown.md) it was within 9% from 1 to
-// 32 writes in flight. 0 when a capacity is unknown, the model is not
+// Measured on a real Ceph (docs/breakdown.md) the write was at 89-105% of
+// it from 1 to 32 writes in flight. 0 when a capacity is unknown, the model is not
 // primary-copy (one hop: its ceiling holds from one write) or n < 1.
 func linksAtDepth(in TrafficInput, n int) float64 {
 	hops, shares, ok := writeHops(in)

@@ -66,8 +66,8 @@ func writeHops(in TrafficInput) (hops [][][]hopLink, shares []float64, ok bool) 
 				return nil, nil, false
 			}
 			hop := []hopLink{tx}
-			for _, o := range others[:copies] {
-				rx, ok := link(o, "rx", 1)
+			for _, o := range others { // the copies spread over the others, as PredictTraffic has them
+				rx, ok := link(o, "rx", float64(copies)/float64(len(others)))
 				if !ok {
 					return nil, nil, false
 				}

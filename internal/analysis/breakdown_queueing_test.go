@@ -73,6 +73,16 @@ func TestLinksAtDepth(t *testing.T) {
 	if a, b := linksAtDepth(ceph(nil), MaxInFlight), linksAtDepth(ceph(nil), 1<<30); a != b {
 		t.Errorf("a depth past MaxInFlight: %.4f, want MaxInFlight's %.4f", b, a)
 	}
+	// Fewer copies than other hosts: they spread over the others, so the
+	// order the hosts are named in changes nothing.
+	two := func(hosts ...string) TrafficInput {
+		return ceph(func(in *TrafficInput) {
+			in.Replicas, in.Hosts, in.PrimaryShare = 2, hosts, map[string]float64{"a": 2, "b": 1, "c": 1}
+		})
+	}
+	if a, b := linksAtDepth(two("a", "b", "c"), 8), linksAtDepth(two("c", "a", "b"), 8); math.Abs(a-b) > 1e-6*a {
+		t.Errorf("2 copies on 3 hosts at 8 in flight: %.0f with the hosts in one order, %.0f in another", a, b)
+	}
 	prev := 0.0
 	for n := 1; n <= 64; n *= 2 {
 		got := linksAtDepth(ceph(nil), n)

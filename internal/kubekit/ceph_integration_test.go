@@ -10,8 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/test/kubetest"
@@ -28,25 +26,6 @@ func TestClusterCephPoolSizeThroughTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	crds := c.Dynamic.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "cephblockpools.ceph.rook.io"},
-		"spec": map[string]any{
-			"group": "ceph.rook.io", "scope": "Namespaced",
-			"names": map[string]any{"kind": "CephBlockPool", "listKind": "CephBlockPoolList", "plural": "cephblockpools", "singular": "cephblockpool"},
-			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-		},
-	}}
-	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := crds.Delete(context.Background(), crd.GetName(), metav1.DeleteOptions{}); err != nil {
-			t.Error(err)
-		}
-	})
 	ns := uniqueName("rook-ceph")
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -56,22 +35,7 @@ func TestClusterCephPoolSizeThroughTheAPIServer(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	pool := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "ceph.rook.io/v1", "kind": "CephBlockPool",
-		"metadata": map[string]any{"name": "replicapool", "namespace": ns},
-		"spec":     map[string]any{"failureDomain": "host", "replicated": map[string]any{"size": int64(3)}},
-	}}
-	deadline := time.Now().Add(30 * time.Second)
-	for { // the CRD is served once established
-		_, err := c.Dynamic.Resource(kubekit.CephBlockPools).Namespace(ns).Create(ctx, pool, metav1.CreateOptions{})
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("creating the CephBlockPool: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	kubetest.RookBlockPool(t, ctx, c, ns, "replicapool", map[string]any{"failureDomain": "host", "replicated": map[string]any{"size": int64(3)}})
 	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("ceph-rbd")}, Provisioner: "rook-ceph.rbd.csi.ceph.com",
 		Parameters: map[string]string{"clusterID": ns, "pool": "replicapool", "imageFormat": "2"}}
 	if _, err := client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {

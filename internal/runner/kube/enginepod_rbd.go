@@ -36,6 +36,10 @@ const (
 	// Rook's objects, as Rook's toolbox reads them.
 	rookMonEndpoints = "rook-ceph-mon-endpoints"
 	rookMonSecret    = "rook-ceph-mon"
+	// annotationCephFSID holds, on the run's Secret, the fsid of the Ceph
+	// its configuration reaches, when known: a cleanup checks another rbd
+	// CLI against it (runImagesRBD).
+	annotationCephFSID = "storbench.io/ceph-fsid"
 )
 
 // rbdEngine is an RBD pool through fio's rbd engine (librbd, userspace)
@@ -153,6 +157,9 @@ func (e *rbdEngine) setUp(ctx context.Context, runID string) (map[string]string,
 	if len(cfg.keyring) > 0 {
 		s.Data["keyring"] = cfg.keyring
 	}
+	if cfg.fsid != "" {
+		s.Annotations[annotationCephFSID] = cfg.fsid
+	}
 	if _, err := e.cluster.Client.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{}); err != nil {
 		return nil, nil, fmt.Errorf("target %s: creating Secret %s/%s: %w", e, ns, s.Name, err)
 	}
@@ -268,10 +275,37 @@ func (e *rbdEngine) poolLabels(ctx context.Context, cmder *kubekit.PodCmder) (ma
 		pl, err = cl.PoolPlacement(ctx, e.pool)
 		return err
 	})
-	if err != nil {
-		return nil, "", fmt.Errorf("the pod's image has no ceph CLI; %w", err)
+	if err == nil {
+		return pl.Labels(), where, nil
 	}
-	return pl.Labels(), where, nil
+	labels, where, rerr := e.rookFacts(ctx)
+	if rerr != nil {
+		return nil, "", fmt.Errorf("the pod's image has no ceph CLI; %w; %w", err, rerr)
+	}
+	return labels, where + " (no ceph CLI reaches the Ceph: " + err.Error() + ")", nil
+}
+
+// rookFacts are the pool's facts from Rook's objects in Rook's namespace
+// alone (kubekit.RookPoolLabels), for the run's Ceph only: the one whose
+// objects gave the run its configuration, or, with a Secret named, the
+// one whose fsid Rook's Secret holds when it is the run's.
+func (e *rbdEngine) rookFacts(ctx context.Context) (map[string]string, string, error) {
+	if e.cluster == nil {
+		return nil, "", errors.New("Rook's objects: no cluster")
+	}
+	if e.secret != "" {
+		s, err := e.cluster.Client.CoreV1().Secrets(e.rookNS).Get(ctx, rookMonSecret, metav1.GetOptions{})
+		if err != nil {
+			return nil, "", fmt.Errorf("Rook's objects: reading Secret %s/%s: %w", e.rookNS, rookMonSecret, err)
+		}
+		switch fsid := strings.TrimSpace(string(s.Data["fsid"])); {
+		case fsid == "" || e.fsid == "":
+			return nil, "", fmt.Errorf("Rook's objects in %s: cannot tell whether their Ceph is the run's (an fsid is missing in Rook's Secret %s or in %s)", e.rookNS, rookMonSecret, e.source())
+		case fsid != e.fsid:
+			return nil, "", fmt.Errorf("Rook's objects in %s are of Ceph %s, not the run's %s", e.rookNS, fsid, e.fsid)
+		}
+	}
+	return kubekit.RookPoolLabels(ctx, e.cluster, e.rookNS, e.pool)
 }
 
 // outsideCeph calls use (when set) with the first ceph CLI outside the
@@ -379,6 +413,12 @@ func (e *rbdEngine) factsCheck(ctx context.Context, cfg cephConfig) result.Check
 	with.fsid = cfg.fsid
 	where, err := with.outsideCeph(ctx, nil)
 	if err != nil {
+		_, rook, rerr := with.rookFacts(ctx)
+		if rerr == nil {
+			c.Detail = "the pool's size, OSDs and hosts are read from " + rook + ", the OSDs its rule may choose rather than those its placement groups act on (or with the fio image's own ceph CLI); no ceph CLI reaches the Ceph: " + err.Error()
+			return c
+		}
+		err = fmt.Errorf("%w; %w", err, rerr)
 		c.Status = result.CheckInfo
 		c.Detail = "unless the fio image has a ceph CLI, results will not carry the pool's size, OSDs and hosts: " + err.Error()
 		c.Fix = "give this host the cluster's ceph.conf (CEPH_CONF), or run Rook's toolbox in namespace " + e.rookNS + " (docs/ceph.md)"

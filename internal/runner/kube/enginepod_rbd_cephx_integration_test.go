@@ -107,7 +107,8 @@ func rookObjectsPodRun(t *testing.T, ctx context.Context, c *kubekit.Cluster, ki
 	if img := result.LabelCephImage.Of(r.Labels); img != "storbench-"+r.RunID+"-"+kind.Nodes.Names[0] {
 		t.Errorf("with Rook's objects: image %q", img)
 	}
-	toolboxPoolFacts(t, ctx, c, kind, ns) // rooktoolbox_integration_test.go
+	rookObjectsPoolFacts(t, ctx, c, kind, ns) // rooktoolbox_integration_test.go
+	toolboxPoolFacts(t, ctx, c, kind, ns)
 }
 
 // refusedInBoundedTime: the target's preparation on one node fails,

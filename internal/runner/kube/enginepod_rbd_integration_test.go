@@ -79,7 +79,25 @@ func TestClusterRBDEnginePodEveryNode(t *testing.T) {
 
 	one := kind
 	one.Nodes = kubekit.NodeChoice{Names: nodes[:1]}
-	killedRun(t, ctx, c, one, target)
+	// The cleanup's own pod on the run's node: the scheduler could
+	// otherwise place it on the cluster's kwok node, whose exec runs on
+	// this host.
+	pin := `"nodeSelector":{"kubernetes.io/hostname":"` + nodes[0] + `"}`
+	clean := one
+	clean.Target.PodOverrides = []byte(`{"spec":{` + pin + `}}`)
+	killedRun(t, ctx, c, one, clean, target, "killed-rbd", "the rbd CLI in pod "+ns+"/storbench-clean-killed-rbd")
+	// A cleanup whose image has no rbd CLI, as an older release's fio
+	// image: this host's, checked against the fsid on the run's Secret.
+	// The test cluster's tools image stands in for it, its fio checks
+	// (the container's script, the readiness probe) overridden: a cleanup
+	// runs no fio.
+	noRBD := one
+	if noRBD.Target.Image = kubetest.Env(t)["TOOLS_IMAGE"]; noRBD.Target.Image == "" {
+		t.Fatal("the cluster's env names no TOOLS_IMAGE")
+	}
+	noRBD.Target.PodOverrides = []byte(`{"spec":{` + pin + `,"containers":[{"name":"` + kubekit.ContainerName +
+		`","command":["sh","-c","trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"],"readinessProbe":{"exec":{"command":["true"]}}}]}}`)
+	killedRun(t, ctx, c, one, noRBD, target, "killed-rbd-old", "the rbd CLI beside this host's ceph CLI")
 
 	// The image storbench did not make: a write suite is refused, from one
 	// node, and the image is as it was.
@@ -103,13 +121,13 @@ func TestClusterRBDEnginePodEveryNode(t *testing.T) {
 	t.Logf("test (Ceph included) %.1f s", time.Since(t0).Seconds())
 }
 
-// killedRun: a run killed after one node's target was prepared leaves
-// its pod, the run's Secret and the node's image; the kind's cleanup
-// (storbench cleanup --run-id) removes all three, the image through a pod
-// of its own that mounts the Secret.
-func killedRun(t *testing.T, ctx context.Context, c *kubekit.Cluster, kind kube.Kind, target string) {
+// killedRun: run runID, killed after one node's target was prepared
+// (by kind), leaves its pod, the run's Secret and the node's image; the
+// kind's cleanup (storbench cleanup --run-id, by clean) removes all
+// three, the image through a pod of its own that mounts the Secret, with
+// the rbd CLI its note names (with).
+func killedRun(t *testing.T, ctx context.Context, c *kubekit.Cluster, kind, clean kube.Kind, target, runID, with string) {
 	t.Helper()
-	const runID = "killed-rbd"
 	g := openKind(t, ctx, kind, target)
 	if _, err := g.Targets[0].Prepare(ctx, runner.Need{RunID: runID, FileSize: 8 << 20}); err != nil {
 		t.Fatal(err)
@@ -119,13 +137,16 @@ func killedRun(t *testing.T, ctx context.Context, c *kubekit.Cluster, kind kube.
 		t.Fatalf("images of the killed run: %v, want %s among them", imgs, image)
 	}
 	t0 := time.Now()
-	rep, err := kind.Clean(ctx, kube.CleanOptions{RunID: runID, Timeout: time.Minute})
+	rep, err := clean.Clean(ctx, kube.CleanOptions{RunID: runID, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("cleanup of the killed run in %.1f s: deleted %v; notes %q", time.Since(t0).Seconds(), rep.Deleted, rep.Notes)
-	if len(rep.Failed) > 0 {
-		t.Errorf("cleanup failed: %+v", rep.Failed)
+	for _, f := range rep.Failed {
+		t.Errorf("cleanup failed: %s: %s", f.KubeObject, f.Error)
+	}
+	if want := "removed the RBD images run " + runID + " left, with " + with; !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
+		t.Errorf("cleanup notes %q: want one starting %q", rep.Notes, want)
 	}
 	if imgs := rbdImages(t, ctx); slices.Contains(imgs, image) {
 		t.Errorf("images after cleanup: %v", imgs)

@@ -9,7 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/storbench/storbench/internal/kubekit"
@@ -110,6 +113,8 @@ func rookObjects(ns string) []runtime.Object {
 			Data: map[string][]byte{"ceph-username": []byte("client.admin"), "ceph-secret": []byte("AQBkey==")}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "conf", Namespace: "bench"},
 			Data: map[string][]byte{"ceph.conf": []byte("[global]\nmon_host = 10.9.9.9")}}, // no last newline
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "conf-fsid", Namespace: "bench"},
+			Data: map[string][]byte{"ceph.conf": []byte("[global]\nfsid = f-9\nmon_host = 10.9.9.9\n")}},
 	}
 }
 
@@ -124,6 +129,7 @@ func TestRBDEngineSecret(t *testing.T) {
 		{target: "k8s:rbd:replicapool?rook=storage", wantErr: "Rook's ConfigMap storage/rook-ceph-mon-endpoints"},
 		{target: "k8s:rbd:bench?secret=conf", wantConf: "mon_host = 10.9.9.9"},
 		{target: "k8s:rbd:bench?secret=bench/conf&id=x", wantConf: "mon_host = 10.9.9.9"},
+		{target: "k8s:rbd:bench?secret=conf-fsid", wantConf: "fsid = f-9"},
 		{target: "k8s:rbd:bench?secret=other/conf", wantErr: "reading Secret other/conf"},
 		{target: "k8s:rbd:replicapool?id=bench", wantErr: "holds the key of client.admin, not client.bench"},
 	}
@@ -151,7 +157,7 @@ func TestRBDEngineSecret(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !strings.Contains(string(s.Data["ceph.conf"]), tt.wantConf) || !strings.HasSuffix(string(s.Data["ceph.conf"]), "\n") || !strings.Contains(string(s.Data["keyring"]), tt.wantKeyring) ||
-				s.Labels[kubekit.LabelRunID] != "R1" {
+				s.Labels[kubekit.LabelRunID] != "R1" || s.Annotations[annotationCephFSID] != confValue(s.Data["ceph.conf"], "fsid") {
 				t.Errorf("the run's Secret: %v %q", s.Labels, s.Data)
 			}
 			if result.LabelCephPool.Of(labels) == "" || len(notices) != 1 || !strings.Contains(notices[0], "Secret bench/storbench-r1-ceph") {
@@ -369,5 +375,78 @@ func TestRBDDoctorPoolFacts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRBDPoolFactsFromRookObjects: with no ceph CLI in the pod, none on
+// this host and no toolbox, the pool's facts come from Rook's objects
+// (a CephBlockPool and Rook's OSD pods), for the run's Ceph only: the
+// one whose objects configured the run, or, with a Secret named, the one
+// whose fsid Rook's Secret holds when it is the run's.
+func TestRBDPoolFactsFromRookObjects(t *testing.T) {
+	t.Setenv("CEPH_CONF", filepath.Join(t.TempDir(), "absent.conf"))
+	const fsid = "a4c1df0b-9e06-4db1-90bb-8b4f25895231"
+	pool := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "ceph.rook.io/v1", "kind": "CephBlockPool",
+		"metadata": map[string]any{"name": "rbd", "namespace": DefaultRookNamespace},
+		"spec":     map[string]any{"failureDomain": "host", "replicated": map[string]any{"size": int64(3)}}}}
+	osd := func(id, host string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "rook-ceph-osd-" + id, Namespace: DefaultRookNamespace,
+			Labels: map[string]string{"app": "rook-ceph-osd", "ceph-osd-id": id, "topology-location-host": host}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	for _, tc := range []struct {
+		name, secret, runFSID, rookFSID string
+		err                             []string
+	}{
+		{name: "Rook's objects configured the run"},
+		{name: "a Secret of the same Ceph", secret: "bench/conf", runFSID: fsid, rookFSID: fsid},
+		{name: "a Secret of another Ceph", secret: "bench/conf", runFSID: "0b7c1c5e-0000-4000-8000-000000000000", rookFSID: fsid,
+			err: []string{"the pod's image has no ceph CLI", "no pod labelled app=rook-ceph-tools", "Rook's objects in rook-ceph are of Ceph " + fsid + ", not the run's 0b7c1c5e"}},
+		{name: "a Secret, Rook's fsid unknown", secret: "bench/conf", runFSID: fsid,
+			err: []string{"cannot tell whether their Ceph is the run's"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rook := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: rookMonSecret, Namespace: DefaultRookNamespace},
+				Data: map[string][]byte{"fsid": []byte(tc.rookFSID)}}
+			x := &toolboxExec{rec: &recordedCeph{benches: map[string]int{}}}
+			c := kubekit.NewClusterForClient(fake.NewClientset(rook, osd("1", "pi-2"), osd("0", "pi-1"), osd("2", "pi-3")), x, "storbench")
+			c.Dynamic = dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+				kubekit.CephBlockPools: "CephBlockPoolList"}, pool)
+			e := &rbdEngine{pool: "rbd", rookNS: DefaultRookNamespace, secret: tc.secret, clientID: "admin", fsid: tc.runFSID, cluster: c}
+			labels, where, err := e.poolLabels(context.Background(), &kubekit.PodCmder{Exec: x, Namespace: "storbench", Pod: "fio-pod", Container: kubekit.ContainerName})
+			if !wantErrors(t, err, tc.err) {
+				return
+			}
+			if !strings.HasPrefix(where, "Rook's CephBlockPool rook-ceph/rbd and Rook's running OSD pods in rook-ceph (app=rook-ceph-osd) (no ceph CLI reaches the Ceph: this host has no") ||
+				labels["replicas"] != "3" || labels["ceph_osds"] != "osd.0,osd.1,osd.2" || labels["replica_nodes"] != "pi-1,pi-2,pi-3" {
+				t.Errorf("read with %q: labels %v", where, labels)
+			}
+			check := e.factsCheck(context.Background(), cephConfig{fsid: tc.runFSID})
+			if check.Status != result.CheckOK || !strings.Contains(check.Detail, "read from Rook's CephBlockPool rook-ceph/rbd") {
+				t.Errorf("the doctor's check: %+v", check)
+			}
+		})
+	}
+}
+
+// TestRunImagesRBDWithoutFSID: a cleanup pod whose image has no rbd CLI
+// takes no other rbd CLI when the run's Secret names no fsid to check it
+// against, and says what to do; the fsid is the Secret's annotation,
+// else its ceph.conf's.
+func TestRunImagesRBDWithoutFSID(t *testing.T) {
+	x := &toolboxExec{rec: &recordedCeph{benches: map[string]int{}}}
+	e := &rbdEngine{pool: "rbd", rookNS: DefaultRookNamespace, cluster: kubekit.NewClusterForClient(fake.NewClientset(), x, "storbench")}
+	_, _, err := e.runImagesRBD(context.Background(), &kubekit.PodCmder{Exec: x, Namespace: "storbench", Pod: "storbench-clean-r1", Container: kubekit.ContainerName}, "r1")
+	wantErrors(t, err, []string{"pod storbench/storbench-clean-r1's image has no rbd CLI, and the run's Secret names no Ceph fsid", "remove images storbench-r1-* of pool rbd by hand"})
+	for _, tc := range []struct {
+		s    corev1.Secret
+		want string
+	}{
+		{corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{annotationCephFSID: "f-1"}}, Data: map[string][]byte{"ceph.conf": []byte("[global]\nfsid = f-2\n")}}, "f-1"},
+		{corev1.Secret{Data: map[string][]byte{"ceph.conf": []byte("[global]\nfsid = f-2\n")}}, "f-2"},
+		{corev1.Secret{Data: map[string][]byte{"ceph.conf": []byte("[global]\nmon host = 10.0.0.1\n")}}, ""},
+	} {
+		if got := secretFSID(&tc.s); got != tc.want {
+			t.Errorf("secretFSID(%v) = %q, want %q", tc.s.Data, got, tc.want)
+		}
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/storbench/storbench/internal/ceph"
 	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner/rbd"
@@ -39,9 +41,9 @@ func (k Kind) cleanRBD(ctx context.Context, c *kubekit.Cluster, ns string, req C
 		if req.DryRun {
 			continue
 		}
-		removed, err := k.removeRunImages(ctx, c, s.Namespace, runID, target)
+		removed, where, err := k.removeRunImages(ctx, c, &s)
 		if len(removed) > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("removed the RBD images run %s left: %s", runID, strings.Join(removed, ", ")))
+			rep.Notes = append(rep.Notes, fmt.Sprintf("removed the RBD images run %s left, with %s: %s", runID, where, strings.Join(removed, ", ")))
 		}
 		if err == nil {
 			err = c.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{})
@@ -54,13 +56,14 @@ func (k Kind) cleanRBD(ctx context.Context, c *kubekit.Cluster, ns string, req C
 	}
 }
 
-// removeRunImages starts a pod with the run's Secret mounted, removes the
-// run's images in the target's pool with the rbd CLI there, and deletes
-// the pod again.
-func (k Kind) removeRunImages(ctx context.Context, c *kubekit.Cluster, ns, runID, target string) (removed []string, err error) {
+// removeRunImages starts a pod with the run's Secret s mounted, removes
+// the run's images in the target's pool with an rbd CLI (runImagesRBD),
+// and deletes the pod again. where names the rbd CLI used.
+func (k Kind) removeRunImages(ctx context.Context, c *kubekit.Cluster, s *corev1.Secret) (removed []string, where string, err error) {
+	ns, runID, target := s.Namespace, s.Labels[kubekit.LabelRunID], s.Annotations[kubekit.AnnotationTarget]
 	sp, _, err := parseRBDEngine(strings.TrimPrefix(target, TargetPrefix))
 	if err != nil {
-		return nil, fmt.Errorf("the run's target %q: %w", target, err)
+		return nil, "", fmt.Errorf("the run's target %q: %w", target, err)
 	}
 	eng := sp.(EngineSpec).engine.(*rbdEngine)
 	t := newEngineTarget(c, &engineRun{engine: eng}, "", 0, k.Target)
@@ -71,32 +74,72 @@ func (k Kind) removeRunImages(ctx context.Context, c *kubekit.Cluster, ns, runID
 		err = errors.Join(err, o.delete(dctx, false))
 	}()
 	if _, err := t.startPod(ctx, o, &targetEnv{ns: ns}, runID); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	cmder := &kubekit.PodCmder{Exec: c.Exec, Namespace: ns, Pod: o.name, Container: kubekit.ContainerName}
-	id := eng.id
-	if id == "" {
-		id = "admin"
-		var b bytes.Buffer
-		if cmder.Command(ctx, "cat", RBDConfDir+"/keyring").SetStdout(&b).Run() == nil {
-			id = keyringClient(b.String(), id)
-		}
+	eng.cluster, eng.fsid = c, secretFSID(s)
+	rem, where, err := eng.runImagesRBD(ctx, cmder, runID)
+	if err != nil {
+		return nil, "", err
 	}
-	rem := rbd.NewRemote(cmder, RBDConfDir+"/ceph.conf", id)
 	names, err := rem.Images(ctx, eng.pool)
 	if err != nil {
-		return nil, err
+		return nil, where, err
 	}
 	for _, n := range names {
 		if !strings.HasPrefix(n, rbd.Prefix+runID+"-") {
 			continue
 		}
 		if err := rem.RemoveImage(ctx, eng.pool, n); err != nil {
-			return removed, err
+			return removed, where, err
 		}
 		removed = append(removed, eng.pool+"/"+n)
 	}
-	return removed, nil
+	return removed, where, nil
+}
+
+// runImagesRBD is the rbd CLI that removes a killed run's images: the
+// one in the cleanup's pod (cmder), with the run's configuration, when
+// the pod's image has one; else, for an image without it (an older
+// release's, a fio image of the user's), this host's or the one in
+// Rook's toolbox (outsideCeph), each only when it reaches the run's Ceph
+// (its fsid, which the run's Secret must name) and lists the pool.
+func (e *rbdEngine) runImagesRBD(ctx context.Context, cmder *kubekit.PodCmder, runID string) (rbd.Remote, string, error) {
+	if cmder.Command(ctx, "sh", "-c", "command -v rbd").Run() == nil {
+		id := e.id
+		if id == "" {
+			id = "admin"
+			var b bytes.Buffer
+			if cmder.Command(ctx, "cat", RBDConfDir+"/keyring").SetStdout(&b).Run() == nil {
+				id = keyringClient(b.String(), id)
+			}
+		}
+		return rbd.NewRemote(cmder, RBDConfDir+"/ceph.conf", id), "the rbd CLI in pod " + cmder.Namespace + "/" + cmder.Pod, nil
+	}
+	if e.fsid == "" {
+		return rbd.Remote{}, "", fmt.Errorf("pod %s/%s's image has no rbd CLI, and the run's Secret names no Ceph fsid to check this host's or Rook's toolbox's against: remove images %s%s-* of pool %s by hand, or run the cleanup with an image that has the rbd CLI",
+			cmder.Namespace, cmder.Pod, rbd.Prefix, runID, e.pool)
+	}
+	var rem rbd.Remote
+	where, err := e.outsideCeph(ctx, func(cl ceph.Client) error {
+		rem = rbd.NewRemote(cl.Cmder, cl.Conf, cl.ID)
+		_, err := rem.Images(ctx, e.pool)
+		return err
+	})
+	if err != nil {
+		return rbd.Remote{}, "", fmt.Errorf("pod %s/%s's image has no rbd CLI; %w", cmder.Namespace, cmder.Pod, err)
+	}
+	return rem, "the rbd CLI beside " + where + " (pod " + cmder.Namespace + "/" + cmder.Pod + "'s image has none)", nil
+}
+
+// secretFSID is the fsid of the Ceph a run's Secret configures: its
+// annotation (setUp), else its ceph.conf's fsid; "" when neither names
+// one.
+func secretFSID(s *corev1.Secret) string {
+	if f := s.Annotations[annotationCephFSID]; f != "" {
+		return f
+	}
+	return confValue(s.Data["ceph.conf"], "fsid")
 }
 
 // keyringClient is the client a keyring holds ([client.ID]), else def.

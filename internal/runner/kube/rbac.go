@@ -47,4 +47,4 @@ var RBDPodPermissions = []kubekit.Permission{
 // need; the doctor reports whether it is granted.
 var RBDPodRBAC = kubekit.RBACFeature{Name: "Ceph RBD from pods (k8s:rbd:POOL)", Permissions: RBDPodPermissions,
 	Unlocks: "fio's rbd engine from a pod on each node, with the Ceph configuration from a named Secret or Rook's objects",
-	Grant:   "a Role in storbench's namespace with these verbs on secrets (and, for Rook's objects, get on secrets and configmaps in Rook's namespace; for the pool's facts through Rook's toolbox, list on pods and create on pods/exec there): see docs/ceph.md"}
+	Grant:   "a Role in storbench's namespace with these verbs on secrets (and, for Rook's objects, get on secrets and configmaps in Rook's namespace; for the pool's facts through Rook's toolbox, list on pods and create on pods/exec there, or from Rook's objects alone, list on pods and get and list on cephblockpools.ceph.rook.io there): see docs/ceph.md"}

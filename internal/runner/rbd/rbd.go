@@ -121,7 +121,14 @@ func (t tools) ceph() ceph.Client {
 
 // rbd runs `rbd ARGS --format json` (when asked) and returns its output.
 func (t tools) rbd(ctx context.Context, args ...string) ([]byte, error) {
-	full := append([]string{"--conf", t.conf, "--id", t.id}, args...)
+	var full []string // an empty conf or id: the CLI's own default
+	if t.conf != "" {
+		full = append(full, "--conf", t.conf)
+	}
+	if t.id != "" {
+		full = append(full, "--id", t.id)
+	}
+	full = append(full, args...)
 	var out, stderr bytes.Buffer
 	if err := t.cmder.Command(ctx, "rbd", full...).SetStdout(&out).SetStderr(&stderr).Run(); err != nil {
 		return nil, fmt.Errorf("rbd %s: %w", strings.Join(args, " "), err)

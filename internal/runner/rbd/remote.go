@@ -19,7 +19,8 @@ type Remote struct {
 }
 
 // NewRemote runs rbd and fio through cmder with conf (a path where cmder
-// runs) as client.id.
+// runs) as client.id; the rbd CLI takes its own defaults for an empty
+// conf or id (CEPH_CONF or /etc/ceph/ceph.conf; admin).
 func NewRemote(cmder execx.Cmder, conf, id string) Remote {
 	return Remote{t: tools{cmder: cmder, conf: conf, id: id}}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/classcheck"
 	"github.com/storbench/storbench/internal/result"
@@ -107,12 +109,16 @@ var appFitCases = []appFitCase{
 // Every case at once (each class its own claims and pods, on the three
 // real nodes): the app-fit answers of each class, and nothing of any run
 // left afterwards, whether it passed, failed or was interrupted.
+// The test shares the cluster: it cordons nothing, asserts no rate, and
+// checks only its own runs' objects and mounts.
 func TestClusterAppFit(t *testing.T) {
+	kubetest.Shared(t)
 	c, client := connect(t)
 	env := kubetest.Env(t)
 	fakeNodes(t, client)
 	bin := appBinary(t)
 	runs := make([]appFitRun, len(appFitCases))
+	volumes := watchVolumes(t, client)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, tc := range appFitCases {
@@ -140,6 +146,7 @@ func TestClusterAppFit(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("all app-fit cases: %s wall", time.Since(start).Round(time.Second))
+	claims := volumes()
 	for i, tc := range appFitCases {
 		t.Run(tc.name, func(t *testing.T) {
 			needClass(t, client, tc.class)
@@ -168,9 +175,54 @@ func TestClusterAppFit(t *testing.T) {
 			tc.want(t, ch, got)
 		})
 	}
-	// No node still holds a mount of a testcsi-netfs volume.
-	for _, m := range sshfsMountsUnder(t, env) {
+	// No node still holds a mount of the runs' testcsi-netfs volumes.
+	ours := map[string]bool{}
+	for _, run := range runs {
+		n := 0
+		for pv, claim := range claims {
+			if run.runID != "" && strings.HasPrefix(claim, "sbq-"+strings.ToLower(run.runID)+"-") {
+				ours[pv] = true
+				n++
+			}
+		}
+		if run.runID != "" && n == 0 {
+			t.Errorf("run %s: no volume of its claims seen, so none of its mounts checked", run.runID)
+		}
+	}
+	for _, m := range sshfsMountsUnder(t, env, ours) {
 		t.Errorf("left mounted: %s", m)
+	}
+}
+
+// watchVolumes watches PVs from now on and, when called, stops and gives
+// every PV seen with its claim's name: the runs' volumes, which live
+// only while the runs do. The test driver's netfs mounts are named by
+// their PV (test/testcsi: the volume's ID is the PV's name).
+func watchVolumes(t *testing.T, client kubernetes.Interface) (stop func() map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := client.CoreV1().PersistentVolumes().Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	ended := make(chan bool)
+	go func() {
+		for ev := range w.ResultChan() {
+			if pv, ok := ev.Object.(*corev1.PersistentVolume); ok && pv.Spec.ClaimRef != nil {
+				seen[pv.Name] = pv.Spec.ClaimRef.Name
+			}
+		}
+		ended <- ctx.Err() == nil
+	}()
+	return func() map[string]string {
+		cancel()
+		w.Stop()
+		if <-ended {
+			t.Error("the PVs' watch ended before the runs did: the runs' volumes may be missing from the mounts' check")
+		}
+		return seen
 	}
 }
 
@@ -202,9 +254,10 @@ func appBinary(t *testing.T) string {
 }
 
 // sshfsMountsUnder lists the sshfs mounts under any real node's kubelet
-// root: what the test driver's netfs mode mounts per node (the harness's
-// own netfs mounts live elsewhere).
-func sshfsMountsUnder(t *testing.T, env kubetest.ClusterEnv) []string {
+// root of the volumes named (by PV): what the test driver's netfs mode
+// mounts per node, host:SHARE/PV (the harness's own netfs mounts live
+// elsewhere; another test's volumes are not the test's to judge).
+func sshfsMountsUnder(t *testing.T, env kubetest.ClusterEnv, volumes map[string]bool) []string {
 	t.Helper()
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
@@ -217,6 +270,9 @@ func sshfsMountsUnder(t *testing.T, env kubetest.ClusterEnv) []string {
 		fields := strings.Fields(sc.Text())
 		_, after, ok := strings.Cut(sc.Text(), " - ")
 		if !ok || len(fields) < 5 || !strings.HasPrefix(after, "fuse.sshfs ") {
+			continue
+		}
+		if src := strings.Fields(after); len(src) < 2 || !volumes[path.Base(src[1])] {
 			continue
 		}
 		for _, n := range env.Nodes() {

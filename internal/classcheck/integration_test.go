@@ -129,14 +129,17 @@ func nothingLeft(t *testing.T, client kubernetes.Interface, runID string) {
 	}
 }
 
+// Without the failover check (NoCordon), which cordons a node, the test
+// shares the cluster: its class, PVs and checks are its own run's.
 func TestClusterQualifyNodeLocalStaticClass(t *testing.T) {
+	kubetest.Shared(t)
 	c, client := connect(t)
 	class := staticClass(t, client, 8)
 	runID := fmt.Sprintf("it%06x", time.Now().UnixNano()&0xffffff)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	rep, err := classcheck.Qualify(ctx, c, classcheck.Options{Class: class, Claims: 3, Image: realImage, PullPolicy: corev1.PullNever,
-		Timeout: time.Minute, RunID: runID, Progress: func(m string) { t.Log(m) }})
+		Timeout: time.Minute, RunID: runID, NoCordon: true, Progress: func(m string) { t.Log(m) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,8 +184,11 @@ func TestClusterQualifyNodeLocalStaticClass(t *testing.T) {
 	t.Logf("declared: %s; notes: %v", rep.Declared.Summary(), rep.Notes)
 }
 
-// Ctrl-C in the middle of provisioning leaves nothing behind.
+// Ctrl-C in the middle of provisioning leaves nothing behind. The test
+// shares the cluster: its class and PVs are its own, and the failover
+// check, which cordons a node, is left out should the cancel come late.
 func TestClusterQualifyCancelledDuringProvisioning(t *testing.T) {
+	kubetest.Shared(t)
 	c, client := connect(t)
 	class := staticClass(t, client, 4)
 	runID := fmt.Sprintf("ic%06x", time.Now().UnixNano()&0xffffff)
@@ -195,7 +201,7 @@ func TestClusterQualifyCancelledDuringProvisioning(t *testing.T) {
 		}
 	}
 	rep, err := classcheck.Qualify(ctx, c, classcheck.Options{Class: class, Claims: 3, Image: realImage, PullPolicy: corev1.PullNever,
-		Timeout: time.Minute, RunID: runID, Progress: progress})
+		Timeout: time.Minute, RunID: runID, NoCordon: true, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,8 +215,10 @@ func TestClusterQualifyCancelledDuringProvisioning(t *testing.T) {
 }
 
 // The library's entry point stores the qualification as a run that
-// `storbench classes` reads back with a pick-two line.
+// `storbench classes` reads back with a pick-two line. Without the
+// failover check (NoCordon), the test shares the cluster.
 func TestClusterMeasureClassStoredAndShown(t *testing.T) {
+	kubetest.Shared(t)
 	_, client := connect(t)
 	_, kc := kubetest.Cluster(t)
 	class := staticClass(t, client, 8)
@@ -221,7 +229,7 @@ func TestClusterMeasureClassStoredAndShown(t *testing.T) {
 	}
 	defer st.Close()
 	req := storbench.MeasureClassRequest{Cluster: kubekit.ConnectOptions{Kubeconfig: kc}, Class: class, Image: realImage,
-		PullPolicy: string(corev1.PullNever), WaitTimeout: time.Minute}
+		PullPolicy: string(corev1.PullNever), WaitTimeout: time.Minute, NoCordon: true}
 	m, err := storbench.MeasureClass(ctx, st, req)
 	if err != nil {
 		t.Fatal(err)

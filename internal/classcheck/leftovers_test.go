@@ -25,6 +25,7 @@ import (
 	"github.com/storbench/storbench/internal/classcheck"
 	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/storbench"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
 // killHelperEnv, when set to a run ID, makes the test binary a storbench
@@ -162,6 +163,7 @@ func TestClusterKilledRunLeavesWhatCleanupUndoes(t *testing.T) {
 // cleanup touches the other's objects: each finds its own by its labels
 // and the names it created. Cost on the harness: about 30 s.
 func TestClusterTwoRunsOnOneClass(t *testing.T) {
+	kubetest.Shared(t) // no cordon, no rate, checks by run ID
 	c, client := connect(t)
 	needClass(t, client, "testcsi-shared")
 	fakeNodes(t, client)

@@ -351,6 +351,7 @@ func TestClusterLinkCutRestore(t *testing.T) {
 // A node's sshd answers on the node's own address, as an inventory host
 // would, and a command there sees the node's network namespace.
 func TestClusterSSHIntoNode(t *testing.T) {
+	kubetest.Shared(t) // an sshd of its own in a node: shares the cluster
 	h := setup(t)
 	for _, tool := range []string{"ssh", "ssh-keygen", "sshd"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -379,6 +380,7 @@ func TestClusterSSHIntoNode(t *testing.T) {
 // A pod's IP on another node is reachable from pods on the bridge
 // networks of the two other nodes (routes between the nodes' pod subnets).
 func TestClusterPodIPAcrossNodes(t *testing.T) {
+	kubetest.Shared(t) // iperf3 must answer, at any rate: shares the cluster
 	h := setup(t)
 	h.pod(t, podSpec{name: "server", node: node3, image: h.env["TOOLS_IMAGE"], cmd: []string{"iperf3", "-s"}})
 	h.pod(t, podSpec{name: "client-2", node: node2, image: h.env["TOOLS_IMAGE"]})
@@ -606,6 +608,7 @@ func (h *harness) boundPV(t *testing.T, pvc string) *corev1.PersistentVolume {
 // there: a pod on another node is refused by the scheduler for the
 // volume's node affinity.
 func TestClusterLocalPathPinned(t *testing.T) {
+	kubetest.Shared(t) // its own namespace and claim: shares the cluster
 	h := setup(t)
 	h.pvc(t, "local", h.env["LOCAL_PATH_CLASS"])
 	h.pod(t, podSpec{name: "writer", node: node2, image: h.env["TOOLS_IMAGE"], pvc: "local", schedule: true,
@@ -640,6 +643,7 @@ func TestClusterLocalPathPinned(t *testing.T) {
 // filesystem on one node, lands on the serving node's export, and is read
 // back with the same sha256 on another node.
 func TestClusterNetfsMoves(t *testing.T) {
+	kubetest.Shared(t) // a lower bound on the links' bytes, which others only raise: shares the cluster
 	h := setup(t)
 	// The class's mount is kreal-node-2's: its bytes cross kreal-node-2's port and the
 	// serving node's, seen from the bridge as received on one and sent on the other.

@@ -87,6 +87,7 @@ func createNamespace(t *testing.T, c kubernetes.Interface, name string) {
 // The API server accepts every object of the base (server-side dry run:
 // admission, validation and defaulting, nothing stored).
 func TestClusterBaseServerDryRun(t *testing.T) {
+	kubetest.Shared(t) // a server-side dry run stores nothing: shares the cluster
 	c, kc := cluster(t)
 	kubectl := testenv.Tool(t, "kubectl", "kubernetes-client", "k8s")
 	createNamespace(t, c, dryRunNamespace)
@@ -148,6 +149,7 @@ func waitJobIn(t *testing.T, c kubernetes.Interface, testNamespace, job string, 
 // reach the Service IP) and a free port for the dashboard, the test's
 // class, node, namespace and a short suite.
 func TestClusterCronJobKubeTargets(t *testing.T) {
+	kubetest.Shared(t) // its own namespace, class, PVs and roles (-dt): shares the cluster
 	c, kc := cluster(t)
 	kubectl := testenv.Tool(t, "kubectl", "kubernetes-client", "k8s")
 	ctx := context.Background()

@@ -4,6 +4,9 @@
 // cluster is called TestCluster... (Prefix), which k8s-integration.sh runs
 // (go test -run '^TestCluster'); a test of another name that asks for the
 // cluster fails at once, in every tier, so the tier cannot drift from a list.
+// Each test holds the cluster alone or, having called Shared, shared with
+// one test of another package (hold.go); k8s-integration.sh runs the
+// tests that share it first, two packages at a time.
 package kubetest
 
 import (
@@ -46,8 +49,15 @@ const Prefix = "TestCluster"
 // then skips it outside scripts/k8s-integration.sh (which sets
 // STORBENCH_K8S_INTEGRATION=1 and the variable sets) and always in the
 // unit tier (go test -short). The skip is not a missing prerequisite:
-// k8s-integration.sh runs these tests where nothing may skip.
+// k8s-integration.sh runs these tests where nothing may skip. In the tier,
+// the test then holds the cluster to its end: alone, unless it called
+// Shared first (hold.go).
 func ClusterTier(t testing.TB, sets string) {
+	t.Helper()
+	clusterTier(t, sets, 0)
+}
+
+func clusterTier(t testing.TB, sets string, mode holdMode) {
 	t.Helper()
 	if top, _, _ := strings.Cut(t.Name(), "/"); !strings.HasPrefix(top, Prefix) {
 		t.Fatalf("%s uses the test cluster, so its name must start with %s: scripts/k8s-integration.sh picks the cluster tier by that name", top, Prefix)
@@ -58,4 +68,5 @@ func ClusterTier(t testing.TB, sets string) {
 	if os.Getenv("STORBENCH_K8S_INTEGRATION") != "1" {
 		t.Skipf("needs a cluster: run scripts/k8s-integration.sh (sets STORBENCH_K8S_INTEGRATION=1 and %s)", sets)
 	}
+	holdCluster(t, mode)
 }

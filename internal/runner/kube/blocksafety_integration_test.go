@@ -7,12 +7,14 @@ import (
 	"testing"
 
 	"github.com/storbench/storbench/internal/safety/safetytest"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
 // TestClusterRealNodeBlockVolumeWithDataIsRefused binds a new claim to a retained
 // Block-mode PV whose device holds data: every write run is refused inside
 // the pod, the device's bytes are unchanged, and nothing is left.
 func TestClusterRealNodeBlockVolumeWithDataIsRefused(t *testing.T) {
+	kubetest.Shared(t) // its own class, objects and checks: shares the cluster
 	e := integration(t)
 	for _, name := range []string{"ext4", "zfs", "md-1.0"} {
 		t.Run(name, func(t *testing.T) {
@@ -36,7 +38,7 @@ func TestClusterRealNodeBlockVolumeWithDataIsRefused(t *testing.T) {
 			if after := safetytest.Sum(t, dev); after != before {
 				t.Errorf("device changed: sha256 %s -> %s", before, after)
 			}
-			if left := e.labelled(t); len(left) != 0 {
+			if left := e.labelledOf(t, class); len(left) != 0 {
 				t.Errorf("objects left: %v", left)
 			}
 		})

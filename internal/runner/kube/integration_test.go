@@ -184,7 +184,9 @@ func (e *env) fakeNodes(t *testing.T) {
 	}
 }
 
-// labelled counts the pods and PVCs storbench left anywhere.
+// labelled counts the pods and PVCs storbench left anywhere: a check for a
+// test that holds the cluster alone (kubetest.Shared: a shared one sees
+// the other package's test's objects; it uses labelledOf).
 func (e *env) labelled(t *testing.T) []result.KubeObject {
 	t.Helper()
 	objs, err := kubekit.FindLeftovers(context.Background(), e.client, "", "")
@@ -192,6 +194,25 @@ func (e *env) labelled(t *testing.T) []result.KubeObject {
 		t.Fatal(err)
 	}
 	return objs
+}
+
+// labelledOf counts the pods and PVCs storbench left of targets on the
+// classes, which the test made (unique) and no other test uses: its own
+// runs' leftovers, whatever runs beside it, even for a run whose ID the
+// test never learns (killed, refused). An object that names no target is
+// counted too: every pod and claim storbench makes names its target.
+func (e *env) labelledOf(t *testing.T, classes ...string) []result.KubeObject {
+	t.Helper()
+	var mine []result.KubeObject
+	for _, o := range e.labelled(t) {
+		for _, c := range classes {
+			if o.Target == "" || strings.HasPrefix(o.Target, kube.TargetName(c, "")) {
+				mine = append(mine, o)
+				break
+			}
+		}
+	}
+	return mine
 }
 
 type cliRun struct {
@@ -230,6 +251,7 @@ func parseRun(t *testing.T, r cliRun) runJSON {
 }
 
 func TestClusterKwokConformance(t *testing.T) {
+	kubetest.Shared(t) // its own class, objects and checks: shares the cluster
 	e := integration(t)
 	class := unique("sb-conf")
 	e.class(t, class)
@@ -246,6 +268,7 @@ func TestClusterKwokConformance(t *testing.T) {
 }
 
 func TestClusterRealNodeConformance(t *testing.T) {
+	kubetest.Shared(t) // its own class, objects and checks: shares the cluster
 	e := integration(t)
 	class := unique("sb-realconf")
 	e.class(t, class)
@@ -296,6 +319,7 @@ func prepare(t *testing.T, tg *kube.Target) *runner.Prepared {
 }
 
 func TestClusterRealNodeEndToEnd(t *testing.T) {
+	kubetest.Shared(t) // its own class, objects and checks: shares the cluster
 	e := integration(t)
 	class := unique("sb-real")
 	dir := t.TempDir()
@@ -322,7 +346,7 @@ func TestClusterRealNodeEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	if left := e.labelled(t); len(left) != 0 {
+	if left := e.labelledOf(t, class); len(left) != 0 {
 		t.Errorf("objects left: %v", left)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -334,6 +358,7 @@ func TestClusterRealNodeEndToEnd(t *testing.T) {
 }
 
 func TestClusterRealNodeBlock(t *testing.T) {
+	kubetest.Shared(t) // its own class, objects and checks: shares the cluster
 	e := integration(t)
 	testenv.Loop(t)
 	img := filepath.Join(t.TempDir(), "block.img")
@@ -371,7 +396,7 @@ func TestClusterRealNodeBlock(t *testing.T) {
 			t.Errorf("%s: %s %s (volume_mode %q)", x.Workload, x.Status, x.Error, result.LabelVolumeMode.Of(x.Labels))
 		}
 	}
-	if left := e.labelled(t); len(left) != 0 {
+	if left := e.labelledOf(t, class); len(left) != 0 {
 		t.Errorf("objects left: %v", left)
 	}
 }
@@ -379,6 +404,7 @@ func TestClusterRealNodeBlock(t *testing.T) {
 // TestClusterRealNodeInterrupt cancels a run mid-workload, as Ctrl-C does: fio
 // stops in the container and no labelled object remains.
 func TestClusterRealNodeInterrupt(t *testing.T) {
+	kubetest.Shared(t) // its own class, objects and checks: shares the cluster
 	e := integration(t)
 	class := unique("sb-intr")
 	dir := t.TempDir()
@@ -415,7 +441,7 @@ workloads:
 	if pids := fioOn(dir); len(pids) > 0 {
 		t.Errorf("fio still runs on the volume: pids %v", pids)
 	}
-	if left := e.labelled(t); len(left) != 0 {
+	if left := e.labelledOf(t, class); len(left) != 0 {
 		t.Errorf("objects left: %v", left)
 	}
 }
@@ -723,6 +749,7 @@ func optInRBAC(t *testing.T, e *env, saKubeconfig string) {
 // failure, well within a minute (not the 2-minute wait), naming the ways
 // out, and leaves nothing. Cost on the harness: 3.7 s (02:35 UTC).
 func TestClusterRealNodeImageCannotBePulled(t *testing.T) {
+	kubetest.Shared(t) // its own class, objects and checks: shares the cluster
 	e := integration(t)
 	class := unique("sb-pull")
 	e.class(t, class)
@@ -748,7 +775,7 @@ func TestClusterRealNodeImageCannotBePulled(t *testing.T) {
 	if took > time.Minute {
 		t.Errorf("took %s to give up on the image", took)
 	}
-	if left := e.labelled(t); len(left) > 0 {
+	if left := e.labelledOf(t, class); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
 // A run in a namespace whose Pod Security level is restricted (the API
@@ -21,6 +22,7 @@ import (
 // its volume writable through fsGroup), and the run says so; the result
 // carries the label. Cost on the harness: 8 s.
 func TestClusterRestrictedNamespaceRunFallsBack(t *testing.T) {
+	kubetest.Shared(t) // its own class, objects and checks: shares the cluster
 	e := integration(t)
 	start := time.Now()
 	class := unique("sb-psa")
@@ -56,7 +58,7 @@ func TestClusterRestrictedNamespaceRunFallsBack(t *testing.T) {
 			t.Errorf("the run does not say %q:\n%s", want, r.errOut)
 		}
 	}
-	if left := e.labelled(t); len(left) != 0 {
+	if left := e.labelledOf(t, class); len(left) != 0 {
 		t.Errorf("objects left: %v", left)
 	}
 	os.Remove(db)

@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"github.com/storbench/storbench/internal/result"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
 // kbench's job file, includes and all, runs unchanged in a real pod: the
 // job file is written into the pod, fio's reading judged there, one result
 // per job report, nothing left on the volume.
 func TestClusterRealNodeKbenchJob(t *testing.T) {
+	kubetest.Shared(t) // its own class, objects and checks: shares the cluster
 	e := integration(t)
 	class := unique("sb-job")
 	dir := t.TempDir()
@@ -43,7 +45,7 @@ func TestClusterRealNodeKbenchJob(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("files left on the volume: %v", entries)
 	}
-	if left := e.labelled(t); len(left) != 0 {
+	if left := e.labelledOf(t, class); len(left) != 0 {
 		t.Errorf("objects left: %v", left)
 	}
 }

@@ -337,6 +337,7 @@ func watchAttached(t *testing.T, c kubernetes.Interface, node string) (count fun
 // after the first pod is gone; a local one is refused there by the
 // scheduler.
 func TestClusterVolumeMovesBetweenNodesOnlyWhenShared(t *testing.T) {
+	kubetest.Shared(t) // two volumes a node at most, its own namespace: shares the cluster
 	e := setup(t)
 	if len(e.nodes) < 2 {
 		t.Fatalf("needs two real nodes, the cluster has %v", e.nodes)
@@ -374,6 +375,7 @@ func TestClusterVolumeMovesBetweenNodesOnlyWhenShared(t *testing.T) {
 // Snapshot restore (to a larger size) and clone: the capable class gives the
 // snapshot's data; bad-snapshot visibly gives the source's current data.
 func TestClusterSnapshotRestoreAndClone(t *testing.T) {
+	kubetest.Shared(t) // its own namespace and claims: shares the cluster
 	e := setup(t)
 	node := e.nodes[len(e.nodes)-1]
 	for _, m := range []testcsi.Mode{testcsi.ModeShared, testcsi.ModeBadSnapshot} {
@@ -464,6 +466,7 @@ func dfKiB(t *testing.T, log string) int64 {
 // Online expansion: a running pod sees its filesystem grow on the capable
 // class; on stuck-expand the claim never grows.
 func TestClusterOnlineExpansion(t *testing.T) {
+	kubetest.Shared(t) // its own namespace and claims: shares the cluster
 	e := setup(t)
 	node := e.nodes[0]
 	watchDF := `while true; do df -k /data | tail -1; sleep 1; done`
@@ -555,6 +558,7 @@ func hasResizing(pvc *corev1.PersistentVolumeClaim) bool {
 
 // A raw block volume: bytes written on one node read back on another.
 func TestClusterBlockVolumeMoves(t *testing.T) {
+	kubetest.Shared(t) // one volume, its own namespace: shares the cluster
 	e := setup(t)
 	a, b := e.nodes[0], e.nodes[len(e.nodes)-1]
 	e.claim(t, claimSpec{name: "block", class: "testcsi-shared", size: "64Mi", block: true})

@@ -1,0 +1,150 @@
+package kubetest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The cluster's lock between test binaries: shared holds go together, a
+// hold alone waits for them, and once it waits, a new shared hold waits
+// behind it (flock's locks belong to the open file, so two opens in one
+// process stand for two binaries).
+func TestLockWritersFirst(t *testing.T) {
+	dir := t.TempDir()
+	take := func(mode holdMode) <-chan *os.File {
+		got := make(chan *os.File, 1)
+		go func() {
+			f, err := lockClusterFile(dir, mode)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- f
+		}()
+		return got
+	}
+	given := func(c <-chan *os.File) *os.File {
+		select {
+		case f := <-c:
+			return f
+		case <-time.After(300 * time.Millisecond):
+			return nil
+		}
+	}
+	a, err := lockClusterFile(dir, holdShared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := lockClusterFile(dir, holdShared)
+	if err != nil {
+		t.Fatal("a second shared hold waited:", err)
+	}
+	b.Close()
+	alone := take(holdAlone)
+	if given(alone) != nil {
+		t.Fatal("a hold alone was given while a shared one was held")
+	}
+	shared := take(holdShared)
+	if given(shared) != nil {
+		t.Fatal("a shared hold went ahead of the hold alone that waited before it")
+	}
+	a.Close()
+	w := given(alone)
+	if w == nil {
+		t.Fatal("the hold alone was not given when the shared one ended")
+	}
+	if given(shared) != nil {
+		t.Fatal("a shared hold was given beside the hold alone")
+	}
+	w.Close()
+	r := given(shared)
+	if r == nil {
+		t.Fatal("the shared hold was not given when the hold alone ended")
+	}
+	r.Close()
+}
+
+// A test holds the cluster once, however often it reaches it, until its
+// end; asking to share it after holding it alone fails, saying what to do.
+func TestHoldOncePerTest(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("CLUSTER_ENV", filepath.Join(dir, "cluster.env"))
+	r := &holdRecorder{TB: t, name: "TestClusterX/sub"}
+	holdCluster(r, 0)
+	holdCluster(r, 0)
+	if len(r.cleanups) != 1 || hold.tests["TestClusterX"] != holdAlone {
+		t.Fatalf("after two calls: %d cleanups, held %v; want 1 cleanup, alone", len(r.cleanups), hold.tests["TestClusterX"])
+	}
+	if err := tryLock(dir, syscall.LOCK_SH); err == nil {
+		t.Error("another binary could share the cluster held alone")
+	}
+	func() {
+		defer func() {
+			if v := recover(); v != nil && v != r {
+				panic(v)
+			}
+		}()
+		holdCluster(r, holdShared)
+	}()
+	if !strings.Contains(r.fatal, "kubetest.Shared must come before") {
+		t.Errorf("sharing after the hold alone: %q", r.fatal)
+	}
+	r.cleanups[0]()
+	if len(hold.tests) != 0 || hold.f != nil {
+		t.Fatalf("after the test's end the binary still holds the cluster: %v", hold.tests)
+	}
+	if err := tryLock(dir, syscall.LOCK_EX); err != nil {
+		t.Error("the cluster is still held after the test's end:", err)
+	}
+
+	s := &holdRecorder{TB: t, name: "TestClusterY"}
+	holdCluster(s, holdShared)
+	holdCluster(s, 0) // Cluster or Env after Shared: the hold stays shared
+	if s.fatal != "" || hold.tests["TestClusterY"] != holdShared {
+		t.Fatalf("Shared, then the cluster reached: %q, held %v", s.fatal, hold.tests["TestClusterY"])
+	}
+	if err := tryLock(dir, syscall.LOCK_SH); err != nil {
+		t.Error("another binary could not share a shared hold:", err)
+	}
+	if err := tryLock(dir, syscall.LOCK_EX); err == nil {
+		t.Error("another binary could hold alone a cluster held shared")
+	}
+	s.cleanups[0]()
+}
+
+// tryLock takes dir's lock file as another binary would, without waiting,
+// and lets go of it at once.
+func tryLock(dir string, how int) error {
+	f, err := os.OpenFile(filepath.Join(dir, "tests.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return errors.New("held")
+		}
+		return err
+	}
+	return nil
+}
+
+type holdRecorder struct {
+	testing.TB
+	name     string
+	fatal    string
+	cleanups []func()
+}
+
+func (r *holdRecorder) Helper()          {}
+func (r *holdRecorder) Name() string     { return r.name }
+func (r *holdRecorder) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *holdRecorder) Fatalf(format string, args ...any) {
+	r.fatal = fmt.Sprintf(format, args...)
+	panic(r)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -147,4 +148,40 @@ func (r *holdRecorder) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
 func (r *holdRecorder) Fatalf(format string, args ...any) {
 	r.fatal = fmt.Sprintf(format, args...)
 	panic(r)
+}
+
+// scripts/k8s-integration.sh finds the tests that share the cluster by a
+// kubetest.Shared(t) line right under their func line: one anywhere else
+// would run with the tests that hold the cluster alone, unnoticed.
+func TestSharedIsTheFirstStatement(t *testing.T) {
+	_, self, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(self), "..", "..")
+	n := 0
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") || path == self {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		lines := strings.Split(string(b), "\n")
+		for i, l := range lines {
+			if !strings.Contains(l, "kubetest.Shared(") {
+				continue
+			}
+			if i == 0 || !strings.HasPrefix(lines[i-1], "func "+Prefix) || !strings.HasPrefix(l, "\tkubetest.Shared(t)") {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s:%d: kubetest.Shared(t) must be the first statement of a %s... function", rel, i+1, Prefix)
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Error("no test calls kubetest.Shared: the walk found nothing")
+	}
 }

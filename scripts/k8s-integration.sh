@@ -25,10 +25,11 @@ if [ -z "${PKGS:-}" ]; then
 fi
 [ -n "$PKGS" ] || { echo "k8s-integration.sh: no test named TestCluster... found" >&2; exit 1; }
 export PKGS
-# Each test holds the cluster alone, or shared with one test of another
-# package when its first statement is kubetest.Shared(t): it changes
-# nothing another test sees, measures nothing another could disturb and
-# checks only its own run's objects (test/kubetest/hold.go). Go test flags
+# Each test holds the cluster alone, or shared with the other shared tests
+# (those of its package beside it, go test's -parallel at a time, and those
+# of one other package) when its first statement is kubetest.Shared(t): it
+# changes nothing another test sees, measures nothing another could disturb
+# and checks only its own run's objects (test/kubetest/hold.go). Go test flags
 # that choose tests (-run, -skip) keep one invocation, two packages at a
 # time, the holds keeping them apart; a TestClusterDown... test in it
 # brings the cluster back up.
@@ -41,32 +42,39 @@ case " $* " in
     ;;
 esac
 # Otherwise in three steps, each test once:
-#  1. the tests that share the cluster, two packages at a time, so that two
-#     of them run at once (mixed with the others, they rarely met);
+#  1. the tests that share the cluster, two packages at a time and two tests
+#     of a package at a time (mixed with the others, they rarely met);
 #  2. the others but TestClusterDown..., one package at a time (each holds
-#     the cluster alone, and nothing else builds or runs beside it);
+#     the cluster alone, and nothing else builds or runs beside it), in the
+#     packages that have one;
 #  3. the tests named TestClusterDown..., which take the cluster down for
 #     ups of their own: told so (CLUSTER_DOWN_LAST=1), they leave it down,
 #     which saves the up that would bring it back and the tier's own
 #     teardown (about 80 s).
-# The shared tests are found in the source: "DIR/ NAME" per test whose
-# first line is kubetest.Shared(t).
-shared=$(cd "$HERE" && grep -r -A1 --include='*_test.go' '^func TestCluster' $PKGS | awk '
-  /_test\.go:func TestCluster/ { f = $1; sub(/[^\/]*_test\.go:func$/, "", f); n = $2; sub(/\(.*/, "", n); next }
-  /_test\.go-\tkubetest\.Shared\(t\)/ && n != "" { print f " " n }
-  { n = "" }' | sort -u)
+# The tests are found in the source: "DIR/ NAME shared|alone" per test,
+# shared when its first line is kubetest.Shared(t).
+tests=$(cd "$HERE" && grep -r -A1 --include='*_test.go' '^func TestCluster' $PKGS | awk '
+  function out() { if (n != "") print f " " n " " how; n = "" }
+  /_test\.go:func TestCluster/ { out(); f = $1; sub(/[^\/]*_test\.go:func$/, "", f); n = $2; sub(/\(.*/, "", n); how = "alone"; next }
+  /_test\.go-\tkubetest\.Shared\(t\)/ && n != "" { how = "shared" }
+  { out() }
+  END { out() }' | sort -u)
+shared=$(echo "$tests" | awk '$3 == "shared" {print $1 " " $2}')
 SHARED_RE=$(echo "$shared" | awk 'NF == 2 {print $2}' | sort -u | paste -sd'|')
 SHARED_PKGS=$(echo "$shared" | awk 'NF == 2 {print $1}' | sort -u | tr '\n' ' ')
+ALONE_PKGS=$(echo "$tests" | awk '$3 == "alone" && $2 !~ /^TestClusterDown/ {print $1}' | sort -u | tr '\n' ' ')
 DOWN_PKGS=$(cd "$HERE" && grep -l --include='*_test.go' -r '^func TestClusterDown' $PKGS | xargs -rn1 dirname | sort -u | sed 's|$|/|' | tr '\n' ' ')
-echo "cluster tier: $(echo "$shared" | grep -c .) tests that share the cluster (go test -p 2) in $SHARED_PKGS; then the others in $PKGS${DOWN_PKGS:+; then the tests named TestClusterDown... in $DOWN_PKGS}"
-export SHARED_RE SHARED_PKGS DOWN_PKGS
+echo "cluster tier: $(echo "$shared" | grep -c .) tests that share the cluster (go test -p 2) in $SHARED_PKGS; then the others in $ALONE_PKGS${DOWN_PKGS:+; then the tests named TestClusterDown... in $DOWN_PKGS}"
+export SHARED_RE SHARED_PKGS ALONE_PKGS DOWN_PKGS
 exec bash "$HERE/test/cluster/cluster.sh" run bash -c '
   cd "$0"
   s=0
   if [ -n "$SHARED_RE" ]; then
     go test -count=1 -p 2 -timeout 25m -run "^($SHARED_RE)\$" "$@" $SHARED_PKGS || s=1
   fi
-  go test -count=1 -p 1 -timeout 25m -run "^TestCluster" -skip "^(TestClusterDown.*${SHARED_RE:+|$SHARED_RE})\$" "$@" $PKGS || s=1
+  if [ -n "$ALONE_PKGS" ]; then
+    go test -count=1 -p 1 -timeout 25m -run "^TestCluster" -skip "^(TestClusterDown.*${SHARED_RE:+|$SHARED_RE})\$" "$@" $ALONE_PKGS || s=1
+  fi
   if [ -n "$DOWN_PKGS" ]; then
     CLUSTER_DOWN_LAST=1 go test -count=1 -p 1 -timeout 25m -run "^TestClusterDown" "$@" $DOWN_PKGS || s=1
   fi

@@ -22,19 +22,22 @@ import (
 //     brings Ceph or GlusterFS up, measures a disk, a link or the CPU, or
 //     checks that nothing of storbench's is left anywhere needs the cluster
 //     to itself;
-//   - shared with one other package's shared test, when its first
-//     statement is kubetest.Shared(t) (k8s-integration.sh finds it so): a
-//     test that changes nothing another test sees, asserts no rate or
-//     timing another test's load could move, and looks only at the
-//     objects of its own run.
+//   - shared with the other shared tests, of its package and of one other
+//     package, when its first statement is kubetest.Shared(t)
+//     (k8s-integration.sh finds it so): a test that changes nothing another
+//     test sees, asserts no rate or timing another test's load could move,
+//     and looks only at the objects of its own run. Shared makes it a
+//     parallel test (t.Parallel), so it runs beside its package's other
+//     shared tests, go test's -parallel at a time.
 //
 // The hold is a read-write lock (flock(2)) on a file in the running
 // cluster's directory, so a test binary that dies lets go of it with its
 // last file. A test waiting to hold it alone goes first: it takes a
 // turnstile file that every new hold passes through, so that the other
-// package's shared tests cannot keep it waiting one after another. Tests of
-// one binary that run at the same time (t.Parallel) share its hold; one
-// that needs the cluster alone waits for them to end.
+// package's shared tests cannot keep it waiting one after another. The
+// shared tests of one binary that run at the same time share its hold; one
+// that needs the cluster alone waits for them to end, and a shared one
+// waits while a test of its binary holds it alone.
 
 type holdMode int
 
@@ -60,14 +63,20 @@ var hold = struct {
 
 func init() { hold.ended = sync.NewCond(&hold.mu) }
 
-// Shared holds the test cluster shared with one test of another package
-// for the rest of the test (see above for what such a test may do). It is
-// the test's first statement: scripts/k8s-integration.sh finds the tests
-// that share the cluster by that line, and a test that holds the cluster
-// alone already fails here, since the call would otherwise say nothing.
-// Outside the cluster tier it skips as ClusterTier does.
+// Shared holds the test cluster shared with the other shared tests for the
+// rest of the test (see above for what such a test may do), and makes the
+// test parallel (t.Parallel: it sets no environment variable and changes
+// no working directory), so that it waits for its binary's other tests and
+// runs beside its package's other shared tests. It is the test's first
+// statement: scripts/k8s-integration.sh finds the tests that share the
+// cluster by that line, and a test that holds the cluster alone already
+// fails here, since the call would otherwise say nothing. Outside the
+// cluster tier it skips as ClusterTier does.
 func Shared(t testing.TB) {
 	t.Helper()
+	if p, ok := t.(interface{ Parallel() }); ok {
+		p.Parallel() // before the hold: a paused test must hold nothing
+	}
 	clusterTier(t, "KUBECONFIG", holdShared)
 }
 
@@ -94,7 +103,7 @@ func holdCluster(t testing.TB, want holdMode) {
 	if want == 0 {
 		want = holdAlone
 	}
-	for len(hold.tests) > 0 && hold.mode == holdShared && want == holdAlone {
+	for len(hold.tests) > 0 && (want == holdAlone || hold.mode == holdAlone) {
 		hold.ended.Wait()
 	}
 	if len(hold.tests) == 0 {

@@ -118,6 +118,54 @@ func TestHoldOncePerTest(t *testing.T) {
 	s.cleanups[0]()
 }
 
+// Within one binary, a shared test waits while another test holds the
+// cluster alone, and a test that needs it alone waits for the shared ones
+// to end; shared tests hold it together.
+func TestHoldInOneBinary(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("CLUSTER_ENV", filepath.Join(dir, "cluster.env"))
+	later := func(r *holdRecorder, mode holdMode) chan struct{} {
+		done := make(chan struct{})
+		go func() { holdCluster(r, mode); close(done) }()
+		return done
+	}
+	waits := func(what string, done chan struct{}) {
+		t.Helper()
+		select {
+		case <-done:
+			t.Fatalf("%s was given at once", what)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	given := func(what string, done chan struct{}) {
+		t.Helper()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s was not given", what)
+		}
+	}
+	a := &holdRecorder{TB: t, name: "TestClusterAlone"}
+	holdCluster(a, 0)
+	s1, s2 := &holdRecorder{TB: t, name: "TestClusterS1"}, &holdRecorder{TB: t, name: "TestClusterS2"}
+	d1 := later(s1, holdShared)
+	waits("a shared hold beside a hold alone", d1)
+	a.cleanups[0]()
+	given("the shared hold, once the hold alone ended,", d1)
+	given("a second shared hold beside the first", later(s2, holdShared))
+	b := &holdRecorder{TB: t, name: "TestClusterAlone2"}
+	db := later(b, 0)
+	waits("a hold alone beside two shared ones", db)
+	s1.cleanups[0]()
+	waits("a hold alone beside one shared one", db)
+	s2.cleanups[0]()
+	given("the hold alone, once the shared ones ended,", db)
+	b.cleanups[0]()
+	if len(hold.tests) != 0 || hold.f != nil {
+		t.Fatalf("the binary still holds the cluster: %v", hold.tests)
+	}
+}
+
 // tryLock takes dir's lock file as another binary would, without waiting,
 // and lets go of it at once.
 func tryLock(dir string, how int) error {

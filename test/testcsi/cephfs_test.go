@@ -15,7 +15,7 @@ import (
 // standing for the controller's CephFS mount, and that directory. The
 // controller only makes and removes directories in it and checks the
 // ceph.conf is a file: no Ceph is needed for its side (the nodes' ceph-fuse
-// mounts are proved on the test cluster: TestClusterCephFSFromEveryNode).
+// mounts are proved on the test cluster: TestClusterCeph/CephFSFromEveryNode).
 func cephfsClass(t *testing.T) (map[string]string, string) {
 	t.Helper()
 	dir := t.TempDir()

@@ -26,11 +26,27 @@ workloads:
   - {name: seqread, rw: read, bs: 1MiB, size: 16MiB, runtime: 2s, time_based: true, ioengine: libaio, iodepth: 4}
 `
 
-// TestClusterCephFSFromEveryNode brings a real Ceph up inside the test
-// cluster (test/cluster/ceph.sh cluster up with CEPH_FS=1: a monitor and
-// manager, one OSD per real node in the node's namespace, CephFS, a
-// ceph-fuse mount per node and class cephfs), runs a short suite on
-// k8s:cephfs from every real node, and checks that every result completed
+// TestClusterCeph brings one real Ceph up inside the test cluster for the
+// package's two Ceph checks, one after the other (a bring-up costs about
+// 30 s): CephFSFromEveryNode and RBDEnginePodEveryNode
+// (enginepod_rbd_integration_test.go). cephUp runs test/cluster/ceph.sh
+// cluster up with CEPH_FS=1: cephx, a monitor and manager on the
+// cluster's bridge, one OSD per real node in the node's namespace, the
+// size-3 pool rbd, CephFS, a ceph-fuse mount per node and class cephfs.
+// Ceph is brought down again at the end and the cluster left as found
+// (ceph.sh check-clean cluster); a Ceph the cluster was started with
+// (CLUSTER_CEPH=1) is used and left up.
+func TestClusterCeph(t *testing.T) {
+	e := integration(t)
+	t0 := time.Now()
+	cephUp(t)
+	t.Logf("Ceph up in %.1f s", time.Since(t0).Seconds())
+	t.Run("CephFSFromEveryNode", func(t *testing.T) { checkCephFSFromEveryNode(t, e) })
+	t.Run("RBDEnginePodEveryNode", func(t *testing.T) { checkRBDEnginePodEveryNode(t, e) })
+}
+
+// checkCephFSFromEveryNode runs a short suite on k8s:cephfs from every
+// real node, and checks that every result completed
 // and carries what Ceph itself reports of the class's data pool (read with
 // the ceph CLI on this host, CEPH_CONF): the pool, its size 3, the three
 // OSDs and their hosts, primary-copy replication; with telemetry, each
@@ -41,12 +57,8 @@ workloads:
 // depth 8 acting as 1), and on demand a
 // throttled OSD is named (checkClassOSDVerdict) and the contention round
 // names the OSDs' disks as what a probe and a writer on two nodes share
-// (checkClassContention). Ceph is brought down again and the cluster left
-// as found (ceph.sh check-clean cluster); a
-// Ceph the cluster was started with (CLUSTER_CEPH=1) is used and left up.
-func TestClusterCephFSFromEveryNode(t *testing.T) {
-	e := integration(t)
-	cephUp(t)
+// (checkClassContention).
+func checkCephFSFromEveryNode(t *testing.T, e *env) {
 	nodes := kubetest.Env(t).Nodes()
 
 	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
@@ -126,7 +138,7 @@ func TestClusterCephFSFromEveryNode(t *testing.T) {
 }
 
 // cephUp brings Ceph with CephFS up in the test cluster for the test
-// (kubetest.CephUp), and down again at its end.
+// (kubetest.CephUp), and down again at its end: TestClusterCeph.
 func cephUp(t *testing.T) { kubetest.CephUp(t) }
 
 func sorted(s []string) []string {

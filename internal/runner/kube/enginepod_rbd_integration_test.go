@@ -23,9 +23,9 @@ import (
 	"github.com/storbench/storbench/test/kubetest"
 )
 
-// TestClusterRBDEnginePodEveryNode brings a real Ceph up in the test
-// cluster (ceph.sh cluster up: cephx, a monitor on the cluster's bridge,
-// one OSD per real node, the size-3 pool rbd), puts the cluster's client
+// checkRBDEnginePodEveryNode (TestClusterCeph, on its Ceph: cephx, a
+// monitor on the cluster's bridge, one OSD per real node, the size-3 pool
+// rbd) puts the cluster's client
 // configuration and the restricted client.storbench's keyring into a
 // Secret, and runs the built-in quick suite (1 s per
 // workload) on k8s:rbd:rbd?secret=NS/NAME from every real node at once:
@@ -40,12 +40,9 @@ import (
 // and client.admin's key) carry a short write, and a wrong key is
 // refused, and a monitor that does not answer given up after the conf's
 // mount timeout, each with an error naming the Secret.
-func TestClusterRBDEnginePodEveryNode(t *testing.T) {
-	e := integration(t)
+func checkRBDEnginePodEveryNode(t *testing.T, e *env) {
 	t0 := time.Now()
-	cephUp(t)
 	nodes := kubetest.Env(t).Nodes()
-	t.Logf("Ceph up in %.1f s", time.Since(t0).Seconds())
 	ctx := context.Background()
 	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {
@@ -118,7 +115,7 @@ func TestClusterRBDEnginePodEveryNode(t *testing.T) {
 	// wrong key, refused in bounded time.
 	rookObjectsPodRun(t, ctx, c, one)
 	refusedInBoundedTime(t, ctx, c, one, ns)
-	t.Logf("test (Ceph included) %.1f s", time.Since(t0).Seconds())
+	t.Logf("check %.1f s", time.Since(t0).Seconds())
 }
 
 // killedRun: run runID, killed after one node's target was prepared

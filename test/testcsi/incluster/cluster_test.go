@@ -273,7 +273,7 @@ func TestClusterEveryClassProvisionsAndAPodWrites(t *testing.T) {
 	// a list at the end would see it attached.
 	seen := watchAttached(t, e.c, node)
 	// class cephfs is ceph.sh's (CEPH_FS=1), tested with Ceph up:
-	// TestClusterCephFSFromEveryNode
+	// TestClusterCeph/CephFSFromEveryNode
 	modes := slices.DeleteFunc(slices.Clone(testcsi.Modes), func(m testcsi.Mode) bool { return m == testcsi.ModeCephFS })
 	for _, m := range modes {
 		e.claim(t, claimSpec{name: "c-" + string(m), class: "testcsi-" + string(m), size: "300Mi"})

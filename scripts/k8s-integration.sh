@@ -63,7 +63,7 @@ shared=$(echo "$tests" | awk '$3 == "shared" {print $1 " " $2}')
 SHARED_RE=$(echo "$shared" | awk 'NF == 2 {print $2}' | sort -u | paste -sd'|')
 SHARED_PKGS=$(echo "$shared" | awk 'NF == 2 {print $1}' | sort -u | tr '\n' ' ')
 ALONE_PKGS=$(echo "$tests" | awk '$3 == "alone" && $2 !~ /^TestClusterDown/ {print $1}' | sort -u | tr '\n' ' ')
-DOWN_PKGS=$(cd "$HERE" && grep -l --include='*_test.go' -r '^func TestClusterDown' $PKGS | xargs -rn1 dirname | sort -u | sed 's|$|/|' | tr '\n' ' ')
+DOWN_PKGS=$(echo "$tests" | awk '$2 ~ /^TestClusterDown/ {print $1}' | sort -u | tr '\n' ' ')
 echo "cluster tier: $(echo "$shared" | grep -c .) tests that share the cluster (go test -p 2) in $SHARED_PKGS; then the others in $ALONE_PKGS${DOWN_PKGS:+; then the tests named TestClusterDown... in $DOWN_PKGS}"
 export SHARED_RE SHARED_PKGS ALONE_PKGS DOWN_PKGS
 exec bash "$HERE/test/cluster/cluster.sh" run bash -c '

@@ -5,9 +5,11 @@
 # against a real control plane on loopback.
 #
 # Usage: bash scripts/test.sh [host|cluster]
-#   (none)   the whole suite: the host packages' tests, then the cluster
-#            tier with the tools module's tests, the brief fuzz runs and the
-#            unit tier under the race detector beside it (at nice 19)
+#   (none)   the whole suite: the host tests that measure (their first
+#            statement is testenv.Measures(t)) with nothing else running,
+#            then the cluster tier with, beside it at a low CPU priority, the
+#            other host tests, the tools module's tests, the brief fuzz runs
+#            and the unit tier under the race detector
 #   host     every test but the cluster's: real fio, loop devices, sshd,
 #            Chromium, the tools module, the brief fuzz runs
 #   cluster  the tests named TestCluster... on the test cluster
@@ -27,7 +29,7 @@ esac
 # root: a user with sudo is taken there (keeping PATH, so the same go runs);
 # root on a bare Debian has no sudo and needs none.
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then
-  exec sudo env "PATH=$PATH" ${STORBENCH_REQUIRE:+"STORBENCH_REQUIRE=$STORBENCH_REQUIRE"} ${STORBENCH_TEST_PARALLEL:+"STORBENCH_TEST_PARALLEL=$STORBENCH_TEST_PARALLEL"} bash "$0" "$@"
+  exec sudo env "PATH=$PATH" ${STORBENCH_REQUIRE:+"STORBENCH_REQUIRE=$STORBENCH_REQUIRE"} bash "$0" "$@"
 fi
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   need=()
@@ -50,12 +52,9 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
 fi
 # Kubernetes integration on the project's own test cluster (test/cluster/cluster.sh:
 # a real control plane, kwok nodes, three real nodes on shaped links; needs
-# root; builds its binaries once into $KAPI_ROOT, see BENCHMARKS.md). It runs
-# after the package tests. STORBENCH_TEST_PARALLEL=1 runs it beside them
-# instead, its lines marked "[cluster]", once its binaries are cached
-# (test/cluster/cluster.sh cached): about 20 minutes in all instead of 32 on 2
-# cores, but the load of both at once (6-7) has made timing-sensitive tests
-# fail (BENCHMARKS.md), so it is not the default.
+# root; builds its binaries once into $KAPI_ROOT, see BENCHMARKS.md). In the
+# whole suite it runs after the host tests that measure, and beside the
+# others.
 if [ "$tier" = cluster ]; then
   exec bash scripts/k8s-integration.sh
 fi
@@ -81,13 +80,14 @@ fi
 # waits for its test binary and exits 1), so each step runs in the
 # background, in its own process group, and the script waits for it: the
 # wait ends at once on a signal, and the trap sends INT to the step's group
-# (go test, its test binary, fio; a script step ends when its go test
-# fails), TERM to the step alone if it still runs after 10 s or on a second
-# Ctrl-C (the cluster's script ignores INT while the cluster comes up, and
-# tears it down on TERM), and waits for it, so that its own cleanup ends
-# first. Then the background build's process group and the parallel cluster
-# tier (which tears the cluster down on TERM) are stopped.
-step_pid= cluster_pid=
+# and to that of the host tests beside the cluster tier (go test, its test
+# binary, fio; a script step ends when its go test fails), TERM to each of
+# them still running after 10 s or on a second Ctrl-C (the cluster's script
+# ignores INT while the cluster comes up, and tears it down on TERM), and
+# waits for them, so that their own cleanup ends first. Then the background
+# build's process group and the cluster tier (which tears the cluster down
+# on TERM) are stopped.
+step_pid= beside_pid= cluster_pid=
 step() {
   setsid "$@" & step_pid=$!
   local rc=0
@@ -99,15 +99,20 @@ running() { # PID: not gone, not a zombie
   local st
   st=$(ps -o stat= -p "$1" 2>/dev/null) && [ "${st#Z}" = "$st" ]
 }
+any_running() {
+  local p
+  for p; do if running "$p"; then return 0; fi; done
+  return 1
+}
 stop() {
   echo "test.sh: interrupted: stopping" >&2
-  if [ -n "$step_pid" ]; then
-    trap 'kill -TERM "$step_pid" 2>/dev/null' INT TERM
-    kill -INT -- -"$step_pid" 2>/dev/null || true
-    local i
-    for i in $(seq 20); do if running "$step_pid"; then sleep 0.5; fi; done
-    kill -TERM "$step_pid" 2>/dev/null || true
-    while running "$step_pid"; do wait "$step_pid" 2>/dev/null || true; done
+  local groups=($step_pid $beside_pid) p i
+  if [ ${#groups[@]} -gt 0 ]; then
+    trap 'for p in "${groups[@]}"; do kill -TERM "$p" 2>/dev/null; done' INT TERM
+    for p in "${groups[@]}"; do kill -INT -- -"$p" 2>/dev/null || true; done
+    for i in $(seq 20); do if any_running "${groups[@]}"; then sleep 0.5; fi; done
+    for p in "${groups[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    while any_running "${groups[@]}"; do wait "${groups[@]}" 2>/dev/null || true; done
   fi
   trap '' INT TERM
   if [ -n "$build_pid" ]; then kill -TERM -- -"$build_pid" 2>/dev/null || true; fi
@@ -116,18 +121,34 @@ stop() {
 }
 trap 'stop 130' INT
 trap 'stop 143' TERM
-# The cluster tier runs in the background, its lines marked "[cluster]":
-# after the package tests (which are timing-sensitive: a shaped link's round
-# trips, fio's rates), or beside them with STORBENCH_TEST_PARALLEL=1.
+# The cluster tier runs in the background, its lines marked "[cluster]"
 # (the marking sed ignores Ctrl-C, so that the cluster's teardown is shown).
 start_cluster() {
   bash scripts/k8s-integration.sh > >(trap '' INT TERM; exec sed -u 's/^/[cluster] /') 2>&1 & cluster_pid=$!
 }
-if [ "$tier" = all ] && [ "${STORBENCH_TEST_PARALLEL:-0}" = 1 ] && KAPI_ROOT=${KAPI_ROOT:-$HOME/.cache/storbench-kapi} bash test/cluster/cluster.sh cached; then
-  start_cluster
-fi
 status=0
-step go test -count=1 -timeout 30m ./... || status=1
+if [ "$tier" = host ]; then
+  step go test -count=1 -timeout 30m ./... || status=1
+else
+  # The host tests that measure (a rate, a round trip, a verdict drawn from
+  # them, a deadline close to what the work takes: testenv.Measures) run
+  # first, two packages at a time as always, with nothing else on the
+  # machine. The names are found in the source, "NAME" per test whose first
+  # statement is testenv.Measures(t), and run in every package that has a
+  # test of that name: each test runs once, here or in the step beside the
+  # cluster tier, which skips them.
+  measures=$(grep -r -A1 --include='*_test.go' '^func Test' internal test bench | awk '
+    /_test\.go:func Test/ { n = $2; sub(/\(.*/, "", n); next }
+    /_test\.go-\ttestenv\.Measures\(t\)/ && n != "" { print n }
+    { n = "" }' | sort -u)
+  MEASURES_RE=$(echo "$measures" | paste -sd'|')
+  if [ -n "$MEASURES_RE" ]; then
+    # the test tree first (sort -r): its live Ceph and GlusterFS take longest
+    MEASURES_PKGS=$(grep -rlE --include='*_test.go' "^func ($MEASURES_RE)\(" internal test bench | xargs -n1 dirname | sort -ru | sed 's|^|./|; s|$|/|' | tr '\n' ' ')
+    echo "== host tests that measure: $(echo "$measures" | grep -c .) tests in $MEASURES_PKGS"
+    step go test -count=1 -timeout 30m -run "^($MEASURES_RE)\$" $MEASURES_PKGS || status=1
+  fi
+fi
 # The tools module's tests (release archives, images, krew, the Helm chart
 # against the kustomize base: Helm and kustomize stay out of go.mod), each
 # importer fuzz target for 5000 executions (the seed corpus ran above), and
@@ -157,10 +178,25 @@ renice_tree() {
 if [ -n "${KAPI_ROOT:-}" ] && [ -f "$KAPI_ROOT/build.pid" ] && ! flock -n "$KAPI_ROOT/build.lock" true 2>/dev/null; then
   renice_tree "$(cat "$KAPI_ROOT/build.pid")"
 fi
-[ -n "$cluster_pid" ] || start_cluster
+start_cluster
+# Beside the cluster tier, in the CPU its tests leave idle while they wait
+# on Kubernetes, Ceph's timers and shaped links, two lanes at once:
+# the other host tests at nice 10 (the cluster's tests, at 0, take the CPU
+# first; these assert no timing another process's load could move, and
+# testenv.Measures fails them here), and the CPU-bound work at nice 19.
+# Their lines are marked "[host]".
+echo "== host tests beside the cluster tier (nice 10), lines marked [host]"
+skip=()
+if [ -n "$MEASURES_RE" ]; then skip=(-skip "^($MEASURES_RE)\$"); fi
+setsid nice -n 10 env STORBENCH_TEST_BESIDE=1 go test -count=1 -timeout 30m "${skip[@]}" ./... \
+  > >(trap '' INT TERM; exec sed -u 's/^/[host] /') 2>&1 & beside_pid=$!
 cpu_work "nice -n 19"
+# The unit tier under the race detector leaves out the tests that measure
+# too (a few run under -short): they ran in the quiet step.
 echo "== unit tier, race detector (go test -short -race ./...)"
-step nice -n 19 go test -short -race -count=1 -timeout 30m ./... || status=1
+step nice -n 19 go test -short -race -count=1 -timeout 30m "${skip[@]}" ./... || status=1
+wait "$beside_pid" || { echo "test.sh: the host tests beside the cluster tier failed"; status=1; }
+beside_pid=
 if [ -n "$build_pid" ]; then
   if wait "$build_pid"; then
     echo "test.sh: the test cluster's binaries are built ($KAPI_ROOT/build.log)"

@@ -94,6 +94,7 @@ func rules(c *analysis.Comparison, rule string) []analysis.Sanity {
 // Reads from memory (tmpfs, buffered) against direct reads from the local
 // disk: the cache-answered rule fires for the memory-backed target.
 func TestRealCacheAnswered(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	st := openStore(t)
 	const w = "{name: rand-read-4k-qd1, rw: randread, bs: 4KiB, size: 32MiB, runtime: 2s, DIRECT}"
@@ -112,6 +113,7 @@ func TestRealCacheAnswered(t *testing.T) {
 // Synced writes on tmpfs, where fdatasync has nothing to wait for, against
 // the local disk: the early-ack rule fires.
 func TestRealEarlyAck(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	st := openStore(t)
 	const w = "{name: rand-write-4k-qd1, rw: randwrite, bs: 4KiB, size: 32MiB, runtime: 2s, direct: false, fdatasync: 1, ioengine: sync}"
@@ -130,6 +132,7 @@ func TestRealEarlyAck(t *testing.T) {
 // A QD1 latency workload measured while every core spins: the CPU-bound
 // rule fires from the telemetry the engine recorded.
 func TestRealCPUBound(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	st := openStore(t)
 	var stop atomic.Bool

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 func probe(t *testing.T, a, b Client) *Report {
@@ -73,6 +75,7 @@ func TestProbeExt4(t *testing.T) {
 // An overlay mounted volatile drops fsync: the disk under it wrote nothing
 // while fsync returned.
 func TestProbeDroppedFsync(t *testing.T) {
+	testenv.Measures(t)
 	if testing.Short() {
 		t.Skip("loop device, mounts and two storbench processes")
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // The figures against SQLite's own behaviour, on a loop device whose
@@ -14,6 +16,7 @@ import (
 // syncs the log at each commit; the rollback journal syncs the journal and
 // the database).
 func TestSQLiteAgainstItsOwnBehaviour(t *testing.T) {
+	testenv.Measures(t)
 	if testing.Short() {
 		t.Skip("loop device, mounts and storbench processes")
 	}

@@ -139,6 +139,7 @@ func checkFound(t *testing.T, a Analysis, made, before, after int64) {
 // within 10% of where it was made. Set STORBENCH_RECORD_CLIFF=1 to keep
 // the log in testdata.
 func TestThrottledRealRun(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	dev := testenv.LoopDevice(t, 768<<20)
 	w := throttle.Write{Device: dev, Size: 768 << 20, Runtime: 15 * time.Second,

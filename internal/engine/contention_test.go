@@ -71,6 +71,7 @@ func emptyDir(t *testing.T, dir string) {
 // directory: the probe alone, then beside the bulk writer (two fio
 // processes at once), all three stored with round=contention.
 func TestContentionRoundRealFio(t *testing.T) {
+	testenv.Measures(t)
 	needFio(t)
 	dir := diskDir(t)
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"))
@@ -230,6 +231,7 @@ func fioIn(dir string) []string {
 // must use the span after the probe's, and the device's own diskstats are
 // sampled.
 func TestContentionOnDevice(t *testing.T) {
+	testenv.Measures(t)
 	needFio(t)
 	testenv.Loop(t)
 	img := filepath.Join(diskDir(t), "dev.img")

@@ -143,6 +143,7 @@ func namesDevice(path string) bool {
 // examples run side by side (nothing here is timed), except those naming a
 // file outside their directory, which two examples may share.
 func TestFioExamplesRunAsFioRunsThem(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	if testing.Short() {
 		t.Skip("runs every fio example twice")

@@ -53,6 +53,7 @@ func runPlan(t *testing.T, plan Plan) ([]result.Result, []string) {
 
 // Steady state reached and recorded, on a directory and on a loop device.
 func TestUntilStableRealFio(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	for _, kind := range []string{"directory", "loop device"} {
 		t.Run(kind, func(t *testing.T) {
@@ -210,6 +211,7 @@ func (t throttledTarget) Prepare(ctx context.Context, need runner.Need) (*runner
 // The sustained suite through the engine on a loop device whose write
 // limit drops part-way: the stored cliff is within 10% of where it was made.
 func TestSustainedCliffThroughEngine(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	dev := testenv.LoopDevice(t, 512<<20)
 	g, major, minor := newThrottle(t, dev)

@@ -18,6 +18,7 @@ import (
 )
 
 func TestParallelRoundRealFio(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	st, _, _ := setup(t)
 	s, err := spec.Parse([]byte("name: one\nworkloads:\n  - {name: w, rw: randwrite, bs: 4KiB, size: 4MiB, runtime: 1s, ioengine: psync}\n"), "one.yaml")

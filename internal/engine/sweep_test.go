@@ -17,6 +17,7 @@ import (
 	"github.com/storbench/storbench/internal/runner/local"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // sweepWorkload is a short random read for the sweep's tests.
@@ -116,6 +117,7 @@ func TestSweepClientSize(t *testing.T) {
 // one result per step in its round, the window and spread known, the
 // latency merged from every client's bins, nothing left behind.
 func TestSweepRealFio(t *testing.T) {
+	testenv.Measures(t)
 	if testing.Short() {
 		t.Skip("runs fio")
 	}
@@ -196,6 +198,7 @@ func checkSweepStep(t *testing.T, r result.Result, raw []byte, n int) {
 // client 2 starts a second late and client 3's file cannot be made: the
 // figures name both.
 func TestSweepLateAndFailedClients(t *testing.T) {
+	testenv.Measures(t)
 	if testing.Short() {
 		t.Skip("runs fio")
 	}
@@ -240,6 +243,7 @@ func TestSweepLateAndFailedClients(t *testing.T) {
 // TestSweepInterrupted cancels a sweep in its first step: the run ends
 // interrupted and every client's file is gone.
 func TestSweepInterrupted(t *testing.T) {
+	testenv.Measures(t)
 	if testing.Short() {
 		t.Skip("runs fio")
 	}

@@ -24,6 +24,7 @@ import (
 // doubles, then stops at the cap, and the knee is named at four clients
 // with the cap's rate, after which the sweep stops (8 clients showed it).
 func TestSweepKneeAtThrottle(t *testing.T) {
+	testenv.Measures(t)
 	if testing.Short() {
 		t.Skip("root, a loop device, a cgroup and fio")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/local"
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // dirClients is a local directory whose sweep clients each run in a
@@ -65,6 +66,7 @@ func (d *dirClients) ReleaseClients(context.Context) error {
 // target's own; the estimate counts the clients' start; every client and
 // target is removed at the end.
 func TestSweepGroupRealFio(t *testing.T) {
+	testenv.Measures(t)
 	if testing.Short() {
 		t.Skip("runs fio")
 	}

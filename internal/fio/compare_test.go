@@ -14,6 +14,7 @@ import (
 // fio 3.33 never stops this example's jobs at their runtime, and its jobs
 // run in sessions of their own: RunBare must still leave nothing running.
 func TestRunBareLeavesNothingRunning(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	text, err := os.ReadFile("testdata/corpus/fio-examples/fixed-rate-submission.fio")
 	if err != nil {

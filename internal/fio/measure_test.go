@@ -84,6 +84,7 @@ func TestParseRecordedSteadyState(t *testing.T) {
 // Real fio on a directory: a loose criterion is reached well before the
 // maximum runtime, an impossible one runs to the maximum and says so.
 func TestSteadyStateRealFio(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	cases := []struct {
 		name    string

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // TestReadBricks reads a real client's files (captured from a replica-3
@@ -77,6 +79,7 @@ func TestParseProfileRefuses(t *testing.T) {
 // TestWatchRTT: a listener on 127.0.0.1 answers (a median is kept), a
 // closed port refuses (no entry).
 func TestWatchRTT(t *testing.T) {
+	testenv.Measures(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +118,7 @@ func TestWatchRTT(t *testing.T) {
 // upper quartile its median would hide; one that never greets counts the
 // timeout, and Stop does not wait it out.
 func TestWatchGreeting(t *testing.T) {
+	testenv.Measures(t)
 	serve := func(delay time.Duration, greet bool) string {
 		return serveEvery(t, func(int) time.Duration { return delay }, greet)
 	}

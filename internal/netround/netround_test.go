@@ -69,6 +69,7 @@ func figures(t *testing.T, rs []result.Result) (sendBPS float64, idleP50, busyP5
 // reads about that rate and round trips rise while the link is busy;
 // unshaped, throughput is well above it.
 func TestShapedLinkBetweenSSHHosts(t *testing.T) {
+	testenv.Measures(t)
 	net, eps := sshHosts(t)
 	pair := netround.Pairs(eps, false)[0]
 	ctx := context.Background()

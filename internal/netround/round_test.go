@@ -15,12 +15,14 @@ import (
 	"github.com/storbench/storbench/internal/runner/ssh"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // TestNetworkRoundOfARun runs `--rounds network` on two SSH targets in
 // their own namespaces: every direction is stored as results of round
 // "network", and the matrix and its table read them back.
 func TestNetworkRoundOfARun(t *testing.T) {
+	testenv.Measures(t)
 	net, eps := sshHosts(t)
 	net.Nodes[0].Shape(t, "1gbit", 125_000_000)
 	ctx := context.Background()

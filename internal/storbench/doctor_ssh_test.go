@@ -18,6 +18,7 @@ import (
 // blank one, an unknown host key, a host that is down; each check says
 // what it found and failures carry a fix.
 func TestDoctorSSH(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	testenv.Loop(t)
 	servers := sshFleet(t, 2, true)

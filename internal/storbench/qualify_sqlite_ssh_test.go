@@ -20,6 +20,7 @@ import (
 // neither the directory nor the host keeps anything (the binary's
 // directory is gone).
 func TestQualifySQLiteOverSSH(t *testing.T) {
+	testenv.Measures(t)
 	if testing.Short() {
 		t.Skip("builds storbench and runs its probe processes over SSH")
 	}

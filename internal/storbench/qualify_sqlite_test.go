@@ -12,12 +12,14 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/internal/store"
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // qualify --for sqlite on a directory: two processes of the real storbench
 // probe it and commit to SQLite; the run is stored, judged, judged again
 // from the store, and the directory is left as it was.
 func TestQualifySQLite(t *testing.T) {
+	testenv.Measures(t)
 	if testing.Short() {
 		t.Skip("builds storbench and runs its probe processes")
 	}

@@ -46,6 +46,7 @@ func TestHelperRunSSHDropped(t *testing.T) {
 // reports only once the wrapper and fio are gone on the host, says so,
 // and cleanup --ssh run straight after it removes the work directory.
 func TestRunSSHConnectionKilled(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	servers := sshFleet(t, 1, true)
 	dir := t.TempDir()

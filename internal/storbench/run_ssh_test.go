@@ -266,6 +266,7 @@ func (d *dropper) WorkloadStarted(s engine.Step) {
 // results are kept, the lost host's workload is stored as failed naming
 // the host, and the run says it failed.
 func TestRunSSHHostLostInParallelRound(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	servers := sshFleet(t, 2, true)
 	dirs := []string{t.TempDir(), t.TempDir()}
@@ -359,6 +360,7 @@ func TestRunSSHFioMissing(t *testing.T) {
 // interrupted, no fio keeps running on either host, and nothing is left
 // in either directory.
 func TestRunSSHInterrupted(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	servers := sshFleet(t, 2, true)
 	dirs := []string{t.TempDir(), t.TempDir()}

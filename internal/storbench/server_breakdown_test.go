@@ -22,6 +22,7 @@ import (
 // network round, explains the mount's write by the path to the server as
 // the round measured it, and names the NAS's own storage beside it.
 func TestRunServerOutsideMeasured(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	sshfs := testenv.Tool(t, "sshfs", "sshfs")
 	net := sshtest.NewNetwork(t, 2)

@@ -94,6 +94,7 @@ func TestRunSweep(t *testing.T) {
 // 127.0.0.1): the clients run there, their logs are read back through the
 // connection, and nothing is left behind.
 func TestRunSweepSSH(t *testing.T) {
+	testenv.Measures(t)
 	if testing.Short() {
 		t.Skip("runs sshd and fio")
 	}

@@ -196,3 +196,26 @@ func (b *Buffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// EnvBeside names the environment variable scripts/test.sh sets on the host
+// tests it runs beside the cluster tier, at a low CPU priority: there, a
+// test that measures fails (Measures).
+const EnvBeside = "STORBENCH_TEST_BESIDE"
+
+// Measures marks a test whose outcome another process's load could move:
+// it asserts a measured rate, latency, round trip or a verdict drawn from
+// them (the slow OSD, the knee, the cliff, the link at its limit), or that
+// something ends within a deadline close to what it takes, or it orders
+// events by sleeping. It must be the test's first statement, where
+// scripts/test.sh finds it: the whole suite runs these tests first, with
+// nothing else on the machine, and every other host test beside the
+// cluster tier at a low CPU priority, where Measures fails the test (a
+// marker the script did not find). A test that only runs fio or a server
+// and checks what came out, with deadlines far above what the work takes,
+// does not measure.
+func Measures(t testing.TB) {
+	t.Helper()
+	if os.Getenv(EnvBeside) == "1" {
+		t.Fatalf("this test measures, so it cannot run beside the cluster tier (%s=1): testenv.Measures(t) must be its first statement, where scripts/test.sh finds it", EnvBeside)
+	}
+}

@@ -93,3 +93,12 @@ type recorder struct {
 func (r *recorder) Helper()               {}
 func (r *recorder) Skipf(string, ...any)  { r.skipped = true; panic(r) }
 func (r *recorder) Fatalf(string, ...any) { r.failed = true; panic(r) }
+
+func TestMeasuresFailsOnlyBesideTheClusterTier(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{{"", "run"}, {"0", "run"}, {"1", "fail"}} {
+		t.Setenv(EnvBeside, tc.env)
+		if got := outcome(t, Measures); got != tc.want {
+			t.Errorf("%s=%q: Measures: %s, want %s", EnvBeside, tc.env, got, tc.want)
+		}
+	}
+}

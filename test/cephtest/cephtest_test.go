@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // TestLive brings one standalone Ceph up for every live check (a
@@ -16,6 +18,7 @@ import (
 // injected faults, and failures timed. Start's cleanup tears it down and
 // finds nothing left.
 func TestLive(t *testing.T) {
+	testenv.Measures(t)
 	c := Start(t, Options{})
 	t.Logf("bring-up %.1f s, daemons' memory %s", c.BringUp.Seconds(), memory(t, c))
 	t.Run("harness", func(t *testing.T) { checkHarness(t, c) })

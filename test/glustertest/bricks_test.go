@@ -27,6 +27,7 @@ workloads:
 // with no fault, none. The volume opens files O_DIRECT on the bricks (DirectIO),
 // so the disk throttle applies.
 func TestBrickNamed(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	var v *Volume
 	t.Run("volume", func(t *testing.T) {

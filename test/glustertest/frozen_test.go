@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // TestFrozenBrick: a brick frozen (SIGSTOP, as a hung machine) stalls every
@@ -15,6 +17,7 @@ import (
 // written across the stall is on the volume and on both live bricks. The
 // timeout is 4 s, set before the mount, so the stall costs seconds.
 func TestFrozenBrick(t *testing.T) {
+	testenv.Measures(t)
 	var v *Volume
 	t.Run("freeze", func(t *testing.T) {
 		v = Start(t, Options{VolumeOptions: []string{"network.ping-timeout=4"}})

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // The cluster's lock between test binaries: shared holds go together, a
@@ -17,6 +19,7 @@ import (
 // behind it (flock's locks belong to the open file, so two opens in one
 // process stand for two binaries).
 func TestLockWritersFirst(t *testing.T) {
+	testenv.Measures(t)
 	dir := t.TempDir()
 	take := func(mode holdMode) <-chan *os.File {
 		got := make(chan *os.File, 1)

@@ -615,6 +615,7 @@ func TestBadSnapshotModeRestoresCurrentData(t *testing.T) {
 // stuck-expand: the controller expansion never succeeds and the image
 // keeps its size.
 func TestStuckExpandModeNeverCompletes(t *testing.T) {
+	testenv.Measures(t)
 	r := newRig(t, func(c *Config) { c.StuckExpandWait = time.Second })
 	v := r.mustCreate(t, volumeSpec{name: "pvc-stuck", mode: ModeStuckExpand, size: 32 << 20})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

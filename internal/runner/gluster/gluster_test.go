@@ -64,6 +64,7 @@ func subject(v *glustertest.Volume, server, runID string) runnertest.Subject {
 // a killed run's directory found and removed; results labelled with the
 // three servers and client-side replica 3.
 func TestKindOnRealVolume(t *testing.T) {
+	testenv.Measures(t)
 	var v *glustertest.Volume
 	t.Run("volume", func(t *testing.T) {
 		testenv.Fio(t)

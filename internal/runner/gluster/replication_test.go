@@ -31,6 +31,7 @@ func (n inNetNS) Command(ctx context.Context, name string, args ...string) execx
 // itself: its link carries replicas x the payload (within 15%), and the
 // write runs at the link's measured rate / replicas (within 10%).
 func TestClientSideReplication(t *testing.T) {
+	testenv.Measures(t)
 	var v *glustertest.Volume
 	t.Run("volume", func(t *testing.T) {
 		testenv.Fio(t)

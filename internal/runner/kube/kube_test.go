@@ -361,6 +361,7 @@ func TestSetDirAndEnv(t *testing.T) {
 // TestInterruptDeletesEverything cancels a parallel run mid-workload: fio
 // is stopped in every pod and no labelled object remains.
 func TestInterruptDeletesEverything(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	f := kubekittest.NewFake(t)
 	c := f.Cluster()

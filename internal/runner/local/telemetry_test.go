@@ -48,6 +48,7 @@ func prepareDisk(t *testing.T, need runner.Need) *runner.Prepared {
 // host's /proc while fio writes to a real disk, and checks the figures
 // against fio's own CPU and I/O counts.
 func TestTelemetryDuringRealFio(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	p := prepareDisk(t, runner.Need{RunID: "telemetry", FileSize: 64 << 20, Writers: []string{"w"}, Direct: true})
 	if p.Telemetry == nil {

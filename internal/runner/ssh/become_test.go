@@ -132,6 +132,7 @@ func TestBecomeDeviceTarget(t *testing.T) {
 // when the connection drops, and when a command that owns stdin is
 // cancelled (TERM sent through sudo).
 func TestBecomeStopsRootCommands(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	h := newUserHost(t)
 	sshtest.Sudoers(t, h.user+" ALL=(ALL) NOPASSWD: ALL")

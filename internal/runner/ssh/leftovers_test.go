@@ -12,6 +12,7 @@ import (
 
 	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/proc"
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // TestFindLeftovers judges work directories on a host: only one marked
@@ -132,6 +133,7 @@ func TestFindLeftovers(t *testing.T) {
 // to keep it as busy. A process of the user's working there is not waited
 // for.
 func TestFindLeftoversWaitsForStoppingCommands(t *testing.T) {
+	testenv.Measures(t)
 	h := newHost(t)
 	run := dial(t, h.options(t))
 	self, err := proc.Reader{}.Self()

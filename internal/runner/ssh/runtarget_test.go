@@ -255,6 +255,7 @@ func TestTargetLabels(t *testing.T) {
 // while fio writes there: CPU time and the writes on the target's disk are
 // seen, and Cleanup ends the session and removes the local copy.
 func TestTargetTelemetry(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	h := newHost(t)
 	dir := t.TempDir()

@@ -586,6 +586,7 @@ func TestConnectionDroppedStopsCommand(t *testing.T) {
 // the wrapper to stop, and the command's Run fails naming the host only
 // once the command is gone there.
 func TestSilentHostGivenUp(t *testing.T) {
+	testenv.Measures(t)
 	h := newHost(t)
 	o := h.options(t)
 	o.KeepAlive = 200 * time.Millisecond
@@ -643,6 +644,7 @@ func TestHelperRunRemote(t *testing.T) {
 // storbench killed outright (SIGKILL): the kernel closes its connections,
 // and on the host the command stops.
 func TestKilledClientStopsRemote(t *testing.T) {
+	testenv.Measures(t)
 	testenv.Fio(t)
 	h := newHost(t)
 	m, procs := marker(t)

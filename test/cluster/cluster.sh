@@ -247,7 +247,8 @@ check-clean() { # everything a cluster could leave on the host; prints each left
     case $x in "$BRIDGE"|sbv[0-9]|sbv[0-9][0-9]|sbpod[0-9]|sbpod[0-9][0-9]|kreal0) say "link $x" ;; esac; done
   for x in $(ip -4 route show | awk '$1 ~ /^10\.244\./ {print $1}'); do
     grep -qxF "$x" "$BASELINE/routes" 2>/dev/null || say "route $x"; done
-  local mnt="$ROOT/| /run/netns/cni-|fuse\.sshfs|/run/containerd/"
+  # (the cluster's own sshfs mounts are under $ROOT: a host test's elsewhere, beside the tier, are not its)
+  local mnt="$ROOT/| /run/netns/cni-|/run/containerd/"
   for x in $(grep -E " $mnt" /proc/self/mountinfo | awk '{print $5}' || true); do
     case $x in /run/netns/cni-*) ! preexisting_netns "${x##*/}" || continue ;; esac
     say "mount $x"; done
@@ -256,7 +257,7 @@ check-clean() { # everything a cluster could leave on the host; prints each left
     say "cgroup kubepods (made while the cluster ran)"; fi
   for x in $(losetup -a 2>/dev/null | grep -F "$ROOT/" | cut -d: -f1 || true); do say "loop device $x"; done
   # what the cluster runs (not, say, a build writing into $BIN)
-  for x in $(pgrep -f "^($BIN/|etcd --name kapi|containerd --config $ROOT/|containerd-shim|socat TCP-LISTEN:($API_PORT|$NETFS_PORT)|sshfs -f -o directport|[^ ]*sshd -D -e -f $ROOT/|bash $C/control-plane.sh podwatch)" || true); do
+  for x in $(pgrep -f "^($BIN/|etcd --name kapi|containerd --config $ROOT/|containerd-shim|socat TCP-LISTEN:($API_PORT|$NETFS_PORT)|sshfs -f -o directport=$NETFS_PORT,|[^ ]*sshd -D -e -f $ROOT/|bash $C/control-plane.sh podwatch)" || true); do
     [ "$x" = $$ ] || say "process $x: $(tr '\0' ' ' < /proc/"$x"/cmdline 2>/dev/null | cut -c1-120)"; done
   for x in iptables ip6tables; do
     local new; new=$(new_kube_chains "$x" | tr '\n' ' ')

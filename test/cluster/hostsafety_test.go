@@ -3,12 +3,16 @@ package clustertest
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/storbench/storbench/internal/testenv"
 	"github.com/storbench/storbench/test/kubetest"
 )
 
@@ -89,6 +93,8 @@ func TestClusterDownHostThingsNotOursSurvive(t *testing.T) {
 	sh(t, "iptables", "-N", chain)
 	sh(t, "iptables", append([]string{"-A", chain}, rule...)...)
 
+	mnt := foreignSSHFS(t)
+
 	// A route over the cluster's pod subnet of node 2: refused, nothing made.
 	sh(t, "ip", "route", "add", "10.244.2.0/24", "dev", link)
 	out, err := clusterShOut("up")
@@ -118,6 +124,9 @@ func TestClusterDownHostThingsNotOursSurvive(t *testing.T) {
 			t.Errorf("iptables %s after down: %v, want the chain with its one rule:\n%s", strings.Join(c, " "), err, out)
 		}
 	}
+	if err := exec.Command("mountpoint", "-q", mnt).Run(); err != nil {
+		t.Errorf("the sshfs mount %s is gone after down: %v", mnt, err)
+	}
 	if out, err := clusterShOut("check-clean"); err != nil {
 		t.Errorf("check-clean counts things not the cluster's: %v\n%s", err, out)
 	}
@@ -133,5 +142,57 @@ func TestClusterDownHostThingsNotOursSurvive(t *testing.T) {
 	}
 	if out, err := clusterShOut("check-clean"); err != nil {
 		t.Errorf("a failed up left things behind: %v\n%s", err, out)
+	}
+}
+
+// foreignSSHFS mounts a directory of the test's over sshfs (sshfs -f, as
+// the cluster's netfs mounts run, on a port of its own through socat and
+// sftp-server), outside the cluster's root, as a host test beside the
+// cluster tier does: the cluster's down and check-clean must leave it be.
+// It returns the mount point; cleanup unmounts it.
+func foreignSSHFS(t *testing.T) string {
+	t.Helper()
+	sshfs := testenv.Tool(t, "sshfs", "sshfs")
+	socat := testenv.Tool(t, "socat", "socat")
+	dir := t.TempDir()
+	export, mnt := filepath.Join(dir, "export"), filepath.Join(dir, "mnt")
+	for _, d := range []string{export, mnt} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port := strconv.Itoa(testenv.FreePort(t))
+	srv := exec.Command(socat, "TCP-LISTEN:"+port+",bind=127.0.0.1,reuseaddr,fork", "EXEC:/usr/lib/openssh/sftp-server -e")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	waitFor(t, "socat listening on 127.0.0.1:"+port, func() bool {
+		c, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	cli := exec.Command(sshfs, "-f", "-o", "directport="+port, "127.0.0.1:"+export, mnt)
+	if err := cli.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		exec.Command("umount", "-l", mnt).Run()
+		cli.Process.Kill()
+		cli.Wait()
+	})
+	waitFor(t, "sshfs "+mnt+" on 127.0.0.1:"+port+" mounted", func() bool { return exec.Command("mountpoint", "-q", mnt).Run() == nil })
+	return mnt
+}
+
+// waitFor polls ok every 100 ms for up to 30 s, then fails the test.
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !ok(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after 30 s", what)
+		}
 	}
 }

@@ -74,6 +74,26 @@ func (l *opLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// await waits until the writer has acknowledged a write to a file of the
+// phase, checking every 100 ms, at most timeout; it fails sooner when ctx
+// ends or the writer stops.
+func (l *opLog) await(ctx context.Context, phase string, timeout time.Duration, done chan error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, o := range l.snapshot() {
+			if strings.HasPrefix(o.file, phase+".") {
+				return nil
+			}
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("the writer acknowledged no write of phase %q within %s", phase, timeout)
+		}
+		if err := pause(ctx, min(100*time.Millisecond, time.Until(deadline)), done); err != nil {
+			return err
+		}
+	}
+}
+
 func (l *opLog) snapshot() []op {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -209,7 +229,10 @@ func (r *run) cephFailure(ctx context.Context) Check {
 }
 
 // holdOSD runs the failure under the writer: about 3 s of writes before,
-// the hold, the release, the wait for active+clean, 3 s more of writes.
+// the hold, the release, the wait for active+clean, then writes until one
+// is acknowledged again (the PGs re-peer as the OSD returns, and writes
+// wait meanwhile: a loaded cluster has stalled them past active+clean),
+// and 3 s more.
 // The OSD is let back whatever happens (Ctrl-C included).
 func (r *run) holdOSD(ctx context.Context, w *opWriter) (osdFailure, error) {
 	cf, osd, done := r.o.CephFailure, r.cephAt.osd, w.done
@@ -260,6 +283,9 @@ func (r *run) holdOSD(ctx context.Context, w *opWriter) (osdFailure, error) {
 	}
 	if f.clean, err = waitClean(ctx, cf.Ceph, cf.Recovery); err != nil {
 		return f, err
+	}
+	if err := w.log.await(ctx, "after", cf.Recovery, done); err != nil {
+		return f, fmt.Errorf("osd.%d up and its PGs active+clean, but %w", osd, err)
 	}
 	err = pause(ctx, 3*time.Second, done)
 	f.end = time.Now()

@@ -204,3 +204,25 @@ func TestOSDFailureFigures(t *testing.T) {
 		t.Errorf("ring of a 64 MiB claim: %d files, want 64 (48 MiB in three rings)", r)
 	}
 }
+
+// The after phase waits for the writer's first acknowledged write of it,
+// and says so when none comes.
+func TestOpLogAwaitsThePhase(t *testing.T) {
+	ctx := context.Background()
+	l, done := &opLog{}, make(chan error, 1)
+	fmt.Fprint(l, "1 before.1 s1\n2 during.2 s2\n3 aft")
+	if err := l.await(ctx, "after", 300*time.Millisecond, done); err == nil || !strings.Contains(err.Error(), `no write of phase "after" within 300ms`) {
+		t.Errorf("no write of the phase yet (and half a line): %v, want an error naming the phase and the wait", err)
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		fmt.Fprint(l, "er.3 s3\n")
+	}()
+	if err := l.await(ctx, "after", time.Minute, done); err != nil {
+		t.Errorf("the write came: %v", err)
+	}
+	done <- fmt.Errorf("exit status 1")
+	if err := l.await(ctx, "later", time.Minute, done); err == nil || !strings.Contains(err.Error(), "the writer stopped: exit status 1") {
+		t.Errorf("the writer stopped: %v, want an error saying so", err)
+	}
+}

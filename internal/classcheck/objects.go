@@ -179,9 +179,87 @@ func (r *run) hostname(node string) string {
 
 // podRunning waits until the pod runs; a pod that stopped, a container
 // that cannot start, or a refusal in the claim's events ends the wait.
+// A pod the scheduler keeps aside though its claim is bound gets its
+// claim touched (nudgeScheduler); a wait that times out says where each
+// of the pod's claims stood.
 func (r *run) podRunning(ctx context.Context, pod, claim string) (time.Time, error) {
-	return r.tl.wait(ctx, waitSpec{key: key("pod", pod), milestone: msRunning, timeout: r.o.Timeout,
-		giveUp: func() error { return r.stuck(pod, claim) }})
+	nudges := map[string]*kubekit.BindingNudge{}
+	ts, err := r.tl.wait(ctx, waitSpec{key: key("pod", pod), milestone: msRunning, timeout: r.o.Timeout, recheck: 2 * time.Second,
+		giveUp: func() error {
+			r.nudgeScheduler(ctx, pod, nudges)
+			return r.stuck(pod, claim)
+		}})
+	if err != nil && ctx.Err() == nil {
+		err = r.claimsOf(err, pod, nudges)
+	}
+	return ts, err
+}
+
+// nudgeScheduler touches each claim of the pod, one this run created,
+// that has been bound a while though the scheduler still sets the pod
+// aside for an unbound claim (kubekit.BindingNudge says why and when).
+func (r *run) nudgeScheduler(ctx context.Context, pod string, nudges map[string]*kubekit.BindingNudge) {
+	p := r.tl.latestPod(pod)
+	if !kubekit.SetAsideForUnboundClaim(p) {
+		return
+	}
+	now := time.Now()
+	for _, c := range podClaims(p) {
+		bound, ok := r.tl.at(key("pvc", c), msBound)
+		if !ok || !r.createdClaim(c) {
+			continue
+		}
+		n := nudges[c]
+		if n == nil {
+			n = &kubekit.BindingNudge{}
+			nudges[c] = n
+		}
+		if !n.Due(p, bound, now) {
+			continue
+		}
+		if err := kubekit.TouchClaim(ctx, r.c.Client, r.ns, c, now); err != nil {
+			r.progress("%s: %v", r.o.Class, err)
+			continue
+		}
+		r.progress("%s: %s", r.o.Class, kubekit.NudgeMessage(r.ns, c, pod, now.Sub(bound)))
+	}
+}
+
+// claimsOf adds to a pod's failed wait where each of its claims stood:
+// bound (when, and how often storbench touched it) or not.
+func (r *run) claimsOf(err error, pod string, nudges map[string]*kubekit.BindingNudge) error {
+	p := r.tl.latestPod(pod)
+	if p == nil {
+		return err
+	}
+	var says []string
+	for _, c := range podClaims(p) {
+		bound, ok := r.tl.at(key("pvc", c), msBound)
+		switch {
+		case !ok:
+			says = append(says, "claim "+c+" not bound")
+		case nudges[c] != nil && nudges[c].Touches > 0:
+			says = append(says, fmt.Sprintf("claim %s bound %s before, touched %d times so the scheduler would look again",
+				c, time.Since(bound).Round(time.Second), nudges[c].Touches))
+		default:
+			says = append(says, fmt.Sprintf("claim %s bound %s before", c, time.Since(bound).Round(time.Second)))
+		}
+	}
+	if len(says) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, strings.Join(says, "; "))
+}
+
+// podClaims lists the claims a pod's volumes name.
+func podClaims(p *corev1.Pod) []string {
+	var out []string
+	for _, v := range p.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			out = append(out, v.PersistentVolumeClaim.ClaimName)
+		}
+	}
+	return out
 }
 
 // stuck says why a pod will not run by itself: it stopped, its image cannot

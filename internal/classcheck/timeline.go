@@ -250,14 +250,22 @@ type waitSpec struct {
 	key, milestone string
 	timeout        time.Duration
 	// giveUp, when it returns an error, ends the wait with it (a pod that
-	// failed, an event that says the operation is refused).
-	giveUp func() error
+	// failed, an event that says the operation is refused). It runs on
+	// every milestone seen and, with recheck, that often besides.
+	giveUp  func() error
+	recheck time.Duration
 }
 
 // wait blocks until the milestone is seen and returns its stamp.
 func (t *timeline) wait(ctx context.Context, w waitSpec) (time.Time, error) {
 	timer := time.NewTimer(w.timeout)
 	defer timer.Stop()
+	var recheck <-chan time.Time
+	if w.recheck > 0 {
+		tick := time.NewTicker(w.recheck)
+		defer tick.Stop()
+		recheck = tick.C
+	}
 	for {
 		t.mu.Lock()
 		ts, ok := t.seen[w.key+"|"+w.milestone]
@@ -277,6 +285,7 @@ func (t *timeline) wait(ctx context.Context, w waitSpec) (time.Time, error) {
 		case <-timer.C:
 			return time.Time{}, fmt.Errorf("%s not %s within %s", w.key, w.milestone, w.timeout)
 		case <-ch:
+		case <-recheck:
 		}
 	}
 }

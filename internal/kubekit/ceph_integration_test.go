@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/storbench/storbench/internal/kubekit"
 	"github.com/storbench/storbench/test/kubetest"
@@ -26,15 +27,7 @@ func TestClusterCephPoolSizeThroughTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	ns := uniqueName("rook-ceph")
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
-			t.Error(err)
-		}
-	})
+	ns := namespace(t, client, "rook-ceph")
 	kubetest.RookBlockPool(t, ctx, c, ns, "replicapool", map[string]any{"failureDomain": "host", "replicated": map[string]any{"size": int64(3)}})
 	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("ceph-rbd")}, Provisioner: "rook-ceph.rbd.csi.ceph.com",
 		Parameters: map[string]string{"clusterID": ns, "pool": "replicapool", "imageFormat": "2"}}
@@ -59,6 +52,22 @@ func TestClusterCephPoolSizeThroughTheAPIServer(t *testing.T) {
 	if _, _, err := kubekit.CephReplicas(ctx, c.Dynamic, read); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("a pool that does not exist: %v, want not found", err)
 	}
+}
+
+// namespace creates a namespace of a name no earlier run used, deleted
+// when the test ends.
+func namespace(t *testing.T, client kubernetes.Interface, prefix string) string {
+	t.Helper()
+	ns := uniqueName(prefix)
+	if _, err := client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
+			t.Error(err)
+		}
+	})
+	return ns
 }
 
 // uniqueName makes a name no earlier run used.

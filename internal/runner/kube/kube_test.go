@@ -518,3 +518,52 @@ func TestHopelessWaitsEndAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestPrepareTouchesTheClaimOfAPodTheSchedulerMissed: the claim binds, but
+// the pod stays set aside for an unbound claim, in kube-scheduler's words,
+// until the claim changes; Prepare touches the claim after the grace, says
+// so, and the pod then lands and runs.
+func TestPrepareTouchesTheClaimOfAPodTheSchedulerMissed(t *testing.T) {
+	saved := schedulerNudge
+	schedulerNudge = kubekit.BindingNudge{Grace: 300 * time.Millisecond, Every: 300 * time.Millisecond}
+	t.Cleanup(func() { schedulerNudge = saved })
+	f := kubekittest.NewFake(t)
+	f.MutatePod = func(pod *corev1.Pod) {
+		pod.Spec.NodeName, pod.Status.Phase = "", corev1.PodPending
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+			Message: "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."}}
+	}
+	var touches int
+	f.Client.PrependReactor("patch", "persistentvolumeclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		touches++
+		pod, err := f.Client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), "bench", objectName(testRunID, 1))
+		if err != nil {
+			return true, nil, err
+		}
+		p := pod.(*corev1.Pod).DeepCopy()
+		p.Spec.NodeName, p.Status.Phase = "node-a", corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		return false, nil, f.Client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), p, "bench")
+	})
+	var reports []string
+	var mu sync.Mutex
+	tg := NewTarget(f.Cluster(), "fast", "node-a", 1, TargetOptions{Timeout: 10 * time.Second,
+		Report: func(_, msg string) { mu.Lock(); reports = append(reports, msg); mu.Unlock() }})
+	p, err := tg.Prepare(context.Background(), need())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Cleanup(context.Background())
+	pvc, err := f.Client.CoreV1().PersistentVolumeClaims("bench").Get(context.Background(), objectName(testRunID, 1), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if touches != 1 || pvc.Annotations[kubekit.AnnotationRequeued] == "" {
+		t.Errorf("%d touches, claim annotations %v; want one touch", touches, pvc.Annotations)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reports) != 1 || !strings.Contains(reports[0], "still sets pod "+objectName(testRunID, 1)+" aside") {
+		t.Errorf("reports %q, want one on the touch", reports)
+	}
+}

@@ -10,6 +10,7 @@ var Permissions = []kubekit.Permission{
 	{Verb: "get", Resource: "persistentvolumeclaims", Namespaced: true, Required: true, Why: "wait for binding"},
 	{Verb: "list", Resource: "persistentvolumeclaims", Namespaced: true, Required: true, Why: "find leftovers (cleanup)"},
 	{Verb: "delete", Resource: "persistentvolumeclaims", Namespaced: true, Required: true, Why: "remove its PVCs"},
+	{Verb: "patch", Resource: "persistentvolumeclaims", Namespaced: true, Why: "touch a bound PVC whose pod the scheduler still sets aside as unbound (a scheduler race under load), so the pod need not wait the scheduler's 5-minute retry"},
 	{Verb: "create", Resource: "pods", Namespaced: true, Required: true, Why: "one fio pod per target"},
 	{Verb: "get", Resource: "pods", Namespaced: true, Required: true, Why: "wait for the pod to run"},
 	{Verb: "list", Resource: "pods", Namespaced: true, Required: true, Why: "find leftovers (cleanup)"},

@@ -12,6 +12,49 @@
 # skip apt-get, CLUSTER_NODES / CLUSTER_RATE as for test/cluster/cluster.sh.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
+if [ "${1:-}" = --steps ]; then
+  # The tier's command under cluster.sh run: go test steps, each in a
+  # process group of its own with SIGINT at its default (a command run in
+  # the background, as cluster.sh runs this, starts with SIGINT ignored, and
+  # test binaries would keep it so). cluster.sh stops this with TERM on
+  # Ctrl-C or a timeout: the running step's group gets SIGINT (TERM 15 s
+  # later if it is still there), no further step starts, and this exits
+  # once the step has, before cluster.sh tears the cluster down.
+  shift
+  cd "$HERE"
+  stopped= pid=
+  trap 'stopped=1; [ -z "$pid" ] || kill -INT -- -"$pid" 2>/dev/null || true' TERM
+  step() { # go test args...
+    [ -z "$stopped" ] || return 1
+    local s i
+    setsid env --default-signal=INT go test "$@" & pid=$!
+    while :; do
+      s=0; wait "$pid" || s=$?
+      kill -0 "$pid" 2>/dev/null || break # ended, not a wait cut short by TERM
+      for i in $(seq 30); do kill -0 "$pid" 2>/dev/null && sleep 0.5; done
+      kill -TERM -- -"$pid" 2>/dev/null || true
+    done
+    pid=
+    return "$s"
+  }
+  s=0
+  case $1 in
+    one) shift; step -count=1 -p 2 -timeout 45m -run "^TestCluster" "$@" $PKGS || s=1 ;;
+    three)
+      shift
+      if [ -n "$SHARED_RE" ]; then
+        step -count=1 -p 2 -timeout 25m -run "^($SHARED_RE)\$" "$@" $SHARED_PKGS || s=1
+      fi
+      if [ -n "$ALONE_PKGS" ]; then
+        step -count=1 -p 1 -timeout 25m -run "^TestCluster" -skip "^(TestClusterDown.*${SHARED_RE:+|$SHARED_RE})\$" "$@" $ALONE_PKGS || s=1
+      fi
+      if [ -n "$DOWN_PKGS" ]; then
+        CLUSTER_DOWN_LAST=1 step -count=1 -p 1 -timeout 25m -run "^TestClusterDown" "$@" $DOWN_PKGS || s=1
+      fi ;;
+  esac
+  if [ -n "$stopped" ]; then exit 143; fi
+  exit "$s"
+fi
 export KAPI_ROOT=${KAPI_ROOT:-$HOME/.cache/storbench-kapi}
 if [ "${SKIP_INSTALL:-0}" != 1 ]; then bash "$HERE/test/cluster/cluster.sh" install; fi
 bash "$HERE/test/cluster/cluster.sh" build
@@ -36,9 +79,7 @@ export PKGS
 case " $* " in
   *" -run"* | *" -skip"* | *" -test.run"* | *" -test.skip"*)
     echo "cluster tier: go test -p 2 -run '^TestCluster' $* $PKGS"
-    exec bash "$HERE/test/cluster/cluster.sh" run bash -c '
-      cd "$0"
-      exec go test -count=1 -p 2 -timeout 45m -run "^TestCluster" "$@" $PKGS' "$HERE" "$@"
+    exec bash "$HERE/test/cluster/cluster.sh" run bash "$HERE/scripts/k8s-integration.sh" --steps one "$@"
     ;;
 esac
 # Otherwise in three steps, each test once:
@@ -66,16 +107,4 @@ ALONE_PKGS=$(echo "$tests" | awk '$3 == "alone" && $2 !~ /^TestClusterDown/ {pri
 DOWN_PKGS=$(echo "$tests" | awk '$2 ~ /^TestClusterDown/ {print $1}' | sort -u | tr '\n' ' ')
 echo "cluster tier: $(echo "$shared" | grep -c .) tests that share the cluster (go test -p 2) in $SHARED_PKGS; then the others in $ALONE_PKGS${DOWN_PKGS:+; then the tests named TestClusterDown... in $DOWN_PKGS}"
 export SHARED_RE SHARED_PKGS ALONE_PKGS DOWN_PKGS
-exec bash "$HERE/test/cluster/cluster.sh" run bash -c '
-  cd "$0"
-  s=0
-  if [ -n "$SHARED_RE" ]; then
-    go test -count=1 -p 2 -timeout 25m -run "^($SHARED_RE)\$" "$@" $SHARED_PKGS || s=1
-  fi
-  if [ -n "$ALONE_PKGS" ]; then
-    go test -count=1 -p 1 -timeout 25m -run "^TestCluster" -skip "^(TestClusterDown.*${SHARED_RE:+|$SHARED_RE})\$" "$@" $ALONE_PKGS || s=1
-  fi
-  if [ -n "$DOWN_PKGS" ]; then
-    CLUSTER_DOWN_LAST=1 go test -count=1 -p 1 -timeout 25m -run "^TestClusterDown" "$@" $DOWN_PKGS || s=1
-  fi
-  exit "$s"' "$HERE" "$@"
+exec bash "$HERE/test/cluster/cluster.sh" run bash "$HERE/scripts/k8s-integration.sh" --steps three "$@"

@@ -43,14 +43,14 @@ func loopDevice(t *testing.T, sizeMiB int) string {
 		t.Fatal(err)
 	}
 	f.Close()
-	dev := sh(t, "losetup", "--find", "--show", img)
-	t.Cleanup(func() { exec.Command("losetup", "-d", dev).Run() })
-	return dev
+	return testenv.AttachLoop(t, img)
 }
 
 func mounted(t *testing.T, dev string) string {
 	t.Helper()
 	mnt := t.TempDir()
+	undo := testenv.OnInterrupt("mount "+mnt, func() { testenv.Retry(func() error { return exec.Command("umount", mnt).Run() }) })
+	t.Cleanup(undo) // after the umount: an interrupt before it still finds the mount
 	sh(t, "mount", dev, mnt)
 	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
 	return mnt

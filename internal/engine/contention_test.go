@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -241,16 +240,7 @@ func TestContentionOnDevice(t *testing.T) {
 	if err := os.Truncate(img, 96<<20); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("losetup", "--find", "--show", img).CombinedOutput()
-	if err != nil {
-		testenv.Missing(t, "loop", "no loop device available here (needs root): losetup: %v %s", err, out)
-	}
-	dev := strings.TrimSpace(string(out))
-	t.Cleanup(func() {
-		if out, err := exec.Command("losetup", "--detach", dev).CombinedOutput(); err != nil {
-			t.Errorf("losetup --detach %s: %v %s", dev, err, out)
-		}
-	})
+	dev := testenv.AttachLoop(t, img)
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"))
 	if err != nil {
 		t.Fatal(err)

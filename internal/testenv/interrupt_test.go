@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +23,15 @@ func TestInterruptChild(t *testing.T) {
 		return // only as TestOnInterrupt's child
 	}
 	dir := os.Getenv("STORBENCH_TESTENV_INTERRUPT_DIR")
+	if mode == "loop" {
+		img := filepath.Join(dir, "disk.img")
+		if err := os.WriteFile(img, make([]byte, 1<<20), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Stdout.WriteString("registered " + AttachLoop(t, img) + "\n")
+		time.Sleep(time.Minute)
+		return
+	}
 	first := OnInterrupt("first", func() { os.WriteFile(filepath.Join(dir, "first"), []byte("1"), 0o644) })
 	second := OnInterrupt("second", func() { os.WriteFile(filepath.Join(dir, "second"), []byte("2"), 0o644) })
 	gone := OnInterrupt("gone", func() { os.WriteFile(filepath.Join(dir, "gone"), []byte("x"), 0o644) })
@@ -77,5 +87,51 @@ func TestOnInterrupt(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAttachLoopUndoneOnInterrupt: a test binary interrupted while a test
+// holds a loop device (AttachLoop) detaches it before it exits; go test's
+// Ctrl-C had left such devices attached, its cleanups never run.
+func TestAttachLoopUndoneOnInterrupt(t *testing.T) {
+	Loop(t)
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestInterruptChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), interruptChild+"=loop", "STORBENCH_TESTENV_INTERRUPT_DIR="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	dev, ok := strings.CutPrefix(strings.TrimSpace(line), "registered ")
+	if err != nil || !ok || !strings.HasPrefix(dev, "/dev/loop") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	attached := func() string {
+		b, err := exec.Command("losetup", "--associated", filepath.Join(dir, "disk.img")).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if a := attached(); !strings.HasPrefix(a, dev+":") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the child's %s is not attached to its image: %q", dev, a)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Errorf("child ended with %v: want exit code 130", err)
+	}
+	if a := attached(); a != "" {
+		exec.Command("losetup", "--detach", dev).Run()
+		t.Errorf("still attached after the interrupt: %s", a)
 	}
 }

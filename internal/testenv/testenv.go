@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // EnvRequire names the environment variable listing required prerequisites.
@@ -160,22 +161,69 @@ func LoopDevice(t testing.TB, size int64) string {
 }
 
 // AttachLoop attaches an existing image file as a loop device and detaches
-// it when the test ends.
+// it when the test ends, or when the test binary is interrupted first
+// (OnInterrupt): a loop device outlives the process that made it. The
+// interrupt's undo is there before the device is: until losetup has said
+// which device it took, it finds the image's devices by their backing
+// file (the image is the test's own).
 func AttachLoop(t testing.TB, img string, losetupArgs ...string) string {
 	t.Helper()
 	Loop(t)
+	var mu sync.Mutex
+	var dev string
+	done := OnInterrupt("loop device of "+img, func() {
+		var devs []string
+		for i := 0; len(devs) == 0 && i < 20; i++ { // losetup may be attaching it now
+			mu.Lock()
+			if dev != "" {
+				devs = []string{dev}
+			}
+			mu.Unlock()
+			if len(devs) == 0 {
+				if devs = associatedLoops(img); len(devs) == 0 {
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+		}
+		for _, d := range devs {
+			Retry(func() error { return exec.Command("losetup", "--detach", d).Run() })
+		}
+	})
 	args := append([]string{"--find", "--show"}, losetupArgs...)
 	out, err := exec.Command("losetup", append(args, img)...).CombinedOutput()
 	if err != nil {
+		done()
 		Missing(t, "loop", "no loop device available: losetup: %v %s", err, out)
 	}
-	dev := strings.TrimSpace(string(out))
+	mu.Lock()
+	dev = strings.TrimSpace(string(out))
+	mu.Unlock()
 	t.Cleanup(func() {
+		done() // first: once detached, the number may be another's
 		if out, err := exec.Command("losetup", "--detach", dev).CombinedOutput(); err != nil {
 			t.Errorf("losetup --detach %s: %v %s", dev, err, out)
 		}
 	})
 	return dev
+}
+
+// associatedLoops lists the loop devices whose backing file is img.
+func associatedLoops(img string) []string {
+	out, err := exec.Command("losetup", "--noheadings", "--output", "NAME", "--associated", img).Output()
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(out))
+}
+
+// Retry calls undo until it succeeds, for at most 2 s, when a test binary
+// is interrupted (OnInterrupt): a device or mount the previous undo let go
+// of can stay busy a moment longer (a loop device's backing file is closed
+// after its detach returns).
+func Retry(undo func() error) {
+	for i := 0; i < 20 && undo() != nil; i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // Buffer collects a process's output while it runs: safe for the process's

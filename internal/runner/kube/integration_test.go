@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -368,16 +367,7 @@ func TestClusterRealNodeBlock(t *testing.T) {
 	if err := os.Truncate(img, 256<<20); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("losetup", "--find", "--show", img).CombinedOutput()
-	if err != nil {
-		testenv.Missing(t, "loop", "no loop device available here: losetup: %v %s", err, out)
-	}
-	dev := strings.TrimSpace(string(out))
-	t.Cleanup(func() {
-		if out, err := exec.Command("losetup", "--detach", dev).CombinedOutput(); err != nil {
-			t.Errorf("losetup --detach %s: %v %s", dev, err, out)
-		}
-	})
+	dev := testenv.AttachLoop(t, img)
 	class := unique("sb-block")
 	e.class(t, class)
 	e.realPV(t, class, dev, "256Mi", true)

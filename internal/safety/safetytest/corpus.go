@@ -205,6 +205,17 @@ func mountOn(t testing.TB, dev string, opts ...string) string {
 	if typ, _ := exec.Command("blkid", "-p", "-o", "value", "-s", "TYPE", dev).Output(); strings.TrimSpace(string(typ)) == "ext4" {
 		opts = append(opts, "-o", ext4Quiet)
 	}
+	// The interrupt's undo is there before the mount is (it retries while
+	// a mount the test started completes), and it thaws before it
+	// unmounts: a filesystem unmounted frozen stays alive, holding its
+	// device, with no mount left to thaw it through.
+	mounted := testenv.OnInterrupt("mount "+mnt, func() {
+		testenv.Retry(func() error {
+			_ = exec.Command("fsfreeze", "--unfreeze", mnt).Run()
+			return exec.Command("umount", mnt).Run()
+		})
+	})
+	t.Cleanup(mounted) // after the umount below: an interrupt before it still finds the mount
 	Run(t, "mount", append(opts, dev, mnt)...)
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
@@ -304,6 +315,10 @@ func Cases() []Case {
 		}},
 		{Name: "active-swap", Size: 32 * mib, Tools: [][2]string{mkswap, {"swapon", "mount"}}, Refusal: "in use as swap", Setup: func(t testing.TB, dev string) {
 			tool("mkswap", "DEV")(t, dev)
+			swapping := testenv.OnInterrupt("swap on "+dev, func() {
+				testenv.Retry(func() error { return exec.Command("swapoff", dev).Run() })
+			})
+			t.Cleanup(swapping)
 			Run(t, "swapon", dev)
 			t.Cleanup(func() { Run(t, "swapoff", dev) })
 		}},
@@ -319,6 +334,9 @@ func Cases() []Case {
 			// loop device still reads a file on it, so the kernel keeps it.
 			quietExt4(t, dev)
 			mnt := t.TempDir()
+			t.Cleanup(testenv.OnInterrupt("mount "+mnt, func() {
+				testenv.Retry(func() error { return exec.Command("umount", "-l", mnt).Run() })
+			}))
 			Run(t, "mount", dev, mnt)
 			file := filepath.Join(mnt, "inner.img")
 			if err := os.WriteFile(file, make([]byte, 1<<20), 0o644); err != nil {

@@ -289,12 +289,12 @@ func (d disk) copyImage(ctx context.Context, src, dst string) (err error) {
 		if _, err := d.run(ctx, "fsfreeze", "--freeze", mps[0]); err != nil {
 			return err
 		}
-		defer func(mp string) {
+		defer func(dev string) {
 			// Thawing must not depend on the caller's context.
-			if _, uerr := d.run(context.WithoutCancel(ctx), "fsfreeze", "--unfreeze", mp); uerr != nil && err == nil {
+			if uerr := d.thaw(context.WithoutCancel(ctx), dev); uerr != nil && err == nil {
 				err = uerr
 			}
-		}(mps[0])
+		}(dev)
 	}
 	tmp := dst + ".tmp"
 	if _, err := d.run(ctx, "cp", "--sparse=always", src, tmp); err != nil {
@@ -302,6 +302,41 @@ func (d disk) copyImage(ctx context.Context, src, dst string) (err error) {
 		return err
 	}
 	return os.Rename(tmp, dst)
+}
+
+// thaw unfreezes the filesystem on dev through a mount point it has now.
+// The one it was frozen through may be gone: the kubelet unmounts a
+// deleted pod's publish path whenever it gets to it, a copy may be running
+// then, and the unmount succeeds on a frozen filesystem. A filesystem left
+// frozen stalls every writer of the volume, and one with no mount point
+// left lives on, holding its device, until it is mounted again to be
+// thawed, which thaw then does on a directory of its own.
+func (d disk) thaw(ctx context.Context, dev string) error {
+	mps, err := mountPoints(dev)
+	if err != nil {
+		return err
+	}
+	if len(mps) == 0 {
+		dir, err := os.MkdirTemp("", "testcsi-thaw-")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(dir)
+		if _, err := d.run(ctx, "mount", dev, dir); err != nil {
+			return fmt.Errorf("mounting %s to thaw it: %w", dev, err)
+		}
+		defer d.run(ctx, "umount", dir)
+		mps = []string{dir}
+	}
+	var errs []error
+	for _, mp := range mps {
+		_, err := d.run(ctx, "fsfreeze", "--unfreeze", mp)
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	return fmt.Errorf("thawing %s: %w", dev, errors.Join(errs...))
 }
 
 // mountInfo is one line of /proc/self/mountinfo.

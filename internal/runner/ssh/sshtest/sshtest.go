@@ -160,6 +160,7 @@ func newServer(dir string, at listen, extra ...string) (*Server, error) {
 			close(exited)
 		}(s.cmd, s.exited)
 		if waitListening(s.Addr(), s.exited, 10*time.Second) {
+			s.waitProbeGone(10 * time.Second)
 			return s, nil
 		}
 		s.cmd.Process.Kill()
@@ -199,9 +200,17 @@ func (s *Server) Log() string { return s.log.String() }
 // run.
 func (s *Server) ConnectionProcesses(t testing.TB) []int {
 	t.Helper()
-	below, err := proc.Reader{}.Descendants(s.cmd.Process.Pid)
+	out, err := s.connectionProcesses()
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+func (s *Server) connectionProcesses() ([]int, error) {
+	below, err := proc.Reader{}.Descendants(s.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
 	}
 	var out []int
 	for _, p := range below {
@@ -209,7 +218,19 @@ func (s *Server) ConnectionProcesses(t testing.TB) []int {
 			out = append(out, p.PID)
 		}
 	}
-	return out
+	return out, nil
+}
+
+// waitProbeGone waits, at most limit, until the connection that found the
+// server listening is served no more: sshd forks a process for it, which
+// ends once it reads the probe's close, later on a loaded machine. A test
+// that counts the server's connections then starts from none.
+func (s *Server) waitProbeGone(limit time.Duration) {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if ps, err := s.connectionProcesses(); err != nil || len(ps) == 0 {
+			return
+		}
+	}
 }
 
 // Processes are every process below this server (its connections and

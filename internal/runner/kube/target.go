@@ -529,13 +529,13 @@ func (o *objects) waitRunning(ctx context.Context) (*corev1.Pod, error) {
 	return pod, err
 }
 
-// nudgeScheduler touches the target's claim, bound since boundAt, when
-// the scheduler still sets its pod aside for an unbound claim
-// (kubekit.BindingNudge says why and when); a touch it may not make is
-// reported, and the wait goes on.
+// nudgeScheduler touches the target's claim, one this run created, bound
+// since boundAt, when the scheduler still sets its pod aside for an
+// unbound claim (kubekit.BindingNudge says why and when); a touch it may
+// not make is reported, and the wait goes on.
 func (o *objects) nudgeScheduler(ctx context.Context, pod *corev1.Pod, boundAt time.Time, n *kubekit.BindingNudge) {
 	now := time.Now()
-	if !n.Due(pod, boundAt, now) {
+	if !o.pvcCreated || !n.Due(pod, boundAt, now) {
 		return
 	}
 	msg := kubekit.NudgeMessage(o.ns, o.name, o.name, now.Sub(boundAt))

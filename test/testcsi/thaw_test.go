@@ -3,13 +3,12 @@ package testcsi
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/safety/safetytest"
 	"github.com/storbench/storbench/internal/testenv"
 )
 
@@ -32,19 +31,19 @@ func TestThawAfterTheFrozenMountPointIsGone(t *testing.T) {
 				t.Fatal(err)
 			}
 			dev := testenv.AttachLoop(t, img)
-			run(t, "mkfs.ext4", "-q", dev)
+			safetytest.Run(t, "mkfs.ext4", "-q", dev)
 			frozenVia, other := filepath.Join(dir, "publish"), filepath.Join(dir, "staging")
 			for _, p := range []string{frozenVia, other} {
 				if err := os.Mkdir(p, 0o755); err != nil {
 					t.Fatal(err)
 				}
 			}
-			run(t, "mount", dev, other)
-			run(t, "mount", "--bind", other, frozenVia)
-			run(t, "fsfreeze", "--freeze", frozenVia)
-			run(t, "umount", frozenVia) // allowed on a frozen filesystem
+			safetytest.Run(t, "mount", dev, other)
+			safetytest.Run(t, "mount", "--bind", other, frozenVia)
+			safetytest.Run(t, "fsfreeze", "--freeze", frozenVia)
+			safetytest.Run(t, "umount", frozenVia) // allowed on a frozen filesystem
 			if !left {
-				run(t, "umount", other)
+				safetytest.Run(t, "umount", other)
 			}
 			if err := d.thaw(ctx, dev); err != nil {
 				t.Fatal(err)
@@ -60,23 +59,12 @@ func TestThawAfterTheFrozenMountPointIsGone(t *testing.T) {
 				case <-time.After(30 * time.Second):
 					t.Fatal("a write to the volume still blocked 30 s after the thaw: the filesystem is frozen")
 				}
-				run(t, "umount", other)
+				safetytest.Run(t, "umount", other)
 			}
-			if sb := "/proc/fs/ext4/" + filepath.Base(dev); fileExists(sb) {
+			sb := "/proc/fs/ext4/" + filepath.Base(dev)
+			if alive, _ := exists(sb); alive {
 				t.Errorf("%s: the filesystem lives on with no mount point (frozen)", sb)
 			}
 		})
 	}
-}
-
-func run(t *testing.T, name string, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v %s", name, strings.Join(args, " "), err, out)
-	}
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

@@ -24,10 +24,15 @@ if [ "${1:-}" = --steps ]; then
   cd "$HERE"
   stopped= pid=
   trap 'stopped=1; [ -z "$pid" ] || kill -INT -- -"$pid" 2>/dev/null || true' TERM
+  n=0
   step() { # go test args...
     [ -z "$stopped" ] || return 1
-    local s i
-    setsid env --default-signal=INT go test "$@" & pid=$!
+    local s i json format=standard-quiet
+    n=$((n + 1)) json=$TIMES/step-$n.json
+    # go test's package lines, then each failed test's output (with -v,
+    # go test -v's); its events kept in $json
+    case " $* " in *" -v "* | *" -test.v "*) format=standard-verbose ;; esac
+    setsid env --default-signal=INT "$GOTESTSUM" --format "$format" --hide-summary=skipped --jsonfile "$json" -- "$@" & pid=$!
     while :; do
       s=0; wait "$pid" || s=$?
       kill -0 "$pid" 2>/dev/null || break # ended, not a wait cut short by TERM
@@ -35,6 +40,8 @@ if [ "${1:-}" = --steps ]; then
       kill -TERM -- -"$pid" 2>/dev/null || true
     done
     pid=
+    # what took the time, test by test, in every run
+    "$GOTESTSUM" tool slowest --jsonfile "$json" --threshold 20s | awk -v n="$n" 'NR == 1 { print "step " n ": tests over 20 s (package, test, time):" } { print "  " $0 }'
     return "$s"
   }
   s=0
@@ -59,6 +66,12 @@ export KAPI_ROOT=${KAPI_ROOT:-$HOME/.cache/storbench-kapi}
 if [ "${SKIP_INSTALL:-0}" != 1 ]; then bash "$HERE/test/cluster/cluster.sh" install; fi
 bash "$HERE/test/cluster/cluster.sh" build
 
+# gotestsum (the tools module's) runs go test in each step: the same output,
+# and each test's time kept in $KAPI_ROOT/test-times/step-N.json, the slowest
+# printed after each step.
+export GOTESTSUM=$KAPI_ROOT/bin/gotestsum TIMES=$KAPI_ROOT/test-times
+(cd "$HERE/tools" && go build -o "$GOTESTSUM" gotest.tools/gotestsum)
+mkdir -p "$TIMES" && rm -f "$TIMES"/step-*.json
 export STORBENCH_K8S_INTEGRATION=1 CLUSTER_ENV=$KAPI_ROOT/run/cluster.env KUBECONFIG=$KAPI_ROOT/run/kubeconfig
 # The cluster tier is every test named TestCluster... (test/kubetest fails any
 # other test that asks for the cluster), in the packages that declare one;

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -310,25 +311,44 @@ func (r *run) nonRoot(ctx context.Context) Check {
 	return Check{Outcome: Works, Took: v.written.Sub(v.created), Reason: "uid 1000, fsGroup 1000"}
 }
 
-// everyNode mounts and writes a volume on each schedulable node.
+// everyNode mounts and writes a volume on each schedulable node, up to
+// everyNodeAtOnce nodes at a time: the check takes about as long as one
+// node's volume, not the sum of them.
 func (r *run) everyNode(ctx context.Context) Check {
 	start := time.Now()
-	var bad []string
-	var times []time.Duration
-	for _, n := range r.nodes {
-		v, err := r.startVolume(ctx, claimSpec{}, podSpec{node: n})
-		if err == nil {
-			err = r.verify(ctx, v.pod, "first", v.data)
-		}
-		r.deleteVolumes(ctx, []*volume{v})
-		if err != nil {
-			bad = append(bad, n+": "+err.Error())
-			continue
-		}
-		times = append(times, v.written.Sub(v.created))
-	}
 	if len(r.nodes) == 0 {
 		return Check{Outcome: Skipped, Reason: "no schedulable node"}
+	}
+	errs := make([]error, len(r.nodes))
+	took := make([]time.Duration, len(r.nodes))
+	slots := make(chan struct{}, everyNodeAtOnce)
+	var wg sync.WaitGroup
+	for i, n := range r.nodes {
+		c, p := claimSpec{name: r.name("pvc")}, podSpec{name: r.name("pod"), node: n}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			v, err := r.startVolume(ctx, c, p)
+			if err == nil {
+				err = r.verify(ctx, v.pod, "first", v.data)
+			}
+			r.deleteVolumes(ctx, []*volume{v})
+			if errs[i] = err; err == nil {
+				took[i] = v.written.Sub(v.created)
+			}
+		}()
+	}
+	wg.Wait()
+	var bad []string
+	var times []time.Duration
+	for i, n := range r.nodes {
+		if errs[i] != nil {
+			bad = append(bad, n+": "+errs[i].Error())
+			continue
+		}
+		times = append(times, took[i])
 	}
 	if len(bad) > 0 {
 		return failed(start, fmt.Errorf("%d of %d nodes cannot mount and write: %s", len(bad), len(r.nodes), strings.Join(bad, "; ")))
@@ -336,6 +356,9 @@ func (r *run) everyNode(ctx context.Context) Check {
 	return Check{Outcome: Works, Took: time.Since(start), Stages: []Stage{{Name: "first-write", Samples: times}},
 		Reason: fmt.Sprintf("%d nodes: %s", len(r.nodes), strings.Join(r.nodes, ", "))}
 }
+
+// everyNodeAtOnce bounds the volumes the every-node check has at a time.
+const everyNodeAtOnce = 8
 
 // readWriteMany writes on one node and times until another node reads it.
 func (r *run) readWriteMany(ctx context.Context) Check {

@@ -80,12 +80,23 @@ func setup(t *testing.T) *env {
 
 // teardown deletes pods, snapshots and claims, and waits until the driver
 // has deleted the volumes behind them, so no loop device outlives a test.
+// The pods go first, with a grace period of a second (not 0: that removes
+// the pod object at once, while the kubelet still unmounts its volume, and
+// the driver refuses to delete a volume in use until the provisioner's
+// backoff has grown to a minute); the kubelet removes a pod once its
+// volumes are unmounted.
 func (e *env) teardown(t *testing.T) {
 	ctx := context.Background()
 	bg := metav1.DeletePropagationBackground
-	zero := int64(0)
-	if err := e.c.CoreV1().Pods(e.ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero, PropagationPolicy: &bg}, metav1.ListOptions{}); err != nil {
+	one := int64(1)
+	if err := e.c.CoreV1().Pods(e.ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &one, PropagationPolicy: &bg}, metav1.ListOptions{}); err != nil {
 		t.Errorf("delete pods: %v", err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := e.c.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{})
+		return err == nil && len(pods.Items) == 0, err
+	}); err != nil {
+		t.Errorf("pods of namespace %s still there: %v", e.ns, err)
 	}
 	if err := e.dyn.Resource(snapshotGVR).Namespace(e.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		t.Errorf("delete snapshots: %v", err)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -165,6 +166,20 @@ func TestClusterQualifyCapableCSIFull(t *testing.T) {
 	}
 	if f := rep.Check(classcheck.CheckFailover); f != nil && !strings.Contains(f.Reason, "records intact") {
 		t.Errorf("failover: %+v", f)
+	}
+	// every-node's volumes run side by side: each real node still gets
+	// its own, written and timed
+	if e := rep.Check(classcheck.CheckEveryNode); e != nil {
+		nodes := kubetest.Env(t).Nodes()
+		if len(e.Stages) != 1 || len(e.Stages[0].Samples) != len(nodes) {
+			t.Errorf("every-node: %+v, want a first-write sample for each of %d nodes", e.Stages, len(nodes))
+		}
+		_, named, _ := strings.Cut(e.Reason, ": ")
+		got := strings.Split(named, ", ")
+		slices.Sort(got)
+		if want := slices.Sorted(slices.Values(nodes)); !slices.Equal(got, want) {
+			t.Errorf("every-node: %q, want the nodes %v", e.Reason, want)
+		}
 	}
 }
 

@@ -159,9 +159,20 @@ func TestClusterQualifyCapableCSIFull(t *testing.T) {
 	for _, s := range prov.Stages {
 		names[s.Name] = len(s.Samples)
 	}
-	for _, s := range []string{classcheck.StageBound, classcheck.StageAttached, classcheck.StageMounted, classcheck.StageRunning, classcheck.StageWritten, classcheck.StagePVGone} {
+	for _, s := range []string{classcheck.StageBound, classcheck.StageAttached, classcheck.StageMounted, classcheck.StageRunning, classcheck.StageWritten, classcheck.StageDetached, classcheck.StagePVGone} {
 		if names[s] != classcheck.MinClaimsForP95 {
 			t.Errorf("provisioning stage %s: %d samples, want %d (%v)", s, names[s], classcheck.MinClaimsForP95, names)
+		}
+	}
+	// each claim is deleted once its volume is detached: the driver
+	// deletes it at the provisioner's first try, with no retries' backoff
+	// (tens of seconds when claims were deleted before their volumes were
+	// detached)
+	for _, s := range prov.Stages {
+		if s.Name == classcheck.StagePVGone {
+			if worst := slices.Max(s.Samples); worst > 10*time.Second {
+				t.Errorf("provisioning: a PV took %s to go once its volume was detached (%v)", worst, s.Samples)
+			}
 		}
 	}
 	if f := rep.Check(classcheck.CheckFailover); f != nil && !strings.Contains(f.Reason, "records intact") {

@@ -9,16 +9,25 @@ import (
 )
 
 // Provisioning stage names: each is the time from the claim's creation
-// (sent to the API server) until the milestone was first seen; pv-gone is
-// from the claim's deletion until its PV was.
+// (sent to the API server) until the milestone was first seen; detached is
+// from the pod's deletion until the volume's VolumeAttachment on its node
+// was gone (drivers that attach), pv-gone from the claim's deletion, once
+// detached, until its PV was.
 const (
 	StageBound    = "bound"
 	StageAttached = "attached"
 	StageMounted  = "mounted"
 	StageRunning  = "running"
 	StageWritten  = "first-write"
+	StageDetached = "detached"
 	StagePVGone   = "pv-gone"
 )
+
+// detachWait bounds the wait for a deleted pod's volume to be detached
+// before its claim is deleted. A healthy node detaches in seconds; one
+// that does not (a stopped node, another pod still using the volume
+// there) only delays the PV's deletion, as before.
+var detachWait = 20 * time.Second
 
 // volume is a claim with a pod using it.
 type volume struct {
@@ -113,8 +122,8 @@ func (r *run) provisioning(ctx context.Context) Check {
 	if err != nil {
 		return failed(start, err)
 	}
-	stages[StagePVGone] = gone
-	for _, s := range []string{StageBound, StageAttached, StageMounted, StageRunning, StageWritten, StagePVGone} {
+	stages[StageDetached], stages[StagePVGone] = gone.detached, gone.pvGone
+	for _, s := range []string{StageBound, StageAttached, StageMounted, StageRunning, StageWritten, StageDetached, StagePVGone} {
 		if len(stages[s]) > 0 {
 			ch.Stages = append(ch.Stages, Stage{Name: s, Samples: stages[s]})
 		}
@@ -126,12 +135,19 @@ func (r *run) provisioning(ctx context.Context) Check {
 	return ch
 }
 
-// deleteVolumes deletes the pods, then the claims, all at once, and returns
-// each claim's time from deletion until its PV was gone (Delete reclaim
-// policy only).
-func (r *run) deleteVolumes(ctx context.Context, vols []*volume) ([]time.Duration, error) {
+// deleted is what deleteVolumes timed: each attached volume's time from
+// its pod's deletion until it was detached, and each claim's from its
+// deletion until its PV was gone (Delete reclaim policy only).
+type deleted struct{ detached, pvGone []time.Duration }
+
+// deleteVolumes deletes each pod, waits until it is gone and its volume
+// detached from its node (at most detachWait: a driver refuses to delete
+// a volume still attached, as the test CSI driver and Ceph's do, and the
+// provisioner's retries back off to tens of seconds), then deletes its
+// claim and waits until its PV is gone; all volumes at once.
+func (r *run) deleteVolumes(ctx context.Context, vols []*volume) (deleted, error) {
 	var mu sync.Mutex
-	var gone []time.Duration
+	var d deleted
 	var errs []error
 	var wg sync.WaitGroup
 	for _, v := range vols {
@@ -141,13 +157,22 @@ func (r *run) deleteVolumes(ctx context.Context, vols []*volume) ([]time.Duratio
 		wg.Add(1)
 		go func(v *volume) {
 			defer wg.Done()
-			_, err := r.deletePod(ctx, v.pod)
+			node := ""
+			if p := r.tl.latestPod(v.pod); p != nil {
+				node = p.Spec.NodeName
+			}
+			podDeleted, err := r.deletePod(ctx, v.pod)
 			if err == nil && v.claim != "" { // a prober pod has no claim
+				if at, ok := r.detached(ctx, v.claim, node); ok && at.After(podDeleted) {
+					mu.Lock()
+					d.detached = append(d.detached, at.Sub(podDeleted))
+					mu.Unlock()
+				}
 				var s, g time.Time
 				s, g, err = r.deleteClaim(ctx, v.claim)
 				if err == nil && !g.IsZero() {
 					mu.Lock()
-					gone = append(gone, g.Sub(s))
+					d.pvGone = append(d.pvGone, g.Sub(s))
 					mu.Unlock()
 				}
 			}
@@ -159,5 +184,20 @@ func (r *run) deleteVolumes(ctx context.Context, vols []*volume) ([]time.Duratio
 		}(v)
 	}
 	wg.Wait()
-	return gone, errors.Join(errs...)
+	return d, errors.Join(errs...)
+}
+
+// detached waits (at most detachWait) until claim's volume, seen attached
+// to node, is detached from it, and says when; false when it was never
+// seen attached there or stayed attached.
+func (r *run) detached(ctx context.Context, claim, node string) (time.Time, bool) {
+	pv := r.tl.volumeOf(claim)
+	if pv == "" || node == "" {
+		return time.Time{}, false
+	}
+	if _, ok := r.tl.at(key("pv", pv), "attached:"+node); !ok {
+		return time.Time{}, false
+	}
+	at, err := r.tl.wait(ctx, waitSpec{key: key("pv", pv), milestone: "detached:" + node, timeout: detachWait})
+	return at, err == nil
 }

@@ -99,7 +99,7 @@ func checkRBDEnginePodEveryNode(t *testing.T, e *env) {
 	// The image storbench did not make: a write suite is refused, from one
 	// node, and the image is as it was.
 	g = openKind(t, ctx, one, kube.TargetPrefix+"rbd:rbd/keep?secret="+ns+"/"+secret+"&id="+restrictedClient)
-	err = runRefused(ctx, g.Targets)
+	err = runRefused(t, ctx, g.Targets)
 	if err == nil || !strings.Contains(err.Error(), "rbd:rbd/keep") {
 		t.Errorf("a write suite on an image storbench did not make: %v", err)
 	}
@@ -280,7 +280,7 @@ func quickSuiteYAML(t *testing.T) string {
 
 // runRefused runs a write suite on targets and returns the run's error
 // (or the first failed result's).
-func runRefused(ctx context.Context, targets []runner.Target) error {
+func runRefused(t *testing.T, ctx context.Context, targets []runner.Target) error {
 	suite, err := spec.Parse([]byte("name: w\nworkloads:\n  - {name: seq-write, rw: write, bs: 1MiB, size: 16MiB, runtime: 1s}\n"), "suite")
 	if err != nil {
 		return err
@@ -295,7 +295,7 @@ func runRefused(ctx context.Context, targets []runner.Target) error {
 		return err
 	}
 	defer st.Close()
-	run, err := (&engine.Engine{Store: st, Observer: silent{}}).Run(ctx, engine.Plan{Suite: suite, Repeat: 1, Targets: targets})
+	run, err := (&engine.Engine{Store: st, Observer: logged{t}}).Run(ctx, engine.Plan{Suite: suite, Repeat: 1, Targets: targets})
 	if err != nil {
 		return err
 	}

@@ -25,13 +25,19 @@ import (
 	"github.com/storbench/storbench/internal/telemetry"
 )
 
-type silent struct{}
+// logged is an engine observer that logs the run's steps (go test -v,
+// and in the cluster tier's test-times JSON): where a test's time went.
+type logged struct{ t *testing.T }
 
-func (silent) RunStarted(*result.Run)                        {}
-func (silent) Notice(string, string)                         {}
-func (silent) WorkloadStarted(engine.Step)                   {}
-func (silent) WorkloadProgress(engine.Step, result.Progress) {}
-func (silent) WorkloadFinished(engine.Step, *result.Result)  {}
+func (o logged) RunStarted(r *result.Run) { o.t.Logf("run %s started", r.ID) }
+func (o logged) Notice(target, m string)  { o.t.Logf("%s: notice: %s", target, m) }
+func (o logged) WorkloadStarted(s engine.Step) {
+	o.t.Logf("%s: %s (%d of %d) started", s.Target, s.Workload, s.Index, s.Count)
+}
+func (logged) WorkloadProgress(engine.Step, result.Progress) {}
+func (o logged) WorkloadFinished(s engine.Step, r *result.Result) {
+	o.t.Logf("%s: %s finished: %s", s.Target, s.Workload, r.Status)
+}
 
 // netfsShapedRate is the rate TestClusterNetfsBreakdownOnShapedLinks
 // shapes both nodes' ports to: well under the disk's buffered writes.
@@ -165,7 +171,7 @@ func runPlan(t *testing.T, ctx context.Context, yaml string, plan engine.Plan) [
 	}
 	defer st.Close()
 	plan.Suite, plan.Repeat = suite, 1
-	run, err := (&engine.Engine{Store: st, Observer: silent{}}).Run(ctx, plan)
+	run, err := (&engine.Engine{Store: st, Observer: logged{t}}).Run(ctx, plan)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func runStored(t *testing.T, ctx context.Context, db string, plan engine.Plan) (
 		t.Fatal(err)
 	}
 	plan.Repeat = 1
-	run, err := (&engine.Engine{Store: st, Observer: silent{}}).Run(ctx, plan)
+	run, err := (&engine.Engine{Store: st, Observer: logged{t}}).Run(ctx, plan)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,7 @@ import (
 	"github.com/storbench/storbench/internal/runner/ssh/sshtest"
 	"github.com/storbench/storbench/internal/storbench"
 	"github.com/storbench/storbench/test/kubetest"
+	"github.com/storbench/storbench/test/testcsi"
 )
 
 // needClass skips when the cluster has no such class: the single-node
@@ -190,6 +192,58 @@ func TestClusterQualifyCapableCSIFull(t *testing.T) {
 		slices.Sort(got)
 		if want := slices.Sorted(slices.Values(nodes)); !slices.Equal(got, want) {
 			t.Errorf("every-node: %q, want the nodes %v", e.Reason, want)
+		}
+	}
+}
+
+// A class whose volumes reach only some nodes (its allowedTopologies name
+// two of the three real nodes) fails every-node, naming the third node and
+// the scheduler's reason, and only it: the nodes' volumes are made side
+// by side (everyNodeAtOnce), and the errors come back per node.
+func TestClusterEveryNodeNamesTheNodeItsClassCannotReach(t *testing.T) {
+	kubetest.Shared(t) // its own class, claims and pods; no cordon; measures nothing
+	_, client := connect(t)
+	ctx := context.Background()
+	needClass(t, client, "testcsi-shared")
+	base, err := client.StorageV1().StorageClasses().Get(ctx, "testcsi-shared", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := kubetest.Env(t).Nodes()
+	if len(nodes) < 3 {
+		t.Skipf("needs three real nodes, the cluster has %v", nodes)
+	}
+	slices.Sort(nodes)
+	reached, left := nodes[:2], nodes[2]
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	class := &storagev1.StorageClass{
+		ObjectMeta:  metav1.ObjectMeta{Name: fmt.Sprintf("sbq-two-nodes-%x", time.Now().UnixNano()&0xffffff)},
+		Provisioner: base.Provisioner, Parameters: base.Parameters, ReclaimPolicy: base.ReclaimPolicy, VolumeBindingMode: &wffc,
+		AllowedTopologies: []corev1.TopologySelectorTerm{{MatchLabelExpressions: []corev1.TopologySelectorLabelRequirement{
+			{Key: testcsi.TopologyKey, Values: reached}}}},
+	}
+	if _, err := client.StorageV1().StorageClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		client.StorageV1().StorageClasses().Delete(context.Background(), class.Name, metav1.DeleteOptions{})
+	})
+	// The check waits for the third node's pod as long as for any (the
+	// scheduler's "didn't find available persistent volumes to bind" can
+	// pass, as a static PV appears): 30 s here.
+	rep := qualify(t, class.Name, classcheck.Options{Only: []string{classcheck.CheckEveryNode}, Timeout: 30 * time.Second})
+	ch := rep.Check(classcheck.CheckEveryNode)
+	if ch == nil || ch.Outcome != classcheck.Failed {
+		t.Fatalf("every-node on %s (reaches %v): %+v, want failed", class.Name, reached, ch)
+	}
+	t.Logf("every-node: %s", ch.Reason)
+	want := fmt.Sprintf("1 of %d nodes cannot mount and write: %s: ", len(nodes), left)
+	if !strings.HasPrefix(ch.Reason, want) || !strings.Contains(ch.Reason, "persistent volumes to bind") {
+		t.Errorf("every-node: %q, want it to start %q and give the scheduler's reason", ch.Reason, want)
+	}
+	for _, n := range reached {
+		if strings.Contains(ch.Reason, n+": ") {
+			t.Errorf("every-node names %s, which its class reaches: %s", n, ch.Reason)
 		}
 	}
 }

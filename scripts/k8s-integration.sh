@@ -44,6 +44,26 @@ if [ "${1:-}" = --steps ]; then
     "$GOTESTSUM" tool slowest --jsonfile "$json" --threshold 20s | awk -v n="$n" 'NR == 1 { print "step " n ": tests over 20 s (package, test, time):" } { print "  " $0 }'
     return "$s"
   }
+  # The tests named TestClusterCeph... share one Ceph with CephFS, up for
+  # the step (kubetest.CephUp uses a Ceph that is up and leaves it), then
+  # down, the cluster left as it was: one bring-up (about 30 s) in place
+  # of one per test.
+  ceph_step() {
+    local t0=$SECONDS rc=0 out
+    if ! out=$(CEPH_FS=1 bash "$HERE/test/cluster/ceph.sh" cluster up 2>&1); then
+      echo "$out" | tail -n 20
+      echo "ceph.sh cluster up failed: the tests named TestClusterCeph... did not run"
+      bash "$HERE/test/cluster/ceph.sh" cluster down >/dev/null 2>&1 || true
+      return 1
+    fi
+    echo "Ceph with CephFS up for the tests named TestClusterCeph... in $((SECONDS - t0)) s"
+    local skip=()
+    if [ -n "$SHARED_RE" ]; then skip=(-skip "^($SHARED_RE)\$"); fi
+    step -count=1 -p 1 -timeout 25m -run "^TestClusterCeph" "${skip[@]}" "$@" $CEPH_PKGS || rc=1
+    bash "$HERE/test/cluster/ceph.sh" cluster down || rc=1
+    bash "$HERE/test/cluster/ceph.sh" check-clean cluster || rc=1
+    return "$rc"
+  }
   s=0
   case $1 in
     one) shift; step -count=1 -p 2 -timeout 45m -run "^TestCluster" "$@" $PKGS || s=1 ;;
@@ -53,7 +73,10 @@ if [ "${1:-}" = --steps ]; then
         step -count=1 -p 2 -timeout 25m -run "^($SHARED_RE)\$" "$@" $SHARED_PKGS || s=1
       fi
       if [ -n "$ALONE_PKGS" ]; then
-        step -count=1 -p 1 -timeout 25m -run "^TestCluster" -skip "^(TestClusterDown.*${SHARED_RE:+|$SHARED_RE})\$" "$@" $ALONE_PKGS || s=1
+        step -count=1 -p 1 -timeout 25m -run "^TestCluster" -skip "^(TestClusterDown.*|TestClusterCeph.*${SHARED_RE:+|$SHARED_RE})\$" "$@" $ALONE_PKGS || s=1
+      fi
+      if [ -n "$CEPH_PKGS" ] && [ -z "$stopped" ]; then
+        ceph_step "$@" || s=1
       fi
       if [ -n "$DOWN_PKGS" ]; then
         CLUSTER_DOWN_LAST=1 step -count=1 -p 1 -timeout 25m -run "^TestClusterDown" "$@" $DOWN_PKGS || s=1
@@ -96,13 +119,15 @@ case " $* " in
     exec bash "$HERE/test/cluster/cluster.sh" run bash "$HERE/scripts/k8s-integration.sh" --steps one "$@"
     ;;
 esac
-# Otherwise in three steps, each test once:
+# Otherwise in four steps, each test once:
 #  1. the tests that share the cluster, two packages at a time and two tests
 #     of a package at a time (mixed with the others, they rarely met);
-#  2. the others but TestClusterDown..., one package at a time (each holds
-#     the cluster alone, and nothing else builds or runs beside it), in the
-#     packages that have one;
-#  3. the tests named TestClusterDown..., which take the cluster down for
+#  2. the others but TestClusterDown... and TestClusterCeph..., one package
+#     at a time (each holds the cluster alone, and nothing else builds or
+#     runs beside it), in the packages that have one;
+#  3. the tests named TestClusterCeph..., one package at a time, with one
+#     Ceph up for them all (kubetest.CephUp uses it), brought down after;
+#  4. the tests named TestClusterDown..., which take the cluster down for
 #     ups of their own: told so (CLUSTER_DOWN_LAST=1), they leave it down,
 #     which saves the up that would bring it back and the tier's own
 #     teardown (about 80 s).
@@ -117,8 +142,9 @@ tests=$(cd "$HERE" && grep -r -A1 --include='*_test.go' '^func TestCluster' $PKG
 shared=$(echo "$tests" | awk '$3 == "shared" {print $1 " " $2}')
 SHARED_RE=$(echo "$shared" | awk 'NF == 2 {print $2}' | sort -u | paste -sd'|')
 SHARED_PKGS=$(echo "$shared" | awk 'NF == 2 {print $1}' | sort -u | tr '\n' ' ')
-ALONE_PKGS=$(echo "$tests" | awk '$3 == "alone" && $2 !~ /^TestClusterDown/ {print $1}' | sort -u | tr '\n' ' ')
+ALONE_PKGS=$(echo "$tests" | awk '$3 == "alone" && $2 !~ /^TestCluster(Down|Ceph)/ {print $1}' | sort -u | tr '\n' ' ')
+CEPH_PKGS=$(echo "$tests" | awk '$3 == "alone" && $2 ~ /^TestClusterCeph/ {print $1}' | sort -u | tr '\n' ' ')
 DOWN_PKGS=$(echo "$tests" | awk '$2 ~ /^TestClusterDown/ {print $1}' | sort -u | tr '\n' ' ')
-echo "cluster tier: $(echo "$shared" | grep -c .) tests that share the cluster (go test -p 2) in $SHARED_PKGS; then the others in $ALONE_PKGS${DOWN_PKGS:+; then the tests named TestClusterDown... in $DOWN_PKGS}"
-export SHARED_RE SHARED_PKGS ALONE_PKGS DOWN_PKGS
+echo "cluster tier: $(echo "$shared" | grep -c .) tests that share the cluster (go test -p 2) in $SHARED_PKGS; then the others in $ALONE_PKGS${CEPH_PKGS:+; then the tests named TestClusterCeph..., with one Ceph up for them, in $CEPH_PKGS}${DOWN_PKGS:+; then the tests named TestClusterDown... in $DOWN_PKGS}"
+export SHARED_RE SHARED_PKGS ALONE_PKGS CEPH_PKGS DOWN_PKGS
 exec bash "$HERE/test/cluster/cluster.sh" run bash "$HERE/scripts/k8s-integration.sh" --steps three "$@"

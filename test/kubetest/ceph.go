@@ -14,7 +14,9 @@ import (
 // CephUp brings Ceph with CephFS up in the test cluster for the test
 // (test/cluster/ceph.sh cluster up, CEPH_FS=1: class cephfs), and down
 // again at its end, checking that nothing of it is left; with a Ceph up
-// already (CLUSTER_CEPH=1) it only points CEPH_CONF at it. It returns the
+// already (CLUSTER_CEPH=1, or scripts/k8s-integration.sh's step for the
+// tests named TestClusterCeph..., which brings one up for them all) it
+// only points CEPH_CONF at it. It returns the
 // ceph.conf's path. It needs Ceph's daemons, CLIs and ceph-fuse here
 // (testenv.Tool: a skip, a failure in CI) and skips a cluster with fewer
 // than 3 real nodes (a size-3 pool across hosts).

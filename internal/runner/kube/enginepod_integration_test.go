@@ -15,7 +15,6 @@ import (
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
-	"github.com/storbench/storbench/internal/testenv"
 )
 
 const gfapiPodSuite = `name: gfapi-pods
@@ -24,9 +23,9 @@ workloads:
   - {name: randread, rw: randread, bs: 4KiB, iodepth: 8, size: 32MiB, runtime: 2s, time_based: true, direct: true}
 `
 
-// TestClusterGlusterEnginePodEveryNode brings GlusterFS up in the running
-// test cluster and runs the class gluster (a PVC over each node's FUSE
-// mount) and k8s:gluster://NODEIP/VOLUME on every real node:
+// checkGlusterEnginePodEveryNode runs, on the GlusterFS TestClusterGluster
+// brought up, the class gluster (a PVC over each node's FUSE mount) and
+// k8s:gluster://NODEIP/VOLUME on every real node:
 // a pod per node (the fio image with Gluster's translators, no volume)
 // whose fio reaches the volume through the gfapi_async engine, all nodes
 // at once (the parallel round: each node its own file in the run's one
@@ -36,16 +35,7 @@ workloads:
 // moved, names its node, and carries the volume's three bricks, replica 3
 // and client-side replication. After the run no pod of it is left in the
 // cluster and nothing of it on the volume.
-func TestClusterGlusterEnginePodEveryNode(t *testing.T) {
-	e := integration(t)
-	testenv.Tool(t, "glusterd", "glusterfs-server", "gluster")
-	testenv.Tool(t, "glusterfs", "glusterfs-client", "gluster")
-	cenv := clusterEnv(t)
-	nodes := strings.Fields(cenv["NODES"])
-	if len(nodes) < 3 {
-		t.Fatalf("cluster nodes %q: the test needs 3 real nodes", nodes)
-	}
-	glusterUp(t, cenv, len(nodes))
+func checkGlusterEnginePodEveryNode(t *testing.T, e *env, cenv map[string]string, nodes []string) {
 	genv := glusterEnv(t, filepath.Join(cenv["KAPI_ROOT"], "run", "gluster", "gluster.env"))
 	servers := strings.Fields(genv["GLUSTER_SERVERS"])
 	if len(servers) != 3 {

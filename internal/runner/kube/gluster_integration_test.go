@@ -28,21 +28,14 @@ workloads:
 // glusterShapedNode is the client whose link the test slows, and its rate.
 const glusterShapedNode, glusterShapedRate, glusterShapedBPS = "kreal-node-2", "200mbit", 25e6
 
-// TestClusterGlusterClassClientReplicationOnShapedLink brings GlusterFS up
-// inside the running test cluster (test/cluster/gluster.sh cluster-up: a
-// glusterd and brick on each real node, a replica-3 volume, a FUSE mount
-// per node, class "gluster" over the mounts), slows kreal-node-2's link to
-// 200 Mbit/s and writes sequentially from a pod there, with the network
-// round; then the same from the gfapi target on that node (k8s:gluster://,
-// a pod reaching the volume with fio's own engine, no mount), whose
-// replica nodes come from the bricks' servers that are nodes and whose
-// breakdown must agree. The results read the class's statement of its replication (3
-// copies, client-side, the bricks' nodes); the breakdown names the
-// client's link, which carries every copy that lives on another node: two
-// of three, since kreal-node-2 holds a brick, so the write gets about half
-// the link; the node's measured tx bytes agree. The test brings GlusterFS
-// down and checks nothing of it is left.
-func TestClusterGlusterClassClientReplicationOnShapedLink(t *testing.T) {
+// TestClusterGluster brings GlusterFS up once inside the running test
+// cluster (test/cluster/gluster.sh cluster-up: a glusterd and brick on each
+// real node, a replica-3 volume, a FUSE mount per node, class "gluster"
+// over the mounts; about 11 s) for the package's two GlusterFS checks, one
+// after the other: ClassClientReplicationOnShapedLink and
+// EnginePodEveryNode (enginepod_integration_test.go). It brings GlusterFS
+// down at its end and checks nothing of it is left.
+func TestClusterGluster(t *testing.T) {
 	e := integration(t)
 	testenv.Tool(t, "glusterd", "glusterfs-server", "gluster")
 	testenv.Tool(t, "glusterfs", "glusterfs-client", "gluster")
@@ -52,6 +45,21 @@ func TestClusterGlusterClassClientReplicationOnShapedLink(t *testing.T) {
 		t.Fatalf("cluster nodes %q: the test needs 3 real nodes", nodes)
 	}
 	glusterUp(t, cenv, len(nodes))
+	t.Run("ClassClientReplicationOnShapedLink", func(t *testing.T) { checkGlusterClientReplicationOnShapedLink(t, e, cenv, nodes) })
+	t.Run("EnginePodEveryNode", func(t *testing.T) { checkGlusterEnginePodEveryNode(t, e, cenv, nodes) })
+}
+
+// checkGlusterClientReplicationOnShapedLink slows kreal-node-2's link to
+// 200 Mbit/s and writes sequentially from a pod there, with the network
+// round; then the same from the gfapi target on that node (k8s:gluster://,
+// a pod reaching the volume with fio's own engine, no mount), whose
+// replica nodes come from the bricks' servers that are nodes and whose
+// breakdown must agree. The results read the class's statement of its replication (3
+// copies, client-side, the bricks' nodes); the breakdown names the
+// client's link, which carries every copy that lives on another node: two
+// of three, since kreal-node-2 holds a brick, so the write gets about half
+// the link; the node's measured tx bytes agree.
+func checkGlusterClientReplicationOnShapedLink(t *testing.T, e *env, cenv map[string]string, nodes []string) {
 	shape(t, glusterShapedNode, glusterShapedRate)
 	opts := kube.TargetOptions{Timeout: 2 * time.Minute, Image: realImage, PullPolicy: corev1.PullNever}
 	// The class, and the same volume through fio's gfapi engine from a pod on the same

@@ -53,7 +53,7 @@ func provisioner(ctx context.Context, client *fake.Clientset, refused *int) {
 		if _, err := client.CoreV1().PersistentVolumeClaims("storbench").Get(ctx, "c", metav1.GetOptions{}); err == nil {
 			continue
 		}
-		if _, err := client.StorageV1().VolumeAttachments().Get(ctx, "va-c", metav1.GetOptions{}); err == nil {
+		if vas, err := client.StorageV1().VolumeAttachments().List(ctx, metav1.ListOptions{}); err != nil || len(vas.Items) > 0 {
 			*refused++
 			continue
 		}
@@ -62,29 +62,44 @@ func provisioner(ctx context.Context, client *fake.Clientset, refused *int) {
 	}
 }
 
+// detacher stands for the attach/detach controller: delay after pod is
+// gone, it deletes the VolumeAttachment va.
+func detacher(ctx context.Context, client *fake.Clientset, pod, va string, delay time.Duration) {
+	for ctx.Err() == nil {
+		if _, err := client.CoreV1().Pods("storbench").Get(ctx, pod, metav1.GetOptions{}); err != nil {
+			time.Sleep(delay)
+			client.StorageV1().VolumeAttachments().Delete(ctx, va, metav1.DeleteOptions{})
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // A claim is deleted only once its volume is detached from the node its
 // pod ran on: the driver deletes it at the first try, and both times are
 // measured, detached from the pod's deletion, pv-gone from the claim's.
 func TestDeleteVolumesWaitsForTheDetach(t *testing.T) {
 	r, client := detachFixture(t)
+	deleteWithControllers(t, r, client, []*volume{{claim: "c", pod: "p"}}, map[string]string{"p": "va-c"},
+		map[string]time.Duration{"p": 300 * time.Millisecond}, 300*time.Millisecond)
+}
+
+// deleteWithControllers deletes vols with a provisioner and, for each pod,
+// a detacher of its VolumeAttachment (vas) after its delay running; the
+// driver must never be asked while an attachment is left, and the one
+// claim must be timed detached after at least minDetach, and its PV gone.
+func deleteWithControllers(t *testing.T, r *run, client *fake.Clientset, vols []*volume, vas map[string]string, delays map[string]time.Duration, minDetach time.Duration) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	refused := 0
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(1 + len(vas))
 	go func() { defer wg.Done(); provisioner(ctx, client, &refused) }()
-	go func() { // the attach/detach controller, 300 ms after the pod is gone
-		defer wg.Done()
-		for ctx.Err() == nil {
-			if _, err := client.CoreV1().Pods("storbench").Get(ctx, "p", metav1.GetOptions{}); err != nil {
-				time.Sleep(300 * time.Millisecond)
-				client.StorageV1().VolumeAttachments().Delete(ctx, "va-c", metav1.DeleteOptions{})
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
-	d, err := r.deleteVolumes(ctx, []*volume{{claim: "c", pod: "p"}})
+	for pod, va := range vas {
+		go func() { defer wg.Done(); detacher(ctx, client, pod, va, delays[pod]) }()
+	}
+	d, err := r.deleteVolumes(ctx, vols)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,8 +108,8 @@ func TestDeleteVolumesWaitsForTheDetach(t *testing.T) {
 	if refused != 0 {
 		t.Errorf("the driver was asked %d times to delete a volume still attached", refused)
 	}
-	if len(d.detached) != 1 || d.detached[0] < 300*time.Millisecond || len(d.pvGone) != 1 {
-		t.Errorf("timed %+v, want one detach of at least 300ms and one pv-gone", d)
+	if len(d.detached) != 1 || d.detached[0] < minDetach || len(d.pvGone) != 1 {
+		t.Errorf("timed %+v, want the claim detached after at least %s, and its PV gone", d, minDetach)
 	}
 }
 
@@ -124,4 +139,30 @@ func TestDeleteVolumesDoesNotWaitForeverForADetach(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("took %s", took)
 	}
+}
+
+// A claim two pods used, on two nodes (a failover's writer and its
+// replacement), is deleted once both pods are gone and the volume is
+// detached from both nodes: the later detach decides, and the driver is
+// never asked while an attachment is left.
+func TestDeleteVolumesSharedClaimWaitsForEveryDetach(t *testing.T) {
+	r, client := detachFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pv := "pv-c"
+	p2 := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p2", Namespace: "storbench", Labels: map[string]string{kubekit.LabelManagedBy: kubekit.ManagedBy, kubekit.LabelRunID: "r1"}},
+		Spec: corev1.PodSpec{NodeName: "n2"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	va2 := &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "va-c2"},
+		Spec: storagev1.VolumeAttachmentSpec{NodeName: "n2", Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pv}}}
+	if _, err := client.CoreV1().Pods("storbench").Create(ctx, p2, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.StorageV1().VolumeAttachments().Create(ctx, va2, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.tl.wait(ctx, waitSpec{key: key("pod", "p2"), milestone: msRunning, timeout: 5 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	deleteWithControllers(t, r, client, []*volume{{claim: "c", pod: "p"}, {claim: "c", pod: "p2"}}, map[string]string{"p": "va-c", "p2": "va-c2"},
+		map[string]time.Duration{"p": 100 * time.Millisecond, "p2": 600 * time.Millisecond}, 600*time.Millisecond)
 }

@@ -136,68 +136,86 @@ func (r *run) provisioning(ctx context.Context) Check {
 }
 
 // deleted is what deleteVolumes timed: each attached volume's time from
-// its pod's deletion until it was detached, and each claim's from its
+// its pods' deletion until it was detached, and each claim's from its
 // deletion until its PV was gone (Delete reclaim policy only).
 type deleted struct{ detached, pvGone []time.Duration }
 
-// deleteVolumes deletes each pod, waits until it is gone and its volume
-// detached from its node (at most detachWait: a driver refuses to delete
-// a volume still attached, as the test CSI driver and Ceph's do, and the
-// provisioner's retries back off to tens of seconds), then deletes its
-// claim and waits until its PV is gone; all volumes at once.
+// deleteVolumes deletes the pods, all at once, and waits until they are
+// gone; then each claim once its pods are gone and its volume is detached
+// from every node (at most detachWait: a driver refuses to delete a volume
+// still attached, as the test CSI driver and Ceph's do, and the
+// provisioner's retries back off to tens of seconds), and waits until its
+// PV is gone; the claims all at once. A claim whose pod could not be
+// deleted is kept.
 func (r *run) deleteVolumes(ctx context.Context, vols []*volume) (deleted, error) {
 	var mu sync.Mutex
 	var d deleted
 	var errs []error
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	// a claim's pods: when the last one's deletion began, and whether
+	// every one is gone
+	type claimPods struct {
+		deleted time.Time
+		gone    bool
+	}
+	claims := map[string]*claimPods{}
+	var order []string
+	for _, v := range vols {
+		if v != nil && v.claim != "" && claims[v.claim] == nil { // a prober pod has no claim
+			claims[v.claim] = &claimPods{gone: true}
+			order = append(order, v.claim)
+		}
+	}
 	var wg sync.WaitGroup
 	for _, v := range vols {
 		if v == nil {
 			continue
 		}
 		wg.Add(1)
-		go func(v *volume) {
+		go func() {
 			defer wg.Done()
-			node := ""
-			if p := r.tl.latestPod(v.pod); p != nil {
-				node = p.Spec.NodeName
+			at, err := r.deletePod(ctx, v.pod)
+			if err != nil {
+				fail(err)
 			}
-			podDeleted, err := r.deletePod(ctx, v.pod)
-			if err == nil && v.claim != "" { // a prober pod has no claim
-				if at, ok := r.detached(ctx, v.claim, node); ok && at.After(podDeleted) {
+			mu.Lock()
+			defer mu.Unlock()
+			if c := claims[v.claim]; c != nil {
+				c.gone = c.gone && err == nil
+				if at.After(c.deleted) {
+					c.deleted = at
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, name := range order {
+		if c := claims[name]; c.gone {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if at, ok := r.tl.waitDetached(ctx, r.tl.volumeOf(name), detachWait); ok && at.After(c.deleted) {
 					mu.Lock()
-					d.detached = append(d.detached, at.Sub(podDeleted))
+					d.detached = append(d.detached, at.Sub(c.deleted))
 					mu.Unlock()
 				}
-				var s, g time.Time
-				s, g, err = r.deleteClaim(ctx, v.claim)
-				if err == nil && !g.IsZero() {
+				s, g, err := r.deleteClaim(ctx, name)
+				if err != nil {
+					fail(err)
+					return
+				}
+				if !g.IsZero() {
 					mu.Lock()
 					d.pvGone = append(d.pvGone, g.Sub(s))
 					mu.Unlock()
 				}
-			}
-			if err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}(v)
+			}()
+		}
 	}
 	wg.Wait()
 	return d, errors.Join(errs...)
-}
-
-// detached waits (at most detachWait) until claim's volume, seen attached
-// to node, is detached from it, and says when; false when it was never
-// seen attached there or stayed attached.
-func (r *run) detached(ctx context.Context, claim, node string) (time.Time, bool) {
-	pv := r.tl.volumeOf(claim)
-	if pv == "" || node == "" {
-		return time.Time{}, false
-	}
-	if _, ok := r.tl.at(key("pv", pv), "attached:"+node); !ok {
-		return time.Time{}, false
-	}
-	at, err := r.tl.wait(ctx, waitSpec{key: key("pv", pv), milestone: "detached:" + node, timeout: detachWait})
-	return at, err == nil
 }

@@ -31,14 +31,18 @@ const (
 // watch), and stamps the moment each milestone is first delivered. Stage
 // times come from these stamps, never from polling.
 type timeline struct {
-	mu      sync.Mutex
-	seen    map[string]time.Time // "kind/name|milestone"
-	pvOf    map[string]string    // claim -> PV
-	events  map[string][]string  // involved object name -> "Reason: message"
-	pods    map[string]*corev1.Pod
-	changed chan struct{}
-	cancel  context.CancelFunc
-	done    sync.WaitGroup
+	mu     sync.Mutex
+	seen   map[string]time.Time // "kind/name|milestone"
+	pvOf   map[string]string    // claim -> PV
+	events map[string][]string  // involved object name -> "Reason: message"
+	pods   map[string]*corev1.Pod
+	// attachments are the VolumeAttachments that name each PV now, by
+	// their name, and detachedAt when the last of them went.
+	attachments map[string]map[string]bool
+	detachedAt  map[string]time.Time
+	changed     chan struct{}
+	cancel      context.CancelFunc
+	done        sync.WaitGroup
 }
 
 func key(kind, name string) string { return kind + "/" + name }
@@ -47,7 +51,8 @@ func key(kind, name string) string { return kind + "/" + name }
 func startTimeline(ctx context.Context, client kubernetes.Interface, ns, runID string) (*timeline, error) {
 	ictx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	t := &timeline{seen: map[string]time.Time{}, pvOf: map[string]string{}, events: map[string][]string{},
-		pods: map[string]*corev1.Pod{}, changed: make(chan struct{}), cancel: cancel}
+		pods: map[string]*corev1.Pod{}, attachments: map[string]map[string]bool{}, detachedAt: map[string]time.Time{},
+		changed: make(chan struct{}), cancel: cancel}
 	sel := informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = kubekit.Selector(runID) })
 	nsf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns), sel)
 	evf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
@@ -104,6 +109,11 @@ func (t *timeline) markLocked(k, ms string, now time.Time) {
 		return
 	}
 	t.seen[id] = now
+	t.signalLocked()
+}
+
+// signalLocked wakes every wait.
+func (t *timeline) signalLocked() {
 	close(t.changed)
 	t.changed = make(chan struct{})
 }
@@ -187,11 +197,23 @@ func (t *timeline) attachment(o any, deleted bool) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	k := key("pv", *a.Spec.Source.PersistentVolumeName)
+	pv := *a.Spec.Source.PersistentVolumeName
+	k := key("pv", pv)
 	if deleted {
+		if t.attachments[pv][a.Name] {
+			delete(t.attachments[pv], a.Name)
+			if len(t.attachments[pv]) == 0 {
+				t.detachedAt[pv] = now
+			}
+			t.signalLocked()
+		}
 		t.markLocked(k, "detached:"+a.Spec.NodeName, now)
 		return
 	}
+	if t.attachments[pv] == nil {
+		t.attachments[pv] = map[string]bool{}
+	}
+	t.attachments[pv][a.Name] = true
 	if a.Status.Attached {
 		t.markLocked(k, msAttached, now)
 		t.markLocked(k, "attached:"+a.Spec.NodeName, now)
@@ -214,6 +236,33 @@ func (t *timeline) event(o any, deleted bool) {
 	}
 	t.events[n] = append(t.events[n], line)
 	t.markLocked(key("event", n), e.Reason, time.Now())
+}
+
+// waitDetached waits (at most timeout) until no VolumeAttachment names
+// pv, and returns when the last one went; false when pv stayed attached,
+// or was never seen attached (nothing to wait for, nothing to time).
+func (t *timeline) waitDetached(ctx context.Context, pv string, timeout time.Duration) (time.Time, bool) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		t.mu.Lock()
+		n, at, seen := len(t.attachments[pv]), t.detachedAt[pv], t.attachments[pv] != nil
+		ch := t.changed
+		t.mu.Unlock()
+		if !seen {
+			return time.Time{}, false
+		}
+		if n == 0 {
+			return at, true
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, false
+		case <-timer.C:
+			return time.Time{}, false
+		case <-ch:
+		}
+	}
 }
 
 // at returns when a milestone was first seen.

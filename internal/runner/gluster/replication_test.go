@@ -110,10 +110,13 @@ func iperfOnce(v *glustertest.Volume) (float64, string, error) {
 	var out []byte
 	var err error
 	for i := 0; i <= 20; i++ {
-		if out, err = exec.Command("nsenter", "--net=/run/netns/"+v.Client.NetNS, "iperf3", "-J", "-t", "4", "-c", v.Nodes[0].Addr).Output(); err == nil {
+		// The server not listening yet: iperf3 -J fails, or (3.12) exits 0
+		// with the refusal in its JSON.
+		out, err = exec.Command("nsenter", "--net=/run/netns/"+v.Client.NetNS, "iperf3", "-J", "-t", "4", "-c", v.Nodes[0].Addr).Output()
+		if err == nil && !strings.Contains(string(out), "Connection refused") {
 			break
 		}
-		time.Sleep(250 * time.Millisecond) // the server not listening yet
+		time.Sleep(250 * time.Millisecond)
 	}
 	if err != nil {
 		return 0, string(out), err

@@ -32,7 +32,7 @@ const podBinary = "/tmp/storbench-appfit"
 func (r *run) appFit(ctx context.Context) Check {
 	start := time.Now()
 	vols, clients, err := r.appPods(ctx)
-	defer func() { r.deleteVolumes(ctx, vols) }()
+	defer func() { r.release(ctx, vols) }()
 	if err != nil {
 		return failed(start, err)
 	}

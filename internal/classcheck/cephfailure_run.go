@@ -189,7 +189,7 @@ func (r *run) cephFailure(ctx context.Context) Check {
 		return failed(start, fmt.Errorf("not holding osd.%d down: %w", t.osd, err))
 	}
 	v, err := r.startVolume(ctx, claimSpec{}, podSpec{})
-	defer func() { r.deleteVolumes(ctx, []*volume{v}) }()
+	defer func() { r.release(ctx, []*volume{v}) }()
 	if err != nil {
 		return failed(start, err)
 	}

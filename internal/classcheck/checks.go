@@ -21,7 +21,7 @@ import (
 func (r *run) persistence(ctx context.Context) Check {
 	start := time.Now()
 	v, err := r.startVolume(ctx, claimSpec{}, podSpec{})
-	defer r.deleteVolumes(ctx, []*volume{v})
+	defer func() { r.release(ctx, []*volume{v}) }()
 	if err != nil {
 		return failed(start, err)
 	}
@@ -64,7 +64,7 @@ func (r *run) snapshot(ctx context.Context) Check {
 	r.progress("%s: snapshot: with %s", r.o.Class, classWhy)
 	v, err := r.startVolume(ctx, claimSpec{}, podSpec{})
 	vols := []*volume{v}
-	defer func() { r.deleteVolumes(ctx, vols) }()
+	defer func() { r.release(ctx, vols) }()
 	if err != nil {
 		return failed(start, err)
 	}
@@ -158,7 +158,7 @@ func (r *run) clone(ctx context.Context) Check {
 	start := time.Now()
 	v, err := r.startVolume(ctx, claimSpec{}, podSpec{})
 	vols := []*volume{v}
-	defer func() { r.deleteVolumes(ctx, vols) }()
+	defer func() { r.release(ctx, vols) }()
 	if err != nil {
 		return failed(start, err)
 	}
@@ -202,7 +202,7 @@ func (r *run) expansion(ctx context.Context, online bool) Check {
 		return Check{Outcome: NotSupportedDeclared, Reason: "the class does not set allowVolumeExpansion"}
 	}
 	v, err := r.startVolume(ctx, claimSpec{}, podSpec{})
-	defer func() { r.deleteVolumes(ctx, []*volume{v}) }()
+	defer func() { r.release(ctx, []*volume{v}) }()
 	if err != nil {
 		return failed(start, err)
 	}
@@ -267,7 +267,7 @@ func (r *run) expansion(ctx context.Context, online bool) Check {
 func (r *run) block(ctx context.Context) Check {
 	start := time.Now()
 	v, err := r.startVolume(ctx, claimSpec{block: true}, podSpec{})
-	defer func() { r.deleteVolumes(ctx, []*volume{v}) }()
+	defer func() { r.release(ctx, []*volume{v}) }()
 	if err != nil {
 		return unsupportedOrFailed(start, err, false)
 	}
@@ -298,7 +298,7 @@ func (r *run) nonRoot(ctx context.Context) Check {
 	}
 	declared := d != nil
 	v, err := r.startVolume(ctx, claimSpec{}, podSpec{nonRoot: true})
-	defer func() { r.deleteVolumes(ctx, []*volume{v}) }()
+	defer func() { r.release(ctx, []*volume{v}) }()
 	if err != nil {
 		if v != nil && !v.running.IsZero() && strings.Contains(err.Error(), "ermission denied") {
 			err = fmt.Errorf("uid 1000 with fsGroup 1000 cannot write: %w", err)
@@ -334,7 +334,7 @@ func (r *run) everyNode(ctx context.Context) Check {
 			if err == nil {
 				err = r.verify(ctx, v.pod, "first", v.data)
 			}
-			r.deleteVolumes(ctx, []*volume{v})
+			r.release(ctx, []*volume{v})
 			if errs[i] = err; err == nil {
 				took[i] = v.written.Sub(v.created)
 			}
@@ -368,7 +368,7 @@ func (r *run) readWriteMany(ctx context.Context) Check {
 	}
 	a, err := r.startVolume(ctx, claimSpec{mode: corev1.ReadWriteMany}, podSpec{node: r.nodes[0]})
 	vols := []*volume{a}
-	defer func() { r.deleteVolumes(ctx, vols) }()
+	defer func() { r.release(ctx, vols) }()
 	if err != nil {
 		return unsupportedOrFailed(start, err, false)
 	}

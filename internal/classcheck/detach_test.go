@@ -166,3 +166,47 @@ func TestDeleteVolumesSharedClaimWaitsForEveryDetach(t *testing.T) {
 	deleteWithControllers(t, r, client, []*volume{{claim: "c", pod: "p"}, {claim: "c", pod: "p2"}}, map[string]string{"p": "va-c", "p2": "va-c2"},
 		map[string]time.Duration{"p": 100 * time.Millisecond, "p2": 600 * time.Millisecond}, 600*time.Millisecond)
 }
+
+// A check's volumes go in the background (release): it returns while the
+// volume is still attached, and settle returns only once the claim and
+// its PV are gone, so that a check that times a failure, and the run's
+// cleanup, start with nothing of an earlier check still going.
+func TestReleaseDeletesInTheBackgroundUntilSettled(t *testing.T) {
+	r, client := detachFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	refused := 0
+	detach := make(chan struct{})
+	go provisioner(ctx, client, &refused)
+	go func() {
+		<-detach
+		client.StorageV1().VolumeAttachments().Delete(ctx, "va-c", metav1.DeleteOptions{})
+	}()
+	start := time.Now()
+	r.release(ctx, []*volume{{claim: "c", pod: "p"}})
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("release took %s: it waited for the deletion", took)
+	}
+	settled := make(chan struct{})
+	go func() { r.settle(); close(settled) }()
+	select {
+	case <-settled:
+		t.Fatal("settled while the volume was still attached")
+	case <-time.After(500 * time.Millisecond):
+	}
+	close(detach)
+	select {
+	case <-settled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not settled 10 s after the detach")
+	}
+	if _, err := client.CoreV1().PersistentVolumeClaims("storbench").Get(ctx, "c", metav1.GetOptions{}); err == nil {
+		t.Error("settled with the claim still there")
+	}
+	if _, err := client.CoreV1().PersistentVolumes().Get(ctx, "pv-c", metav1.GetOptions{}); err == nil {
+		t.Error("settled with the PV still there")
+	}
+	if refused != 0 {
+		t.Errorf("the driver was asked %d times to delete a volume still attached", refused)
+	}
+}

@@ -89,7 +89,7 @@ func (r *run) failover(ctx context.Context) Check {
 		return Check{Outcome: Skipped, Reason: "needs two schedulable nodes"}
 	}
 	w, err := r.startWriter(ctx, "")
-	defer func() { r.deleteVolumes(ctx, w.vols) }()
+	defer func() { r.release(ctx, w.vols) }()
 	if err != nil {
 		return failed(start, err)
 	}

@@ -83,7 +83,7 @@ func (r *run) nodeFailure(ctx context.Context) Check {
 		return Check{Outcome: Skipped, Reason: fmt.Sprintf("node %s is not one a check may use (%s)", nf.Node, strings.Join(r.nodes, ", "))}
 	}
 	w, err := r.startWriter(ctx, nf.Node)
-	defer func() { r.deleteVolumes(ctx, w.vols) }()
+	defer func() { r.release(ctx, w.vols) }()
 	if err != nil {
 		return failed(start, err)
 	}

@@ -135,6 +135,24 @@ func (r *run) provisioning(ctx context.Context) Check {
 	return ch
 }
 
+// release deletes a check's volumes (deleteVolumes) in the background,
+// so that the next check starts while they go: their pods' deletion,
+// the detach and the PV's deletion took 7-15 s a check, a third of a
+// full profile's wall time. What it cannot delete, the run's cleanup
+// finds and reports. settle waits for every release under way: the
+// checks that time a failure or measure (settles in Qualify's table)
+// and the cleanup run with nothing of an earlier check still going.
+func (r *run) release(ctx context.Context, vols []*volume) {
+	r.releasing.Add(1)
+	go func() {
+		defer r.releasing.Done()
+		r.deleteVolumes(ctx, vols)
+	}()
+}
+
+// settle waits until every release under way is done.
+func (r *run) settle() { r.releasing.Wait() }
+
 // deleted is what deleteVolumes timed: each attached volume's time from
 // its pods' deletion until it was detached, and each claim's from its
 // deletion until its PV was gone (Delete reclaim policy only).

@@ -117,8 +117,10 @@ type run struct {
 	notes []string
 	// apps are the app-fit check's results (round result.RoundApp).
 	apps []result.Result
-	mu   sync.Mutex
-	seq  int
+	// releasing counts the checks' volume deletions under way (release).
+	releasing sync.WaitGroup
+	mu        sync.Mutex
+	seq       int
 }
 
 // prefix starts the name of every object this run creates: the whole run
@@ -182,6 +184,7 @@ func Qualify(ctx context.Context, c *kubekit.Cluster, o Options) (*Report, error
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 		defer cancel()
 		start := time.Now()
+		r.settle()
 		leaks, notes := r.cleanup(cctx)
 		rep.Leaks, rep.Notes = leaks, append(append(rep.Notes, r.notes...), notes...)
 		ch := Check{Name: CheckCleanup, Outcome: Works, Took: time.Since(start)}
@@ -192,25 +195,28 @@ func Qualify(ctx context.Context, c *kubekit.Cluster, o Options) (*Report, error
 		rep.Finished = time.Now()
 	}()
 
+	// settles: the check starts once every earlier check's volumes are
+	// gone (release): it times a failure or measures, and a deletion
+	// under way would share the node, the attacher or the disk with it.
 	checks := []struct {
-		name string
-		full bool
-		fn   func(context.Context) Check
+		name          string
+		full, settles bool
+		fn            func(context.Context) Check
 	}{
-		{CheckProvisioning, false, r.provisioning},
-		{CheckPersistence, false, r.persistence},
-		{CheckSnapshot, false, r.snapshot},
-		{CheckClone, false, r.clone},
-		{CheckExpansionOnline, false, func(ctx context.Context) Check { return r.expansion(ctx, true) }},
-		{CheckExpansionOffline, true, func(ctx context.Context) Check { return r.expansion(ctx, false) }},
-		{CheckBlock, true, r.block},
-		{CheckNonRoot, true, r.nonRoot},
-		{CheckEveryNode, true, r.everyNode},
-		{CheckFailover, false, r.failover},
-		{CheckNodeFailure, false, r.nodeFailure},
-		{CheckCephOSDFailure, false, r.cephFailure},
-		{CheckReadWriteMany, true, r.readWriteMany},
-		{CheckAppFit, true, r.appFit},
+		{CheckProvisioning, false, false, r.provisioning},
+		{CheckPersistence, false, false, r.persistence},
+		{CheckSnapshot, false, false, r.snapshot},
+		{CheckClone, false, false, r.clone},
+		{CheckExpansionOnline, false, false, func(ctx context.Context) Check { return r.expansion(ctx, true) }},
+		{CheckExpansionOffline, true, false, func(ctx context.Context) Check { return r.expansion(ctx, false) }},
+		{CheckBlock, true, false, r.block},
+		{CheckNonRoot, true, false, r.nonRoot},
+		{CheckEveryNode, true, false, r.everyNode},
+		{CheckFailover, false, true, r.failover},
+		{CheckNodeFailure, false, true, r.nodeFailure},
+		{CheckCephOSDFailure, false, true, r.cephFailure},
+		{CheckReadWriteMany, true, false, r.readWriteMany},
+		{CheckAppFit, true, true, r.appFit},
 	}
 	for _, ch := range checks {
 		if ctx.Err() != nil {
@@ -224,6 +230,9 @@ func Qualify(ctx context.Context, c *kubekit.Cluster, o Options) (*Report, error
 		if ch.full && o.Profile != Full && len(o.Only) == 0 {
 			rep.Checks = append(rep.Checks, Check{Name: ch.name, Outcome: Skipped, Reason: "full profile only"})
 			continue
+		}
+		if ch.settles {
+			r.settle()
 		}
 		r.progress("%s: %s ...", o.Class, ch.name)
 		res := ch.fn(ctx)

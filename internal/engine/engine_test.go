@@ -67,13 +67,22 @@ func (c *fakeGateCmd) Run() error {
 		if line, err := bufio.NewReader(c.stdin).ReadString('\n'); err != nil || line != gateGo+"\n" {
 			return &execx.RunError{Command: args, ExitCode: 125}
 		}
+		postrun := false
 		if args[2] == fioGateScript {
+			if postrun = args[len(args)-1] == fioEndPostrun; postrun {
+				args = args[:len(args)-1]
+			}
 			if args[len(args)-1] != fioGatePrerun {
 				return &execx.RunError{Command: args, ExitCode: 1, Stderr: "no prerun gate"}
 			}
 			args = args[:len(args)-1]
 		}
 		args = args[4:]
+		err := c.fio.Command(c.ctx, args[0], args[1:]...).SetStdin(c.stdin).SetStdout(c.stdout).SetStderr(c.stderr).Run()
+		if postrun && err == nil { // the I/O is over, as fio's postrun says
+			_, err = io.WriteString(c.stderr, endMarker+"\n")
+		}
+		return err
 	}
 	return c.fio.Command(c.ctx, args[0], args[1:]...).SetStdin(c.stdin).SetStdout(c.stdout).SetStderr(c.stderr).Run()
 }

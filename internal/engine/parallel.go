@@ -144,7 +144,7 @@ func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, 
 				step.annotate = func(r *result.Result) { m.annotate(ctx, st.w, dropped, dir, r) }
 				inv := rt.invoke(step, st.job(rt.ioEngine))
 				inv.fr.Dir = dir
-				inv.fr.Cmder = line.cmder(inv.fr.Cmder)
+				inv.fr.Cmder = line.cmder(ti, inv.fr.Cmder)
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -177,7 +177,7 @@ func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, 
 			if releaseErr != nil {
 				failures = append(failures, releaseErr)
 			}
-			skew, n, ok := startSkew(held.results)
+			skew, n, ok := startSkew(held.results, line.endsByTarget(targets))
 			if ok {
 				e.Observer.Notice(result.RoundParallel, fmt.Sprintf("workload %s began on %d targets within %s", targets[0].steps[i].name, n, skew.Round(time.Millisecond)))
 			}
@@ -206,17 +206,19 @@ func (e *Engine) parallelRound(ctx context.Context, run *result.Run, plan Plan, 
 	return failures
 }
 
-// startSkew is the spread of the moments the targets began measuring: from
-// fio's own clock (the end of its report less the job's runtime) where its
-// output says, else from when storbench started fio. n is the number of
-// targets compared.
-func startSkew(results []*result.Result) (skew time.Duration, n int, ok bool) {
+// startSkew is the spread of the moments the targets began measuring:
+// where a target's command reported its I/O over (ioEnds, storbench's
+// clock: the start line's end line), that moment less fio's job runtime;
+// else fio's own clock, the time of its report less the runtime (late by
+// whatever the I/O engine's close takes); else when storbench started
+// fio. n is the number of targets compared.
+func startSkew(results []*result.Result, ioEnds map[string]time.Time) (skew time.Duration, n int, ok bool) {
 	starts := map[string]time.Time{}
 	for _, r := range results {
 		if r.Status == result.StatusFailed && len(r.RawFioJSON) == 0 {
 			continue
 		}
-		s := ioStart(r.RawFioJSON)
+		s := ioStart(r.RawFioJSON, ioEnds[r.Target])
 		if s.IsZero() {
 			s = r.Started
 		}
@@ -239,9 +241,10 @@ func startSkew(results []*result.Result) (skew time.Duration, n int, ok bool) {
 	return hi.Sub(lo), len(starts), true
 }
 
-// ioStart reads when fio began measuring: its report's timestamp_ms less
-// the longest job_runtime (both milliseconds). Zero when unknown.
-func ioStart(raw []byte) time.Time {
+// ioStart reads when fio began measuring: the end of its I/O (ended, when
+// known; else its report's timestamp_ms) less the longest job_runtime
+// (milliseconds). Zero when unknown.
+func ioStart(raw []byte, ended time.Time) time.Time {
 	if len(raw) == 0 {
 		return time.Time{}
 	}
@@ -251,7 +254,7 @@ func ioStart(raw []byte) time.Time {
 			JobRuntime int64 `json:"job_runtime"`
 		} `json:"jobs"`
 	}
-	if json.Unmarshal(raw, &doc) != nil || doc.TimestampMS == 0 || len(doc.Jobs) == 0 {
+	if json.Unmarshal(raw, &doc) != nil || len(doc.Jobs) == 0 {
 		return time.Time{}
 	}
 	var rt int64
@@ -259,6 +262,12 @@ func ioStart(raw []byte) time.Time {
 		rt = max(rt, j.JobRuntime)
 	}
 	if rt <= 0 || rt > math.MaxInt64/int64(time.Millisecond) {
+		return time.Time{}
+	}
+	if !ended.IsZero() {
+		return ended.Add(-time.Duration(rt) * time.Millisecond)
+	}
+	if doc.TimestampMS == 0 {
 		return time.Time{}
 	}
 	return time.UnixMilli(doc.TimestampMS - rt)

@@ -120,25 +120,34 @@ func TestStartSkew(t *testing.T) {
 	cases := []struct {
 		name    string
 		results []*result.Result
+		ioEnds  map[string]time.Time
 		want    time.Duration
 		ok      bool
 	}{
+		{"from the end line: fio's report late by the I/O engine's close", []*result.Result{
+			{Target: "a", RawFioJSON: doc(base.UnixMilli()+1000, 1000)},
+			{Target: "gfapi", RawFioJSON: doc(base.UnixMilli()+6000, 1000)},
+		}, map[string]time.Time{"a": base.Add(1000 * time.Millisecond), "gfapi": base.Add(1020 * time.Millisecond)}, 20 * time.Millisecond, true},
+		{"the end line where said, fio's clock elsewhere", []*result.Result{
+			{Target: "a", RawFioJSON: doc(base.UnixMilli()+1000, 1000)},
+			{Target: "b", RawFioJSON: doc(base.UnixMilli()+1300, 1000)},
+		}, map[string]time.Time{"a": base.Add(1100 * time.Millisecond)}, 200 * time.Millisecond, true},
 		{"from fio's clock", []*result.Result{
 			{Target: "a", RawFioJSON: doc(base.UnixMilli()+1000, 1000), Started: base.Add(-time.Second)},
 			{Target: "b", RawFioJSON: doc(base.UnixMilli()+1040, 1000), Started: base},
-		}, 40 * time.Millisecond, true},
+		}, nil, 40 * time.Millisecond, true},
 		{"from storbench's clock without fio's", []*result.Result{
 			{Target: "a", Started: base, Status: result.StatusComplete},
 			{Target: "b", Started: base.Add(15 * time.Millisecond), Status: result.StatusComplete},
-		}, 15 * time.Millisecond, true},
+		}, nil, 15 * time.Millisecond, true},
 		{"failed results are left out", []*result.Result{
 			{Target: "a", RawFioJSON: doc(base.UnixMilli()+1000, 1000)},
 			{Target: "b", Started: base.Add(time.Hour), Status: result.StatusFailed},
-		}, 0, false},
+		}, nil, 0, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _, ok := startSkew(tc.results)
+			got, _, ok := startSkew(tc.results, tc.ioEnds)
 			if got != tc.want || ok != tc.ok {
 				t.Errorf("got %s %v, want %s %v", got, ok, tc.want, tc.ok)
 			}

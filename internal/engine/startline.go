@@ -39,6 +39,15 @@ import (
 // clone as "gg" and the other as "oo"): a clone tests only that it read a
 // whole line, of which each gets exactly one, never what the line says.
 //
+// The end line: such a job also reports on stderr when its I/O is over,
+// from its exec_postrun (fio runs it once the job's measuring ended, before
+// the I/O engine closes), and the start line notes when each target's last
+// report arrived, on storbench's one clock. Less fio's job_runtime, that is
+// when the target began measuring (startSkew). fio's report time is no
+// such end: it comes after the engine closed, which for gfapi (glfs_fini)
+// and rbd takes seconds, and made targets that began together look
+// seconds apart.
+//
 // A job file (--fio-job, a suite's job) is gated by sh before fio starts.
 const (
 	gateMarker = "storbench-gate-ready"
@@ -47,18 +56,23 @@ const (
 
 	gateEnv       = "STORBENCH_GATE"
 	gateBody      = `echo ` + gateMarker + ` >&2; read -r _`
-	fioGateScript = gateEnv + `='` + gateBody + `'; export ` + gateEnv + `; exec "$@"`
+	endMarker     = "storbench-io-end"
+	endEnv        = "STORBENCH_IO_END"
+	fioGateScript = gateEnv + `='` + gateBody + `' ` + endEnv + `='echo ` + endMarker + ` >&2'; export ` + gateEnv + ` ` + endEnv + `; exec "$@"`
 	fioGatePrerun = `--exec_prerun=eval $` + gateEnv + ` #`
+	fioEndPostrun = `--exec_postrun=eval $` + endEnv + ` #`
 
 	// gateWait bounds how long the barrier waits for slow targets.
 	gateWait = 2 * time.Minute
 )
 
-// startLine releases the commands of one parallel workload together.
+// startLine releases the commands of one parallel workload together, and
+// keeps when each slot's (target's) I/O ended, where its command said so.
 type startLine struct {
 	mu      sync.Mutex
 	ready   chan struct{}
 	writers []gateWriter
+	ended   map[int]time.Time
 }
 
 type gateWriter struct {
@@ -68,10 +82,45 @@ type gateWriter struct {
 	lines int
 }
 
-func newStartLine(n int) *startLine { return &startLine{ready: make(chan struct{}, n)} }
+func newStartLine(n int) *startLine {
+	return &startLine{ready: make(chan struct{}, n), ended: map[int]time.Time{}}
+}
 
-// cmder wraps c so its commands wait at the start line.
-func (s *startLine) cmder(c execx.Cmder) execx.Cmder { return gatedCmder{inner: c, line: s} }
+// cmder wraps c so its commands wait at the start line; slot names the
+// target whose I/O end they report.
+func (s *startLine) cmder(slot int, c execx.Cmder) execx.Cmder {
+	return gatedCmder{inner: c, line: s, slot: slot}
+}
+
+// ioEnded notes that a slot's command reported its I/O over: the latest
+// report counts (each fio job clone sends one).
+func (s *startLine) ioEnded(slot int, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if at.After(s.ended[slot]) {
+		s.ended[slot] = at
+	}
+}
+
+// endsByTarget maps each target's name to when its I/O ended, where its
+// command said so (the slots are the targets' places).
+func (s *startLine) endsByTarget(targets []*readyTarget) map[string]time.Time {
+	ends := map[string]time.Time{}
+	for slot, rt := range targets {
+		if at, ok := s.endOf(slot); ok {
+			ends[rt.prepared.Name] = at
+		}
+	}
+	return ends
+}
+
+// endOf is when the slot's I/O ended, and whether its command said so.
+func (s *startLine) endOf(slot int) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.ended[slot]
+	return at, ok
+}
 
 // release lets every waiting command go, or with run false (the run was
 // interrupted) makes each exit without running.
@@ -98,46 +147,54 @@ func (s *startLine) release(run bool) error {
 type gatedCmder struct {
 	inner execx.Cmder
 	line  *startLine
+	slot  int
 }
 
 func (g gatedCmder) Command(ctx context.Context, name string, args ...string) execx.Cmd {
-	if job, clones, ok := inFioGate(args); ok {
+	if job, clones, postrun, ok := inFioGate(args); ok {
 		argv := append([]string{"-c", fioGateScript, "storbench-gate", name}, args...)
 		argv = append(argv, fioGatePrerun)
-		return &gatedCmd{Cmd: g.inner.Command(ctx, "sh", argv...), line: g.line, clones: clones,
-			announce: []byte(job + " : Saving output of prerun in " + job + ".prerun.txt\n")}
+		announce := [][]byte{[]byte(job + " : Saving output of prerun in " + job + ".prerun.txt\n")}
+		if !postrun {
+			argv = append(argv, fioEndPostrun)
+			announce = append(announce, []byte(job+" : Saving output of postrun in "+job+".postrun.txt\n"))
+		}
+		return &gatedCmd{Cmd: g.inner.Command(ctx, "sh", argv...), line: g.line, slot: g.slot, clones: clones, announce: announce}
 	}
 	argv := append([]string{"-c", gateScript, "storbench-gate", name}, args...)
-	return &gatedCmd{Cmd: g.inner.Command(ctx, "sh", argv...), line: g.line, clones: 1}
+	return &gatedCmd{Cmd: g.inner.Command(ctx, "sh", argv...), line: g.line, slot: g.slot, clones: 1}
 }
 
 // inFioGate reports whether a fio command can wait inside fio: one job,
 // given entirely by options (no job file), with no prerun of its own. It
-// returns the job's name and its number of clones.
-func inFioGate(args []string) (job string, clones int, ok bool) {
+// returns the job's name, its number of clones, and whether it has a
+// postrun of its own (then it reports no I/O end).
+func inFioGate(args []string) (job string, clones int, postrun, ok bool) {
 	clones = 1
 	names := 0
 	for _, a := range args {
 		switch {
 		case !strings.HasPrefix(a, "--"):
-			return "", 0, false // a job file
+			return "", 0, false, false // a job file
 		case strings.HasPrefix(a, "--name="):
 			job = strings.TrimPrefix(a, "--name=")
 			names++
 		case strings.HasPrefix(a, "--exec_prerun="):
-			return "", 0, false
+			return "", 0, false, false
+		case strings.HasPrefix(a, "--exec_postrun="):
+			postrun = true
 		case strings.HasPrefix(a, "--numjobs="):
 			n, err := strconv.Atoi(strings.TrimPrefix(a, "--numjobs="))
 			if err != nil || n < 1 {
-				return "", 0, false
+				return "", 0, false, false
 			}
 			clones = n
 		}
 	}
 	if names != 1 || job == "" || strings.ContainsAny(job, "\n") {
-		return "", 0, false
+		return "", 0, false, false
 	}
-	return job, clones, true
+	return job, clones, postrun, true
 }
 
 type gatedCmd struct {
@@ -145,10 +202,13 @@ type gatedCmd struct {
 	line   *startLine
 	stdout io.Writer
 	stderr io.Writer
+	// slot is the target's place on the start line.
+	slot int
 	// clones is how many gates the command passes (fio job clones).
 	clones int
-	// announce is fio's line about the prerun, cut from stdout.
-	announce []byte
+	// announce are fio's lines about the prerun and postrun, cut from
+	// stdout.
+	announce [][]byte
 }
 
 func (c *gatedCmd) SetDir(d string) execx.Cmd       { c.Cmd.SetDir(d); return c }
@@ -167,30 +227,34 @@ func (c *gatedCmd) Run() error {
 	c.line.mu.Unlock()
 	defer r.Close()
 	c.Cmd.SetStdin(r)
-	mw := &markerWriter{next: c.stderr, ready: c.line.ready, need: c.clones}
+	mw := &markerWriter{next: c.stderr, ready: c.line.ready, need: c.clones,
+		ended: func() { c.line.ioEnded(c.slot, time.Now()) }}
 	c.Cmd.SetStderr(mw)
-	var cw *cutWriter
+	// one cutWriter per announcement, the first one fio writes outermost
+	var cws []*cutWriter
 	if c.stdout != nil {
-		if len(c.announce) > 0 {
-			cw = &cutWriter{next: c.stdout, cut: c.announce}
-			c.Cmd.SetStdout(cw)
-		} else {
-			c.Cmd.SetStdout(c.stdout)
+		out := c.stdout
+		for i := len(c.announce) - 1; i >= 0; i-- {
+			cw := &cutWriter{next: out, cut: c.announce[i]}
+			cws, out = append([]*cutWriter{cw}, cws...), cw
 		}
+		c.Cmd.SetStdout(out)
 	}
 	runErr := c.Cmd.Run()
 	var flushErr error
-	if cw != nil {
-		flushErr = cw.flush()
+	for _, cw := range cws {
+		flushErr = errors.Join(flushErr, cw.flush())
 	}
 	return errors.Join(runErr, flushErr, mw.flush())
 }
 
-// markerWriter passes stderr on, minus the gates' ready lines, and signals
-// ready once every clone's gate has reported.
+// markerWriter passes stderr on, minus the gates' ready lines and the I/O
+// end lines, signals ready once every clone's gate has reported, and calls
+// ended for each end line.
 type markerWriter struct {
 	next    io.Writer
 	ready   chan<- struct{}
+	ended   func()
 	need    int
 	seen    int
 	partial []byte
@@ -206,18 +270,23 @@ func (m *markerWriter) Write(p []byte) (int, error) {
 			break
 		}
 		line := m.partial[:i+1]
-		if string(line[:i]) == gateMarker {
+		switch string(line[:i]) {
+		case gateMarker:
 			m.seen++
 			if m.seen == m.need {
 				m.ready <- struct{}{}
 			}
-		} else {
+		case endMarker:
+			if m.ended != nil {
+				m.ended()
+			}
+		default:
 			out = append(out, line...)
 		}
 		m.partial = m.partial[i+1:]
 	}
-	// A partial line that cannot become the marker goes on at once.
-	if len(m.partial) > 0 && !bytes.HasPrefix([]byte(gateMarker+"\n"), m.partial) {
+	// A partial line that cannot become a marker goes on at once.
+	if len(m.partial) > 0 && !bytes.HasPrefix([]byte(gateMarker+"\n"), m.partial) && !bytes.HasPrefix([]byte(endMarker+"\n"), m.partial) {
 		out = append(out, m.partial...)
 		m.partial = nil
 	}

@@ -53,12 +53,14 @@ func TestCutWriter(t *testing.T) {
 	}
 }
 
-// The ready signal comes once every clone's gate has spoken; the markers
-// are taken out of stderr, which otherwise passes as written.
+// The ready signal comes once every clone's gate has spoken, and each I/O
+// end line is reported; the markers are taken out of stderr, which
+// otherwise passes as written.
 func TestMarkerWriter(t *testing.T) {
 	ready := make(chan struct{}, 2)
 	var out bytes.Buffer
-	m := &markerWriter{next: &out, ready: ready, need: 2}
+	ends := 0
+	m := &markerWriter{next: &out, ready: ready, need: 2, ended: func() { ends++ }}
 	m.Write([]byte("fio: a warning\n" + gateMarker[:5]))
 	if len(ready) != 0 {
 		t.Fatal("ready before any gate")
@@ -71,6 +73,11 @@ func TestMarkerWriter(t *testing.T) {
 	m.Write([]byte("then more\n" + gateMarker + "\n"))
 	if len(ready) != 1 {
 		t.Fatalf("%d ready signals after both gates", len(ready))
+	}
+	m.Write([]byte(endMarker[:4]))
+	m.Write([]byte(endMarker[4:] + "\n" + endMarker + "\n"))
+	if ends != 2 {
+		t.Errorf("%d end reports, want 2", ends)
 	}
 	m.Write([]byte("tail without newline"))
 	if err := m.flush(); err != nil {
@@ -85,7 +92,8 @@ func TestMarkerWriter(t *testing.T) {
 // waits in its prerun, doing no I/O, until the line opens; then the job
 // runs as usual, its JSON parses, fio's announcement is gone from it and
 // nothing is left where fio ran. Interrupted at the line, the jobs end
-// without any I/O.
+// without any I/O. Released, each clone reports the end of its I/O, after
+// the release and before fio has gone.
 func TestFioGateHoldsJobsUntilReleased(t *testing.T) {
 	testenv.Fio(t)
 	for _, release := range []bool{true, false} {
@@ -96,7 +104,7 @@ func TestFioGateHoldsJobsUntilReleased(t *testing.T) {
 			Sections: []fio.Section{{Name: "w", Options: []fio.Option{{Key: "rw", Value: "write"}, {Key: "bs", Value: "64k"},
 				{Key: "size", Value: "4m"}, {Key: "ioengine", Value: "psync"}, {Key: "numjobs", Value: "2"}}}},
 		}
-		fr := fio.Runner{Cmder: line.cmder(execx.Local{}), Dir: dir}
+		fr := fio.Runner{Cmder: line.cmder(0, execx.Local{}), Dir: dir}
 		type outcome struct {
 			o   *fio.Outcome
 			err error
@@ -131,10 +139,18 @@ func TestFioGateHoldsJobsUntilReleased(t *testing.T) {
 		if now := size(); now != laid {
 			t.Errorf("the file changed from %d to %d bytes behind the line", laid, now)
 		}
+		released := time.Now()
 		if err := line.release(release); err != nil {
 			t.Fatal(err)
 		}
 		r := <-done
+		end, reported := line.endOf(0)
+		switch {
+		case release && (!reported || end.Before(released) || end.After(time.Now())):
+			t.Errorf("released at %s, fio gone at %s: I/O end reported %v at %s", released, time.Now(), reported, end)
+		case !release && reported:
+			t.Errorf("interrupted at the line: I/O end reported at %s", end)
+		}
 		var io int64
 		if r.o != nil {
 			for _, j := range r.o.Final.AllJobs() {
@@ -143,7 +159,7 @@ func TestFioGateHoldsJobsUntilReleased(t *testing.T) {
 				}
 			}
 			for _, n := range r.o.Noise {
-				if strings.Contains(n, "prerun") {
+				if strings.Contains(n, "prerun") || strings.Contains(n, "postrun") {
 					t.Errorf("fio's announcement reached the output: %q", n)
 				}
 			}

@@ -53,7 +53,7 @@ func (r *run) cleanup(ctx context.Context) (leaks, notes []string) {
 	if err != nil {
 		notes = append(notes, err.Error())
 	}
-	if out := kubekit.DeleteObjects(ctx, r.c.Client, objs, 2*time.Minute); out.Err() != nil {
+	if out := kubekit.DeleteObjectsDetached(ctx, r.c.Client, objs, 2*time.Minute); out.Err() != nil {
 		notes = append(notes, out.Err().Error())
 	}
 	deadline := time.Now().Add(2 * time.Minute)

@@ -16,6 +16,7 @@ var Permissions = []kubekit.Permission{
 	{Verb: "watch", Resource: "persistentvolumes", Why: "time until a PV is gone (classes --measure)"},
 	{Verb: "watch", Resource: "nodes", Why: "a stopped node going NotReady and coming back (classes --measure --node-stop-command)"},
 	{Verb: "watch", Group: "storage.k8s.io", Resource: "volumeattachments", Why: "time attachment (classes --measure)"},
+	{Verb: "list", Group: "storage.k8s.io", Resource: "volumeattachments", Why: "delete a claim once its volume is detached: a driver refuses to delete an attached volume, and the provisioner's retries back off (cleanup --k8s, classes --measure)"},
 	{Verb: "list", Group: "storage.k8s.io", Resource: "csinodes", Why: "declared per-node driver facts (classes --measure)"},
 	{Verb: "get", Group: "storage.k8s.io", Resource: "csidrivers", Why: "declared driver facts (classes --measure)"},
 	{Verb: "list", Group: "snapshot.storage.k8s.io", Resource: "volumesnapshotcontents", Why: "snapshot leaks after cleanup (classes --measure)"},

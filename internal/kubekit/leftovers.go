@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/storbench/storbench/internal/result"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/storbench/storbench/internal/result"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -208,3 +211,72 @@ func FindReleasedVolumes(ctx context.Context, client kubernetes.Interface) ([]re
 
 // pollInterval is how often a wait for the API server looks again.
 const pollInterval = 200 * time.Millisecond
+
+// DetachWait bounds how long DeleteObjectsDetached waits for a claim's
+// volume to be detached: a stopped node never detaches it.
+var DetachWait = 20 * time.Second
+
+// DeleteObjectsDetached deletes the pods, waits until they are gone, then
+// until no VolumeAttachment names a claim's volume (at most DetachWait;
+// not at all when attachments cannot be listed), then deletes the claims,
+// and waits for them, all within timeout. A driver refuses to delete a
+// volume still attached (Ceph RBD's, the test CSI driver), and the
+// provisioner's retries back off to minutes: deleted together with their
+// pods, such claims left their PVs Released for a minute and more.
+func DeleteObjectsDetached(ctx context.Context, client kubernetes.Interface, objs []result.KubeObject, timeout time.Duration) DeleteOutcome {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var pods, claims []result.KubeObject
+	for _, o := range objs {
+		if o.Kind == "pod" {
+			pods = append(pods, o)
+		} else {
+			claims = append(claims, o)
+		}
+	}
+	out := DeleteObjects(ctx, client, pods, timeout)
+	var pvs []string
+	for _, o := range claims {
+		if o.Kind != "pvc" {
+			continue
+		}
+		if pvc, err := client.CoreV1().PersistentVolumeClaims(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{}); err == nil && pvc.Spec.VolumeName != "" {
+			pvs = append(pvs, pvc.Spec.VolumeName)
+		}
+	}
+	waitDetached(ctx, client, pvs, DetachWait)
+	rest := DeleteObjects(ctx, client, claims, timeout)
+	out.Deleted = append(out.Deleted, rest.Deleted...)
+	maps.Copy(out.Failed, rest.Failed)
+	return out
+}
+
+// waitDetached waits until no VolumeAttachment names one of pvs, at most
+// bound; it gives up at once when attachments cannot be listed.
+func waitDetached(ctx context.Context, client kubernetes.Interface, pvs []string, bound time.Duration) {
+	if len(pvs) == 0 {
+		return
+	}
+	deadline := time.Now().Add(bound)
+	for {
+		vas, err := client.StorageV1().VolumeAttachments().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return
+		}
+		attached := false
+		for _, va := range vas.Items {
+			if n := va.Spec.Source.PersistentVolumeName; n != nil && slices.Contains(pvs, *n) {
+				attached = true
+				break
+			}
+		}
+		if !attached || time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pollInterval):
+		}
+	}
+}

@@ -92,7 +92,7 @@ func (k Kind) Clean(ctx context.Context, req CleanOptions) (*result.KubeCleanup,
 				podsAndClaims = append(podsAndClaims, o)
 			}
 		}
-		res := kubekit.DeleteObjects(wctx, c.Client, podsAndClaims, req.Timeout)
+		res := kubekit.DeleteObjectsDetached(wctx, c.Client, podsAndClaims, req.Timeout)
 		rep.Deleted = append(rep.Deleted, res.Deleted...)
 		for o, e := range res.Failed {
 			rep.Failed = append(rep.Failed, result.KubeFailure{KubeObject: o, Error: e.Error()})

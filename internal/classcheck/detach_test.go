@@ -114,11 +114,11 @@ func deleteWithControllers(t *testing.T, r *run, client *fake.Clientset, vols []
 }
 
 // A volume that stays attached (a stopped node, another pod on it) delays
-// the claim's deletion by detachWait at most, and is not timed as
+// the claim's deletion by kubekit.DetachWait at most, and is not timed as
 // detached.
 func TestDeleteVolumesDoesNotWaitForeverForADetach(t *testing.T) {
-	defer func(w time.Duration) { detachWait = w }(detachWait)
-	detachWait = 200 * time.Millisecond
+	defer func(w time.Duration) { kubekit.DetachWait = w }(kubekit.DetachWait)
+	kubekit.DetachWait = 200 * time.Millisecond
 	r, client := detachFixture(t)
 	ctx := context.Background()
 	go func() { // the provisioner gives up on the attachment after a while

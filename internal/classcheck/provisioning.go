@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/storbench/storbench/internal/kubekit"
 )
 
 // Provisioning stage names: each is the time from the claim's creation
@@ -22,12 +24,6 @@ const (
 	StageDetached = "detached"
 	StagePVGone   = "pv-gone"
 )
-
-// detachWait bounds the wait for a deleted pod's volume to be detached
-// before its claim is deleted. A healthy node detaches in seconds; one
-// that does not (a stopped node, another pod still using the volume
-// there) only delays the PV's deletion, as before.
-var detachWait = 20 * time.Second
 
 // volume is a claim with a pod using it.
 type volume struct {
@@ -160,9 +156,10 @@ type deleted struct{ detached, pvGone []time.Duration }
 
 // deleteVolumes deletes the pods, all at once, and waits until they are
 // gone; then each claim once its pods are gone and its volume is detached
-// from every node (at most detachWait: a driver refuses to delete a volume
-// still attached, as the test CSI driver and Ceph's do, and the
-// provisioner's retries back off to tens of seconds), and waits until its
+// from every node (at most kubekit.DetachWait, as cleanup --k8s waits: a
+// driver refuses to delete a volume still attached, as the test CSI driver
+// and Ceph's do, and the provisioner's retries back off to tens of
+// seconds), and waits until its
 // PV is gone; the claims all at once. A claim whose pod could not be
 // deleted is kept.
 func (r *run) deleteVolumes(ctx context.Context, vols []*volume) (deleted, error) {
@@ -216,7 +213,7 @@ func (r *run) deleteVolumes(ctx context.Context, vols []*volume) (deleted, error
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if at, ok := r.tl.waitDetached(ctx, r.tl.volumeOf(name), detachWait); ok && at.After(c.deleted) {
+				if at, ok := r.tl.waitDetached(ctx, r.tl.volumeOf(name), kubekit.DetachWait); ok && at.After(c.deleted) {
 					mu.Lock()
 					d.detached = append(d.detached, at.Sub(c.deleted))
 					mu.Unlock()

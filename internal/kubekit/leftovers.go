@@ -212,8 +212,11 @@ func FindReleasedVolumes(ctx context.Context, client kubernetes.Interface) ([]re
 // pollInterval is how often a wait for the API server looks again.
 const pollInterval = 200 * time.Millisecond
 
-// DetachWait bounds how long DeleteObjectsDetached waits for a claim's
-// volume to be detached: a stopped node never detaches it.
+// DetachWait bounds how long a deletion waits for a claim's volume to be
+// detached before deleting the claim (DeleteObjectsDetached, the class
+// checks' own deletion). A healthy node detaches in seconds; one that does
+// not (a stopped node, another pod still using the volume there) only
+// delays the PV's deletion.
 var DetachWait = 20 * time.Second
 
 // DeleteObjectsDetached deletes the pods, waits until they are gone, then

@@ -73,7 +73,10 @@ if [ "${1:-}" = --steps ]; then
         step -count=1 -p 2 -timeout 25m -run "^($SHARED_RE)\$" "$@" $SHARED_PKGS || s=1
       fi
       if [ -n "$ALONE_PKGS" ]; then
-        step -count=1 -p 1 -timeout 25m -run "^TestCluster" -skip "^(TestClusterDown.*|TestClusterCeph.*${SHARED_RE:+|$SHARED_RE})\$" "$@" $ALONE_PKGS || s=1
+        step -count=1 -p 1 -timeout 25m -run "^TestCluster" -skip "^(TestClusterDown.*|TestClusterCeph.*${SHARED_RE:+|$SHARED_RE}${MEASURES_RE:+|$MEASURES_RE})\$" "$@" $ALONE_PKGS || s=1
+      fi
+      if [ -n "$MEASURES_RE" ] && [ -z "$stopped" ]; then
+        step -count=1 -p 1 -timeout 40m -run "^($MEASURES_RE)\$" "$@" $MEASURES_PKGS || s=1
       fi
       if [ -n "$CEPH_PKGS" ] && [ -z "$stopped" ]; then
         ceph_step "$@" || s=1
@@ -119,32 +122,39 @@ case " $* " in
     exec bash "$HERE/test/cluster/cluster.sh" run bash "$HERE/scripts/k8s-integration.sh" --steps one "$@"
     ;;
 esac
-# Otherwise in four steps, each test once:
+# Otherwise in five steps, each test once:
 #  1. the tests that share the cluster, two packages at a time and two tests
 #     of a package at a time (mixed with the others, they rarely met);
-#  2. the others but TestClusterDown... and TestClusterCeph..., one package
-#     at a time (each holds the cluster alone, and nothing else builds or
-#     runs beside it), in the packages that have one;
+#  2. the others but TestClusterDown..., TestClusterCeph... and those that
+#     measure, one package at a time (each holds the cluster alone, and
+#     nothing else builds or runs beside it), in the packages that have one;
+#  2b. the tests that judge what limits a run (first line kubetest.Measures(t)),
+#     one package at a time: each waits until scripts/test.sh's work beside
+#     the cluster tier has ended (STORBENCH_BESIDE_RUNNING), which by then
+#     it mostly has;
 #  3. the tests named TestClusterCeph..., one package at a time, with one
 #     Ceph up for them all (kubetest.CephUp uses it), brought down after;
 #  4. the tests named TestClusterDown..., which take the cluster down for
 #     ups of their own: told so (CLUSTER_DOWN_LAST=1), they leave it down,
 #     which saves the up that would bring it back and the tier's own
 #     teardown (about 80 s).
-# The tests are found in the source: "DIR/ NAME shared|alone" per test,
-# shared when its first line is kubetest.Shared(t).
+# The tests are found in the source: "DIR/ NAME shared|measures|alone" per
+# test, by its first line: kubetest.Shared(t), kubetest.Measures(t), other.
 tests=$(cd "$HERE" && grep -r -A1 --include='*_test.go' '^func TestCluster' $PKGS | awk '
   function out() { if (n != "") print f " " n " " how; n = "" }
   /_test\.go:func TestCluster/ { out(); f = $1; sub(/[^\/]*_test\.go:func$/, "", f); n = $2; sub(/\(.*/, "", n); how = "alone"; next }
   /_test\.go-\tkubetest\.Shared\(t\)/ && n != "" { how = "shared" }
+  /_test\.go-\tkubetest\.Measures\(t\)/ && n != "" { how = "measures" }
   { out() }
   END { out() }' | sort -u)
 shared=$(echo "$tests" | awk '$3 == "shared" {print $1 " " $2}')
 SHARED_RE=$(echo "$shared" | awk 'NF == 2 {print $2}' | sort -u | paste -sd'|')
 SHARED_PKGS=$(echo "$shared" | awk 'NF == 2 {print $1}' | sort -u | tr '\n' ' ')
 ALONE_PKGS=$(echo "$tests" | awk '$3 == "alone" && $2 !~ /^TestCluster(Down|Ceph)/ {print $1}' | sort -u | tr '\n' ' ')
+MEASURES_RE=$(echo "$tests" | awk '$3 == "measures" {print $2}' | sort -u | paste -sd'|')
+MEASURES_PKGS=$(echo "$tests" | awk '$3 == "measures" {print $1}' | sort -u | tr '\n' ' ')
 CEPH_PKGS=$(echo "$tests" | awk '$3 == "alone" && $2 ~ /^TestClusterCeph/ {print $1}' | sort -u | tr '\n' ' ')
 DOWN_PKGS=$(echo "$tests" | awk '$2 ~ /^TestClusterDown/ {print $1}' | sort -u | tr '\n' ' ')
-echo "cluster tier: $(echo "$shared" | grep -c .) tests that share the cluster (go test -p 2) in $SHARED_PKGS; then the others in $ALONE_PKGS${CEPH_PKGS:+; then the tests named TestClusterCeph..., with one Ceph up for them, in $CEPH_PKGS}${DOWN_PKGS:+; then the tests named TestClusterDown... in $DOWN_PKGS}"
-export SHARED_RE SHARED_PKGS ALONE_PKGS CEPH_PKGS DOWN_PKGS
+echo "cluster tier: $(echo "$shared" | grep -c .) tests that share the cluster (go test -p 2) in $SHARED_PKGS; then the others in $ALONE_PKGS${MEASURES_PKGS:+; then the tests that measure, in $MEASURES_PKGS}${CEPH_PKGS:+; then the tests named TestClusterCeph..., with one Ceph up for them, in $CEPH_PKGS}${DOWN_PKGS:+; then the tests named TestClusterDown... in $DOWN_PKGS}"
+export SHARED_RE SHARED_PKGS ALONE_PKGS MEASURES_RE MEASURES_PKGS CEPH_PKGS DOWN_PKGS
 exec bash "$HERE/test/cluster/cluster.sh" run bash "$HERE/scripts/k8s-integration.sh" --steps three "$@"

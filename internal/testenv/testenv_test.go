@@ -2,7 +2,10 @@ package testenv
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -100,5 +103,28 @@ func TestMeasuresFailsOnlyBesideTheClusterTier(t *testing.T) {
 		if got := outcome(t, Measures); got != tc.want {
 			t.Errorf("%s=%q: Measures: %s, want %s", EnvBeside, tc.env, got, tc.want)
 		}
+	}
+}
+
+// The source tree is found from the working directory, not from paths
+// compiled into the binary (scripts/test.sh builds with -trimpath), and
+// holds what the helpers look for in it.
+func TestSourceTree(t *testing.T) {
+	top, err := SourceTree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join(top, "go.mod"))
+	if err != nil || !strings.HasPrefix(string(mod), "module github.com/storbench/storbench\n") {
+		t.Fatalf("%s/go.mod: %v, %.60q", top, err, mod)
+	}
+	for _, p := range []string{"test/cluster/ceph.sh", "test/cluster/gluster.sh", "internal/fio/testdata", "deploy"} {
+		if _, err := os.Stat(SourcePath(t, p)); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Chdir(t.TempDir()) // outside any tree
+	if top, err := SourceTree(); err == nil {
+		t.Errorf("found a source tree at %s above a temporary directory", top)
 	}
 }

@@ -30,7 +30,8 @@ func TestLinkerFlags(t *testing.T) {
 	dir := t.TempDir()
 	const p = "github.com/storbench/storbench/internal/version."
 	bin := filepath.Join(dir, "v")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin,
+	build := exec.Command("go", // go test puts its own toolchain first on PATH
+		"build", "-o", bin,
 		"-ldflags", "-X "+p+"Version=v9.8.7 -X "+p+"Commit=abc -X "+p+"CommitDate=2026-01-02T03:04:05Z", "./testdata/printversion")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -10,7 +10,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -118,20 +117,11 @@ func Start(t testing.TB, o Options) *Cluster {
 
 // Script is test/cluster/ceph.sh's path in this module.
 func Script() (string, error) {
-	d, err := os.Getwd()
+	top, err := testenv.SourceTree()
 	if err != nil {
 		return "", fmt.Errorf("ceph.sh: %w", err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, "test", "cluster", "ceph.sh"), nil
-		}
-		up := filepath.Dir(d)
-		if up == d {
-			return "", errors.New("ceph.sh: no go.mod above the working directory")
-		}
-		d = up
-	}
+	return filepath.Join(top, "test", "cluster", "ceph.sh"), nil
 }
 
 func lock() (unlock func(), err error) {

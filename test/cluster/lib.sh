@@ -18,7 +18,9 @@ NETFS_PORT=${NETFS_PORT:-2022}          # the sftp server of the network filesys
 # cached older archive is built again.
 FIO_ARCHIVE=fio-gfapi-rbd.tar
 REAL_IMAGE=localhost/kreal/fio:3.33 TOOLS_IMAGE=localhost/kreal/tools:1 PAUSE_IMAGE=localhost/kreal/pause:3.10
-export GOFLAGS=-buildvcs=false
+# the caller's flags kept (scripts/test.sh's -trimpath: the cluster tier's tests then
+# share the host lanes' compiled packages)
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-buildvcs=false"
 export KUBECONFIG=$RUN/kubeconfig
 
 # Node i (1-based): 1 is the host's own node kreal-node on 127.0.0.1; i >= 2

@@ -3,7 +3,6 @@ package deploytest
 import (
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
@@ -15,7 +14,8 @@ import (
 func buildStorbench(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "storbench")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/storbench/storbench/cmd/storbench")
+	cmd := exec.Command("go", // go test puts its own toolchain first on PATH
+		"build", "-o", bin, "github.com/storbench/storbench/cmd/storbench")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building storbench: %v\n%s", err, out)
 	}

@@ -31,7 +31,8 @@ func releaseImages(t *testing.T, storbenchRef string) builtImages {
 	}
 	registry := strings.TrimSuffix(name, "/storbench")
 	out := t.TempDir()
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "run", "./cmd/storbench-release",
+	cmd := exec.Command("go", // go test puts its own toolchain first on PATH
+		"run", "./cmd/storbench-release",
 		"-only", "images", "-platforms", "linux/"+runtime.GOARCH, "-version", tag, "-registry", registry, "-out", out)
 	cmd.Dir = filepath.Join(deployDir(t), "..", "tools")
 	var stderr strings.Builder

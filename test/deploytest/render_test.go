@@ -6,7 +6,6 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -26,11 +25,7 @@ import (
 // deployDir is the repository's deploy/ folder.
 func deployDir(t *testing.T) string {
 	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("no caller")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "deploy")
+	return testenv.SourcePath(t, "deploy")
 }
 
 // rendered is what kubectl kustomize made of a kustomization.

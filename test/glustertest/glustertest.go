@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,8 +63,11 @@ type Options struct {
 
 // Script is the harness's path in the source tree.
 func Script() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "cluster", "gluster.sh")
+	top, err := testenv.SourceTree()
+	if err != nil {
+		return "test/cluster/gluster.sh" // bash says it is not there
+	}
+	return filepath.Join(top, "test", "cluster", "gluster.sh")
 }
 
 // Start brings a volume up, or skips (fails under STORBENCH_REQUIRE) when

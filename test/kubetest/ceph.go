@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -37,8 +36,7 @@ func CephUp(t *testing.T) string {
 		t.Log("Ceph is up already (CLUSTER_CEPH=1): using it")
 		return conf
 	}
-	_, self, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(self), "..", "cluster", "ceph.sh")
+	script := testenv.SourcePath(t, "test/cluster/ceph.sh")
 	start := time.Now()
 	up := exec.Command("bash", script, "cluster", "up")
 	up.Env = append(os.Environ(), "CEPH_FS=1")

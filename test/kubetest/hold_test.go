@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -202,11 +201,12 @@ func (r *holdRecorder) Fatalf(format string, args ...any) {
 }
 
 // scripts/k8s-integration.sh finds the tests that share the cluster by a
-// kubetest.Shared(t) line right under their func line: one anywhere else
-// would run with the tests that hold the cluster alone, unnoticed.
+// kubetest.Shared(t) line right under their func line, and those that
+// measure by a kubetest.Measures(t) line: one anywhere else would run with
+// the tests that hold the cluster alone, unnoticed.
 func TestSharedIsTheFirstStatement(t *testing.T) {
-	_, self, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(self), "..", "..")
+	root := testenv.SourcePath(t, ".")
+	self := filepath.Join(root, "test", "kubetest", "hold_test.go")
 	n := 0
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") || path == self {
@@ -218,14 +218,16 @@ func TestSharedIsTheFirstStatement(t *testing.T) {
 		}
 		lines := strings.Split(string(b), "\n")
 		for i, l := range lines {
-			if !strings.Contains(l, "kubetest.Shared(") {
-				continue
+			for _, marker := range []string{"kubetest.Shared(", "kubetest.Measures("} {
+				if !strings.Contains(l, marker) {
+					continue
+				}
+				if i == 0 || !strings.HasPrefix(lines[i-1], "func "+Prefix) || !strings.HasPrefix(l, "\t"+marker+"t)") {
+					rel, _ := filepath.Rel(root, path)
+					t.Errorf("%s:%d: %st) must be the first statement of a %s... function", rel, i+1, marker, Prefix)
+				}
+				n++
 			}
-			if i == 0 || !strings.HasPrefix(lines[i-1], "func "+Prefix) || !strings.HasPrefix(l, "\tkubetest.Shared(t)") {
-				rel, _ := filepath.Rel(root, path)
-				t.Errorf("%s:%d: kubetest.Shared(t) must be the first statement of a %s... function", rel, i+1, Prefix)
-			}
-			n++
 		}
 		return nil
 	})

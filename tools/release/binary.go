@@ -95,5 +95,12 @@ func oneBuildAtATime() (unlock func(), err error) {
 }
 
 // goTool is the go command of the toolchain that built this program, so
-// that the release is built by one known Go.
-func goTool() string { return filepath.Join(runtime.GOROOT(), "bin", "go") }
+// that the release is built by one known Go; a program built with
+// -trimpath knows no GOROOT (unless the environment names one), and then
+// it is the go on PATH, which go run and go test put their own first on.
+func goTool() string {
+	if root := runtime.GOROOT(); root != "" {
+		return filepath.Join(root, "bin", "go")
+	}
+	return "go"
+}

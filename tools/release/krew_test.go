@@ -18,7 +18,8 @@ import (
 func krewTools(t *testing.T) (krew, validate string) {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", dir+"/",
+	cmd := exec.Command("go", // go test puts its own toolchain first on PATH
+		"build", "-o", dir+"/",
 		"sigs.k8s.io/krew/cmd/krew", "sigs.k8s.io/krew/cmd/validate-krew-manifest")
 	cmd.Dir = filepath.Join(toolenv.Repo(t), "tools", "krew")
 	if out, err := cmd.CombinedOutput(); err != nil {

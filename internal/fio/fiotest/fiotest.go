@@ -12,13 +12,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/storbench/storbench/internal/execx"
+	"github.com/storbench/storbench/internal/testenv"
 )
 
 // DefaultVersion is what fio --version prints when Fio.Version is empty:
@@ -149,11 +149,7 @@ func (c *Cmd) Run() error {
 // (for example "libaio-randread.json"), whichever package's test asks.
 func Recorded(t testing.TB, name string) []byte {
 	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("fiotest: no caller, so no testdata")
-	}
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "testdata", name))
+	b, err := os.ReadFile(filepath.Join(testenv.SourcePath(t, "internal/fio/testdata"), name))
 	if err != nil {
 		t.Fatal(err)
 	}

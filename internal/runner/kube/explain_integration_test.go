@@ -23,6 +23,7 @@ import (
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/store"
 	"github.com/storbench/storbench/internal/telemetry"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
 // logged is an engine observer that logs the run's steps (go test -v,
@@ -62,6 +63,7 @@ workloads:
 // node network counters included. Unshaped, the link is far above the
 // disk and the network no longer binds.
 func TestClusterNetfsBreakdownOnShapedLinks(t *testing.T) {
+	kubetest.Measures(t)
 	e := integration(t)
 	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {

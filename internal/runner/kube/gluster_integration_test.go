@@ -18,6 +18,7 @@ import (
 	"github.com/storbench/storbench/internal/runner"
 	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/testenv"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
 const glusterSuite = `name: gluster-write
@@ -36,6 +37,7 @@ const glusterShapedNode, glusterShapedRate, glusterShapedBPS = "kreal-node-2", "
 // EnginePodEveryNode (enginepod_integration_test.go). It brings GlusterFS
 // down at its end and checks nothing of it is left.
 func TestClusterGluster(t *testing.T) {
+	kubetest.Measures(t)
 	e := integration(t)
 	testenv.Tool(t, "glusterd", "glusterfs-server", "gluster")
 	testenv.Tool(t, "glusterfs", "glusterfs-client", "gluster")

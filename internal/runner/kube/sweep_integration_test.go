@@ -18,6 +18,7 @@ import (
 	"github.com/storbench/storbench/internal/runner/kube"
 	"github.com/storbench/storbench/internal/spec"
 	"github.com/storbench/storbench/internal/telemetry"
+	"github.com/storbench/storbench/test/kubetest"
 )
 
 // sweepNetfsRead is each client's read on the network filesystem: one
@@ -45,6 +46,7 @@ var sweepNetwork = netround.Options{Send: time.Second, RTT: time.Second}
 // start spread of each step is known and small; every pod and PVC is gone
 // afterwards.
 func TestClusterSweepNetfsKneeAtTheLink(t *testing.T) {
+	kubetest.Measures(t)
 	e := integration(t)
 	shape(t, sweepShapedNode, sweepShapedRate)
 	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
@@ -161,6 +163,7 @@ workloads:
 // ran. Last, the class is asked for a ReadWriteMany volume, which its
 // provisioner refuses: the target says so.
 func TestClusterSweepLocalPathClientsShareTheDisk(t *testing.T) {
+	kubetest.Measures(t)
 	e := integration(t)
 	c, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: e.kubeconfig})
 	if err != nil {

@@ -9,19 +9,31 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 )
 
-// Repo is the storbench repository the tools module sits in.
+// Repo is the storbench repository the tools module sits in: the
+// directory above the tools module's own go.mod, found from the working
+// directory (go test runs a package's tests in its directory), so that it
+// holds also in test binaries built with -trimpath, which keep no source
+// paths.
 func Repo(t testing.TB) string {
 	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("toolenv: no caller, so no repository")
+	d, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+	for {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil && filepath.Base(d) == "tools" {
+			return filepath.Dir(d)
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			t.Fatal("toolenv: no tools/go.mod above the working directory, so no repository")
+		}
+		d = up
+	}
 }
 
 // Once holds one build (a release, its images) made in a temporary folder

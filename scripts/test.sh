@@ -105,10 +105,8 @@ fi
 # build's process group and the cluster tier (which tears the cluster down
 # on TERM) are stopped.
 step_pid= beside_pid= cluster_pid=
-step() { # [NICE] CMD...: CMD in a session of its own, its processes at nice NICE (default 0)
-  local nice=0
-  case $1 in [0-9]*) nice=$1; shift ;; esac
-  setsid nice -n "$nice" "$@" & step_pid=$!
+step() {
+  setsid "$@" & step_pid=$!
   local rc=0
   wait "$step_pid" || rc=$?
   step_pid=
@@ -219,11 +217,11 @@ skip=()
 if [ -n "$MEASURES_RE" ]; then skip=(-skip "^($MEASURES_RE)\$"); fi
 setsid nice -n 10 env STORBENCH_TEST_BESIDE=1 go test -count=1 -timeout 30m "${skip[@]}" ./... \
   > >(trap '' INT TERM; exec sed -u 's/^/[host] /') 2>&1 & beside_pid=$!
-cpu_work 19
+cpu_work "nice -n 19"
 # The unit tier under the race detector leaves out the tests that measure
 # too (a few run under -short): they ran in the quiet step.
 echo "== unit tier, race detector (go test -short -race ./...)"
-step 19 go test -short -race -count=1 -timeout 30m "${skip[@]}" ./... || status=1
+step nice -n 19 go test -short -race -count=1 -timeout 30m "${skip[@]}" ./... || status=1
 wait "$beside_pid" || { echo "test.sh: the host tests beside the cluster tier failed"; status=1; }
 beside_pid=
 rm -f "$beside_mark"

@@ -595,10 +595,21 @@ func TestClusterRBACIsSufficient(t *testing.T) {
 	if _, err := e.client.RbacV1().Roles("storbench").Update(ctx, role, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	accessSettled(ctx, t, saClient(t, saKubeconfig), []kubekit.Permission{{Verb: "delete", Resource: "persistentvolumeclaims", Namespaced: true}}, false)
 	d := storbench(ctx, t, "doctor", "--k8s", "--kubeconfig", saKubeconfig, "--db", filepath.Join(t.TempDir(), "d.db"))
 	if d.code != cli.ExitFailed || !strings.Contains(d.out, "missing permission: delete persistentvolumeclaims in namespace storbench") {
 		t.Errorf("doctor does not name the missing permission (exit %d):\n%s", d.code, d.out)
 	}
+}
+
+// saClient connects with the ServiceAccount's kubeconfig.
+func saClient(t *testing.T, kubeconfig string) kubernetes.Interface {
+	t.Helper()
+	sa, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: kubeconfig, Namespace: "storbench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sa.Client
 }
 
 // applyRBAC creates (or replaces) every object of deploy/base/rbac.yaml and
@@ -684,12 +695,9 @@ func apply(ctx context.Context, c kubernetes.Interface, obj runtime.Object) erro
 // opt-in component is applied, it may patch nodes and delete PVs.
 func optInRBAC(t *testing.T, e *env, saKubeconfig string) {
 	ctx := context.Background()
-	sa, err := kubekit.Connect(kubekit.ConnectOptions{Kubeconfig: saKubeconfig, Namespace: "storbench"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sa := saClient(t, saKubeconfig)
 	optIn := append(append([]kubekit.Permission{}, classcheck.NodeChangePermissions...), kube.KubeletStatsPermissions...)
-	access, err := kubekit.CheckAccess(ctx, sa.Client, "storbench", optIn)
+	access, err := kubekit.CheckAccess(ctx, sa, "storbench", optIn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -725,13 +733,34 @@ func optInRBAC(t *testing.T, e *env, saKubeconfig string) {
 		e.client.RbacV1().ClusterRoleBindings().Delete(context.Background(), "storbench-class-node-changes", metav1.DeleteOptions{})
 		e.client.RbacV1().ClusterRoles().Delete(context.Background(), "storbench-class-node-changes", metav1.DeleteOptions{})
 	})
-	if access, err = kubekit.CheckAccess(ctx, sa.Client, "storbench", classcheck.NodeChangePermissions); err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range access {
+	for _, a := range accessSettled(ctx, t, sa, classcheck.NodeChangePermissions, true) {
 		if !a.Allowed {
 			t.Errorf("with deploy/components/class-node-changes the ServiceAccount may still not %s", a.Permission)
 		}
+	}
+}
+
+// accessSettled asks, every 200 ms for at most 30 s, whether the client may
+// do each of perms, until every answer is want, and returns the last
+// answers. The API server's RBAC authorizer reads roles and bindings from
+// its watch cache, so a grant or a revocation just written takes effect a
+// moment later (a CI run asked within that moment, under load, and was refused).
+func accessSettled(ctx context.Context, t *testing.T, c kubernetes.Interface, perms []kubekit.Permission, want bool) []kubekit.AccessResult {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		access, err := kubekit.CheckAccess(ctx, c, "storbench", perms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		settled := true
+		for _, a := range access {
+			settled = settled && a.Allowed == want
+		}
+		if settled || time.Now().After(deadline) {
+			return access
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

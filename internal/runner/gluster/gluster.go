@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/storbench/storbench/internal/execx"
@@ -218,8 +220,8 @@ func (t *Target) withMount(ctx context.Context, f func(mnt string) error) (err e
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, os.RemoveAll(tmp)) }()
 	mnt := filepath.Join(tmp, "mnt")
+	defer func() { err = errors.Join(err, removeMountDir(tmp, mnt, 10*time.Second)) }()
 	if err := os.Mkdir(mnt, 0o700); err != nil {
 		return err
 	}
@@ -246,6 +248,34 @@ func (t *Target) withMount(ctx context.Context, f func(mnt string) error) (err e
 		time.Sleep(100 * time.Millisecond)
 	}
 	return f(mnt)
+}
+
+// removeMountDir removes withMount's directory without ever reaching into
+// the volume: it removes the client's log, and the mount point only with
+// rmdir, which fails while anything is mounted on it (a recursive removal
+// would delete the volume's files through a mount still up). A mount that
+// failed can leave the client's FUSE mount up for a moment: the client
+// mounts before it has the volume's graph, and its auto-unmount helper
+// takes the mount down only after the client has exited. So while the
+// mount point is busy it is unmounted (it is ours) and rmdir tried again,
+// for at most wait; a mount still up then stays, named in the error.
+func removeMountDir(tmp, mnt string, wait time.Duration) error {
+	if err := os.Remove(filepath.Join(tmp, "client.log")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err := os.Remove(mnt)
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+			return fmt.Errorf("removing the mount point %s: %w", mnt, err)
+		}
+		_ = exec.Command("umount", mnt).Run() // "not mounted" once the helper has been
+		time.Sleep(100 * time.Millisecond)
+	}
+	return os.Remove(tmp)
 }
 
 func logTail(dir string) string {

@@ -2,9 +2,15 @@ package gluster
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/storbench/storbench/internal/result"
 	"github.com/storbench/storbench/internal/runner"
@@ -70,6 +76,15 @@ func TestKindOnRealVolume(t *testing.T) {
 		testenv.Fio(t)
 		v = glustertest.Start(t, glustertest.Options{})
 		server := v.Nodes[0].Addr
+		// the kind's own mount points go here, and must all be gone at
+		// the end (a failed mount's once stayed, with an empty mnt)
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		defer func() {
+			if left, _ := filepath.Glob(filepath.Join(tmp, "storbench-gluster-*")); len(left) > 0 {
+				t.Errorf("mount points left: %v", left)
+			}
+		}()
 		runnertest.KindConformance(t, runnertest.KindSuite{
 			Kind:      Kind{},
 			Valid:     []string{Scheme + server + "/" + v.Name},
@@ -106,4 +121,63 @@ func TestKindOnRealVolume(t *testing.T) {
 	if v != nil {
 		glustertest.CheckClean(t, v)
 	}
+}
+
+// removeMountDir never reaches into what is mounted on the mount point: a
+// bind mount standing in for the volume keeps its file, whether the mount
+// point is unmounted on the way or stays busy (then it is named and left).
+func TestRemoveMountDirLeavesTheVolume(t *testing.T) {
+	testenv.Root(t)
+	testenv.Tool(t, "mount", "mount")
+	testenv.Tool(t, "mountpoint", "util-linux")
+	mountAt := func(t *testing.T) (volume, tmp, mnt string) {
+		volume, tmp = t.TempDir(), t.TempDir()
+		mnt = filepath.Join(tmp, "mnt")
+		if err := os.Mkdir(mnt, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(volume, "data"), []byte("theirs"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, "client.log"), []byte("log"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("mount", "--bind", volume, mnt).CombinedOutput(); err != nil {
+			t.Fatalf("mount --bind: %v: %s", err, out)
+		}
+		t.Cleanup(func() {
+			if exec.Command("mountpoint", "-q", mnt).Run() == nil {
+				testenv.Retry(func() error { return exec.Command("umount", mnt).Run() })
+			}
+		})
+		return volume, tmp, mnt
+	}
+	theirs := func(t *testing.T, volume string) {
+		if b, err := os.ReadFile(filepath.Join(volume, "data")); err != nil || string(b) != "theirs" {
+			t.Errorf("the volume's file after removeMountDir: %q, %v", b, err)
+		}
+	}
+	t.Run("unmounted", func(t *testing.T) {
+		volume, tmp, mnt := mountAt(t)
+		if err := removeMountDir(tmp, mnt, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(tmp); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s after removeMountDir: %v", tmp, err)
+		}
+		theirs(t, volume)
+	})
+	t.Run("busy", func(t *testing.T) {
+		volume, tmp, mnt := mountAt(t)
+		f, err := os.Open(filepath.Join(mnt, "data")) // keeps the mount busy
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		err = removeMountDir(tmp, mnt, 300*time.Millisecond)
+		if err == nil || !errors.Is(err, syscall.EBUSY) || !strings.Contains(err.Error(), mnt) {
+			t.Errorf("removeMountDir on a busy mount: %v, want EBUSY naming %s", err, mnt)
+		}
+		theirs(t, volume)
+	})
 }

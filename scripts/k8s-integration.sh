@@ -59,7 +59,7 @@ if [ "${1:-}" = --steps ]; then
     echo "Ceph with CephFS up for the tests named TestClusterCeph... in $((SECONDS - t0)) s"
     local skip=()
     if [ -n "$SHARED_RE" ]; then skip=(-skip "^($SHARED_RE)\$"); fi
-    step -count=1 -p 1 -timeout 25m -run "^TestClusterCeph" "${skip[@]}" "$@" $CEPH_PKGS || rc=1
+    step -count=1 -p 2 -timeout 40m -run "^TestClusterCeph" "${skip[@]}" "$@" $CEPH_PKGS || rc=1
     bash "$HERE/test/cluster/ceph.sh" cluster down || rc=1
     bash "$HERE/test/cluster/ceph.sh" check-clean cluster || rc=1
     return "$rc"
@@ -73,7 +73,7 @@ if [ "${1:-}" = --steps ]; then
         step -count=1 -p 2 -timeout 25m -run "^($SHARED_RE)\$" "$@" $SHARED_PKGS || s=1
       fi
       if [ -n "$ALONE_PKGS" ]; then
-        step -count=1 -p 1 -timeout 25m -run "^TestCluster" -skip "^(TestClusterDown.*|TestClusterCeph.*${SHARED_RE:+|$SHARED_RE}${MEASURES_RE:+|$MEASURES_RE})\$" "$@" $ALONE_PKGS || s=1
+        step -count=1 -p 2 -timeout 40m -run "^TestCluster" -skip "^(TestClusterDown.*|TestClusterCeph.*${SHARED_RE:+|$SHARED_RE}${MEASURES_RE:+|$MEASURES_RE})\$" "$@" $ALONE_PKGS || s=1
       fi
       if [ -n "$MEASURES_RE" ] && [ -z "$stopped" ]; then
         step -count=1 -p 1 -timeout 40m -run "^($MEASURES_RE)\$" "$@" $MEASURES_PKGS || s=1
@@ -126,14 +126,16 @@ esac
 #  1. the tests that share the cluster, two packages at a time and two tests
 #     of a package at a time (mixed with the others, they rarely met);
 #  2. the others but TestClusterDown..., TestClusterCeph... and those that
-#     measure, one package at a time (each holds the cluster alone, and
-#     nothing else builds or runs beside it), in the packages that have one;
+#     measure, in the packages that have one: each test holds the cluster
+#     alone, so two packages' test binaries at a time take turns (go test
+#     -p 2: the next package's test binary links while a test runs, in place
+#     of a link of 5-17 s before each package with -p 1);
 #  2b. the tests that judge what limits a run (first line kubetest.Measures(t)),
 #     one package at a time: each waits until scripts/test.sh's work beside
 #     the cluster tier has ended (STORBENCH_BESIDE_RUNNING), which by then
 #     it mostly has;
-#  3. the tests named TestClusterCeph..., one package at a time, with one
-#     Ceph up for them all (kubetest.CephUp uses it), brought down after;
+#  3. the tests named TestClusterCeph..., alone as in 2, with one Ceph up
+#     for them all (kubetest.CephUp uses it), brought down after;
 #  4. the tests named TestClusterDown..., which take the cluster down for
 #     ups of their own: told so (CLUSTER_DOWN_LAST=1), they leave it down,
 #     which saves the up that would bring it back and the tier's own

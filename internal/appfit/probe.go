@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -94,16 +95,49 @@ func checkID(id string) error {
 }
 
 // runJSON runs storbench with args through c and decodes its standard
-// output into v.
+// output into v. Pod exec can lose a command's output although the command
+// succeeded (kubernetes/kubernetes#124571; a CI run saw the SQLite role's
+// answer lost so): the answer is then read again, at most three times,
+// from the file the job kept beside its work directory (RoleAnswer), or,
+// for a job that only removes, by running it again.
 func runJSON(ctx context.Context, c Client, v any, args ...string) error {
 	var out, errb bytes.Buffer
 	if err := c.Cmder.Command(ctx, c.Binary, args...).SetStdout(&out).SetStderr(&errb).Run(); err != nil {
 		return fmt.Errorf("appfit: %s on %s: %w", strings.Join(args[:3], " "), c.Where, err)
 	}
-	if err := json.Unmarshal(out.Bytes(), v); err != nil {
-		return fmt.Errorf("appfit: %s on %s printed no answer (%w): %s", strings.Join(args[:3], " "), c.Where, err, strings.TrimSpace(errb.String()))
+	err := json.Unmarshal(out.Bytes(), v)
+	if err == nil {
+		return nil
 	}
-	return nil
+	if again := answerArgs(args); again != nil {
+		for range 3 {
+			out.Reset()
+			if c.Cmder.Command(ctx, c.Binary, again...).SetStdout(&out).Run() == nil && json.Unmarshal(out.Bytes(), v) == nil {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("appfit: %s on %s printed no answer (%w): %s", strings.Join(args[:3], " "), c.Where, err, strings.TrimSpace(errb.String()))
+}
+
+// answerArgs gives the command that prints again the answer of the probe
+// command args: the answer role for a job that keeps its answer, the same
+// command for one that only reads or removes; nil without a role.
+func answerArgs(args []string) []string {
+	flag := func(name, def string) string {
+		if i := slices.Index(args, name); i >= 0 && i+1 < len(args) {
+			return args[i+1]
+		}
+		return def
+	}
+	switch role := flag("--role", ""); role {
+	case "":
+		return nil
+	case RoleRemove, RoleAnswer:
+		return args
+	default:
+		return []string{ProbeCommand, "--role", RoleAnswer, "--dir", flag("--dir", ""), "--of", role, "--client", flag("--client", "0")}
+	}
 }
 
 // removeWith removes the work directory through the client's own binary,
@@ -116,10 +150,13 @@ func removeWith(ctx context.Context, c Client, work string) error {
 }
 
 // RoleRemove and the SQLite roles are the probe command's other jobs.
+// RoleAnswer prints again the answer another job kept beside its work
+// directory (runJSON).
 const (
 	RoleRemove      = "remove"
 	RoleSQLite      = "sqlite"
 	RoleSQLiteCheck = "sqlite-check"
+	RoleAnswer      = "answer"
 )
 
 // Job is one run of the probe command, as its flags give it.
@@ -132,11 +169,29 @@ type Job struct {
 	Duration    time.Duration
 	MaxCommits  int
 	Client      int
+	// Of is the job whose answer RoleAnswer prints.
+	Of string
 }
 
 // Do runs one probe command's job and returns its answer, for the
-// command to print as JSON.
+// command to print as JSON. A job with a work directory also keeps its
+// answer beside it (answerFile), for RoleAnswer to print again; Remove
+// removes it with the directory.
 func Do(ctx context.Context, j Job) (any, error) {
+	switch j.Role {
+	case RoleAnswer:
+		return readAnswer(j)
+	case RoleRemove:
+		return true, Remove(j.Dir)
+	}
+	v, err := do(ctx, j)
+	if err != nil {
+		return v, err
+	}
+	return v, keepAnswer(answerFile(j.Dir, j.Role, j.Client), v)
+}
+
+func do(ctx context.Context, j Job) (any, error) {
 	switch j.Role {
 	case string(First), string(Second):
 		return RunClient(ctx, ClientOptions{Dir: j.Dir, Role: Role(j.Role), Timeout: j.Timeout})
@@ -145,20 +200,58 @@ func Do(ctx context.Context, j Job) (any, error) {
 			Duration: j.Duration, MaxCommits: j.MaxCommits, Client: j.Client})
 	case RoleSQLiteCheck:
 		return CheckSQLite(ctx, j.Dir)
-	case RoleRemove:
-		return true, Remove(j.Dir)
 	}
-	return nil, fmt.Errorf("appfit: role %q: want first, second, %s, %s or %s", j.Role, RoleSQLite, RoleSQLiteCheck, RoleRemove)
+	return nil, fmt.Errorf("appfit: role %q: want first, second, %s, %s, %s or %s", j.Role, RoleSQLite, RoleSQLiteCheck, RoleRemove, RoleAnswer)
 }
 
-// Remove deletes a work directory; it refuses any directory not named
-// like one.
+// answerFile is where a job keeps its answer: beside its work directory
+// (not in it, where the other client may be listing), named after it.
+func answerFile(dir, role string, client int) string {
+	return fmt.Sprintf("%s.answer-%s-%d.json", filepath.Clean(dir), role, client)
+}
+
+func keepAnswer(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path+".tmp", b, 0o644); err != nil {
+		return fmt.Errorf("appfit: keeping the answer: %w", err)
+	}
+	return os.Rename(path+".tmp", path)
+}
+
+func readAnswer(j Job) (any, error) {
+	if !strings.HasPrefix(filepath.Base(j.Dir), WorkDirPrefix) || !slices.Contains([]string{string(First), string(Second), RoleSQLite, RoleSQLiteCheck}, j.Of) {
+		return nil, fmt.Errorf("appfit: answer of %q in %s: want a job's answer beside a probe's work directory (%s...)", j.Of, j.Dir, WorkDirPrefix)
+	}
+	b, err := os.ReadFile(answerFile(j.Dir, j.Of, j.Client))
+	if err != nil {
+		return nil, fmt.Errorf("appfit: %w", err)
+	}
+	return json.RawMessage(b), nil
+}
+
+// Remove deletes a work directory and the answers kept beside it; it
+// refuses any directory not named like one.
 func Remove(dir string) error {
 	if !strings.HasPrefix(filepath.Base(dir), WorkDirPrefix) {
 		return fmt.Errorf("appfit: refusing to remove %s: not a probe's work directory (%s...)", dir, WorkDirPrefix)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("appfit: removing %s: %w", dir, err)
+	}
+	parent, base := filepath.Split(filepath.Clean(dir))
+	entries, err := os.ReadDir(filepath.Clean(parent))
+	if err != nil {
+		return fmt.Errorf("appfit: the answers beside %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), base+".answer-") {
+			if err := os.Remove(filepath.Join(parent, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("appfit: removing %s: %w", e.Name(), err)
+			}
+		}
 	}
 	return nil
 }

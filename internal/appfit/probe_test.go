@@ -2,13 +2,16 @@ package appfit
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/storbench/storbench/internal/execx"
 	"github.com/storbench/storbench/internal/testenv"
 )
 
@@ -134,4 +137,77 @@ func TestProbeVolatileOverlayWithoutDisk(t *testing.T) {
 	dir := mountVolatileOverlay(t, tmpfs(t))
 	rep := probe(t, localClient(t, dir), localClient(t, dir))
 	want(t, rep, FsyncReadBack, Broken, "overlay mounted volatile")
+}
+
+// losesOutput stands for pod exec losing what a command printed although
+// the command succeeded: the first run of each probe command (but the
+// answer role's) prints into nothing.
+type losesOutput struct {
+	execx.Cmder
+	mu   sync.Mutex
+	seen map[string]bool
+	lost int
+	all  bool // the answer role's output too, every time
+}
+
+func (l *losesOutput) Command(ctx context.Context, name string, args ...string) execx.Cmd {
+	cmd := l.Cmder.Command(ctx, name, args...)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := strings.Join(args, " ")
+	if l.all || (!strings.Contains(key, "--role "+RoleAnswer) && !l.seen[key]) {
+		if l.seen == nil {
+			l.seen = map[string]bool{}
+		}
+		l.seen[key] = true
+		l.lost++
+		return lostStdout{cmd}
+	}
+	return cmd
+}
+
+type lostStdout struct{ execx.Cmd }
+
+func (c lostStdout) SetStdout(io.Writer) execx.Cmd { c.Cmd.SetStdout(io.Discard); return c }
+
+// With each probe command's output lost once, the probe and a SQLite
+// measurement still get every answer (read again from the file each job
+// kept beside its work directory; a removal run again), and nothing is
+// left; with every answer lost, the error says so.
+func TestLostAnswerReadAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("storbench processes")
+	}
+	dir := t.TempDir()
+	lossy := func(l *losesOutput) Client {
+		c := localClient(t, dir)
+		l.Cmder = c.Cmder
+		c.Cmder = l
+		return c
+	}
+	var a, b losesOutput
+	rep := probe(t, lossy(&a), lossy(&b))
+	if len(rep.Answers) != len(Semantics) || a.lost < 2 || b.lost < 1 {
+		t.Errorf("%d answers (want %d), outputs lost %d and %d", len(rep.Answers), len(Semantics), a.lost, b.lost)
+	}
+	leftovers(t, dir)
+
+	var s losesOutput
+	ms, err := BenchSQLite(context.Background(), SQLiteBenchOptions{Clients: []Client{lossy(&s)}, ID: "lost", Modes: Modes[:1], Duration: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 || len(ms[0].Clients) != 1 || ms[0].Clients[0].Commits == 0 || ms[0].Check == nil || s.lost < 4 {
+		t.Errorf("SQLite with its outputs lost (%d): %+v", s.lost, ms)
+	}
+	leftovers(t, dir)
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		t.Errorf("left in %s: %v", dir, left)
+	}
+
+	all := losesOutput{all: true}
+	_, err = BenchSQLite(context.Background(), SQLiteBenchOptions{Clients: []Client{lossy(&all)}, ID: "all", Modes: Modes[:1], Duration: 300 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "printed no answer") {
+		t.Errorf("every output lost: %v, want printed no answer", err)
+	}
 }

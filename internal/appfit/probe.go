@@ -62,7 +62,7 @@ func Probe(ctx context.Context, o ProbeOptions) (rep *Report, err error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, removeWith(ctx, o.First, o.First.workDir(o.ID))) }()
+	defer func() { err = errors.Join(err, removeFrom(ctx, o.ID, o.First, o.Second)) }()
 	args := func(c Client, role Role) []string {
 		return []string{ProbeCommand, "--role", string(role), "--dir", c.workDir(o.ID), "--timeout", o.Timeout.String()}
 	}
@@ -138,6 +138,23 @@ func answerArgs(args []string) []string {
 	default:
 		return []string{ProbeCommand, "--role", RoleAnswer, "--dir", flag("--dir", ""), "--of", role, "--client", flag("--client", "0")}
 	}
+}
+
+// removeFrom removes the work directory id, and the answers kept beside
+// it, through the first of clients, then through each other client whose
+// directory is its own (another node's mount): the first's listing may
+// not show an answer file another client just kept (sshfs caches listings
+// for 20 s), and the first, which creates the directory, keeps a view of
+// it that is up to date.
+func removeFrom(ctx context.Context, id string, clients ...Client) error {
+	var errs []error
+	for i, c := range clients {
+		if i > 0 && c.Where == clients[0].Where && c.Dir == clients[0].Dir {
+			continue
+		}
+		errs = append(errs, removeWith(ctx, c, c.workDir(id)))
+	}
+	return errors.Join(errs...)
 }
 
 // removeWith removes the work directory through the client's own binary,
@@ -243,7 +260,9 @@ func Remove(dir string) error {
 	}
 	parent, base := filepath.Split(filepath.Clean(dir))
 	entries, err := os.ReadDir(filepath.Clean(parent))
-	if err != nil {
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // nor any answer beside it
+	} else if err != nil {
 		return fmt.Errorf("appfit: the answers beside %s: %w", dir, err)
 	}
 	for _, e := range entries {

@@ -95,7 +95,8 @@ func TestProbeTwoMounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sshfs mounts and two storbench processes")
 	}
-	a, b := sshfsPair(t, t.TempDir())
+	export := t.TempDir()
+	a, b := sshfsPair(t, export)
 	rep := probe(t, localClient(t, a), localClient(t, b))
 	want(t, rep, FcntlLock, Broken, "both clients held the same write lock")
 	want(t, rep, Flock, Broken, "both clients held the same write lock")
@@ -103,6 +104,8 @@ func TestProbeTwoMounts(t *testing.T) {
 	// and through one mount the kernel sees both clients' locks
 	one := probe(t, localClient(t, a), localClient(t, a))
 	want(t, one, FcntlLock, Works, "refused to the second client")
+	// each client's answer, kept beside the work directory, is gone with it
+	leftovers(t, export)
 }
 
 // The work directory is removed when a client fails and when the probe

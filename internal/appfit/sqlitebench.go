@@ -82,7 +82,7 @@ func BenchSQLite(ctx context.Context, o SQLiteBenchOptions) ([]SQLiteMeasurement
 
 func benchMode(ctx context.Context, o SQLiteBenchOptions, m Mode, id string) (res *SQLiteMeasurement, err error) {
 	work := o.Clients[0].workDir(id)
-	defer func() { err = errors.Join(err, removeWith(ctx, o.Clients[0], work)) }()
+	defer func() { err = errors.Join(err, removeFrom(ctx, id, o.Clients...)) }()
 	res = &SQLiteMeasurement{Mode: m, Clients: make([]SQLiteRun, len(o.Clients))}
 	// The first client creates the database and its journal mode alone:
 	// two first opens at once race to set WAL.

@@ -202,8 +202,8 @@ func Do(ctx context.Context, j Job) (any, error) {
 		return true, Remove(j.Dir)
 	}
 	v, err := do(ctx, j)
-	if err != nil {
-		return v, err
+	if err != nil || !strings.HasPrefix(filepath.Base(j.Dir), WorkDirPrefix) {
+		return v, err // only beside a probe's work directory, which Remove finds
 	}
 	return v, keepAnswer(answerFile(j.Dir, j.Role, j.Client), v)
 }

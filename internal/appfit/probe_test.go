@@ -2,6 +2,7 @@ package appfit
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -212,5 +213,42 @@ func TestLostAnswerReadAgain(t *testing.T) {
 	_, err = BenchSQLite(context.Background(), SQLiteBenchOptions{Clients: []Client{lossy(&all)}, ID: "all", Modes: Modes[:1], Duration: 300 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "printed no answer") {
 		t.Errorf("every output lost: %v, want printed no answer", err)
+	}
+}
+
+// The answer role prints only a job's answer kept beside a probe's work
+// directory, and says what it wants otherwise; Remove takes the kept
+// answers with the directory and leaves the rest of its parent.
+func TestAnswerKeptBesideTheWorkDirectory(t *testing.T) {
+	parent := t.TempDir()
+	work := filepath.Join(parent, WorkDirPrefix+"k")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := keepAnswer(answerFile(work, RoleSQLiteCheck, 0), map[string]int{"rows": 3}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Do(context.Background(), Job{Role: RoleAnswer, Dir: work, Of: RoleSQLiteCheck})
+	if raw, ok := got.(json.RawMessage); err != nil || !ok || string(raw) != `{"rows":3}` {
+		t.Errorf("answer: %v %v", got, err)
+	}
+	for _, j := range []Job{
+		{Role: RoleAnswer, Dir: filepath.Join(parent, "other"), Of: RoleSQLite},
+		{Role: RoleAnswer, Dir: work, Of: RoleRemove},
+		{Role: RoleAnswer, Dir: work, Of: RoleSQLite, Client: 1}, // never kept
+	} {
+		if _, err := Do(context.Background(), j); err == nil {
+			t.Errorf("%+v: no error", j)
+		}
+	}
+	theirs := filepath.Join(parent, "theirs.answer-sqlite-0.json")
+	if err := os.WriteFile(theirs, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Remove(work); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(parent); len(left) != 1 || left[0].Name() != filepath.Base(theirs) {
+		t.Errorf("after Remove: %v, want only %s", left, filepath.Base(theirs))
 	}
 }

@@ -103,12 +103,13 @@ func runIDFor(class string) string {
 	return fmt.Sprintf("%s%06x", strings.ReplaceAll(class, "-", "")[:4], time.Now().UnixNano()&0xffffff)
 }
 
-// failedDeletes watches the PVs of the run's claims from now on; the
-// function it returns names those the provisioner failed to delete at
-// least once (a Warning event VolumeFailedDelete on the PV: the driver
-// refused, as it does while the volume is still attached, and the
-// provisioner retried after a backoff).
-func failedDeletes(t *testing.T, client kubernetes.Interface, runID string) func() []string {
+// refusedDeletes watches the PVs of the run's claims from now on; the
+// function it returns counts, for each of them, how often the provisioner
+// failed to delete it (its Warning events VolumeFailedDelete: the driver
+// refused, or the provisioner itself, which refuses while it sees a
+// VolumeAttachment for the volume; it retries after a backoff that starts
+// at 1 s and doubles) and says why.
+func refusedDeletes(t *testing.T, client kubernetes.Interface, runID string) func() map[string]refusals {
 	t.Helper()
 	prefix := "sbq-" + strings.ToLower(runID) + "-"
 	var mu sync.Mutex
@@ -132,7 +133,7 @@ func failedDeletes(t *testing.T, client kubernetes.Interface, runID string) func
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		t.Fatal("the PV informer did not sync")
 	}
-	return func() []string {
+	return func() map[string]refusals {
 		t.Helper()
 		// a cluster-scoped object's events are in the default namespace
 		evs, err := client.CoreV1().Events(metav1.NamespaceDefault).List(context.Background(), metav1.ListOptions{
@@ -145,14 +146,22 @@ func failedDeletes(t *testing.T, client kubernetes.Interface, runID string) func
 		if len(pvs) == 0 {
 			t.Fatalf("no PV of the run's claims (%s*) was seen", prefix)
 		}
-		var failed []string
+		refused := map[string]refusals{}
 		for _, e := range evs.Items {
 			if pvs[e.InvolvedObject.Name] {
-				failed = append(failed, fmt.Sprintf("%s: %s", e.InvolvedObject.Name, e.Message))
+				r := refused[e.InvolvedObject.Name]
+				r.n += max(int(e.Count), 1) // repeats are counted on one event
+				r.why = append(r.why, e.Message)
+				refused[e.InvolvedObject.Name] = r
 			}
 		}
-		return failed
+		return refused
 	}
+}
+
+type refusals struct {
+	n   int
+	why []string
 }
 
 func noSnapshotsLeft(t *testing.T, client kubernetes.Interface, runID string) {
@@ -202,7 +211,7 @@ func TestClusterQualifyCapableCSIFull(t *testing.T) {
 	_, client := connect(t)
 	needClass(t, client, "testcsi-shared")
 	runID := runIDFor("testcsi-shared")
-	failed := failedDeletes(t, client, runID)
+	refused := refusedDeletes(t, client, runID)
 	rep := qualify(t, "testcsi-shared", classcheck.Options{Profile: classcheck.Full, AppBinary: appBinary(t), RunID: runID})
 	t.Logf("full profile on testcsi-shared: %s wall", time.Since(start).Round(time.Second))
 	for _, c := range rep.Checks {
@@ -230,12 +239,20 @@ func TestClusterQualifyCapableCSIFull(t *testing.T) {
 			t.Errorf("provisioning stage %s: %d samples, want %d (%v)", s, names[s], classcheck.MinClaimsForP95, names)
 		}
 	}
-	// each claim is deleted once its volume is detached: the driver
-	// deletes every volume at the provisioner's first try, so no PV waits
-	// out the retries' backoff (tens of seconds when claims were deleted
-	// before their volumes were detached)
-	for _, f := range failed() {
-		t.Errorf("provisioning: a PV's first deletion failed: %s", f)
+	// each claim is deleted once its volume is detached, so no PV waits
+	// out the provisioner's retries (claims deleted with their pods, in
+	// a mutated build: 19 of 20 PVs refused, 13 of them two or three times). The
+	// provisioner's own cache of VolumeAttachments can lag the deletion
+	// that storbench saw by a moment under load, and it then refuses
+	// once and deletes the volume at its retry a second later (once in
+	// CI, BENCHMARKS.md); refused twice, the claim went before its volume
+	// was detached.
+	for pv, r := range refused() {
+		if r.n > 1 {
+			t.Errorf("provisioning: the deletion of %s was refused %d times: %q", pv, r.n, r.why)
+		} else {
+			t.Logf("provisioning: the deletion of %s was refused once, deleted at the retry: %q", pv, r.why)
+		}
 	}
 	if f := rep.Check(classcheck.CheckFailover); f != nil && !strings.Contains(f.Reason, "records intact") {
 		t.Errorf("failover: %+v", f)
